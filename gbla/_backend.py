@@ -1,0 +1,81 @@
+"""CPU (NumPy/SciPy) and GPU (CuPy) array modules and the choice of device.
+
+Everything above this module writes array code against ``xp`` (numpy or cupy) so the same
+expression runs on both devices.
+"""
+
+import functools
+
+import numpy as np
+
+from .exceptions import DeviceMismatch
+
+__all__ = ["DEVICES", "gpu_available", "default_device", "resolve_device", "xp_of", "array_device",
+           "to_host", "to_device"]
+
+DEVICES = ("cpu", "gpu")
+
+
+@functools.lru_cache(maxsize=None)
+def _cupy():
+    try:
+        import cupy
+    except Exception:  # ImportError, or a broken CUDA install raising at import
+        return None
+    return cupy
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_available():
+    """True when CuPy imports and sees at least one CUDA device."""
+    cp = _cupy()
+    if cp is None:
+        return False
+    try:
+        return cp.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+def default_device():
+    return "gpu" if gpu_available() else "cpu"
+
+
+def resolve_device(device):
+    """Map ``None`` to the default device and check that the named device can be used."""
+    if device is None:
+        return default_device()
+    if device not in DEVICES:
+        raise DeviceMismatch(f"device must be one of {DEVICES} or None; got {device!r}")
+    if device == "gpu" and not gpu_available():
+        raise DeviceMismatch("device must be 'cpu' on this machine (CuPy or a CUDA device is "
+                             "missing); got 'gpu'")
+    return device
+
+
+def xp_of(device):
+    return _cupy() if device == "gpu" else np
+
+
+def array_device(a):
+    """'gpu' for a CuPy array, 'cpu' for anything NumPy can take."""
+    cp = _cupy()
+    if cp is not None and isinstance(a, cp.ndarray):
+        return "gpu"
+    return "cpu"
+
+
+def to_host(a):
+    return a.get() if array_device(a) == "gpu" else np.asarray(a)
+
+
+def to_device(a, device):
+    """The array on ``device``, copied only when it lives elsewhere."""
+    if device == "gpu":
+        return _cupy().asarray(a)
+    return to_host(a)
+
+
+def sync(device):
+    if device == "gpu":
+        _cupy().cuda.get_current_stream().synchronize()

@@ -1,0 +1,69 @@
+"""The CPU (NumPy) push and pull of t = A (+).(x) u, vectorized over edges.
+
+Both reduce each output's products in ascending order of the vector index k, so that push and
+pull give bit-identical results even for a non-associative floating-point add.
+"""
+
+import numpy as np
+
+
+def expand_rows(indptr, rows):
+    """Edge ids of ``rows`` in CSR order, and for each edge the position of its row in ``rows``."""
+    starts = indptr[rows].astype(np.int64)
+    lens = indptr[rows + 1].astype(np.int64) - starts
+    owner = np.repeat(np.arange(len(rows)), lens)
+    first_edge = np.cumsum(lens) - lens
+    edge = starts[owner] + (np.arange(len(owner)) - first_edge[owner])
+    return edge, owner
+
+
+def multiply(semiring, a, u, k, flip, dtype):
+    """The products mult(A value, u value) in mxv order, or mult(u, A) when ``flip`` (vxm)."""
+    op = semiring.multiply
+    if op.positional:
+        return op.apply_numpy(None, None, k.astype(np.int64))
+    a = a.astype(dtype, copy=False)
+    u = u.astype(dtype, copy=False)
+    return op.apply_numpy(u, a) if flip else op.apply_numpy(a, u)
+
+
+def _values(values, edge):
+    return np.ones(len(edge), bool) if values is None else values[edge]
+
+
+def _scatter(n_out, dest, products, semiring):
+    """Reduce the products per destination (dest sorted, ties in k order) into dense arrays."""
+    out_dtype = products.dtype
+    t_values = np.zeros(n_out, out_dtype)
+    t_present = np.zeros(n_out, bool)
+    if len(dest):
+        starts = np.flatnonzero(np.concatenate([[True], dest[1:] != dest[:-1]]))
+        t_values[dest[starts]] = semiring.add.reduceat(products, starts)
+        t_present[dest[starts]] = True
+    return t_values, t_present
+
+
+def push(P, n_out, idx, u_values, semiring, flip, dtype, allow):
+    """Scatter each present u(k) along row k of P (the CSR whose rows are the vector's index)."""
+    indptr, indices, values = P
+    edge, owner = expand_rows(indptr, idx)
+    dest = indices[edge].astype(np.int64)
+    if allow is not None:
+        keep = allow[dest]
+        edge, owner, dest = edge[keep], owner[keep], dest[keep]
+    products = multiply(semiring, _values(values, edge), u_values[owner], idx[owner], flip, dtype)
+    order = np.argsort(dest, kind="stable")
+    return _scatter(n_out, dest[order], products[order], semiring)
+
+
+def pull(Q, n_out, u_values, u_present, semiring, flip, dtype, allow):
+    """For each allowed output i, reduce row i of Q (its in-edges) over the present u(k)."""
+    indptr, indices, values = Q
+    rows = np.arange(n_out) if allow is None else np.flatnonzero(allow)
+    edge, owner = expand_rows(indptr, rows)
+    k = indices[edge].astype(np.int64)
+    if u_present is not None:
+        keep = u_present[k]
+        edge, owner, k = edge[keep], owner[keep], k[keep]
+    products = multiply(semiring, _values(values, edge), u_values[k], k, flip, dtype)
+    return _scatter(n_out, rows[owner], products, semiring)

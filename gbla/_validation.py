@@ -1,0 +1,176 @@
+"""The one place public inputs are checked. Every message reads
+``"<arg> must <condition>; got <value>"``."""
+
+import numbers
+import re
+
+import numpy as np
+
+from .exceptions import (DeviceMismatch, DimensionMismatch, DomainMismatch, DuplicateIndex,
+                         InvalidIndex, InvalidValue)
+
+
+def _show(value):
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def message(arg, condition, value):
+    return f"{arg} must {condition}; got {_show(value)}"
+
+
+def invalid_value(arg, condition, value):
+    return InvalidValue(message(arg, condition, value))
+
+
+def domain(arg, condition, value):
+    return DomainMismatch(message(arg, condition, value))
+
+
+def identifier(value, arg):
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+        raise invalid_value(arg, "be an identifier (letters, digits, '_')", value)
+
+
+def nonempty_str(value, arg):
+    if not isinstance(value, str) or not value.strip():
+        raise invalid_value(arg, "be a non-empty string", value)
+
+
+def is_callable(value, arg):
+    if not callable(value):
+        raise invalid_value(arg, "be callable", value)
+
+
+def gbla_dtype(value, arg):
+    from .semirings._types import DTYPES
+    try:
+        dtype = np.dtype(value)
+    except TypeError:
+        raise domain(arg, "be a dtype", value) from None
+    if dtype not in DTYPES:
+        raise domain(arg, "be one of bool, int32, int64, float32, float64", dtype.name)
+    return dtype
+
+
+def storage_dtype(dtype, arg):
+    """The gbla dtype that holds ``dtype`` losslessly (int16 -> int32, ...), else raise."""
+    from .semirings._types import storage_dtype as widen
+    out = widen(dtype)
+    if out is None:
+        raise domain(arg, "have a dtype gbla can hold losslessly (bool, int8-int64, uint8-uint32, "
+                     "float16-float64)", np.dtype(dtype).name)
+    return out
+
+
+def representable(value, dtype, arg):
+    """``value`` converts to ``dtype`` without loss (a non-finite float into an integer does not)."""
+    try:
+        fvalue = float(value)
+    except (TypeError, ValueError):
+        raise invalid_value(arg, f"be a number representable in {dtype.name}", value) from None
+    if dtype.kind in "ib":
+        if not np.isfinite(fvalue):
+            raise invalid_value(arg, f"be finite to go into {dtype.name}", value)
+        if dtype.kind == "b":
+            if fvalue not in (0.0, 1.0):
+                raise invalid_value(arg, "be True, False, 0 or 1 to go into bool", value)
+            return
+        info = np.iinfo(dtype)
+        integral = isinstance(value, (numbers.Integral, np.integer)) or fvalue.is_integer()
+        if isinstance(value, (bool, np.bool_)) or not integral or \
+                not info.min <= int(value) <= info.max:
+            raise invalid_value(arg, f"be an integer in [{info.min}, {info.max}]", value)
+
+
+def scalar_value(value, dtype, arg):
+    """A Python or NumPy scalar converted exactly to ``dtype``."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if not isinstance(value, (numbers.Number, np.bool_)):
+        raise invalid_value(arg, "be a scalar number", value)
+    representable(value, dtype, arg)
+    return np.asarray(value, dtype=dtype)[()]
+
+
+def integer(value, arg):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise invalid_value(arg, "be an integer", value)
+    return int(value)
+
+
+def size(value, arg):
+    value = integer(value, arg)
+    if value < 0:
+        raise invalid_value(arg, "be a non-negative integer", value)
+    return value
+
+
+def in_range(value, upper, arg):
+    value = integer(value, arg)
+    if not 0 <= value < upper:
+        raise InvalidIndex(message(arg, f"satisfy 0 <= {arg} < {upper}", value))
+    return value
+
+
+def one_of(value, choices, arg):
+    if value not in choices:
+        raise invalid_value(arg, f"be one of {tuple(choices)}", value)
+    return value
+
+
+def flag(value, arg):
+    if not isinstance(value, (bool, np.bool_)):
+        raise invalid_value(arg, "be True or False", value)
+    return bool(value)
+
+
+def index_array(a, xp, upper, arg):
+    """A 1-D integer array with every entry in [0, upper), as int64 on the array's device."""
+    if a.ndim != 1:
+        raise invalid_value(arg, "be one-dimensional", f"shape {a.shape}")
+    if a.dtype.kind not in "iu":
+        if a.dtype.kind == "f" and a.size and bool(xp.all(xp.isfinite(a))) and \
+                bool(xp.all(a == xp.floor(a))):
+            pass  # integral floats (e.g. read from a text file) are accepted
+        elif a.size:
+            raise invalid_value(arg, "hold integers", f"dtype {a.dtype.name}")
+    if a.size:
+        lo, hi = (float(v) for v in (a.min(), a.max()))  # sync: two scalars for the check
+        if lo < 0:
+            raise InvalidIndex(message(arg, "hold no negative index", int(lo)))
+        if hi >= upper:
+            raise InvalidIndex(message(arg, f"hold indices < {upper}", int(hi)))
+    return a.astype(np.int64, copy=False)
+
+
+def same_length(a, b, arg_a, arg_b):
+    if len(a) != len(b):
+        raise DimensionMismatch(message(f"len({arg_b})", f"equal len({arg_a}) = {len(a)}", len(b)))
+
+
+def dimension(actual, expected, arg, what):
+    """``arg`` (e.g. 'u.size') must equal ``what`` (e.g. 'A.ncols'), whose value is ``expected``."""
+    if actual != expected:
+        raise DimensionMismatch(message(arg, f"equal {what} = {expected}", actual))
+
+
+def same_device(devices):
+    """All operands on one device; ``devices`` maps argument names to devices."""
+    found = {d for d in devices.values()}
+    if len(found) > 1:
+        detail = ", ".join(f"{k} on {v}" for k, v in devices.items())
+        raise DeviceMismatch(message("the operands", "live on one device", detail))
+
+
+def no_duplicates(i, j, n_cols, xp, arg):
+    """Raise when a (row, column) pair repeats; return the first duplicate otherwise None."""
+    if i.size < 2:
+        return
+    key = i * n_cols + j
+    key = xp.sort(key)
+    dup = xp.nonzero(key[1:] == key[:-1])[0]
+    if dup.size:
+        k = int(key[int(dup[0])])
+        raise DuplicateIndex(message(arg, "hold each (row, column) once, or give dup_op",
+                                     f"({k // n_cols}, {k % n_cols}) repeated"))

@@ -1,0 +1,78 @@
+"""Graph generators, deterministic for a seed and identical on the CPU and the GPU: random bits
+come from a counter-based hash (splitmix64) evaluated with the same array code on both."""
+
+import numpy as np
+
+from . import _backend as B
+from . import _validation as V
+from .matrix import Matrix
+
+__all__ = ["rmat"]
+
+_U64 = np.uint64
+
+
+def _splitmix64(x):
+    z = x + _U64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
+    return z ^ (z >> _U64(31))
+
+
+def _uniform(counter, stream, base):
+    """Uniform float64 in [0, 1) for each counter of one stream: 53 bits of a hash."""
+    return (_splitmix64(counter * _U64(0x100000001B3) + base + _U64(stream)) >> _U64(11)) \
+        .astype(np.float64) * (2.0 ** -53)
+
+
+def rmat(scale, edge_factor=16, seed=0, *, device=None, a=0.57, b=0.19, c=0.19):
+    """A Graph500 Kronecker (R-MAT) graph: 2**scale vertices, edge_factor * 2**scale generated
+    edges with initiator probabilities (a, b, c, 1-a-b-c), vertices randomly relabelled, made
+    symmetric, self-loops and duplicates removed.
+
+    Returns an iso (unweighted) bool Matrix, symmetric, whose transpose is itself. The same
+    ``seed`` gives the same graph on either device.
+
+    Examples
+    --------
+    >>> import gbla
+    >>> A = gbla.generators.rmat(8, seed=1, device="cpu")
+    >>> A.shape, A.is_symmetric
+    ((256, 256), True)
+    """
+    scale = V.size(scale, "scale")
+    if not 1 <= scale <= 32:
+        raise V.invalid_value("scale", "satisfy 1 <= scale <= 32", scale)
+    edge_factor = V.size(edge_factor, "edge_factor")
+    seed = V.size(seed, "seed")
+    for name, p in (("a", a), ("b", b), ("c", c)):
+        if not (isinstance(p, (int, float)) and 0 <= p <= 1):
+            raise V.invalid_value(name, "be a probability in [0, 1]", p)
+    if a + b + c > 1 or a + b >= 1:
+        raise V.invalid_value("a + b + c", "be at most 1 (and a + b below 1)", a + b + c)
+    device = B.resolve_device(device)
+    xp = B.xp_of(device)
+    n, m = 2 ** scale, edge_factor * 2 ** scale
+    base = _splitmix64(np.full(1, seed, _U64))[0]
+    counter = xp.arange(m, dtype=_U64)
+    src = xp.zeros(m, np.int64)
+    dst = xp.zeros(m, np.int64)
+    # The Graph500 reference's recursion: per level, a bit of the source with P = c + d, then a
+    # bit of the destination conditioned on it.
+    c_norm, a_norm = c / (1.0 - (a + b)), a / (a + b)
+    for level in range(scale):
+        src_bit = _uniform(counter, 2 * level, base) > (a + b)
+        threshold = xp.where(src_bit, c_norm, a_norm)
+        dst_bit = _uniform(counter, 2 * level + 1, base) > threshold
+        src |= src_bit.astype(np.int64) << level
+        dst |= dst_bit.astype(np.int64) << level
+    del counter
+    perm = xp.asarray(np.random.default_rng(seed).permutation(n))
+    src, dst = perm[src], perm[dst]
+    keep = src != dst
+    lo, hi = xp.minimum(src, dst)[keep], xp.maximum(src, dst)[keep]
+    del src, dst, keep
+    A = Matrix.from_edges(xp.concatenate([lo, hi]), xp.concatenate([hi, lo]), n=n,
+                          device=device)
+    A._symmetric, A._T = True, A
+    return A

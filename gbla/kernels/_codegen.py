@@ -1,0 +1,138 @@
+"""Generates the CUDA struct a kernel template is instantiated with, from a semiring's CUDA
+expressions and the dtypes of one call, and whole translation units for nvcc."""
+
+import hashlib
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..semirings._types import BOOL, CUDA_TYPES, INT32, INT64, cuda_literal
+
+KERNEL_DIR = Path(__file__).parent
+SPMV_KERNELS = ("gbla_spmv_push", "gbla_spmv_pull", "gbla_spmv_pull_warp")
+INDEX_CTYPES = {INT32: "int", INT64: "long long"}
+
+
+def source(name):
+    return (KERNEL_DIR / name).read_text()
+
+
+@dataclass(frozen=True)
+class SpmvTypes:
+    """What one mat-vec call instantiates: the semiring, the matrix values' dtype (None for an
+    iso pattern), the vector values' dtype, the computation dtype, and vxm's operand order."""
+
+    semiring: object
+    a_dtype: object
+    u_dtype: np.dtype
+    dtype: np.dtype
+    flip: bool
+
+    @property
+    def uses_a(self):
+        op = self.semiring.multiply
+        return op.uses_y if self.flip else op.uses_x
+
+    @property
+    def uses_u(self):
+        op = self.semiring.multiply
+        return op.uses_x if self.flip else op.uses_y
+
+
+def _atomic(monoid, z):
+    """The fastest correct atomic for this monoid and output dtype."""
+    name = monoid.op.name if monoid.name == monoid.op.name else monoid.name
+    if monoid.is_any:
+        return "*p = v;"  # any value will do: the last plain store wins
+    if name == "plus" and z in (INT32, np.dtype(np.float32), np.dtype(np.float64)):
+        return "atomicAdd(p, v);"
+    if name == "plus" and z == INT64:
+        return "atomicAdd(reinterpret_cast<unsigned long long*>(p), (unsigned long long)v);"
+    if name in ("min", "max") and z in (INT32, INT64):
+        return f"atomic{name.capitalize()}(p, v);"
+    if name == "lor" and z == BOOL:
+        return "if (v) *p = true;"
+    if name == "land" and z == BOOL:
+        return "if (!v) *p = false;"
+    return "gbla_atomic_cas<Self>(p, v);"
+
+
+def struct(types):
+    """(name, source) of the struct S for ``types``."""
+    sr, t = types.semiring, np.dtype(types.dtype)
+    z = sr.output_dtype(t)
+    add, mul = sr.add, sr.multiply
+    terminal = add.terminal_for(z)
+    if terminal is None:
+        term_expr, has_term = "false", "false"
+    elif add.is_any:
+        term_expr, has_term = "true", "true"
+    else:
+        term_expr, has_term = f"z == {cuda_literal(terminal, z)}", "true"
+    a_ct = CUDA_TYPES[types.a_dtype] if (types.uses_a and types.a_dtype is not None) else "bool"
+    u_ct = CUDA_TYPES[types.u_dtype] if types.uses_u else "bool"
+    if not types.uses_a:
+        load_a = "return T();"
+    elif types.a_dtype is None:
+        load_a = "return (T)1;"  # iso pattern: every value is True
+    else:
+        load_a = "return (T)p[e];"
+    load_u = "return (T)p[k];" if types.uses_u else "return T();"
+    if mul.positional:
+        mult = "return (Z)(k);"
+    else:
+        x, y = ("u", "a") if types.flip else ("a", "u")
+        mult = f"const T x = {x}; const T y = {y}; return (Z)({mul.cuda});"
+    body = f"""
+    typedef {a_ct} A;
+    typedef {u_ct} U;
+    typedef {CUDA_TYPES[t]} T;
+    typedef {CUDA_TYPES[z]} Z;
+    static constexpr bool HAS_TERMINAL = {has_term};
+    static constexpr bool IDEMPOTENT = {"true" if add.idempotent else "false"};
+    __device__ static __forceinline__ T load_a(const A* __restrict__ p, long long e) {{ {load_a} }}
+    __device__ static __forceinline__ T load_u(const U* __restrict__ p, long long k) {{ {load_u} }}
+    __device__ static __forceinline__ Z mult(T a, T u, long long k) {{ {mult} }}
+    __device__ static __forceinline__ Z add(Z x, Z y) {{ return (Z)({add.op.cuda}); }}
+    __device__ static __forceinline__ Z identity() {{ return {cuda_literal(add.identity_for(z), z)}; }}
+    __device__ static __forceinline__ bool is_terminal(Z z) {{ return {term_expr}; }}
+    __device__ static __forceinline__ void atomic_combine(Z* p, Z v) {{ {_atomic(add, z)} }}
+"""
+    digest = hashlib.sha1(body.encode()).hexdigest()[:10]
+    name = f"gbla_sr_{sr.name}_{t.name}_{digest}"
+    src = (f"struct {name} {{\n    typedef {name} Self;{body}}};\n"
+           "#pragma nv_diag_suppress 177\n")  # unused x or y in a product that ignores them
+    return name, src
+
+
+def spmv_translation_unit(type_list, index_dtypes=(INT32, INT64)):
+    """One .cu translation unit instantiating every spmv kernel for each SpmvTypes given:
+    what CI compiles with nvcc, the same code NVRTC compiles at run time."""
+    parts = [source("spmv.cu")]
+    seen = set()
+    for types in type_list:
+        name, src = struct(types)
+        if name in seen:
+            continue
+        seen.add(name)
+        parts.append(src)
+        # Taking each kernel's address instantiates it without spelling out its signature.
+        uses = ", ".join(f"(void*)&{kernel}<{name}, {INDEX_CTYPES[idx]}>"
+                         for kernel, idx in itertools.product(SPMV_KERNELS, index_dtypes))
+        parts.append(f"void* const {name}_kernels[] = {{{uses}}};")
+    return "\n".join(parts) + "\n"
+
+
+def registry_types(semiring_list):
+    """Every (semiring, dtype) the registry offers, in both operand orders where it matters."""
+    out = []
+    for sr in semiring_list:
+        flips = (False,) if sr.multiply.commutative else (False, True)
+        for dtype, flip in itertools.product(sr.dtypes, flips):
+            out.append(SpmvTypes(sr, dtype, dtype, dtype, flip))
+        out.append(SpmvTypes(sr, None, sr.dtypes[0], sr.dtypes[0], False))  # iso pattern
+    return out
+
+

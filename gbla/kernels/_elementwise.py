@@ -1,0 +1,65 @@
+"""Element-wise evaluation of ops on the GPU: CuPy ElementwiseKernels generated from each op's
+CUDA expression (so GPU results follow the same C semantics the spmv kernels use)."""
+
+import functools
+
+from .._backend import _cupy
+from ..semirings._types import CUDA_TYPES
+
+
+@functools.lru_cache(maxsize=None)
+def _binary_kernel(name, cuda, positional):
+    cp = _cupy()
+    body = f"const long long k = i; z = (Z)({cuda});" if positional else f"z = (Z)({cuda});"
+    return cp.ElementwiseKernel("T x, T y", "Z z", body, name=f"gbla_ewise_{name}",
+                                options=("-std=c++17",))
+
+
+@functools.lru_cache(maxsize=None)
+def _unary_kernel(name, cuda):
+    cp = _cupy()
+    return cp.ElementwiseKernel("T x", "Z z", f"z = (Z)({cuda});", name=f"gbla_apply_{name}",
+                                options=("-std=c++17",))
+
+
+def binary(op, x, y, dtype):
+    """op(x, y) with both operands cast to ``dtype``; the output has op's result dtype."""
+    cp = _cupy()
+    x = x.astype(dtype, copy=False)
+    y = y.astype(dtype, copy=False)
+    out = cp.empty(max(x.size, y.size), dtype=op.result_dtype(dtype))
+    _binary_kernel(op.name, op.cuda, op.positional)(x, y, out)
+    return out
+
+
+def unary(op, x, dtype):
+    cp = _cupy()
+    x = x.astype(dtype, copy=False)
+    out = cp.empty(x.size, dtype=op.result_dtype(dtype))
+    _unary_kernel(op.name, op.cuda)(x, out)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _reduce_kernel(name, cuda, ctype, identity):
+    cp = _cupy()
+    preamble = (f"template <typename Z> __device__ __forceinline__ Z gbla_monoid_{name}(Z x, Z y)"
+                f" {{ return (Z)({cuda}); }}")
+    return cp.ReductionKernel("T x, bool p", "T y", f"(p ? x : (T)({identity}))",
+                              f"gbla_monoid_{name}(a, b)", "y = a", identity,
+                              name=f"gbla_reduce_{name}", preamble=preamble,
+                              options=("-std=c++17",))
+
+
+def reduce(monoid, values, present):
+    """The monoid's reduction of the present values (all when ``present`` is None)."""
+    from ..semirings._types import cuda_literal
+    cp = _cupy()
+    dtype = values.dtype
+    if present is None:
+        present = cp.ones(values.size, bool)
+    lit = cuda_literal(monoid.identity_for(dtype), dtype)
+    return _reduce_kernel(monoid.name, monoid.op.cuda, CUDA_TYPES[dtype], lit)(values, present)
+
+
+__all__ = ["binary", "unary", "reduce"]

@@ -1,0 +1,294 @@
+"""Matrix: CSR storage on the CPU (NumPy) or the GPU (CuPy), with its transpose built once and
+cached (a symmetric matrix shares its own arrays as its transpose).
+
+Entry (i, j) is the edge i -> j. Row indices within a row are sorted and unique. A matrix whose
+values are all True may be stored without a values array ("iso"), as graph patterns are.
+Internal arrays are never modified in place.
+"""
+
+import numpy as np
+
+from . import _backend as B
+from . import _validation as V
+from .semirings._types import BOOL, INT32, INT64
+
+__all__ = ["Matrix"]
+
+
+def _index_dtype(n_max, nnz, requested):
+    fits32 = max(n_max, nnz) < 2**31 - 1
+    if requested is None:
+        return INT32 if fits32 else INT64
+    requested = np.dtype(requested)
+    if requested not in (INT32, INT64):
+        raise V.domain("index_dtype", "be int32, int64 or None", requested.name)
+    if requested == INT32 and not fits32:
+        raise V.invalid_value("index_dtype", "be int64 for a matrix this large", "int32")
+    return requested
+
+
+def _rows_of_entries(indptr, nnz, xp):
+    return (xp.searchsorted(indptr, xp.arange(nnz, dtype=indptr.dtype), side="right") - 1)
+
+
+def _transpose_csr(indptr, indices, values, n_rows, n_cols, xp):
+    """CSR of the transpose: entries ordered by column, rows ascending within a column."""
+    nnz = len(indices)
+    rows = _rows_of_entries(indptr, nnz, xp).astype(indices.dtype, copy=False)
+    key = indices.astype(np.int64) * max(n_rows, 1) + rows  # unique keys: any sort is stable
+    order = xp.argsort(key)
+    counts = xp.bincount(indices, minlength=n_cols) if nnz else xp.zeros(n_cols, np.int64)
+    t_indptr = xp.zeros(n_cols + 1, indptr.dtype)
+    t_indptr[1:] = xp.cumsum(counts)
+    return t_indptr, rows[order], (None if values is None else values[order])
+
+
+class Matrix:
+    """A sparse matrix (a directed graph: entry (i, j) is the edge i -> j) on one device.
+
+    Build one with :meth:`from_scipy`, :meth:`from_cupy` or :meth:`from_edges`.
+    """
+
+    __slots__ = ("_shape", "_dtype", "_device", "_indptr", "_indices", "_values", "_T",
+                 "_symmetric", "_cache")
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("build a Matrix with Matrix.from_scipy, Matrix.from_cupy or "
+                        "Matrix.from_edges")
+
+    @classmethod
+    def _wrap(cls, indptr, indices, values, shape, dtype, device, symmetric=None):
+        self = object.__new__(cls)
+        self._shape = (int(shape[0]), int(shape[1]))
+        self._dtype = np.dtype(dtype)
+        self._device = device
+        self._indptr, self._indices, self._values = indptr, indices, values
+        self._T = None
+        self._symmetric = symmetric
+        self._cache = {}
+        return self
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_scipy(cls, S, *, device=None, index_dtype=None):
+        """A Matrix from any scipy.sparse matrix or array, in any format (the input is copied;
+        duplicate entries are summed, as SciPy does; explicit zeros stay entries).
+
+        Parameters
+        ----------
+        S : scipy.sparse matrix or array, two-dimensional
+        device : {'cpu', 'gpu', None}
+            None: the GPU when CuPy sees one, else the CPU.
+        index_dtype : {None, int32, int64}
+            None: int32 when it fits, else int64.
+        """
+        import scipy.sparse as sp
+        if not sp.issparse(S):
+            raise V.domain("S", "be a scipy.sparse matrix or array", type(S).__name__)
+        if S.ndim != 2:
+            raise V.invalid_value("S", "be two-dimensional", f"shape {S.shape}")
+        device = B.resolve_device(device)
+        dtype = V.storage_dtype(S.dtype, "S")
+        C = sp.csr_matrix(S, dtype=dtype, copy=True)
+        C.sum_duplicates()
+        idt = _index_dtype(max(C.shape), C.nnz, index_dtype)
+        arrays = (C.indptr.astype(idt), C.indices.astype(idt), C.data)
+        arrays = tuple(B.to_device(a, device) for a in arrays)
+        return cls._wrap(*arrays, C.shape, dtype, device)
+
+    @classmethod
+    def from_cupy(cls, C, *, index_dtype=None):
+        """A GPU Matrix from a cupyx.scipy.sparse matrix. A canonical CSR matrix (sorted
+        indices, no duplicates) is used without copying its arrays; other inputs are converted.
+        """
+        B.resolve_device("gpu")
+        import cupyx.scipy.sparse as csp
+        if not csp.issparse(C):
+            raise V.domain("C", "be a cupyx.scipy.sparse matrix", type(C).__name__)
+        dtype = V.storage_dtype(C.dtype, "C")
+        if C.format != "csr" or not C.has_canonical_format:
+            C = C.tocsr(copy=True)
+            C.sum_duplicates()
+        idt = _index_dtype(max(C.shape), C.nnz, index_dtype)
+        return cls._wrap(C.indptr.astype(idt, copy=False), C.indices.astype(idt, copy=False),
+                         C.data.astype(dtype, copy=False), C.shape, dtype, "gpu")
+
+    @classmethod
+    def from_edges(cls, src, dst, values=None, n=None, *, dup_op=None, device=None,
+                   index_dtype=None):
+        """An n x n Matrix with an edge src[t] -> dst[t] of weight values[t] for every t.
+
+        Parameters
+        ----------
+        src, dst : 1-D integer arrays (NumPy, CuPy or sequences) of equal length
+        values : 1-D array, scalar or None
+            None: an unweighted pattern (dtype bool, every value True, duplicates merged).
+        n : int or None
+            Number of vertices; None: 1 + the largest endpoint (0 for no edges).
+        dup_op : BinaryOp or None
+            How repeated (src, dst) pairs of a weighted graph combine; None raises
+            :class:`~gbla.DuplicateIndex` when a pair repeats.
+        device, index_dtype : as for :meth:`from_scipy`; a CuPy ``src`` defaults to the GPU.
+        """
+        from .semirings import BinaryOp
+        if device is None and B.array_device(src) == "gpu":
+            device = "gpu"
+        device = B.resolve_device(device)
+        xp = B.xp_of(device)
+        s = B.to_device(np.asarray(src) if B.array_device(src) == "cpu" else src, device)
+        d = B.to_device(np.asarray(dst) if B.array_device(dst) == "cpu" else dst, device)
+        V.same_length(s, d, "src", "dst")
+        if n is None:
+            n = int(max(s.max(), d.max())) + 1 if len(s) else 0  # sync: the vertex count
+            n = max(n, 0)
+        n = V.size(n, "n")
+        s = V.index_array(s, xp, n, "src")
+        d = V.index_array(d, xp, n, "dst")
+        if values is None:
+            vals, dtype = None, BOOL
+        else:
+            if np.ndim(values) == 0 and B.array_device(values) == "cpu":
+                dtype = V.storage_dtype(np.asarray(values).dtype, "values")
+                vals = xp.full(len(s), V.scalar_value(values, dtype, "values"), dtype=dtype)
+            else:
+                vals = B.to_device(values, device)
+                if vals.ndim != 1:
+                    raise V.invalid_value("values", "be one-dimensional", f"shape {vals.shape}")
+                V.same_length(s, vals, "src", "values")
+                dtype = V.storage_dtype(vals.dtype, "values")
+                vals = vals.astype(dtype)
+        key = s * max(n, 1) + d
+        order = xp.argsort(key)
+        key = key[order]
+        first = xp.ones(len(key), bool)
+        if len(key) > 1:
+            first[1:] = key[1:] != key[:-1]
+        starts = xp.nonzero(first)[0]
+        if vals is not None:
+            vals = vals[order]
+            if len(starts) != len(key):
+                if dup_op is None:
+                    dup = int(key[int(xp.nonzero(~first)[0][0])])
+                    raise V.DuplicateIndex(V.message(
+                        "src, dst", "hold each edge once, or give dup_op",
+                        f"edge ({dup // max(n, 1)}, {dup % max(n, 1)}) repeated"))
+                if not isinstance(dup_op, BinaryOp):
+                    raise V.domain("dup_op", "be a gbla BinaryOp", dup_op)
+                from .ops import _segment_reduce_op
+                vals = _segment_reduce_op(dup_op, vals, starts, device)
+        key = key[starts]
+        idt = _index_dtype(n, len(key), index_dtype)
+        rows, cols = key // max(n, 1), key % max(n, 1)
+        indptr = xp.zeros(n + 1, idt)
+        if n:
+            indptr[1:] = xp.cumsum(xp.bincount(rows, minlength=n))
+        return cls._wrap(indptr, cols.astype(idt), vals, (n, n), dtype, device)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def nrows(self):
+        return self._shape[0]
+
+    @property
+    def ncols(self):
+        return self._shape[1]
+
+    @property
+    def nvals(self):
+        """Number of stored entries (explicit zeros included)."""
+        return len(self._indices)
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def index_dtype(self):
+        return self._indices.dtype
+
+    @property
+    def is_iso(self):
+        """True when every stored value is True and no values array is kept."""
+        return self._values is None
+
+    @property
+    def T(self):
+        """The transpose, built on first use and cached (shared arrays if A is symmetric)."""
+        if self._T is None:
+            xp = B.xp_of(self._device)
+            n_rows, n_cols = self._shape
+            t = _transpose_csr(self._indptr, self._indices, self._values, n_rows, n_cols, xp)
+            same = n_rows == n_cols and all(
+                (a is None and b is None) or (a is not None and b is not None
+                                              and bool(xp.array_equal(a, b)))
+                for a, b in zip(t, (self._indptr, self._indices, self._values)))
+            if same:  # symmetric: the transpose is this matrix, arrays shared
+                t = (self._indptr, self._indices, self._values)
+            self._symmetric = same
+            T = Matrix._wrap(*t, (n_cols, n_rows), self._dtype, self._device, symmetric=same)
+            T._T = self
+            self._T = T
+        return self._T
+
+    @property
+    def is_symmetric(self):
+        """True when A equals its transpose (decided, and the transpose built, on first use)."""
+        if self._symmetric is None:
+            self.T
+        return self._symmetric
+
+    # ------------------------------------------------------------------ conversions
+    def _values_or_ones(self):
+        if self._values is not None:
+            return self._values
+        return B.xp_of(self._device).ones(len(self._indices), BOOL)
+
+    def to_scipy(self):
+        """A new scipy.sparse.csr_array on the host."""
+        import scipy.sparse as sp
+        arrays = [B.to_host(a).copy() for a in (self._values_or_ones(), self._indices,
+                                                 self._indptr)]
+        return sp.csr_array(tuple(arrays), shape=self._shape)
+
+    def to_device(self, device):
+        """This matrix on ``device`` ('cpu' or 'gpu')."""
+        device = B.resolve_device(device)
+        if device == self._device:
+            return self
+        vals = None if self._values is None else B.to_device(self._values, device)
+        return Matrix._wrap(B.to_device(self._indptr, device), B.to_device(self._indices, device),
+                            vals, self._shape, self._dtype, device, self._symmetric)
+
+    def astype(self, dtype):
+        """A Matrix of the same structure with values cast to ``dtype`` (arrays shared)."""
+        dtype = V.gbla_dtype(dtype, "dtype")
+        if dtype == self._dtype:
+            return self
+        vals = self._values_or_ones().astype(dtype)
+        return Matrix._wrap(self._indptr, self._indices, vals, self._shape, dtype, self._device,
+                            self._symmetric)
+
+    def pattern(self):
+        """The structure alone: an iso bool Matrix (every value True) sharing the index arrays."""
+        if self._values is None:
+            return self
+        return Matrix._wrap(self._indptr, self._indices, None, self._shape, BOOL, self._device,
+                            None)
+
+    def _degrees(self):
+        """Entries per row (out-degrees), cached."""
+        if "degrees" not in self._cache:
+            self._cache["degrees"] = self._indptr[1:] - self._indptr[:-1]
+        return self._cache["degrees"]
+
+    def __repr__(self):
+        return (f"<gbla.Matrix {self._shape[0]}x{self._shape[1]} nvals={self.nvals} "
+                f"dtype={self._dtype.name} device={self._device}{' iso' if self.is_iso else ''}>")

@@ -1,0 +1,455 @@
+"""The operations: mxv / vxm / ewise_add / ewise_mult / apply / reduce / assign.
+
+Each computes a result t and writes it into the output with GraphBLAS C API semantics::
+
+    out<mask, replace> accum= t
+
+``mask`` allows positions (structural ``u.S``, value ``u.V``, complemented ``~u.S``, ``~u.V``;
+a bare Vector means its value mask); ``accum`` combines the old output with t where both have an
+entry; ``replace`` deletes the output's entries the mask does not allow. Without ``out`` the
+result is a new Vector. What affects the output is keyword-only.
+"""
+
+import numpy as np
+
+from . import _backend as B
+from . import _cpu
+from . import _validation as V
+from . import semirings as _sr
+from .direction import DEFAULT_POLICY, DirectionPolicy, DirectionTracker
+from .mask import MODE_NONE, Mask
+from .matrix import Matrix
+from .semirings import BinaryOp, Monoid, Semiring, UnaryOp
+from .semirings._core import _tree_reduceat
+from .vector import Vector
+
+__all__ = ["mxv", "vxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign"]
+
+DIRECTIONS = ("auto", "push", "pull")
+
+
+# ---------------------------------------------------------------------- argument resolution
+def _matrix(A, arg):
+    if not isinstance(A, Matrix):
+        raise V.domain(arg, "be a gbla.Matrix (Matrix.from_scipy, from_cupy or from_edges)",
+                       type(A).__name__)
+    return A
+
+
+def _vector(u, arg):
+    if not isinstance(u, Vector):
+        raise V.domain(arg, "be a gbla.Vector (Vector.from_dense, from_coo or new)",
+                       type(u).__name__)
+    return u
+
+
+def _semiring(semiring):
+    if isinstance(semiring, str):
+        return _sr.get(semiring)
+    if not isinstance(semiring, Semiring):
+        raise V.domain("semiring", "be a gbla Semiring or a registered name", semiring)
+    return semiring
+
+
+def _binary_op(op, arg):
+    if isinstance(op, Monoid):
+        return op.op
+    if isinstance(op, str):
+        ops = vars(_sr.binary)
+        if op not in ops:
+            raise _sr.UnknownName(V.message(arg, f"be one of {sorted(ops)}", op))
+        return ops[op]
+    if not isinstance(op, BinaryOp):
+        raise V.domain(arg, "be a gbla BinaryOp, Monoid or binary op name", op)
+    return op
+
+
+def _monoid(monoid, arg):
+    if isinstance(monoid, str):
+        monoids = vars(_sr.monoid)
+        if monoid not in monoids:
+            raise _sr.UnknownName(V.message(arg, f"be one of {sorted(monoids)}", monoid))
+        return monoids[monoid]
+    if not isinstance(monoid, Monoid):
+        raise V.domain(arg, "be a gbla Monoid or monoid name", monoid)
+    return monoid
+
+
+def _mask(mask, size):
+    if mask is None:
+        return None
+    if isinstance(mask, Vector):
+        mask = mask.V
+    if not isinstance(mask, Mask):
+        raise V.domain("mask", "be a mask (u.S, u.V, ~u.S, ~u.V), a Vector or None", mask)
+    V.dimension(mask.vector.size, size, "mask.size", "the output size")
+    return mask
+
+
+def _out(out, size):
+    if out is None:
+        return None
+    _vector(out, "out")
+    V.dimension(out.size, size, "out.size", "the output size")
+    return out
+
+
+def _device(**operands):
+    devices = {name: x.device for name, x in operands.items() if x is not None}
+    V.same_device(devices)
+    return next(iter(devices.values()))
+
+
+def _op_dtype(op, x_dtype, y_dtype, arg):
+    dtype = np.result_type(x_dtype, y_dtype)
+    if dtype not in op.dtypes:
+        raise V.domain(arg, f"take the operands' dtype; {op.name} takes "
+                       f"{[d.name for d in op.dtypes]}", dtype.name)
+    return dtype
+
+
+# ---------------------------------------------------------------------- element-wise kernels
+def _eval_binary(op, x, y, dtype, device):
+    if device == "gpu":
+        from .kernels import _elementwise
+        return _elementwise.binary(op, x, y, dtype)
+    k = np.arange(max(np.size(x), np.size(y)), dtype=np.int64) if op.positional else None
+    return op.apply_numpy(np.asarray(x).astype(dtype, copy=False),
+                          np.asarray(y).astype(dtype, copy=False), k)
+
+
+def _eval_unary(op, x, dtype, device):
+    if device == "gpu":
+        from .kernels import _elementwise
+        if op.positional:
+            cp = B._cupy()
+            return cp.arange(x.size, dtype=op.result_dtype(dtype))
+        return _elementwise.unary(op, x, dtype)
+    if op.positional:
+        return np.asarray(op.numpy(np.arange(x.size, dtype=np.int64)), op.result_dtype(dtype))
+    return np.asarray(op.numpy(x.astype(dtype, copy=False)), dtype=op.result_dtype(dtype))
+
+
+def _present_all(present, size, xp):
+    return xp.ones(size, bool) if present is None else present
+
+
+def _union(op, x, y, device, arg):
+    """ewise-add core on dense (values, present) pairs: op where both, the lone value elsewhere."""
+    (xv, xpres), (yv, ypres) = x, y
+    xp = B.xp_of(device)
+    dtype = _op_dtype(op, xv.dtype, yv.dtype, arg)
+    both = _eval_binary(op, xv, yv, dtype, device)
+    if xpres is None and ypres is None:
+        return both, None
+    zdt = both.dtype
+    xpres, ypres = _present_all(xpres, len(xv), xp), _present_all(ypres, len(yv), xp)
+    values = xp.where(xpres & ypres, both, xp.where(xpres, xv.astype(zdt), yv.astype(zdt)))
+    return values, xpres | ypres
+
+
+def _segment_reduce_op(op, values, starts, device):
+    """Combine each run values[starts[s]:starts[s+1]] with ``op`` (for dup_op; on the host)."""
+    h, s = B.to_host(values), B.to_host(starts)
+    if isinstance(op.numpy, np.ufunc):
+        r = op.numpy.reduceat(h, s).astype(op.result_dtype(h.dtype))
+    else:
+        r = _tree_reduceat(op, h, s)
+    return B.to_device(r, device)
+
+
+# ---------------------------------------------------------------------- the write phase
+def _write(out, t, *, mask, accum, replace, device):
+    """out<mask, replace> accum= t, with t given as dense (values, present)."""
+    xp = B.xp_of(device)
+    t_values, t_present = t
+    allow = None if mask is None else mask.allowed()
+    if out is None:
+        if allow is not None:
+            t_present = allow if t_present is None else (t_present & allow)
+        return Vector._from_dense_arrays(t_values, t_present, device)
+    o_values, o_present = out._dense()
+    if accum is not None:
+        t_values, t_present = _union(accum, (o_values, o_present), (t_values, t_present), device,
+                                     "accum")
+    t_values = t_values.astype(out.dtype, copy=False)
+    if allow is None:
+        out._set_dense(t_values, t_present)
+        return out
+    n = out.size
+    kept = xp.zeros(n, bool) if replace else _present_all(o_present, n, xp)
+    present = xp.where(allow, _present_all(t_present, n, xp), kept)
+    out._set_dense(xp.where(allow, t_values, o_values), present)
+    return out
+
+
+# ---------------------------------------------------------------------- mat-vec
+def _direction(direction):
+    if isinstance(direction, DirectionTracker):
+        return direction
+    if isinstance(direction, DirectionPolicy):
+        return direction.tracker()
+    if direction == "auto":
+        return DEFAULT_POLICY.tracker()
+    return V.one_of(direction, DIRECTIONS, "direction")
+
+
+def _frontier_offsets(P, idx, xp):
+    """Exclusive prefix sums of the frontier's degrees in P, and their total on the host."""
+    offsets = xp.zeros(len(idx) + 1, np.int64)
+    if len(idx):
+        offsets[1:] = xp.cumsum(P._degrees()[idx].astype(np.int64))
+    return offsets, int(offsets[-1])  # sync: edges leaving the frontier (grid size, direction)
+
+
+def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, replace, out,
+            direction):
+    semiring = _semiring(semiring)
+    mask = _mask(mask, n_out)
+    out = _out(out, n_out)
+    accum = None if accum is None else _binary_op(accum, "accum")
+    replace = V.flag(replace, "replace")
+    device = _device(A=A, u=u, mask=None if mask is None else mask.vector, out=out)
+    dtype = np.result_type(A.dtype, u.dtype)
+    if dtype not in semiring.dtypes:
+        raise V.domain("A.dtype and u.dtype", f"combine to a dtype {semiring.name} takes "
+                       f"({', '.join(d.name for d in semiring.dtypes)})",
+                       f"{A.dtype.name} and {u.dtype.name} -> {dtype.name}")
+    direction = _direction(direction)
+    xp = B.xp_of(device)
+    types = _spmv_types(semiring, A, u, dtype, flip)
+    m, mode = (None, MODE_NONE) if mask is None else mask.kernel_args()
+
+    offsets = total = None
+    if isinstance(direction, DirectionTracker):
+        P, Q = push_of(), pull_of()
+        idx, u_values = u._sparse()
+        offsets, total = _frontier_offsets(P, idx, xp)
+        if mode == MODE_NONE:
+            unexplored = Q.nvals
+        else:
+            allowed = m if mode == 1 else ~m
+            unexplored = int(Q._degrees()[allowed].sum())  # sync: edges the pull would scan
+        direction = direction.choose(
+            frontier_nvals=len(idx), frontier_edges=total, unexplored_edges=unexplored,
+            n=n_out, early_exit=semiring.add.terminal_for(semiring.output_dtype(dtype))
+            is not None)
+
+    if direction == "push":
+        P = push_of()
+        idx, u_values = u._sparse()
+        if device == "gpu":
+            from .kernels import _spmv
+            if offsets is None:
+                offsets, total = _frontier_offsets(P, idx, xp)
+            t = _spmv.push((P._indptr, P._indices, P._values), n_out, idx, u_values, offsets,
+                           total, types, m, mode)
+        else:
+            allow = None if mask is None else mask.allowed()
+            t = _cpu.push((P._indptr, P._indices, P._values), n_out, idx, u_values, semiring,
+                          flip, dtype, allow)
+    else:
+        Q = pull_of()
+        u_values, u_present = u._dense()
+        if device == "gpu":
+            from .kernels import _spmv
+            t = _spmv.pull(Q, u_values, u_present, types, m, mode)
+        else:
+            allow = None if mask is None else mask.allowed()
+            t = _cpu.pull((Q._indptr, Q._indices, Q._values), n_out, u_values, u_present,
+                          semiring, flip, dtype, allow)
+    return _write(out, t, mask=mask, accum=accum, replace=replace, device=device)
+
+
+def _spmv_types(semiring, A, u, dtype, flip):
+    from .kernels._codegen import SpmvTypes
+    return SpmvTypes(semiring, None if A.is_iso else A.dtype, u.dtype, dtype, flip)
+
+
+def mxv(A, u, semiring, *, mask=None, accum=None, replace=False, out=None, direction="auto"):
+    """w<mask> accum= A (+).(x) u: w(i) = add over k of multiply(A(i, k), u(k)), over the k
+    where both A(i, k) and u(k) are present.
+
+    Parameters
+    ----------
+    A : Matrix
+    u : Vector, size A.ncols
+    semiring : Semiring or str
+        e.g. ``semirings.min_plus`` or ``"min_plus"``. The operands are computed in
+        ``numpy.result_type(A.dtype, u.dtype)``, which the semiring must take.
+    mask : Mask, Vector or None
+        ``w.S``, ``w.V``, ``~w.S``, ``~w.V`` (a bare Vector means its value mask), size A.nrows.
+    accum : BinaryOp, Monoid, str or None
+        Combines the old ``out`` with the product where both have an entry.
+    replace : bool
+        Delete the entries of ``out`` that the mask does not allow.
+    out : Vector or None
+        Written in place and returned; None returns a new Vector.
+    direction : 'auto', 'push', 'pull', DirectionPolicy or DirectionTracker
+        Push scatters the present u(k) along column k of A; pull reduces each allowed row of A,
+        stopping at the add monoid's terminal value. 'auto' chooses by the default
+        DirectionPolicy; a tracker keeps hysteresis across calls. Results are the same either
+        way (up to the choice an ``any`` monoid makes).
+
+    Returns
+    -------
+    Vector
+        ``out``, or a new Vector of the semiring's output dtype.
+
+    Raises
+    ------
+    DimensionMismatch, DomainMismatch, DeviceMismatch, UnknownName, InvalidValue
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp, gbla
+    >>> A = gbla.Matrix.from_scipy(sp.csr_array(np.array([[0, 2.], [1, 0]])), device="cpu")
+    >>> u = gbla.Vector.from_dense(np.array([10., 20.]), device="cpu")
+    >>> gbla.mxv(A, u, "min_plus").to_dense()
+    array([22., 11.])
+    """
+    A, u = _matrix(A, "A"), _vector(u, "u")
+    V.dimension(u.size, A.ncols, "u.size", "A.ncols")
+    return _matvec(A, lambda: A.T, lambda: A, u, semiring, False, A.nrows, mask=mask,
+                   accum=accum, replace=replace, out=out, direction=direction)
+
+
+def vxm(u, A, semiring, *, mask=None, accum=None, replace=False, out=None, direction="auto"):
+    """w<mask> accum= u (+).(x) A: w(j) = add over k of multiply(u(k), A(k, j)).
+
+    Equals ``mxv(A.T, u, ...)`` when the multiply is commutative; otherwise the vector is the
+    first operand, as in the GraphBLAS C API. Push scatters the present u(k) along row k of A
+    (CSR); pull reduces column j (A.T's rows, cached). Keywords as for :func:`mxv`; u has size
+    A.nrows and the result A.ncols.
+
+    Examples
+    --------
+    One BFS step from vertex 0 of the path 0 -> 1 -> 2:
+
+    >>> import numpy as np, gbla
+    >>> A = gbla.Matrix.from_edges([0, 1], [1, 2], device="cpu")
+    >>> q = gbla.Vector.from_coo([0], True, 3, device="cpu")
+    >>> gbla.vxm(q, A, "any_pair").to_coo()
+    (array([1]), array([ True]))
+    """
+    u, A = _vector(u, "u"), _matrix(A, "A")
+    V.dimension(u.size, A.nrows, "u.size", "A.nrows")
+    return _matvec(A, lambda: A, lambda: A.T, u, semiring, True, A.ncols, mask=mask,
+                   accum=accum, replace=replace, out=out, direction=direction)
+
+
+# ---------------------------------------------------------------------- element-wise
+def ewise_add(u, v, op, *, mask=None, accum=None, replace=False, out=None):
+    """w<mask> accum= u (+) v over the union of the structures: op(u(i), v(i)) where both are
+    present, the lone value where one is.
+
+    ``op`` is a BinaryOp, a Monoid or a binary op name. Keywords as for :func:`mxv`.
+    """
+    u, v = _vector(u, "u"), _vector(v, "v")
+    V.dimension(v.size, u.size, "v.size", "u.size")
+    op = _binary_op(op, "op")
+    mask, out = _mask(mask, u.size), _out(out, u.size)
+    accum = None if accum is None else _binary_op(accum, "accum")
+    device = _device(u=u, v=v, mask=None if mask is None else mask.vector, out=out)
+    t = _union(op, u._dense(), v._dense(), device, "op")
+    return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"),
+                  device=device)
+
+
+def ewise_mult(u, v, op, *, mask=None, accum=None, replace=False, out=None):
+    """w<mask> accum= u (x) v over the intersection of the structures: op(u(i), v(i)) where both
+    are present. Keywords as for :func:`mxv`."""
+    u, v = _vector(u, "u"), _vector(v, "v")
+    V.dimension(v.size, u.size, "v.size", "u.size")
+    op = _binary_op(op, "op")
+    mask, out = _mask(mask, u.size), _out(out, u.size)
+    accum = None if accum is None else _binary_op(accum, "accum")
+    device = _device(u=u, v=v, mask=None if mask is None else mask.vector, out=out)
+    (uv, up), (vv, vp) = u._dense(), v._dense()
+    dtype = _op_dtype(op, uv.dtype, vv.dtype, "op")
+    values = _eval_binary(op, uv, vv, dtype, device)
+    present = up if vp is None else (vp if up is None else up & vp)
+    return _write(out, (values, present), mask=mask, accum=accum,
+                  replace=V.flag(replace, "replace"), device=device)
+
+
+def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False, out=None):
+    """w<mask> accum= f(u) on u's structure.
+
+    ``op`` is a UnaryOp (``unary.ainv``; positional ``unary.rowindex`` gives i), or a BinaryOp
+    with one operand bound to a scalar: ``right=s`` computes op(u(i), s), ``left=s`` op(s, u(i)).
+    Keywords as for :func:`mxv`.
+    """
+    u = _vector(u, "u")
+    mask, out = _mask(mask, u.size), _out(out, u.size)
+    accum = None if accum is None else _binary_op(accum, "accum")
+    device = _device(u=u, mask=None if mask is None else mask.vector, out=out)
+    values, present = u._dense()
+    if isinstance(op, UnaryOp):
+        if left is not None or right is not None:
+            raise V.invalid_value("left, right", "be None with a UnaryOp", (left, right))
+        if u.dtype not in op.dtypes:
+            raise V.domain("u.dtype", f"be one {op.name} takes {[d.name for d in op.dtypes]}",
+                           u.dtype.name)
+        t_values = _eval_unary(op, values, u.dtype, device)
+    else:
+        op = _binary_op(op, "op")
+        if (left is None) == (right is None):
+            raise V.invalid_value("left, right", "be exactly one scalar with a BinaryOp",
+                                  (left, right))
+        scalar = right if left is None else left
+        s_dtype = V.storage_dtype(np.asarray(scalar).dtype, "left" if right is None else "right")
+        s = V.scalar_value(scalar, s_dtype, "left" if right is None else "right")
+        dtype = _op_dtype(op, u.dtype, s_dtype, "op")
+        xp = B.xp_of(device)
+        s_array = xp.full(len(values), s, dtype=dtype)
+        x, y = (values, s_array) if left is None else (s_array, values)
+        t_values = _eval_binary(op, x, y, dtype, device)
+    return _write(out, (t_values, present), mask=mask, accum=accum,
+                  replace=V.flag(replace, "replace"), device=device)
+
+
+def reduce(u, monoid):
+    """The monoid's reduction of u's present values: a NumPy scalar of u's dtype (the monoid's
+    identity when u has no entries; ``any`` returns the value of the lowest present index)."""
+    u = _vector(u, "u")
+    monoid = _monoid(monoid, "monoid")
+    if u.dtype not in monoid.dtypes:
+        raise V.domain("u.dtype", f"be one {monoid.name} takes {[d.name for d in monoid.dtypes]}",
+                       u.dtype.name)
+    values, present = u._dense()
+    if u.device == "gpu":
+        from .kernels import _elementwise
+        if monoid.is_any:
+            idx, vals = u._sparse()
+            result = vals[0] if len(idx) else monoid.identity_for(u.dtype)
+        else:
+            result = _elementwise.reduce(monoid, values, present)
+        return np.asarray(B.to_host(result), dtype=u.dtype)[()]  # sync: the scalar
+    vals = values if present is None else values[present]
+    if len(vals) == 0:
+        return monoid.identity_for(u.dtype)
+    return np.asarray(monoid.reduceat(vals, np.zeros(1, np.int64))[0], dtype=u.dtype)[()]
+
+
+def assign(out, value, *, mask=None, accum=None, replace=False):
+    """out<mask, replace> accum= value: a scalar into every position the mask allows (or a
+    Vector of the same size, element by element). Writes ``out`` in place and returns it.
+
+    A scalar must be representable in out.dtype (a NaN or an infinity into an integer vector
+    raises InvalidValue).
+    """
+    out = _vector(out, "out")
+    mask = _mask(mask, out.size)
+    accum = None if accum is None else _binary_op(accum, "accum")
+    xp = B.xp_of(out.device)
+    if isinstance(value, Vector):
+        V.dimension(value.size, out.size, "value.size", "out.size")
+        device = _device(out=out, value=value, mask=None if mask is None else mask.vector)
+        t = value._dense()
+    else:
+        device = _device(out=out, mask=None if mask is None else mask.vector)
+        s = V.scalar_value(value, out.dtype, "value")
+        t = (xp.full(out.size, s, dtype=out.dtype), None)
+    return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"),
+                  device=device)

@@ -1,0 +1,61 @@
+"""Semirings as data: BinaryOp, Monoid, Semiring and the builtin registry.
+
+>>> from gbla import semirings
+>>> semirings.min_plus.add.name, semirings.min_plus.multiply.name
+('min', 'plus')
+>>> semirings.get("any_pair") is semirings.any_pair
+True
+"""
+
+from types import SimpleNamespace
+
+from .. import _validation as V
+from ..exceptions import UnknownName
+from ._builtin import BINARY, MONOIDS, SEMIRINGS, UNARY
+from ._core import ANY_VALUE, BinaryOp, Monoid, Semiring, UnaryOp
+
+__all__ = ["BinaryOp", "UnaryOp", "Monoid", "Semiring", "ANY_VALUE", "binary", "unary", "monoid",
+           "get", "names", "register"] + sorted(SEMIRINGS)
+
+binary = SimpleNamespace(**BINARY)
+unary = SimpleNamespace(**UNARY)
+monoid = SimpleNamespace(**MONOIDS)
+
+_REGISTRY = dict(SEMIRINGS)
+globals().update(SEMIRINGS)
+
+
+def names():
+    """The names of every registered semiring, sorted."""
+    return sorted(_REGISTRY)
+
+
+def get(name):
+    """The semiring registered under ``name``.
+
+    Raises
+    ------
+    UnknownName (a KeyError)
+        ``name`` is not registered; the message lists the valid names.
+    """
+    if isinstance(name, Semiring):
+        return name
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise UnknownName(V.message("semiring", f"be one of {names()}", name)) from None
+
+
+def register(semiring, *, replace=False):
+    """Add a user-defined semiring to the registry under its name; returns it.
+
+    It then works on both devices: its ops' CUDA expressions are compiled for the GPU and their
+    NumPy references run on the CPU.
+    """
+    if not isinstance(semiring, Semiring):
+        raise V.domain("semiring", "be a gbla Semiring", semiring)
+    if semiring.name in _REGISTRY and not replace:
+        raise V.invalid_value("semiring.name", "not be registered already (pass replace=True)",
+                              semiring.name)
+    _REGISTRY[semiring.name] = semiring
+    return semiring

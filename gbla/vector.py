@@ -1,0 +1,260 @@
+"""Vector: a size, a dtype, and a structure (which entries exist), stored dense (values plus
+presence, ``None`` presence meaning every entry is present) or sparse (sorted indices plus
+values), whichever the last operation produced; the other form is derived on demand.
+
+Internal arrays are never modified in place: an operation that writes a Vector gives it new
+arrays, so sharing arrays between vectors is safe.
+"""
+
+import numpy as np
+
+from . import _backend as B
+from . import _validation as V
+from .mask import Mask
+
+__all__ = ["Vector"]
+
+
+class Vector:
+    """A sparse vector on the CPU (NumPy) or the GPU (CuPy).
+
+    Build one with :meth:`from_dense`, :meth:`from_coo` or :meth:`new`; operations return or
+    fill them. Masks: ``u.S`` (structural), ``u.V`` (value) and their complements ``~u.S``,
+    ``~u.V``.
+    """
+
+    __slots__ = ("_size", "_dtype", "_device", "_values", "_present", "_indices", "_dense_cache",
+                 "_sparse_cache", "_nvals")
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("build a Vector with Vector.from_dense, Vector.from_coo or Vector.new")
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def _empty_object(cls, size, dtype, device):
+        self = object.__new__(cls)
+        self._size, self._dtype, self._device = size, np.dtype(dtype), device
+        self._values = self._present = self._indices = None
+        self._dense_cache = self._sparse_cache = self._nvals = None
+        return self
+
+    @classmethod
+    def _from_dense_arrays(cls, values, present, device):
+        self = cls._empty_object(len(values), values.dtype, device)
+        self._set_dense(values, present)
+        return self
+
+    @classmethod
+    def _from_sparse_arrays(cls, indices, values, size, device):
+        self = cls._empty_object(size, values.dtype, device)
+        self._set_sparse(indices, values)
+        return self
+
+    @classmethod
+    def new(cls, size, dtype=np.float64, *, device=None):
+        """An empty vector (no entries) of ``size`` and ``dtype``."""
+        size = V.size(size, "size")
+        dtype = V.gbla_dtype(dtype, "dtype")
+        device = B.resolve_device(device)
+        xp = B.xp_of(device)
+        return cls._from_sparse_arrays(xp.zeros(0, np.int64), xp.zeros(0, dtype), size, device)
+
+    @classmethod
+    def from_dense(cls, array, *, device=None):
+        """A vector with every entry present, copied from a 1-D NumPy or CuPy array.
+
+        ``device=None`` keeps a CuPy array on the GPU and puts anything else on the default
+        device (the GPU when CuPy sees one).
+        """
+        if device is None and B.array_device(array) == "gpu":
+            device = "gpu"
+        device = B.resolve_device(device)
+        a = B.to_device(array, device)
+        if a.ndim != 1:
+            raise V.invalid_value("array", "be one-dimensional", f"shape {a.shape}")
+        dtype = V.storage_dtype(a.dtype, "array")
+        values = a.astype(dtype, copy=True)
+        return cls._from_dense_arrays(values, None, device)
+
+    @classmethod
+    def from_coo(cls, indices, values, size, *, dtype=None, dup_op=None, device=None):
+        """A vector of ``size`` with ``values[t]`` at ``indices[t]``.
+
+        ``values`` may be a scalar (every entry gets it). Repeated indices raise
+        :class:`~gbla.DuplicateIndex` unless ``dup_op`` (a BinaryOp) combines them.
+        """
+        from .semirings import BinaryOp
+        size = V.size(size, "size")
+        if device is None and B.array_device(indices) == "gpu":
+            device = "gpu"
+        device = B.resolve_device(device)
+        xp = B.xp_of(device)
+        idx = B.to_device(np.asarray(indices) if B.array_device(indices) == "cpu" else indices,
+                          device)
+        idx = V.index_array(idx, xp, size, "indices")
+        if np.ndim(values) == 0 and B.array_device(values) == "cpu":
+            dt = V.gbla_dtype(dtype, "dtype") if dtype is not None else \
+                V.storage_dtype(np.asarray(values).dtype, "values")
+            vals = xp.full(len(idx), V.scalar_value(values, dt, "values"), dtype=dt)
+        else:
+            vals = B.to_device(values, device)
+            if vals.ndim != 1:
+                raise V.invalid_value("values", "be one-dimensional", f"shape {vals.shape}")
+            V.same_length(idx, vals, "indices", "values")
+            dt = V.gbla_dtype(dtype, "dtype") if dtype is not None else \
+                V.storage_dtype(vals.dtype, "values")
+            vals = vals.astype(dt, copy=True)
+        order = xp.argsort(idx, kind="stable")
+        idx, vals = idx[order], vals[order]
+        if len(idx) > 1:
+            first = xp.concatenate([xp.ones(1, bool), idx[1:] != idx[:-1]])
+            if not bool(first.all()):  # sync: one flag
+                if dup_op is None:
+                    dup = int(idx[int(xp.nonzero(~first)[0][0])])
+                    raise V.DuplicateIndex(V.message("indices", "hold each index once, or give "
+                                                     "dup_op", f"{dup} repeated"))
+                if not isinstance(dup_op, BinaryOp):
+                    raise V.domain("dup_op", "be a gbla BinaryOp", dup_op)
+                from .ops import _segment_reduce_op
+                starts = xp.nonzero(first)[0]
+                vals = _segment_reduce_op(dup_op, vals, starts, device)
+                idx = idx[starts]
+        return cls._from_sparse_arrays(idx, vals, size, device)
+
+    # ------------------------------------------------------------------ internal state
+    def _set_dense(self, values, present):
+        self._values, self._present, self._indices = values, present, None
+        self._dtype = values.dtype
+        self._dense_cache = self._sparse_cache = self._nvals = None
+        if present is None:
+            self._nvals = self._size
+
+    def _set_sparse(self, indices, values):
+        self._indices, self._values, self._present = indices, values, None
+        self._dtype = values.dtype
+        self._dense_cache = self._sparse_cache = None
+        self._nvals = len(indices)
+
+    @property
+    def _is_sparse(self):
+        return self._indices is not None
+
+    def _dense(self):
+        """(values, present) with present None when every entry is present."""
+        if not self._is_sparse:
+            return self._values, self._present
+        if self._dense_cache is None:
+            xp = B.xp_of(self._device)
+            values = xp.zeros(self._size, self._dtype)
+            values[self._indices] = self._values
+            if len(self._indices) == self._size:
+                present = None
+            else:
+                present = xp.zeros(self._size, bool)
+                present[self._indices] = True
+            self._dense_cache = (values, present)
+        return self._dense_cache
+
+    def _sparse(self):
+        """(indices int64 sorted, values)."""
+        if self._is_sparse:
+            return self._indices, self._values
+        if self._sparse_cache is None:
+            xp = B.xp_of(self._device)
+            if self._present is None:
+                idx = xp.arange(self._size, dtype=np.int64)
+                self._sparse_cache = (idx, self._values)
+            else:
+                idx = xp.nonzero(self._present)[0].astype(np.int64, copy=False)  # sync: count
+                self._sparse_cache = (idx, self._values[idx])
+            self._nvals = len(self._sparse_cache[0])
+        return self._sparse_cache
+
+    # ------------------------------------------------------------------ public properties
+    @property
+    def size(self):
+        return self._size
+
+    @property
+    def shape(self):
+        return (self._size,)
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def nvals(self):
+        """Number of present entries."""
+        if self._nvals is None:
+            self._nvals = int(self._present.sum())  # sync: count of entries
+        return self._nvals
+
+    @property
+    def S(self):
+        """Structural mask: allows position i where u(i) is present."""
+        return Mask(self, structural=True)
+
+    @property
+    def V(self):
+        """Value mask: allows position i where u(i) is present and nonzero."""
+        return Mask(self, structural=False)
+
+    def to_dense(self, fill_value=None):
+        """A new 1-D array (NumPy or CuPy, on the vector's device) with ``fill_value`` at the
+        missing entries; ``fill_value`` may be omitted only when every entry is present."""
+        values, present = self._dense()
+        if present is None:
+            return values.copy()
+        if fill_value is None:
+            if self.nvals == self._size:
+                return values.copy()
+            raise V.invalid_value("fill_value", "be given: the vector has missing entries", None)
+        xp = B.xp_of(self._device)
+        try:
+            V.representable(fill_value, self._dtype, "fill_value")
+            dtype = self._dtype
+        except V.InvalidValue:  # e.g. -1 into bool or inf into int: widen instead
+            dtype = np.result_type(self._dtype, np.asarray(fill_value).dtype)
+        return xp.where(present, values.astype(dtype), xp.asarray(fill_value, dtype=dtype))
+
+    def to_coo(self):
+        """(indices, values): new arrays on the vector's device, indices sorted int64."""
+        idx, vals = self._sparse()
+        return idx.copy(), vals.copy()
+
+    def dup(self):
+        """A copy (arrays are shared until either is written, which never happens in place)."""
+        other = Vector._empty_object(self._size, self._dtype, self._device)
+        other._values, other._present, other._indices = self._values, self._present, self._indices
+        other._dense_cache, other._sparse_cache = self._dense_cache, self._sparse_cache
+        other._nvals = self._nvals
+        return other
+
+    def to_device(self, device):
+        """This vector on ``device`` ('cpu' or 'gpu')."""
+        device = B.resolve_device(device)
+        if device == self._device:
+            return self
+        if self._is_sparse:
+            return Vector._from_sparse_arrays(B.to_device(self._indices, device),
+                                              B.to_device(self._values, device), self._size,
+                                              device)
+        present = None if self._present is None else B.to_device(self._present, device)
+        return Vector._from_dense_arrays(B.to_device(self._values, device), present, device)
+
+    def isequal(self, other):
+        """Same size, dtype, structure and values (NaN equals NaN)."""
+        if not isinstance(other, Vector) or other.size != self.size or other.dtype != self.dtype:
+            return False
+        i1, v1 = (B.to_host(a) for a in self._sparse())
+        i2, v2 = (B.to_host(a) for a in other._sparse())
+        return np.array_equal(i1, i2) and np.array_equal(v1, v2, equal_nan=v1.dtype.kind == "f")
+
+    def __repr__(self):
+        return (f"<gbla.Vector size={self._size} nvals={self.nvals} dtype={self._dtype.name} "
+                f"device={self._device}>")
