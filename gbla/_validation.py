@@ -129,11 +129,12 @@ def index_array(a, xp, upper, arg):
     """A 1-D integer array with every entry in [0, upper), as int64 on the array's device."""
     if a.ndim != 1:
         raise invalid_value(arg, "be one-dimensional", f"shape {a.shape}")
-    if a.dtype.kind not in "iu":
-        if a.dtype.kind == "f" and a.size and bool(xp.all(xp.isfinite(a))) and \
-                bool(xp.all(a == xp.floor(a))):
-            pass  # integral floats (e.g. read from a text file) are accepted
-        elif a.size:
+    if a.dtype.kind not in "iu" and a.size:
+        if a.dtype.kind == "f":  # integral floats (e.g. read from a text file) are accepted
+            bad = xp.nonzero(~(xp.isfinite(a) & (a == xp.floor(a))))[0]
+            if bad.size:
+                raise invalid_value(arg, "hold integers", float(a[int(bad[0])]))  # sync: the culprit
+        else:
             raise invalid_value(arg, "hold integers", f"dtype {a.dtype.name}")
     if a.size:
         lo, hi = (float(v) for v in (a.min(), a.max()))  # sync: two scalars for the check

@@ -1,0 +1,41 @@
+"""Shared fixtures: the devices to run on (the GPU half skips without CuPy and a device), host
+conversion, and the hypothesis profile."""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+import gbla
+from gbla._backend import to_host
+
+GPU = gbla.gpu_available()
+SKIP_NO_GPU = pytest.mark.skipif(not GPU, reason="needs CuPy and a CUDA device")
+DEVICES = ["cpu", pytest.param("gpu", marks=[SKIP_NO_GPU, pytest.mark.gpu])]
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+if os.environ.get("GBLA_DATA"):
+    DATA = Path(os.environ["GBLA_DATA"])
+
+settings.register_profile("default", deadline=None, max_examples=40,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("default")
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    return request.param
+
+
+def host(a):
+    """A NumPy copy of a NumPy or CuPy array."""
+    return np.asarray(to_host(a))
+
+
+def data_file(relative):
+    """Path of a file in ../shared/data, skipping the test when it is absent."""
+    path = DATA / relative
+    if not path.exists():
+        pytest.skip(f"{relative} not found under {DATA}")
+    return path

@@ -1,0 +1,164 @@
+"""Matrix construction, conversion and the cached transpose."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import gbla
+
+from .conftest import GPU, SKIP_NO_GPU, host
+
+FORMATS = ["csr", "csc", "coo", "lil", "dok", "bsr", "dia"]
+
+
+def _example():
+    # 3 x 4:  [[0, 2, 0, 0],
+    #          [1, 0, 0, 3],
+    #          [0, 0, 0, 0]]   (row 2 empty; an explicit zero at (2, 2) below in some tests)
+    return sp.csr_matrix(np.array([[0, 2, 0, 0], [1, 0, 0, 3], [0, 0, 0, 0]], dtype=float))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_from_scipy_takes_every_format_and_round_trips(fmt, device):
+    S = _example().asformat(fmt)
+    A = gbla.Matrix.from_scipy(S, device=device)
+    assert A.shape == (3, 4) and A.nvals == 3 and A.dtype == np.float64
+    assert A.device == device
+    np.testing.assert_array_equal(A.to_scipy().toarray(), S.toarray())
+
+
+def test_from_scipy_takes_sparse_arrays_and_keeps_explicit_zeros(device):
+    S = sp.csr_array((np.array([0.0, 5.0]), np.array([1, 0]), np.array([0, 1, 2])), shape=(2, 2))
+    A = gbla.Matrix.from_scipy(S, device=device)
+    assert A.nvals == 2  # the explicit zero at (0, 1) is an entry: a zero-weight edge
+    R = A.to_scipy()
+    assert R[0, 1] == 0 and R.nnz == 2
+
+
+def test_from_scipy_sums_duplicates_sorts_indices_and_leaves_the_input_alone(device):
+    # (0, 1) given twice: 1 + 2 = 3; row 0's indices unsorted.
+    S = sp.csr_matrix((np.array([1.0, 4.0, 2.0]), np.array([1, 0, 1]), np.array([0, 3, 3])),
+                      shape=(2, 2))
+    before = (S.data.copy(), S.indices.copy(), S.indptr.copy())
+    A = gbla.Matrix.from_scipy(S, device=device)
+    np.testing.assert_array_equal(A.to_scipy().toarray(), [[4.0, 3.0], [0.0, 0.0]])
+    for a, b in zip(before, (S.data, S.indices, S.indptr)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_index_dtype_is_int32_by_default_and_int64_on_request(device):
+    S = _example()
+    assert gbla.Matrix.from_scipy(S, device=device).index_dtype == np.int32
+    A = gbla.Matrix.from_scipy(S, device=device, index_dtype=np.int64)
+    assert A.index_dtype == np.int64 and A.T.index_dtype == np.int64
+
+
+def test_small_integer_dtypes_widen_losslessly(device):
+    S = sp.csr_matrix(np.array([[0, -3], [7, 0]], dtype=np.int8))
+    A = gbla.Matrix.from_scipy(S, device=device)
+    assert A.dtype == np.int32
+    np.testing.assert_array_equal(A.to_scipy().toarray(), [[0, -3], [7, 0]])
+
+
+def test_transpose_is_built_once_cached_and_involutive(device):
+    A = gbla.Matrix.from_scipy(_example(), device=device)
+    T = A.T
+    assert T is A.T and T.T is A
+    assert T.shape == (4, 3)
+    np.testing.assert_array_equal(T.to_scipy().toarray(), _example().toarray().T)
+    assert not A.is_symmetric
+
+
+def test_symmetric_matrix_shares_its_arrays_with_its_transpose(device):
+    S = sp.csr_matrix(np.array([[0, 1, 2], [1, 0, 0], [2, 0, 0]], dtype=float))
+    A = gbla.Matrix.from_scipy(S, device=device)
+    assert A.is_symmetric
+    assert A.T._indices is A._indices and A.T._values is A._values
+
+
+def test_from_edges_builds_an_iso_pattern_and_merges_repeated_unweighted_edges(device):
+    # edges 0->1, 1->2, 1->2 (repeated), 2->0
+    A = gbla.Matrix.from_edges([0, 1, 1, 2], [1, 2, 2, 0], device=device)
+    assert A.is_iso and A.dtype == np.bool_ and A.nvals == 3 and A.shape == (3, 3)
+    np.testing.assert_array_equal(A.to_scipy().toarray(),
+                                  [[0, 1, 0], [0, 0, 1], [1, 0, 0]])
+
+
+def test_from_edges_combines_repeated_weighted_edges_with_dup_op(device):
+    src, dst, w = [0, 0, 1], [1, 1, 0], [5.0, 2.0, 7.0]
+    A = gbla.Matrix.from_edges(src, dst, w, n=3, dup_op=gbla.semirings.binary.min,
+                               device=device)
+    np.testing.assert_array_equal(A.to_scipy().toarray(), [[0, 2, 0], [7, 0, 0], [0, 0, 0]])
+    with pytest.raises(gbla.DuplicateIndex, match=r"\(0, 1\)"):
+        gbla.Matrix.from_edges(src, dst, w, n=3, device=device)
+
+
+def test_from_edges_with_no_edges_and_with_isolated_vertices(device):
+    A = gbla.Matrix.from_edges([], [], n=4, device=device)
+    assert A.shape == (4, 4) and A.nvals == 0
+    B = gbla.Matrix.from_edges(np.array([], np.int64), np.array([], np.int64), device=device)
+    assert B.shape == (0, 0)
+
+
+def test_astype_and_pattern_share_structure(device):
+    A = gbla.Matrix.from_scipy(_example(), device=device)
+    P = A.pattern()
+    assert P.is_iso and P._indices is A._indices
+    B = A.astype(np.int64)
+    assert B.dtype == np.int64 and B._indices is A._indices
+    np.testing.assert_array_equal(B.to_scipy().toarray(), _example().toarray().astype(np.int64))
+
+
+@SKIP_NO_GPU
+@pytest.mark.gpu
+def test_from_cupy_shares_canonical_csr_arrays_and_converts_the_rest():
+    import cupy as cp
+    import cupyx.scipy.sparse as csp
+    C = csp.csr_matrix(cp.asarray(_example().toarray()))
+    C.sum_duplicates()
+    A = gbla.Matrix.from_cupy(C)
+    assert A.device == "gpu" and A._values is C.data  # no copy
+    np.testing.assert_array_equal(A.to_scipy().toarray(), _example().toarray())
+    A2 = gbla.Matrix.from_cupy(csp.coo_matrix(C))
+    np.testing.assert_array_equal(A2.to_scipy().toarray(), _example().toarray())
+
+
+@SKIP_NO_GPU
+@pytest.mark.gpu
+def test_to_device_moves_a_matrix_and_keeps_its_values():
+    A = gbla.Matrix.from_scipy(_example(), device="cpu")
+    G = A.to_device("gpu")
+    assert G.device == "gpu"
+    np.testing.assert_array_equal(G.to_scipy().toarray(), _example().toarray())
+    assert G.to_device("cpu").device == "cpu"
+
+
+def test_default_device_is_the_gpu_exactly_when_one_is_available():
+    A = gbla.Matrix.from_scipy(_example())
+    assert A.device == ("gpu" if GPU else "cpu") == gbla.default_device()
+
+
+def test_mixing_devices_raises_when_a_gpu_is_present():
+    if not GPU:
+        pytest.skip("needs CuPy and a CUDA device")
+    A = gbla.Matrix.from_scipy(_example(), device="gpu")
+    u = gbla.Vector.from_dense(np.ones(4), device="cpu")
+    with pytest.raises(gbla.DeviceMismatch, match="A on gpu, u on cpu"):
+        gbla.mxv(A, u, "plus_times")
+
+
+def test_vector_from_dense_copies_its_input(device):
+    a = np.array([1.0, 2.0, 3.0])
+    u = gbla.Vector.from_dense(a, device=device)
+    a[0] = 99
+    np.testing.assert_array_equal(host(u.to_dense()), [1.0, 2.0, 3.0])
+
+
+def test_repr_names_shape_dtype_and_device(device):
+    A = gbla.Matrix.from_scipy(_example(), device=device)
+    assert repr(A) == f"<gbla.Matrix 3x4 nvals=3 dtype=float64 device={device}>"
+
+
+def test_matrix_is_not_built_by_its_constructor():
+    with pytest.raises(TypeError, match="from_scipy"):
+        gbla.Matrix()
