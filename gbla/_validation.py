@@ -131,9 +131,9 @@ def index_array(a, xp, upper, arg):
         raise invalid_value(arg, "be one-dimensional", f"shape {a.shape}")
     if a.dtype.kind not in "iu" and a.size:
         if a.dtype.kind == "f":  # integral floats (e.g. read from a text file) are accepted
-            bad = xp.nonzero(~(xp.isfinite(a) & (a == xp.floor(a))))[0]
+            bad = xp.nonzero(~(xp.isfinite(a) & (a == xp.floor(a))))[0]  # sync: their count
             if bad.size:
-                raise invalid_value(arg, "hold integers", float(a[int(bad[0])]))  # sync: the culprit
+                raise invalid_value(arg, "hold integers", float(a[int(bad[0])]))
         else:
             raise invalid_value(arg, "hold integers", f"dtype {a.dtype.name}")
     if a.size:

@@ -38,7 +38,7 @@ class DirectionPolicy:
     def __post_init__(self):
         for name in ("alpha", "alpha_no_exit", "beta"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not value > 0:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise V.invalid_value(name, "be a positive number", value)
 
     def choose(self, previous, *, frontier_nvals, frontier_edges, unexplored_edges, n,

@@ -138,9 +138,9 @@ class Matrix:
         s = B.to_device(np.asarray(src) if B.array_device(src) == "cpu" else src, device)
         d = B.to_device(np.asarray(dst) if B.array_device(dst) == "cpu" else dst, device)
         V.same_length(s, d, "src", "dst")
-        if n is None:
+        if n is None:  # checked first: a NaN or a fraction has no vertex count
+            s, d = V.index_array(s, xp, np.inf, "src"), V.index_array(d, xp, np.inf, "dst")
             n = int(max(s.max(), d.max())) + 1 if len(s) else 0  # sync: the vertex count
-            n = max(n, 0)
         n = V.size(n, "n")
         s = V.index_array(s, xp, n, "src")
         d = V.index_array(d, xp, n, "dst")

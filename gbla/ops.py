@@ -108,6 +108,18 @@ def _op_dtype(op, x_dtype, y_dtype, arg):
     return dtype
 
 
+def _scalar_dtype(scalar, like, arg):
+    """A NumPy scalar keeps its dtype; a Python one is weak (NumPy 2's rule): it takes ``like``
+    when it fits there, so u_int32 + 1 stays int32 while u_int32 + 1.5 becomes float64."""
+    if isinstance(scalar, (bool, int, float)):
+        try:
+            V.representable(scalar, like, arg)
+            return like
+        except V.InvalidValue:
+            pass
+    return V.storage_dtype(np.asarray(scalar).dtype, arg)
+
+
 # ---------------------------------------------------------------------- element-wise kernels
 def _eval_binary(op, x, y, dtype, device):
     if device == "gpu":
@@ -398,8 +410,9 @@ def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False,
             raise V.invalid_value("left, right", "be exactly one scalar with a BinaryOp",
                                   (left, right))
         scalar = right if left is None else left
-        s_dtype = V.storage_dtype(np.asarray(scalar).dtype, "left" if right is None else "right")
-        s = V.scalar_value(scalar, s_dtype, "left" if right is None else "right")
+        arg = "left" if right is None else "right"
+        s_dtype = _scalar_dtype(scalar, u.dtype, arg)
+        s = V.scalar_value(scalar, s_dtype, arg)
         dtype = _op_dtype(op, u.dtype, s_dtype, "op")
         xp = B.xp_of(device)
         s_array = xp.full(len(values), s, dtype=dtype)

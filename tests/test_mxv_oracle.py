@@ -17,7 +17,7 @@ structure must equal the oracle's and each value must be one of the candidate pr
 import functools
 import itertools
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -251,7 +251,7 @@ def unsorted_graph(rng, dtype):
         indices[seg], data[seg] = indices[seg][::-1].copy(), data[seg][::-1].copy()
     S = sp.csr_matrix((data, indices, indptr), shape=values.shape)
     S.has_sorted_indices = False
-    assert np.any(np.diff(indices[indptr[0]:indptr[1]]) < 0) or present[0].sum() < 2
+    assert any((np.diff(indices[indptr[r]:indptr[r + 1]]) < 0).any() for r in range(8))
     return Graph("unsorted scipy indices", values, present,
                  lambda device: gbla.Matrix.from_scipy(S, device=device))
 
@@ -507,14 +507,14 @@ COMBOS = list(itertools.product(MASKS, ACCUMS, [False, True]))
                          ids=[f"mask={m}-accum={a}-replace={r}" for m, a, r in COMBOS])
 def test_every_semiring_matches_the_oracle_in_every_direction(kind, mask_kind, accum, replace,
                                                              device):
-    # Per semiring one dtype and two scenarios, rotating with the combination, so that across
+    # Per semiring one dtype and four scenarios, rotating with the combination, so that across
     # the parametrization every semiring meets every dtype, graph, vector and mask vector.
     p = COMBOS.index((mask_kind, accum, replace))
     for si, semiring in enumerate(SEMIRINGS):
         dtype_name = dtype_for(semiring, si + p)
         cases = built(dtype_name, kind, device)
-        for j in range(2):
-            choice = (si * 2 + j) * 7 + p * 5
+        for j in range(4):
+            choice = (si * 4 + j) * 7 + p * 5
             s, A, u, m = cases[choice % len(cases)]
             run_case(s, A, u, m, semiring, kind, mask_kind=mask_kind, accum=accum,
                      replace=replace, with_out=True, choice=choice, device=device)
@@ -537,12 +537,16 @@ def test_every_semiring_in_every_dtype_matches_the_oracle(kind, device):
 
 MIXED = [("int32", "float64"), ("float32", "int64"), ("int64", "int32"), ("int32", "bool"),
          ("bool", "float32"), ("float64", "float32")]
+# One semiring per add monoid, their multiplies reading A, u, both, neither or the position.
+MIXED_SEMIRINGS = ["min_plus", "max_minus", "plus_times", "times_first", "any_second",
+                   "lor_eq", "land_eq", "lxor_eq", "eq_eq", "plus_pair", "any_secondi"]
 
 
 @pytest.mark.parametrize("A_dtype, u_dtype", MIXED)
 @pytest.mark.parametrize("kind", ["mxv", "vxm"])
 def test_mixed_dtypes_compute_in_the_promoted_dtype(A_dtype, u_dtype, kind, device):
-    # A of one dtype and u of another: the product is computed in result_type(A, u).
+    # A of one dtype and u of another: the product is computed in result_type(A, u), and the
+    # GPU kernels load each operand in its own dtype.
     T = np.result_type(A_dtype, u_dtype)
     rng = np.random.default_rng(7)
     values, present = draw_dense(rng, (7, 6), np.dtype(A_dtype), 0.5)
@@ -555,25 +559,13 @@ def test_mixed_dtypes_compute_in_the_promoted_dtype(A_dtype, u_dtype, kind, devi
         mask = draw_mask(rng, 7 if kind == "mxv" else 6, vi)
         s = Scenario(g, v, mask, rng.integers(-1, 3, mask.values.size),
                      rng.random(mask.values.size) < 0.5)
-        for semiring in SEMIRINGS:
+        for semiring in map(semirings.get, MIXED_SEMIRINGS):
             if T not in semiring.dtypes:
                 continue
             run_case(s, A, u, mask.build(device), semiring, kind, mask_kind="~V", accum="second",
                      replace=False, with_out=True, choice=vi, device=device)
             checked += 1
     assert checked > 0
-
-
-@pytest.mark.parametrize("semiring_name", ["min_plus", "plus_times", "lor_land"])
-def test_a_dtype_the_semiring_does_not_take_raises(semiring_name, device):
-    # lor_land takes bool alone; min_plus and plus_times no bool.
-    semiring = semirings.get(semiring_name)
-    dtype = "int32" if semiring_name == "lor_land" else "bool"
-    assert np.dtype(dtype) not in semiring.dtypes
-    A = gbla.Matrix.from_scipy(sp.csr_matrix(np.eye(3, dtype=dtype)), device=device)
-    u = gbla.Vector.from_dense(np.ones(3, dtype), device=device)
-    with pytest.raises(gbla.DomainMismatch):
-        gbla.mxv(A, u, semiring)
 
 
 # ============================================================================== invariants
@@ -709,22 +701,23 @@ def test_push_equals_pull_for_min_plus_and_any_secondi_is_valid(case, dtype, kin
 @pytest.mark.gpu
 @pytest.mark.skipif(not GPU, reason="needs CuPy and a CUDA device")
 @pytest.mark.parametrize("kind", ["mxv", "vxm"])
-def test_gpu_equals_cpu_on_every_case(kind):
-    # Every semiring in every dtype on every scenario, with a complemented value mask and an
-    # accum into an old output: the GPU's answer is the CPU's (or, for an any monoid that
-    # chooses, both are valid by the oracle).
-    for si, semiring in enumerate(SEMIRINGS):
-        for dtype in semiring.dtypes:
-            cpu_cases = built(dtype.name, kind, "cpu")
-            gpu_cases = built(dtype.name, kind, "gpu")
-            for ci, ((s, A, u, m), (_, Ag, ug, mg)) in enumerate(zip(cpu_cases, gpu_cases)):
-                mask_kind = MASKS[(si + ci) % len(MASKS)]
-                accum = ACCUMS[(si + ci) % len(ACCUMS)]
-                kw = dict(mask_kind=mask_kind, accum=accum, replace=bool(ci % 2),
-                          with_out=True, choice=ci)
-                w_cpu = run_case(s, A, u, m, semiring, kind, device="cpu", **kw)
-                w_gpu = run_case(s, Ag, ug, mg, semiring, kind, device="gpu", **kw)
-                assert w_gpu.device == "gpu"
-                if unique_answer(semiring):
-                    assert w_gpu.to_device("cpu").isequal(w_cpu), \
-                        f"{kind} {semiring.name} {dtype} [{s.label}]"
+@pytest.mark.parametrize("si", range(len(SEMIRINGS)), ids=[s.name for s in SEMIRINGS])
+def test_gpu_equals_cpu_on_every_case(kind, si):
+    # Every semiring (one test each, so that parallel workers share the kernel compiles) in
+    # every dtype on every scenario, with masks and accums rotating: the GPU's answer is the
+    # CPU's (or, for an any monoid that chooses, both are valid by the oracle).
+    semiring = SEMIRINGS[si]
+    for dtype in semiring.dtypes:
+        cpu_cases = built(dtype.name, kind, "cpu")
+        gpu_cases = built(dtype.name, kind, "gpu")
+        for ci, ((s, A, u, m), (_, Ag, ug, mg)) in enumerate(zip(cpu_cases, gpu_cases)):
+            mask_kind = MASKS[(si + ci) % len(MASKS)]
+            accum = ACCUMS[(si + ci) % len(ACCUMS)]
+            kw = dict(mask_kind=mask_kind, accum=accum, replace=bool(ci % 2),
+                      with_out=True, choice=ci)
+            w_cpu = run_case(s, A, u, m, semiring, kind, device="cpu", **kw)
+            w_gpu = run_case(s, Ag, ug, mg, semiring, kind, device="gpu", **kw)
+            assert w_gpu.device == "gpu"
+            if unique_answer(semiring):
+                assert w_gpu.to_device("cpu").isequal(w_cpu), \
+                    f"{kind} {semiring.name} {dtype} [{s.label}]"

@@ -20,7 +20,7 @@ import gbla
 from gbla import semirings
 from gbla.semirings import ANY_VALUE, BinaryOp, Monoid, Semiring
 
-from .conftest import DEVICES, host
+from .conftest import DEVICES, SKIP_NO_GPU, host
 
 BOOL, INT32, INT64, FP32, FP64 = (np.dtype(t) for t in (np.bool_, np.int32, np.int64,
                                                          np.float32, np.float64))
@@ -56,9 +56,9 @@ CODES = arrays(np.int8, (3, 24), elements=st.integers(-12, 12))
 
 
 def values(codes, dtype, extremes=True, infinities=(-INF, INF)):
-    """The codes as values of ``dtype``: +-12 become the dtype's extremes (True/False, the
-    integer limits, or the given infinities), the rest stay small integers. Without
-    ``extremes`` an integer dtype keeps +-12 (no overflow in three-term arithmetic)."""
+    """The codes as values of ``dtype``: bool takes their parity; otherwise +-12 become the
+    dtype's extremes (the given infinities; the integer limits only with ``extremes``, so that
+    arithmetic on three terms cannot overflow) and the rest stay small integers."""
     if dtype == BOOL:
         return (codes % 2).astype(bool)
     out = codes.astype(dtype)
@@ -221,6 +221,29 @@ def test_min_and_max_ignore_nan_like_fmin_and_fmax(via):
         assert_equal(add(hi, y, x, via), np.array([2.0, 1.0, np.nan, -INF], dtype), "max", y, x)
 
 
+@SKIP_NO_GPU
+@pytest.mark.gpu
+@fixture_ok
+@given(codes=CODES)
+def test_every_cuda_expression_computes_what_its_numpy_reference_computes(codes):
+    # The laws above hold for a wrong but lawful expression too (lor in place of lxor).
+    ops = {}
+    for sr in REGISTRY:
+        for op in (sr.add.op, sr.multiply):
+            ops.setdefault(id(op), (op, set()))[1].update(sr.dtypes if op is sr.multiply else
+                                                         map(sr.output_dtype, sr.dtypes))
+    for op, dtypes in ops.values():
+        for dtype in sorted(dtypes, key=str):
+            # no integer overflow: that is undefined behaviour in C
+            x, y = (values(row, dtype, extremes=op.name not in ARITHMETIC) for row in codes[:2])
+            got = host(gbla.ewise_mult(_vector(x, "gpu"), _vector(y, "gpu"), op).to_dense())
+            expected = op.apply_numpy(x, y, np.arange(len(x)))
+            if op.name == "any":
+                assert_one_of(got, (x, y), f"any on {dtype}")
+            else:
+                assert_equal(got, expected, f"{op.name} on {dtype}", x, y)
+
+
 # ------------------------------------------------------------------ reduce on each device
 @fixture_ok
 @given(codes=CODES, present=arrays(np.bool_, 24))
@@ -375,8 +398,8 @@ def test_user_defined_semiring_works_in_mxv_and_vxm(device, direction):
 def test_registering_a_taken_name_raises_unless_replace():
     first = semirings.register(succ_plus_times())
     second = succ_plus_times()
-    with pytest.raises(gbla.InvalidValue,
-                       match=r"semiring\.name must not be registered already.*laws_succ_laws_times"):
+    taken = r"semiring\.name must not be registered already.*laws_succ_laws_times"
+    with pytest.raises(gbla.InvalidValue, match=taken):
         semirings.register(second)
     assert semirings.get("laws_succ_laws_times") is first
     assert semirings.register(second, replace=True) is second

@@ -11,7 +11,7 @@ mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python3 -c "import cupy, sys; print('python', sys.version.split()[0], 'cupy', cupy.__version__, 'cuda runtime', cupy.cuda.runtime.runtimeGetVersion())"
 python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -n 2
-python3 -m pytest -q -p no:cacheprovider -ra "$@" 2>&1 | tee "$OUT/pytest.log" | tail -n 40
+python3 -m pytest -q -p no:cacheprovider -ra -n 8 "$@" 2>&1 | tee "$OUT/pytest.log" | tail -n 40
 status=${PIPESTATUS[0]}
 echo "pytest exit status: $status"
 python3 benchmarks/bench_mxv.py --scale 22 --json "$OUT/bench_mxv.json" 2>&1 | tee "$OUT/bench.log"

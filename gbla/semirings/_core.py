@@ -115,7 +115,11 @@ def _table(spec, argname):
 class Monoid:
     """An associative, commutative BinaryOp with an identity per dtype and, optionally, a
     terminal value z with op(z, x) == z for every x (``ANY_VALUE``: every value is terminal),
-    which lets a reduction stop early."""
+    which lets a reduction stop early.
+
+    ``any``'s identity (0) is only a placeholder, as in the GraphBLAS C API: no kernel ever
+    combines it with a value, since a reduction starts from its first present entry.
+    """
 
     op: BinaryOp
     identity: object
@@ -216,7 +220,7 @@ class Semiring:
         for d in self.dtypes:
             if d not in self.multiply.dtypes or self.multiply.result_dtype(d) not in self.add.dtypes:
                 raise V.domain("dtypes", f"be dtypes that {self.multiply.name} takes and whose "
-                               f"product {self.add.name} takes", d)
+                               f"product {self.add.name} takes", d.name)
 
     def output_dtype(self, dtype):
         return self.multiply.result_dtype(dtype)

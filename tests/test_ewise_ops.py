@@ -1,0 +1,518 @@
+"""ewise_add, ewise_mult, apply, reduce and assign against the oracle of the GraphBLAS C API
+write phase (out<mask, replace> accum= t, from test_mxv_oracle), with every mask kind, accum and
+replace, on both devices; and the Vector basics they rest on.
+
+The oracle of each operation's t is a loop over positions:
+    ewise_add   op(u(i), v(i)) where both are present, the lone value where one is (cast to
+                op's result dtype)
+    ewise_mult  op(u(i), v(i)) where both are present
+    apply       f(u(i)) (rowindex: i), op(u(i), s) with right=s, op(s, u(i)) with left=s
+    assign      the scalar at every position, or the value vector's entries
+computed in result_type of the operands' dtypes. Values are small integers: results are exact.
+"""
+
+import functools
+import itertools
+
+import numpy as np
+import pytest
+
+import gbla
+from gbla import semirings
+from gbla.semirings import binary, unary
+
+from .conftest import host
+from .test_mxv_oracle import (FOLD, MULTIPLY, Expected, assert_matches, cast, draw_values,
+                              make_mask, op_result_dtype, oracle_allowed, oracle_write,
+                              out_dtype_for)
+
+BINARY_OPS = [op for op in vars(binary).values() if not op.positional]
+UNARY_OPS = list(vars(unary).values())
+MONOIDS = list(vars(semirings.monoid).values())
+
+UNARY = {
+    "identity": lambda x, i: x,
+    "ainv": lambda x, i: -x,
+    "abs": lambda x, i: abs(x),
+    "lnot": lambda x, i: not x,
+    "one": lambda x, i: 1,
+    "rowindex": lambda x, i: i,
+}
+
+
+# ============================================================================== data
+def vector_data(rng, size, dtype, kind):
+    """(values, present) on the host: 'sparse' (explicit zero at 0), 'full' or 'empty'."""
+    dtype = np.dtype(dtype)
+    values = draw_values(rng, size, dtype)
+    if kind == "full":
+        return values, np.ones(size, bool)
+    if kind == "empty":
+        return np.zeros(size, dtype), np.zeros(size, bool)
+    present = rng.random(size) < 0.55
+    if size:
+        present[0], values[0] = True, 0
+    return np.where(present, values, np.zeros((), dtype)).astype(dtype), present
+
+
+def to_gbla(data, device):
+    """A Vector from (values, present): from_dense when full, else from COO in reverse order."""
+    values, present = data
+    if present.all():
+        return gbla.Vector.from_dense(values, device=device)
+    idx = np.flatnonzero(present)[::-1]
+    return gbla.Vector.from_coo(idx, values[idx], len(values), dtype=values.dtype,
+                                device=device)
+
+
+PAIRS = [("sparse", "sparse"), ("full", "sparse"), ("sparse", "empty"), ("full", "full"),
+         ("empty", "empty")]
+
+
+@functools.lru_cache(maxsize=None)
+def pair_data(u_dtype, v_dtype, which):
+    """u, v, a mask and an old output pattern of one size (9; 0 when which % 7 == 6)."""
+    rng = np.random.default_rng([which, len(u_dtype), len(v_dtype)])
+    ukind, vkind = PAIRS[which % len(PAIRS)]
+    size = 0 if which % 7 == 6 else 9
+    u = vector_data(rng, size, u_dtype, ukind)
+    v = vector_data(rng, size, v_dtype, vkind)
+    mask_dtype = (np.bool_, np.int32, np.float64)[which % 3]
+    mask = (rng.integers(0, 3, size).astype(mask_dtype), rng.random(size) < 0.6)
+    out = (rng.integers(-1, 3, size), rng.random(size) < 0.5)
+    return u, v, mask, out
+
+
+# ============================================================================== the oracle of t
+def t_ewise(op_name, u, v, union):
+    (uv, up), (vv, vp) = u, v
+    T = np.result_type(uv.dtype, vv.dtype)
+    R = op_result_dtype(op_name, T)
+    cands = []
+    for i, (x, px, y, py) in enumerate(zip(uv.tolist(), up, vv.tolist(), vp)):
+        if px and py:
+            if op_name == "secondi":
+                cands.append((i,))
+            else:
+                cands.append((cast(MULTIPLY[op_name](cast(x, T), cast(y, T)), R),))
+        elif union and (px or py):
+            cands.append((cast(x if px else y, R),))
+        else:
+            cands.append(None)
+    return Expected(R, tuple(cands))
+
+
+def t_apply_unary(op_name, u):
+    uv, up = u
+    R = np.dtype(np.int64) if op_name == "rowindex" else uv.dtype
+    return Expected(R, tuple((cast(UNARY[op_name](x, i), R),) if p else None
+                             for i, (x, p) in enumerate(zip(uv.tolist(), up))))
+
+
+def t_apply_bound(op_name, u, scalar, side):
+    uv, up = u
+    T = np.result_type(uv.dtype, scalar.dtype)
+    R = op_result_dtype(op_name, T)
+    s = cast(scalar, T)
+    cands = []
+    for i, (x, p) in enumerate(zip(uv.tolist(), up)):
+        if not p:
+            cands.append(None)
+        elif op_name == "secondi":
+            cands.append((i,))
+        else:
+            args = (cast(x, T), s) if side == "right" else (s, cast(x, T))
+            cands.append((cast(MULTIPLY[op_name](*args), R),))
+    return Expected(R, tuple(cands))
+
+
+def t_assign_scalar(scalar, out_dtype, size):
+    return Expected(np.dtype(out_dtype), ((cast(scalar, out_dtype),),) * size)
+
+
+def t_vector(v):
+    vv, vp = v
+    return Expected(vv.dtype, tuple((x,) if p else None for x, p in zip(vv.tolist(), vp)))
+
+
+def scalar_for(dtype, choice):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return np.bool_(choice % 2 == 0)
+    return dtype.type((-1, 0, 2)[choice % 3])
+
+
+# ============================================================================== the cases
+def _ewise_call(fn, op):
+    return lambda u, v, **kw: fn(u, v, op, **kw)
+
+
+def _apply_call(op, **bound):
+    return lambda u, v, **kw: gbla.apply(u, op, **bound, **kw)
+
+
+def _assign_vector_call(u, v, *, out, **kw):
+    return gbla.assign(out, v, **kw)
+
+
+def operation_cases(operation, choice):
+    """(label, u dtype, v dtype, call(u, v, **kw), oracle of t(u, v)) for every op and dtype
+    the operation takes; apply reads u alone, assign_vector assigns v into out."""
+    if operation in ("ewise_add", "ewise_mult"):
+        union = operation == "ewise_add"
+        ops = BINARY_OPS + ([] if union else [binary.secondi])
+        for op in ops:
+            for dtype in op.dtypes:
+                yield (f"{op.name} {dtype}", dtype.name, dtype.name,
+                       _ewise_call(getattr(gbla, operation), op),
+                       functools.partial(lambda u, v, name: t_ewise(name, u, v, union),
+                                         name=op.name))
+    elif operation == "apply_unary":
+        for op in UNARY_OPS:
+            for dtype in op.dtypes:
+                yield (f"{op.name} {dtype}", dtype.name, dtype.name, _apply_call(op),
+                       functools.partial(lambda u, v, name: t_apply_unary(name, u),
+                                         name=op.name))
+    elif operation in ("apply_left", "apply_right"):
+        side = operation.split("_")[1]
+        for op in BINARY_OPS + [binary.secondi]:
+            for di, dtype in enumerate(op.dtypes):
+                s = scalar_for(dtype, choice + di)
+                yield (f"{op.name} {dtype} {side}={s!r}", dtype.name, dtype.name,
+                       _apply_call(op, **{side: s}),
+                       functools.partial(lambda u, v, name, s: t_apply_bound(name, u, s, side),
+                                         name=op.name, s=s))
+    elif operation == "assign_vector":
+        for dtype in ("bool", "int32", "int64", "float32", "float64"):
+            yield (f"a {dtype} vector", dtype, dtype, _assign_vector_call,
+                   lambda u, v: t_vector(v))
+    else:
+        raise AssertionError(operation)
+
+
+def check(label, call, oracle_t, u_data, v_data, mask_data, out_pattern, *, mask_kind, accum,
+          replace, with_out, choice, device):
+    """One call against the oracle; returns nothing, asserts everything."""
+    t = oracle_t(u_data, v_data)
+    out_host = None
+    if with_out:
+        dt = out_dtype_for(t.dtype, accum, choice)
+        out_host = (out_pattern[0].astype(dt), out_pattern[1])
+    allowed = None if mask_kind is None else oracle_allowed(mask_kind, *mask_data)
+    expected = oracle_write(t, out_host, allowed, accum, replace)
+    where = f"{label} mask={mask_kind} accum={accum} replace={replace} out={with_out}"
+    out = None if out_host is None else to_gbla(out_host, device)
+    w = call(to_gbla(u_data, device), to_gbla(v_data, device),
+             mask=make_mask(to_gbla(mask_data, device), mask_kind),
+             accum=None if accum is None else getattr(binary, accum), replace=replace, out=out)
+    if with_out:
+        assert w is out, where
+    assert_matches(w, expected, where)
+
+
+MASKS = [None, "S", "V", "~S", "~V"]
+ACCUMS = [None, "plus", "min", "second"]
+COMBOS = list(itertools.product(MASKS, ACCUMS, [False, True]))
+OPERATIONS = ["ewise_add", "ewise_mult", "apply_unary", "apply_left", "apply_right",
+              "assign_vector"]
+
+
+@pytest.mark.parametrize("operation", OPERATIONS)
+@pytest.mark.parametrize("mask_kind, accum, replace", COMBOS,
+                         ids=[f"mask={m}-accum={a}-replace={r}" for m, a, r in COMBOS])
+def test_elementwise_operations_match_the_oracle(operation, mask_kind, accum, replace, device):
+    # Every op in every dtype it takes, on two (u, v) pairs rotating through empty, full,
+    # sparse and size-0 vectors; with an old output (and, without accum or replace, without).
+    p = COMBOS.index((mask_kind, accum, replace))
+    for ci, (label, u_dt, v_dt, call, oracle_t) in enumerate(operation_cases(operation, p)):
+        for j in range(2):
+            choice = ci * 2 + j + p * 3
+            u, v, mask, out = pair_data(u_dt, v_dt, choice % 14)
+            kw = dict(mask_kind=mask_kind, accum=accum, replace=replace, choice=choice,
+                      device=device)
+            check(f"{operation} {label}", call, oracle_t, u, v, mask, out, with_out=True, **kw)
+            if accum is None and not replace and not operation.startswith("assign"):
+                check(f"{operation} {label}", call, oracle_t, u, v, mask, out, with_out=False,
+                      **kw)
+
+
+@pytest.mark.parametrize("mask_kind, accum, replace", COMBOS,
+                         ids=[f"mask={m}-accum={a}-replace={r}" for m, a, r in COMBOS])
+def test_assign_scalar_matches_the_oracle(mask_kind, accum, replace, device):
+    p = COMBOS.index((mask_kind, accum, replace))
+    for di, dtype in enumerate(["bool", "int32", "int64", "float32", "float64"]):
+        for j in range(3):
+            choice = di * 3 + j + p
+            u, _, mask, out_pattern = pair_data(dtype, dtype, choice % 14)
+            out_dtype = out_dtype_for(np.dtype(dtype), accum, choice)
+            scalar = scalar_for(out_dtype, choice)
+            out_host = (out_pattern[0].astype(out_dtype), out_pattern[1])
+            t = t_assign_scalar(scalar, out_dtype, len(out_host[1]))
+            allowed = None if mask_kind is None else oracle_allowed(mask_kind, *mask)
+            expected = oracle_write(t, out_host, allowed, accum, replace)
+            out = to_gbla(out_host, device)
+            w = gbla.assign(out, scalar, mask=make_mask(to_gbla(mask, device), mask_kind),
+                            accum=None if accum is None else getattr(binary, accum),
+                            replace=replace)
+            assert w is out
+            assert_matches(w, expected, f"assign {scalar!r} into {out_dtype} mask={mask_kind}")
+
+
+MIXED = [("int32", "float64"), ("bool", "int32"), ("int64", "float32"), ("float32", "bool")]
+
+
+@pytest.mark.parametrize("u_dtype, v_dtype", MIXED)
+def test_ewise_of_mixed_dtypes_computes_in_the_promoted_dtype(u_dtype, v_dtype, device):
+    # int32 (+) float64 computes in float64; a lone value is cast to the result dtype too.
+    for which in range(5):
+        u, v, _, _ = pair_data(u_dtype, v_dtype, which)
+        for op in (binary.plus, binary.min, binary.eq, binary.second, binary.first):
+            if np.result_type(u_dtype, v_dtype) not in op.dtypes:
+                continue
+            for operation, union in (("ewise_add", True), ("ewise_mult", False)):
+                w = getattr(gbla, operation)(to_gbla(u, device), to_gbla(v, device), op)
+                assert_matches(w, t_ewise(op.name, u, v, union),
+                               f"{operation} {op.name} {u_dtype} {v_dtype} pair {which}")
+
+
+# ============================================================================== drawn examples
+def test_ewise_add_is_the_union_and_ewise_mult_the_intersection(device):
+    #        0    1    2    3    4
+    # u = [  1    .    3    .   -2 ]
+    # v = [ 10   20    .    .    5 ]
+    u = gbla.Vector.from_coo([0, 2, 4], [1, 3, -2], 5, device=device)
+    v = gbla.Vector.from_coo([0, 1, 4], [10, 20, 5], 5, device=device)
+    # add:  [ 11  20   3   .   3 ]      mult (times): [ 10  .  .  .  -10 ]
+    assert host(gbla.ewise_add(u, v, binary.plus).to_dense(0)).tolist() == [11, 20, 3, 0, 3]
+    w = gbla.ewise_mult(u, v, binary.times)
+    assert host(w.to_coo()[0]).tolist() == [0, 4]
+    assert host(w.to_coo()[1]).tolist() == [10, -10]
+    # minus is not commutative: u - v where both, the lone value elsewhere.
+    w = gbla.ewise_add(u, v, "minus")
+    assert host(w.to_dense(0)).tolist() == [-9, 20, 3, 0, -7]
+    # A comparison gives bool; the lone values are cast to bool too.
+    w = gbla.ewise_add(u, v, binary.lt)
+    assert w.dtype == np.bool_
+    assert host(w.to_dense(False)).tolist() == [True, True, True, False, True]
+
+
+def test_ewise_with_mask_accum_and_replace_on_a_drawn_example(device):
+    #          0   1   2   3
+    # u    = [ 1   2   .   4 ]
+    # v    = [ 1   .   3   . ]
+    # out  = [ 5   .   7   9 ]
+    # m    = [ 1   0   .   1 ]      value mask m.V allows 0 and 3
+    # ewise_add plus: t = [ 2  2  3  4 ]; accum min into out where allowed:
+    #   out(0) = min(5, 2) = 2, out(3) = min(9, 4) = 4; 1 and 2 not allowed:
+    #   kept without replace (out(1) absent, out(2) = 7), deleted with replace.
+    u = gbla.Vector.from_coo([0, 1, 3], [1, 2, 4], 4, device=device)
+    v = gbla.Vector.from_coo([0, 2], [1, 3], 4, device=device)
+    m = gbla.Vector.from_coo([0, 1, 3], [1, 0, 1], 4, device=device)
+    out = gbla.Vector.from_coo([0, 2, 3], [5, 7, 9], 4, device=device)
+    w = gbla.ewise_add(u, v, binary.plus, mask=m.V, accum=binary.min, out=out)
+    assert w is out
+    assert host(out.to_dense(-1)).tolist() == [2, -1, 7, 4]
+    out = gbla.Vector.from_coo([0, 2, 3], [5, 7, 9], 4, device=device)
+    gbla.ewise_add(u, v, binary.plus, mask=m.V, accum=binary.min, replace=True, out=out)
+    assert host(out.to_dense(-1)).tolist() == [2, -1, -1, 4]
+    # The structural mask m.S also allows 1 (present, value 0): out(1) = t(1) = 2.
+    out = gbla.Vector.from_coo([0, 2, 3], [5, 7, 9], 4, device=device)
+    gbla.ewise_add(u, v, binary.plus, mask=m.S, accum=binary.min, out=out)
+    assert host(out.to_dense(-1)).tolist() == [2, 2, 7, 4]
+    # A bare Vector as mask means its value mask.
+    out = gbla.Vector.from_coo([0, 2, 3], [5, 7, 9], 4, device=device)
+    gbla.ewise_add(u, v, binary.plus, mask=m, accum=binary.min, replace=True, out=out)
+    assert host(out.to_dense(-1)).tolist() == [2, -1, -1, 4]
+
+
+def test_apply_unary_binary_bound_and_positional(device):
+    # u = [ .  3  -2  .  0 ]   (the 0 is an entry)
+    u = gbla.Vector.from_coo([1, 2, 4], np.array([3, -2, 0], np.int32), 5, device=device)
+    assert host(gbla.apply(u, unary.ainv).to_dense(9)).tolist() == [9, -3, 2, 9, 0]
+    assert host(gbla.apply(u, unary.abs).to_dense(9)).tolist() == [9, 3, 2, 9, 0]
+    w = gbla.apply(u, unary.rowindex)
+    assert w.dtype == np.int64
+    assert host(w.to_coo()[1]).tolist() == [1, 2, 4]
+    # right=s: u(i) - 1;  left=s: 1 - u(i)
+    s = np.int32(1)
+    assert host(gbla.apply(u, binary.minus, right=s).to_dense(9)).tolist() == [9, 2, -3, 9, -1]
+    assert host(gbla.apply(u, binary.minus, left=s).to_dense(9)).tolist() == [9, -2, 3, 9, 1]
+    w = gbla.apply(u, binary.gt, right=s)
+    assert w.dtype == np.bool_
+    assert host(w.to_coo()[1]).tolist() == [True, False, False]
+    # A float scalar promotes: int32 and float64 compute in float64.
+    w = gbla.apply(u, binary.times, right=0.5)
+    assert w.dtype == np.float64
+    assert host(w.to_coo()[1]).tolist() == [1.5, -1.0, 0.0]
+
+
+def test_assign_scalar_and_vector_on_a_drawn_example(device):
+    # out = [ 1  .  3  . ], m = [ T  T  .  F ] (bool)
+    out = gbla.Vector.from_coo([0, 2], [1.0, 3.0], 4, device=device)
+    m = gbla.Vector.from_coo([0, 1, 3], [True, True, False], 4, device=device)
+    # out<m.V> = 7: positions 0 and 1 become 7; 2 stays 3; 3 stays absent.
+    assert gbla.assign(out, 7, mask=m.V) is out
+    assert host(out.to_dense(-1)).tolist() == [7.0, 7.0, 3.0, -1.0]
+    # out<~m.S> plus= 10: only position 2 allowed: 3 + 10.
+    gbla.assign(out, 10, mask=~m.S, accum=binary.plus)
+    assert host(out.to_dense(-1)).tolist() == [7.0, 7.0, 13.0, -1.0]
+    # No mask: every position gets the scalar.
+    gbla.assign(out, 0)
+    assert host(out.to_dense()).tolist() == [0.0, 0.0, 0.0, 0.0]
+    # A Vector value [ .  5  .  . ] under m.S (allows 0, 1 and 3): out takes its entries and
+    # loses the others there; position 2 is not allowed and keeps its 0.
+    value = gbla.Vector.from_coo([1], [5.0], 4, device=device)
+    gbla.assign(out, value, mask=m.S)
+    assert host(out.to_dense(-1)).tolist() == [-1.0, 5.0, 0.0, -1.0]
+
+
+def test_an_accum_that_does_not_take_the_dtypes_raises_and_leaves_out_alone(device):
+    # plus takes no bool: bool out plus= bool t cannot be computed.
+    out = gbla.Vector.from_coo([0], [True], 3, device=device)
+    u = gbla.Vector.from_dense(np.array([True, False, True]), device=device)
+    with pytest.raises(gbla.DomainMismatch):
+        gbla.ewise_add(u, u, binary.lor, accum=binary.plus, out=out)
+    assert host(out.to_dense(False)).tolist() == [True, False, False] and out.nvals == 1
+
+
+# ============================================================================== reduce
+IDENTITY = {  # per monoid and dtype kind: bool, int, float
+    "plus": (None, 0, 0.0), "times": (None, 1, 1.0),
+    "min": (True, "max", np.inf), "max": (False, "min", -np.inf), "any": (False, 0, 0.0),
+    "lor": (False, None, None), "land": (True, None, None), "lxor": (False, None, None),
+    "eq": (True, None, None),
+}
+
+
+def expected_identity(name, dtype):
+    value = IDENTITY[name]["bif".index(dtype.kind)]
+    if value in ("max", "min"):
+        value = getattr(np.iinfo(dtype), value)
+    return value
+
+
+def test_reduce_matches_the_oracle_for_every_monoid_and_dtype(device):
+    rng = np.random.default_rng(5)
+    for monoid in MONOIDS:
+        for dtype in monoid.dtypes:
+            for kind in ("empty", "sparse", "full"):
+                values, present = vector_data(rng, 9, dtype, kind)
+                u = to_gbla((values, present), device)
+                for by in (monoid, monoid.name):
+                    r = gbla.reduce(u, by)
+                    where = f"{monoid.name} {dtype} {kind}"
+                    assert isinstance(r, np.generic) and r.dtype == dtype, where
+                    present_values = values[present].tolist()
+                    if not present_values:
+                        want = expected_identity(monoid.name, dtype)
+                    elif monoid.name == "any":
+                        want = values[np.flatnonzero(present)[0]]
+                    else:
+                        want = cast(FOLD[monoid.name](present_values), dtype)
+                    assert r.item() == want, f"{where}: {r!r}, expected {want!r}"
+
+
+def test_reduce_on_a_drawn_example(device):
+    # u = [ .  4  -1  .  2 ]
+    u = gbla.Vector.from_coo([4, 1, 2], [2, 4, -1], 5, device=device)
+    assert gbla.reduce(u, "plus") == 5
+    assert gbla.reduce(u, semirings.monoid.min) == -1
+    assert gbla.reduce(u, "max") == 4
+    assert gbla.reduce(u, "times") == -8
+    assert gbla.reduce(u, "any") == 4  # the lowest present index, 1
+    empty = gbla.Vector.new(5, np.float32, device=device)
+    assert gbla.reduce(empty, "min") == np.float32(np.inf)
+    assert gbla.reduce(empty, "plus").dtype == np.float32
+
+
+# ============================================================================== Vector basics
+def test_to_dense_fills_missing_entries_and_requires_a_fill_when_some_are_missing(device):
+    # u = [ .  5  .  0 ]   (size 4; the 0 is an entry)
+    u = gbla.Vector.from_coo([3, 1], [0, 5], 4, device=device)
+    assert u.nvals == 2
+    assert host(u.to_dense(-1)).tolist() == [-1, 5, -1, 0]
+    with pytest.raises(gbla.InvalidValue):
+        u.to_dense()
+    full = gbla.Vector.from_dense(np.array([1.5, 2.5]), device=device)
+    assert host(full.to_dense()).tolist() == [1.5, 2.5]
+    # Every entry present by COO: no fill needed either.
+    assert host(gbla.Vector.from_coo([1, 0], [2, 1], 2, device=device).to_dense()).tolist() \
+        == [1, 2]
+    # A fill the dtype cannot hold widens the result instead.
+    w = gbla.Vector.from_coo([0], np.array([3], np.int32), 2, device=device).to_dense(np.inf)
+    assert w.dtype == np.float64 and host(w).tolist() == [3.0, np.inf]
+
+
+def test_to_coo_gives_sorted_int64_indices_in_new_arrays(device):
+    idx_in = np.array([7, 2, 5, 0], np.int32)
+    val_in = np.array([70, 20, 50, 0], np.int16)
+    u = gbla.Vector.from_coo(idx_in, val_in, 8, device=device)
+    idx, vals = u.to_coo()
+    assert host(idx).dtype == np.int64
+    assert host(idx).tolist() == [0, 2, 5, 7]
+    assert host(vals).tolist() == [0, 20, 50, 70]
+    assert u.dtype == np.int32  # int16 widens losslessly
+    idx[0] = 3  # the arrays are the caller's: the vector does not see this
+    assert host(u.to_coo()[0]).tolist() == [0, 2, 5, 7]
+    assert idx_in.tolist() == [7, 2, 5, 0] and val_in.tolist() == [70, 20, 50, 0]
+    assert u.nvals == 4 and u.size == 8 and u.shape == (8,)
+
+
+def test_from_coo_with_a_repeated_index_raises_unless_dup_op_combines(device):
+    # indices [3, 1, 3], values [10, 20, 30]: index 3 twice.
+    with pytest.raises(gbla.DuplicateIndex):
+        gbla.Vector.from_coo([3, 1, 3], [10, 20, 30], 5, device=device)
+    summed = gbla.Vector.from_coo([3, 1, 3], [10, 20, 30], 5, dup_op=binary.plus, device=device)
+    assert host(summed.to_dense(0)).tolist() == [0, 20, 0, 40, 0]
+    first = gbla.Vector.from_coo([3, 1, 3], [10, 20, 30], 5, dup_op=binary.first,
+                                 device=device)
+    assert host(first.to_dense(0)).tolist() == [0, 20, 0, 10, 0]
+    second = gbla.Vector.from_coo([3, 1, 3], [10, 20, 30], 5, dup_op=binary.second,
+                                  device=device)
+    assert host(second.to_dense(0)).tolist() == [0, 20, 0, 30, 0]
+
+
+def test_from_coo_with_a_scalar_value_and_new_give_the_dtype_asked_for(device):
+    u = gbla.Vector.from_coo([2, 0], True, 3, device=device)
+    assert u.dtype == np.bool_ and host(u.to_dense(False)).tolist() == [True, False, True]
+    u = gbla.Vector.from_coo([1], 4, 3, dtype=np.float32, device=device)
+    assert u.dtype == np.float32 and host(u.to_dense(0)).tolist() == [0.0, 4.0, 0.0]
+    e = gbla.Vector.new(4, np.int64, device=device)
+    assert e.nvals == 0 and e.dtype == np.int64 and e.size == 4
+    assert host(e.to_dense(1)).tolist() == [1, 1, 1, 1]
+
+
+def test_dup_is_equal_and_independent(device):
+    u = gbla.Vector.from_coo([0, 2], [1.0, 2.0], 3, device=device)
+    d = u.dup()
+    assert d is not u and d.isequal(u)
+    gbla.assign(d, 9.0, mask=u.S)
+    assert host(d.to_dense(0)).tolist() == [9.0, 0.0, 9.0]
+    assert host(u.to_dense(0)).tolist() == [1.0, 0.0, 2.0]
+
+
+def test_isequal_compares_size_dtype_structure_and_values(device):
+    u = gbla.Vector.from_coo([0, 2], [1, 2], 3, dtype=np.int32, device=device)
+    assert u.isequal(gbla.Vector.from_coo([2, 0], [2, 1], 3, dtype=np.int32, device=device))
+    assert not u.isequal(gbla.Vector.from_coo([0, 2], [1, 2], 3, dtype=np.int64, device=device))
+    assert not u.isequal(gbla.Vector.from_coo([0, 2], [1, 3], 3, dtype=np.int32, device=device))
+    assert not u.isequal(gbla.Vector.from_coo([0, 1], [1, 2], 3, dtype=np.int32, device=device))
+    assert not u.isequal(gbla.Vector.from_coo([0, 2], [1, 2], 4, dtype=np.int32, device=device))
+    assert not u.isequal(np.array([1, 0, 2]))
+    # Dense and sparse storage of the same vector are equal.
+    full = gbla.Vector.from_dense(np.array([1, 2], np.int32), device=device)
+    assert full.isequal(gbla.Vector.from_coo([0, 1], [1, 2], 2, dtype=np.int32, device=device))
+    nan = gbla.Vector.from_dense(np.array([np.nan, 1.0]), device=device)
+    assert nan.isequal(gbla.Vector.from_dense(np.array([np.nan, 1.0]), device=device))
+
+
+def test_to_device_cpu_gives_an_equal_host_vector(device):
+    u = gbla.Vector.from_coo([3, 1], [6, 5], 4, device=device)
+    c = u.to_device("cpu")
+    assert c.device == "cpu" and c.size == 4 and c.dtype == u.dtype
+    idx, vals = c.to_coo()
+    assert isinstance(idx, np.ndarray) and isinstance(vals, np.ndarray)
+    assert idx.tolist() == [1, 3] and vals.tolist() == [5, 6]
+    assert c.isequal(u) and u.isequal(c)
+    assert c.to_device(device).device == device
+    assert c.to_device(device).isequal(u)
