@@ -93,9 +93,11 @@ def test_gpu_masked_product_equals_cpu_with_int64_indices(mask_kind, direction):
 
 @pytest.mark.parametrize("direction", ["push", "pull"])
 def test_gpu_iso_pattern_bfs_step_equals_cpu(direction):
-    # path 0 -> 1 -> 2 plus a hub 3 <-> everything: from {0, 3}, one step reaches 1 and all.
-    src = [0, 1] + [3] * 40 + list(range(40))
-    dst = [1, 2] + list(range(40)) + [3] * 40
+    # path 0 -> 1 -> 2 plus a hub 3 <-> every other vertex: from {0, 3}, one step reaches all
+    # the rest; 2 only through the hub, 1 through 0 or the hub.
+    others = [v for v in range(41) if v != 3]
+    src = [0, 1] + [3] * 40 + others
+    dst = [1, 2] + others + [3] * 40
     out = []
     for device in ("cpu", "gpu"):
         A = gbla.Matrix.from_edges(src, dst, n=41, device=device)

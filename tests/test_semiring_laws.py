@@ -252,6 +252,9 @@ def test_reduce_equals_a_left_fold_of_the_present_values(device, codes, present)
     # identity (or its CUDA literal) shows up here.
     for monoid, dtype in MONOID_CASES:
         x = values(codes[0], dtype, extremes=monoid.op.name not in ARITHMETIC)
+        if monoid.op.name == "times" and dtype.kind == "f":
+            # powers of two: a floating product is then exact in any order (3**24 is not)
+            x = (np.sign(x) * np.exp2(np.abs(x) % 4)).astype(dtype)
         idx = np.flatnonzero(present)
         u = gbla.Vector.from_coo(idx, x[idx], len(x), device=device)
         got = gbla.reduce(u, monoid)
