@@ -1,7 +1,8 @@
 """gbla: graph algorithms as sparse linear algebra (GraphBLAS style) on the GPU (CuPy) and the
 CPU (NumPy/SciPy)."""
 
-from . import generators, semirings
+from . import generators, io, semirings, validate
+from .algorithms import bfs, sssp
 from ._backend import default_device, gpu_available
 from .direction import DEFAULT_POLICY, DirectionPolicy, DirectionTracker
 from .exceptions import (DeviceMismatch, DimensionMismatch, DomainMismatch, DuplicateIndex,
@@ -9,14 +10,14 @@ from .exceptions import (DeviceMismatch, DimensionMismatch, DomainMismatch, Dupl
                          ValidationError)
 from .mask import Mask
 from .matrix import Matrix
-from .ops import apply, assign, ewise_add, ewise_mult, mxv, reduce, vxm
+from .ops import apply, assign, ewise_add, ewise_mult, mxv, reduce, scale, select, vxm
 from .vector import Vector
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Matrix", "Vector", "Mask", "semirings", "generators",
-    "mxv", "vxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign",
+    "Matrix", "Vector", "Mask", "semirings", "generators", "io", "validate", "bfs", "sssp",
+    "mxv", "vxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign", "select", "scale",
     "DirectionPolicy", "DirectionTracker", "DEFAULT_POLICY",
     "gpu_available", "default_device",
     "GblaError", "DimensionMismatch", "DomainMismatch", "DeviceMismatch", "InvalidIndex",

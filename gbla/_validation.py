@@ -175,3 +175,18 @@ def no_duplicates(i, j, n_cols, xp, arg):
         k = int(key[int(dup[0])])
         raise DuplicateIndex(message(arg, "hold each (row, column) once, or give dup_op",
                                      f"({k // n_cols}, {k % n_cols}) repeated"))
+
+
+def source(value, n):
+    """A vertex id: an integer (not a bool) with 0 <= source < n."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise invalid_value("source", "be an integer vertex id", value)
+    return in_range(value, n, "source")
+
+
+def square(shape, arg):
+    if shape[0] != shape[1]:
+        raise DimensionMismatch(message(arg, "be square (a graph's adjacency matrix)",
+                                        f"shape {shape}"))

@@ -7,7 +7,7 @@ from . import _backend as B
 from . import _validation as V
 from .matrix import Matrix
 
-__all__ = ["rmat"]
+__all__ = ["rmat", "grid2d", "with_weights"]
 
 _U64 = np.uint64
 
@@ -25,13 +25,14 @@ def _uniform(counter, stream, base):
         .astype(np.float64) * (2.0 ** -53)
 
 
-def rmat(scale, edge_factor=16, seed=0, *, device=None, a=0.57, b=0.19, c=0.19):
+def rmat(scale, edge_factor=16, seed=0, *, device=None, a=0.57, b=0.19, c=0.19, weights=None):
     """A Graph500 Kronecker (R-MAT) graph: 2**scale vertices, edge_factor * 2**scale generated
     edges with initiator probabilities (a, b, c, 1-a-b-c), vertices randomly relabelled, made
     symmetric, self-loops and duplicates removed.
 
-    Returns an iso (unweighted) bool Matrix, symmetric, whose transpose is itself. The same
-    ``seed`` gives the same graph on either device.
+    Returns an iso (unweighted) bool Matrix, symmetric, whose transpose is itself; with
+    ``weights=(lo, hi)`` an int32 Matrix of :func:`with_weights`. The same ``seed`` gives the
+    same graph on either device.
 
     Examples
     --------
@@ -75,4 +76,42 @@ def rmat(scale, edge_factor=16, seed=0, *, device=None, a=0.57, b=0.19, c=0.19):
     A = Matrix.from_edges(xp.concatenate([lo, hi]), xp.concatenate([hi, lo]), n=n,
                           device=device)
     A._symmetric, A._T = True, A
-    return A
+    return A if weights is None else with_weights(A, *weights, seed=seed)
+
+
+def grid2d(rows, cols, *, device=None, weights=None, seed=0):
+    """The rows x cols grid graph: vertex r * cols + c joined both ways to its 4 neighbours.
+    A road-like graph of diameter rows + cols - 2; iso bool, or int32 weights (lo, hi)."""
+    rows, cols = V.size(rows, "rows"), V.size(cols, "cols")
+    device = B.resolve_device(device)
+    xp = B.xp_of(device)
+    ids = xp.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
+    right = (ids[:, :-1].ravel(), ids[:, 1:].ravel())
+    down = (ids[:-1, :].ravel(), ids[1:, :].ravel())
+    src = xp.concatenate([right[0], down[0], right[1], down[1]])
+    dst = xp.concatenate([right[1], down[1], right[0], down[0]])
+    A = Matrix.from_edges(src, dst, n=rows * cols, device=device)
+    A._symmetric, A._T = True, A
+    return A if weights is None else with_weights(A, *weights, seed=seed)
+
+
+def with_weights(A, lo, hi, *, seed=0):
+    """A's structure with integer weights drawn uniformly from [lo, hi] (int32), the same for
+    (i, j) and (j, i), so an undirected graph stays undirected; deterministic for a seed."""
+    from .ops import _entry_rows
+    lo, hi = (V.integer(v, name) for v, name in ((lo, "lo"), (hi, "hi")))
+    if not -2**31 <= lo <= hi < 2**31:
+        raise V.invalid_value("lo, hi", "satisfy -2**31 <= lo <= hi < 2**31", (lo, hi))
+    seed = V.size(seed, "seed")
+    xp = B.xp_of(A.device)
+    rows = _entry_rows(A).astype(np.int64)
+    cols = A._indices.astype(np.int64)
+    key = (xp.minimum(rows, cols) * max(A.ncols, 1) + xp.maximum(rows, cols)).astype(_U64)
+    base = _splitmix64(np.full(1, seed, _U64))[0]
+    span = hi - lo + 1
+    values = (_uniform(key, 0, base) * span).astype(np.int64) + lo
+    W = Matrix._wrap(A._indptr, A._indices, values.astype(np.int32), A.shape, np.int32,
+                     A.device, A._symmetric)
+    if A._symmetric:
+        W._T = W
+    return W

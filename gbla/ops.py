@@ -23,7 +23,7 @@ from .semirings import BinaryOp, Monoid, Semiring, UnaryOp
 from .semirings._core import _tree_reduceat
 from .vector import Vector
 
-__all__ = ["mxv", "vxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign"]
+__all__ = ["mxv", "vxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign", "select", "scale"]
 
 DIRECTIONS = ("auto", "push", "pull")
 
@@ -466,3 +466,98 @@ def assign(out, value, *, mask=None, accum=None, replace=False):
         t = (xp.full(out.size, s, dtype=out.dtype), None)
     return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"),
                   device=device)
+
+
+# ---------------------------------------------------------------------- select and scale
+_STRUCTURAL_SELECT = ("tril", "triu", "diag", "offdiag")
+
+
+def _entry_rows(A):
+    """The row of every stored entry, cached on the matrix."""
+    if "rows" not in A._cache:
+        from .matrix import _rows_of_entries
+        A._cache["rows"] = _rows_of_entries(A._indptr, A.nvals, B.xp_of(A.device))
+    return A._cache["rows"]
+
+
+def _submatrix(A, keep, values, dtype):
+    """The entries of A where ``keep``, with ``values`` (None: iso), as a new Matrix."""
+    xp = B.xp_of(A.device)
+    rows = _entry_rows(A)[keep]
+    indptr = xp.zeros(A.nrows + 1, A._indptr.dtype)
+    if A.nrows:
+        indptr[1:] = xp.cumsum(xp.bincount(rows, minlength=A.nrows))
+    return Matrix._wrap(indptr, A._indices[keep], None if values is None else values[keep],
+                        A.shape, dtype, A.device)
+
+
+def select(x, op, thunk=None):
+    """The entries of a Vector or Matrix that satisfy a condition (GrB_select).
+
+    Parameters
+    ----------
+    x : Vector or Matrix
+    op : str or BinaryOp
+        ``"nonzero"``; a comparison with ``thunk`` (``"=="``, ``"!="``, ``"<"``, ``"<="``,
+        ``">"``, ``">="``, or a bool-valued BinaryOp such as ``binary.lt``: op(value, thunk));
+        for a Matrix also the structural ``"tril"``, ``"triu"``, ``"diag"``, ``"offdiag"``.
+    thunk : scalar
+        The right operand of a comparison.
+
+    Returns
+    -------
+    Vector or Matrix of the same size, dtype and device.
+    """
+    names = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
+    if isinstance(x, Matrix):
+        xp = B.xp_of(x.device)
+        if op in _STRUCTURAL_SELECT:
+            rows, cols = _entry_rows(x), x._indices
+            keep = {"tril": cols <= rows, "triu": cols >= rows, "diag": cols == rows,
+                    "offdiag": cols != rows}[op]
+        else:
+            keep = _select_values(x._values_or_ones(), op, thunk, names, x.dtype, x.device)
+        return _submatrix(x, keep, x._values, x.dtype)
+    x = _vector(x, "x")
+    values, present = x._dense()
+    keep = _select_values(values, op, thunk, names, x.dtype, x.device)
+    return Vector._from_dense_arrays(values, keep if present is None else keep & present,
+                                     x.device)
+
+
+def _select_values(values, op, thunk, names, dtype, device):
+    if op == "nonzero":
+        return values.astype(bool)
+    op = _binary_op(names.get(op, op), "op")
+    if op.result_dtype(dtype) != np.dtype(bool):
+        raise V.domain("op", "be a comparison giving bool", op.name)
+    if thunk is None:
+        raise V.invalid_value("thunk", f"be given with {op.name}", None)
+    t_dtype = _scalar_dtype(thunk, dtype, "thunk")
+    dt = _op_dtype(op, dtype, t_dtype, "op")
+    t = B.xp_of(device).full(len(values), V.scalar_value(thunk, t_dtype, "thunk"), dtype=dt)
+    return _eval_binary(op, values, t, dt, device)
+
+
+def scale(A, v, op, *, side="left"):
+    """B = diag(v) (+).op A (``side="left"``: B(i, j) = op(v(i), A(i, j))) or A (+).op diag(v)
+    (``side="right"``: B(i, j) = op(A(i, j), v(j))): the product with a diagonal matrix.
+
+    Entries of A whose row (left) or column (right) has no entry in v are dropped, as in the
+    product. Returns a new Matrix of op's result dtype.
+    """
+    A, v = _matrix(A, "A"), _vector(v, "v")
+    V.one_of(side, ("left", "right"), "side")
+    V.dimension(v.size, A.nrows if side == "left" else A.ncols, "v.size",
+                "A.nrows" if side == "left" else "A.ncols")
+    op = _binary_op(op, "op")
+    device = _device(A=A, v=v)
+    values, present = v._dense()
+    where = _entry_rows(A) if side == "left" else A._indices
+    a = A._values_or_ones()
+    vv = values[where]
+    dtype = _op_dtype(op, A.dtype, v.dtype, "op")
+    x, y = (vv, a) if side == "left" else (a, vv)
+    out = _eval_binary(op, x, y, dtype, device)
+    keep = B.xp_of(device).ones(A.nvals, bool) if present is None else present[where]
+    return _submatrix(A, keep, out, out.dtype)

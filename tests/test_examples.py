@@ -19,3 +19,22 @@ def test_semiring_tour_runs_and_agrees_with_scipy(device, capsys):
     _load("semiring_tour").main(["--scale", "9", "--device", device])
     out = capsys.readouterr().out
     assert "equal to SciPy" in out and "parents" in out
+
+
+def test_bfs_levels_runs_and_agrees_with_scipy(device, capsys):
+    _load("bfs_levels").main(["--scale", "10", "--sources", "2", "--device", device])
+    assert capsys.readouterr().out.count("levels equal to SciPy, parents valid") == 2
+
+
+def test_sssp_road_runs_and_agrees_with_scipy(device, capsys):
+    _load("sssp_road").main(["--grid", "30", "--sources", "2", "--device", device])
+    assert capsys.readouterr().out.count("distances equal to SciPy, predecessors valid") == 2
+
+
+def test_examples_read_a_real_graph_when_given_one(device, capsys):
+    from .conftest import data_file
+    path = data_file("mtx/karate.mtx")
+    _load("bfs_levels").main([str(path), "--sources", "1", "--device", device])
+    _load("sssp_road").main([str(path), "--sources", "1", "--device", device])
+    out = capsys.readouterr().out
+    assert "parents valid" in out and "predecessors valid" in out

@@ -1,0 +1,7 @@
+"""Graph algorithms written only against the algebra (gbla.ops and the semirings): no CUDA, no
+push/pull decision, no environment."""
+
+from .bfs import bfs
+from .sssp import sssp
+
+__all__ = ["bfs", "sssp"]

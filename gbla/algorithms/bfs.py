@@ -1,0 +1,93 @@
+"""Breadth-first search as masked SpMV over a boolean semiring: each level is
+
+    q<!visited> = q any.pair A          (any.secondi when parents are asked for)
+
+with the direction of every product chosen by the policy (push while the frontier is small,
+pull with early exit while it is large).
+"""
+
+import numpy as np
+
+from .. import _validation as V
+from .. import ops
+from ..direction import DEFAULT_POLICY, DirectionPolicy
+from ..semirings import any_pair, any_secondi
+from ..vector import Vector
+from ._common import as_graph
+
+METHODS = ("algebraic",)
+
+
+def bfs(A, source, *, return_parents=False, method="algebraic", direction="auto",
+        depth_limit=None):
+    """Levels (and parents) of a breadth-first search from ``source``.
+
+    Parameters
+    ----------
+    A : Matrix, scipy.sparse or cupyx.scipy.sparse, square
+        Entry (i, j) is the edge i -> j; values are ignored.
+    source : int
+        0 <= source < n.
+    return_parents : bool
+        Also return a BFS tree: parents[v] is the vertex v was reached from.
+    method : str
+        ``"algebraic"`` (the only method for now).
+    direction : 'auto', 'push', 'pull' or DirectionPolicy
+        'auto' lets the default policy choose per level, with hysteresis.
+    depth_limit : int or None
+        Stop after this many levels (vertices further away count as unreached).
+
+    Returns
+    -------
+    levels : array (NumPy or CuPy, the matrix's device), int32 (int64 when n >= 2**31)
+        levels[source] == 0; -1 = unreached.
+    parents : array of the same dtype, when ``return_parents``
+        parents[source] == source; -1 = unreached.
+
+    Raises
+    ------
+    DimensionMismatch (A not square), InvalidValue / InvalidIndex (source, depth_limit),
+    UnknownName (method), DomainMismatch (A not a matrix)
+
+    Examples
+    --------
+    >>> import gbla
+    >>> A = gbla.Matrix.from_edges([0, 1, 1], [1, 2, 3], n=5, device="cpu")
+    >>> gbla.bfs(A, 0)
+    array([ 0,  1,  2,  2, -1], dtype=int32)
+    """
+    A = as_graph(A)
+    n = A.nrows
+    source = V.source(source, n)
+    V.flag(return_parents, "return_parents")
+    if method not in METHODS:
+        from ..exceptions import UnknownName
+        raise UnknownName(V.message("method", f"be one of {list(METHODS)}", method))
+    if depth_limit is not None:
+        depth_limit = V.size(depth_limit, "depth_limit")
+    if direction == "auto":
+        direction = DEFAULT_POLICY
+    if isinstance(direction, DirectionPolicy):
+        direction = direction.tracker()
+    else:
+        V.one_of(direction, ("push", "pull"), "direction")
+    level_dtype = np.int32 if n < 2**31 else np.int64
+    P = A.pattern()
+    levels = Vector.new(n, level_dtype, device=A.device)
+    q = Vector.from_coo([source], True, n, device=A.device)
+    ops.assign(levels, 0, mask=q.S)
+    parents = None
+    if return_parents:
+        parents = Vector.new(n, level_dtype, device=A.device)
+        ops.assign(parents, source, mask=q.S)
+    semiring = any_secondi if return_parents else any_pair
+    depth = 0
+    while q.nvals and (depth_limit is None or depth < depth_limit):  # sync: frontier size
+        depth += 1
+        q = ops.vxm(q, P, semiring, mask=~levels.S, direction=direction)
+        ops.assign(levels, depth, mask=q.S)
+        if return_parents:
+            ops.assign(parents, q, mask=q.S)
+    if return_parents:
+        return levels.to_dense(-1), parents.to_dense(-1)
+    return levels.to_dense(-1)

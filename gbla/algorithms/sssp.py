@@ -1,0 +1,198 @@
+"""Single-source shortest paths as min-plus SpMV.
+
+Bellman-Ford relaxes, each round, only the vertices whose distance changed in the last one:
+    t = f min.+ A ;  f = t where t < d (or d has no entry) ;  d<f.S> = f
+Delta-stepping (Meyer & Sanders, in LAGraph's formulation) does the same per bucket of width
+delta: light edges (w <= delta) until the bucket is stable, then heavy edges once from every
+vertex the bucket settled. Predecessors are a BFS tree over the tight edges, those with
+d(u) + w(u, v) == d(v), found with two diagonal scalings and a select.
+"""
+
+import math
+
+import numpy as np
+
+from .. import _backend as B
+from .. import _validation as V
+from .. import ops
+from ..direction import DEFAULT_POLICY, DirectionPolicy
+from ..exceptions import NegativeCycleError, UnknownName
+from ..semirings import binary, min_plus, monoid, unary
+from ..vector import Vector
+from ._common import as_graph
+from .bfs import bfs
+
+METHODS = ("auto", "bellman_ford", "delta_stepping")
+
+
+def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, direction="auto"):
+    """Shortest-path distances (and predecessors) from ``source``.
+
+    Parameters
+    ----------
+    A : Matrix, scipy.sparse or cupyx.scipy.sparse, square
+        Entry (i, j) is an edge i -> j of weight A[i, j]; an explicit zero is a zero-weight edge;
+        an unweighted (bool) matrix has weight 1 on every edge.
+    source : int
+    return_predecessors : bool
+        Also return a shortest-path tree: pred[v] is v's predecessor on a shortest path.
+    method : {'auto', 'bellman_ford', 'delta_stepping'}
+        'auto': delta-stepping when every weight is non-negative, Bellman-Ford otherwise.
+    delta : float or None
+        Bucket width of delta-stepping; None: :func:`default_delta`.
+    direction : 'auto', 'push', 'pull' or DirectionPolicy
+        How each min-plus product runs; the results are the same.
+
+    Returns
+    -------
+    dist : array (the matrix's device), float64 or the weights' floating dtype
+        dist[source] == 0; inf = unreached.
+    pred : int32 array (int64 when n >= 2**31), when ``return_predecessors``
+        pred[source] == source; -1 = unreached.
+
+    Raises
+    ------
+    NegativeCycleError
+        Bellman-Ford found a negative cycle reachable from the source (after at most n rounds).
+    InvalidValue
+        A NaN weight; a negative weight with method='delta_stepping'; a bad delta or source.
+
+    Examples
+    --------
+    >>> import gbla
+    >>> A = gbla.Matrix.from_edges([0, 0, 1], [1, 2, 2], [4.0, 9.0, 2.0], device="cpu")
+    >>> gbla.sssp(A, 0)
+    array([0., 4., 6.])
+    """
+    A = as_graph(A)
+    n = A.nrows
+    source = V.source(source, n)
+    V.flag(return_predecessors, "return_predecessors")
+    if method not in METHODS:
+        raise UnknownName(V.message("method", f"be one of {list(METHODS)}", method))
+    dtype = A.dtype if A.dtype.kind == "f" else np.dtype(np.float64)
+    lowest = _check_weights(A)
+    if method == "auto":
+        method = "bellman_ford" if lowest < 0 else "delta_stepping"
+    if method == "delta_stepping":
+        if lowest < 0:
+            raise V.invalid_value("A", "hold no negative weight with method='delta_stepping'",
+                                  lowest)
+        delta = default_delta(A) if delta is None else _check_delta(delta)
+    elif delta is not None:
+        raise V.invalid_value("delta", "be None with method='bellman_ford'", delta)
+    tracker = _tracker(direction)
+    if method == "bellman_ford":
+        dist = _bellman_ford(A, source, dtype, tracker)
+    else:
+        dist = _delta_stepping(A, source, delta, dtype, tracker)
+    if return_predecessors:
+        return dist.to_dense(np.inf), _predecessors(A, source, dist)
+    return dist.to_dense(np.inf)
+
+
+def default_delta(A):
+    """The default bucket width: 32 x mean positive weight / average out-degree, the GPU choice
+    of Davidson et al. (IPDPS 2014: a warp's worth of edges per bucket), but at least the
+    smallest positive weight, so that a bucket can hold an edge; 1 when no weight is positive.
+    Wider buckets mean fewer buckets, each relaxed like Bellman-Ford: on a GPU the number of
+    steps, not the work per step, sets the time on high-diameter graphs."""
+    if A.nvals == 0:
+        return 1.0
+    values = A._values_or_ones()
+    positive = values[values > 0]
+    if positive.size == 0:  # sync: the count
+        return 1.0
+    w_mean, w_min = float(positive.mean()), float(positive.min())  # sync: two scalars
+    avg_degree = A.nvals / max(A.nrows, 1)
+    return max(32.0 * w_mean / max(avg_degree, 1.0), w_min)
+
+
+def _check_weights(A):
+    """The smallest weight (0 for no edges); NaN weights raise."""
+    if A.is_iso or A.nvals == 0:
+        return 1.0 if A.nvals else 0.0
+    values = A._values
+    xp = B.xp_of(A.device)
+    if values.dtype.kind == "f":
+        bad = xp.nonzero(xp.isnan(values))[0]
+        if bad.size:  # sync: the count
+            from ..ops import _entry_rows
+            e = int(bad[0])
+            raise V.invalid_value("A", "hold no NaN weight",
+                                  f"NaN at ({int(_entry_rows(A)[e])}, {int(A._indices[e])})")
+    return float(values.min())  # sync: the smallest weight
+
+
+def _check_delta(delta):
+    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(delta) or delta <= 0:
+        raise V.invalid_value("delta", "be a positive finite number", delta)
+    return float(delta)
+
+
+def _tracker(direction):
+    if direction == "auto":
+        return DEFAULT_POLICY.tracker()
+    if isinstance(direction, DirectionPolicy):
+        return direction.tracker()
+    return V.one_of(direction, ("push", "pull"), "direction")
+
+
+def _relax(dist, frontier, A, tracker):
+    """d = min(d, frontier min.+ A); returns the entries that improved, with their new values."""
+    t = ops.vxm(frontier, A, min_plus, direction=tracker)
+    better = ops.ewise_mult(t, dist, binary.lt)
+    improved = ops.apply(t, unary.identity, mask=~dist.S)
+    ops.assign(improved, t, mask=better.V)
+    ops.assign(dist, improved, mask=improved.S)
+    return improved
+
+
+def _bellman_ford(A, source, dtype, tracker):
+    n = A.nrows
+    dist = Vector.from_coo([source], 0, n, dtype=dtype, device=A.device)
+    frontier = dist.dup()
+    # Without a negative cycle, n - 1 rounds settle every shortest path; a change in round n
+    # proves a reachable negative cycle. The loop is bounded either way.
+    for _ in range(n):
+        if not frontier.nvals:  # sync: the number of changed vertices
+            return dist
+        frontier = _relax(dist, frontier, A, tracker)
+    if frontier.nvals:
+        raise NegativeCycleError(V.message("A", "have no negative cycle reachable from the "
+                                           "source", f"distances still falling after {n} rounds"))
+    return dist
+
+
+def _delta_stepping(A, source, delta, dtype, tracker):
+    n = A.nrows
+    light = ops.select(A, "<=", delta)
+    heavy = ops.select(A, ">", delta)
+    dist = Vector.from_coo([source], 0, n, dtype=dtype, device=A.device)
+    settled = Vector.new(n, bool, device=A.device)
+    lo = 0.0
+    while True:
+        unsettled = ops.apply(dist, unary.identity, mask=~settled.S)
+        if not unsettled.nvals:  # sync: anything left to settle
+            return dist
+        # The next non-empty bucket [lo, lo + delta).
+        lo = max(lo, math.floor(float(ops.reduce(unsettled, monoid.min)) / delta) * delta)
+        hi = lo + delta
+        bucket = ops.select(ops.select(unsettled, ">=", lo), "<", hi)
+        reached = Vector.new(n, bool, device=A.device)
+        while bucket.nvals:  # sync: the bucket's size
+            ops.assign(reached, True, mask=bucket.S)
+            improved = _relax(dist, bucket, light, tracker)
+            bucket = ops.select(ops.select(improved, ">=", lo), "<", hi)
+        if heavy.nvals:
+            _relax(dist, ops.apply(dist, unary.identity, mask=reached.S), heavy, tracker)
+        ops.assign(settled, True, mask=reached.S)
+        lo = hi
+
+
+def _predecessors(A, source, dist):
+    # d(u) + w(u, v) for reached u, compared with d(v): the tight edges.
+    sums = ops.scale(A, dist, binary.plus, side="left")
+    tight = ops.select(ops.scale(sums, dist, binary.eq, side="right"), "nonzero")
+    return bfs(tight, source, return_parents=True)[1]
