@@ -241,7 +241,7 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
             unexplored = Q.nvals
         else:
             allowed = m if mode == 1 else ~m
-            unexplored = int(Q._degrees()[allowed].sum())  # sync: edges the pull would scan
+            unexplored = int((Q._degrees() * allowed).sum())  # sync: edges the pull would scan
         direction = direction.choose(
             frontier_nvals=len(idx), frontier_edges=total, unexplored_edges=unexplored,
             n=n_out, early_exit=semiring.add.terminal_for(semiring.output_dtype(dtype))

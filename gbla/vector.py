@@ -191,7 +191,7 @@ class Vector:
     def nvals(self):
         """Number of present entries."""
         if self._nvals is None:
-            self._nvals = int(self._present.sum())  # sync: count of entries
+            self._sparse()  # counts them; the index list is kept for a push that may follow
         return self._nvals
 
     @property
