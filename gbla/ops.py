@@ -171,10 +171,22 @@ def _segment_reduce_op(op, values, starts, device):
 
 
 # ---------------------------------------------------------------------- the write phase
-def _write(out, t, *, mask, accum, replace, device):
-    """out<mask, replace> accum= t, with t given as dense (values, present)."""
+def _write(out, t, *, mask, accum, replace, device, masked=False):
+    """out<mask, replace> accum= t, with t given as dense (values, present); ``t_values`` may be
+    a scalar (an assign). ``masked``: t already has no entry the mask excludes."""
     xp = B.xp_of(device)
     t_values, t_present = t
+    if out is None and accum is None and (mask is None or masked):
+        return Vector._from_dense_arrays(t_values, t_present, device)
+    if device == "gpu" and accum is None and mask is not None and out is not None:
+        from .kernels import _elementwise
+        m, mode = mask.kernel_args()
+        o_values, o_present = out._dense()
+        out._set_dense(*_elementwise.masked_write(t_values, t_present, o_values, o_present, m,
+                                                  mode, replace, out.dtype))
+        return out
+    if np.ndim(t_values) == 0:
+        t_values = xp.full(out.size, t_values, dtype=out.dtype)
     allow = None if mask is None else mask.allowed()
     if out is None:
         if allow is not None:
@@ -210,7 +222,7 @@ def _frontier_offsets(P, idx, xp):
     """Exclusive prefix sums of the frontier's degrees in P, and their total on the host."""
     offsets = xp.zeros(len(idx) + 1, np.int64)
     if len(idx):
-        offsets[1:] = xp.cumsum(P._degrees()[idx].astype(np.int64))
+        xp.cumsum(P._degrees()[idx], dtype=np.int64, out=offsets[1:])
     return offsets, int(offsets[-1])  # sync: edges leaving the frontier (grid size, direction)
 
 
@@ -239,9 +251,11 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
         offsets, total = _frontier_offsets(P, idx, xp)
         if mode == MODE_NONE:
             unexplored = Q.nvals
+        elif device == "gpu":
+            from .kernels import _elementwise
+            unexplored = int(_elementwise.masked_sum(Q._degrees(), m, mode))  # sync: pull's edges
         else:
-            allowed = m if mode == 1 else ~m
-            unexplored = int((Q._degrees() * allowed).sum())  # sync: edges the pull would scan
+            unexplored = int(Q._degrees()[m if mode == 1 else ~m].sum())
         direction = direction.choose(
             frontier_nvals=len(idx), frontier_edges=total, unexplored_edges=unexplored,
             n=n_out, early_exit=semiring.add.terminal_for(semiring.output_dtype(dtype))
@@ -270,7 +284,7 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
             allow = None if mask is None else mask.allowed()
             t = _cpu.pull((Q._indptr, Q._indices, Q._values), n_out, u_values, u_present,
                           semiring, flip, dtype, allow)
-    return _write(out, t, mask=mask, accum=accum, replace=replace, device=device)
+    return _write(out, t, mask=mask, accum=accum, replace=replace, device=device, masked=True)
 
 
 def _spmv_types(semiring, A, u, dtype, flip):
@@ -455,15 +469,13 @@ def assign(out, value, *, mask=None, accum=None, replace=False):
     out = _vector(out, "out")
     mask = _mask(mask, out.size)
     accum = None if accum is None else _binary_op(accum, "accum")
-    xp = B.xp_of(out.device)
     if isinstance(value, Vector):
         V.dimension(value.size, out.size, "value.size", "out.size")
         device = _device(out=out, value=value, mask=None if mask is None else mask.vector)
         t = value._dense()
     else:
         device = _device(out=out, mask=None if mask is None else mask.vector)
-        s = V.scalar_value(value, out.dtype, "value")
-        t = (xp.full(out.size, s, dtype=out.dtype), None)
+        t = (V.scalar_value(value, out.dtype, "value"), None)
     return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"),
                   device=device)
 

@@ -62,4 +62,43 @@ def reduce(monoid, values, present):
     return _reduce_kernel(monoid.name, monoid.op.cuda, CUDA_TYPES[dtype], lit)(values, present)
 
 
-__all__ = ["binary", "unary", "reduce"]
+
+
+@functools.lru_cache(maxsize=None)
+def _masked_write_kernel():
+    cp = _cupy()
+    return cp.ElementwiseKernel(
+        "T tv, bool tp, O ov, bool op, bool m, int32 mode, bool replace", "O nv, bool npres",
+        """
+        const bool allow = (mode == 0) || (m == (mode == 1));
+        if (allow) { nv = (O)tv; npres = tp; } else { nv = ov; npres = replace ? false : op; }
+        """, name="gbla_masked_write")
+
+
+def masked_write(t_values, t_present, o_values, o_present, m, mode, replace, dtype):
+    """The write phase out<m, replace> = t in one pass: (values, present) of the new output.
+    ``t_values`` may be a scalar; a None presence means every entry is present."""
+    cp = _cupy()
+    n = o_values.size
+    values = cp.empty(n, dtype=dtype)
+    present = cp.empty(n, dtype=bool)
+    _masked_write_kernel()(t_values, True if t_present is None else t_present, o_values,
+                           True if o_present is None else o_present,
+                           False if m is None else m, mode, replace, values, present)
+    return values, present
+
+
+@functools.lru_cache(maxsize=None)
+def _masked_sum_kernel():
+    cp = _cupy()
+    return cp.ReductionKernel("T d, bool m, int32 mode", "int64 total",
+                              "((mode == 0) || (m == (mode == 1))) ? (long long)d : 0LL",
+                              "a + b", "total = a", "0", name="gbla_masked_sum")
+
+
+def masked_sum(values, m, mode):
+    """Sum of ``values`` over the positions a mask (m, mode) allows, as a 0-d int64 array."""
+    return _masked_sum_kernel()(values, False if m is None else m, mode)
+
+
+__all__ = ["binary", "unary", "reduce", "masked_write", "masked_sum"]
