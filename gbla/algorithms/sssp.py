@@ -70,8 +70,12 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     V.flag(return_predecessors, "return_predecessors")
     if method not in METHODS:
         raise UnknownName(V.message("method", f"be one of {list(METHODS)}", method))
+    if A.dtype == np.bool_:  # unweighted: weight 1 on every edge, an explicit False included
+        A = A.pattern()
     dtype = A.dtype if A.dtype.kind == "f" else np.dtype(np.float64)
-    lowest = _check_weights(A)
+    lowest, infinite = _check_weights(A)
+    if infinite:  # an edge of weight +inf connects nothing: drop it
+        A = ops.select(A, "<", np.inf)
     if method == "auto":
         method = "bellman_ford" if lowest < 0 else "delta_stepping"
     if method == "delta_stepping":
@@ -109,19 +113,23 @@ def default_delta(A):
 
 
 def _check_weights(A):
-    """The smallest weight (0 for no edges); NaN weights raise."""
+    """(the smallest finite weight, whether some weight is +inf); NaN and -inf weights raise."""
     if A.is_iso or A.nvals == 0:
-        return 1.0 if A.nvals else 0.0
+        return (1.0 if A.nvals else 0.0), False
     values = A._values
     xp = B.xp_of(A.device)
-    if values.dtype.kind == "f":
-        bad = xp.nonzero(xp.isnan(values))[0]
-        if bad.size:  # sync: the count
-            from ..ops import _entry_rows
-            e = int(bad[0])
-            raise V.invalid_value("A", "hold no NaN weight",
-                                  f"NaN at ({int(_entry_rows(A)[e])}, {int(A._indices[e])})")
-    return float(values.min())  # sync: the smallest weight
+    if values.dtype.kind != "f":
+        return float(values.min()), False  # sync: the smallest weight
+    bad = xp.nonzero(xp.isnan(values) | (values == -np.inf))[0]
+    if bad.size:  # sync: the count
+        from ..ops import _entry_rows
+        e = int(bad[0])
+        raise V.invalid_value("A", "hold no NaN or -inf weight",
+                              f"{float(values[e])} at ({int(_entry_rows(A)[e])}, "
+                              f"{int(A._indices[e])})")
+    finite = values[values < np.inf]
+    lowest = float(finite.min()) if finite.size else 0.0  # sync: the smallest weight
+    return lowest, finite.size < values.size
 
 
 def _check_delta(delta):
@@ -176,9 +184,15 @@ def _delta_stepping(A, source, delta, dtype, tracker):
         unsettled = ops.apply(dist, unary.identity, mask=~settled.S)
         if not unsettled.nvals:  # sync: anything left to settle
             return dist
-        # The next non-empty bucket [lo, lo + delta).
-        lo = max(lo, math.floor(float(ops.reduce(unsettled, monoid.min)) / delta) * delta)
-        hi = lo + delta
+        # The next non-empty bucket [lo, lo + delta). Rounding may put floor(m / delta) * delta
+        # above m, and a delta below the float spacing at m gives lo + delta == lo: either
+        # would leave m outside every bucket and loop forever, so the bucket always holds m.
+        m = float(ops.reduce(unsettled, monoid.min))  # sync: the smallest unsettled distance
+        if m == math.inf:  # only sums that overflowed to inf are left: they relax nothing
+            return dist
+        aligned = math.floor(m / delta) * delta if m / delta < math.inf else m
+        lo = min(max(lo, aligned), m)
+        hi = max(lo + delta, float(np.nextafter(dtype.type(m), dtype.type(np.inf))))
         bucket = ops.select(ops.select(unsettled, ">=", lo), "<", hi)
         reached = Vector.new(n, bool, device=A.device)
         while bucket.nvals:  # sync: the bucket's size

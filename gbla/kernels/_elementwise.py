@@ -3,6 +3,8 @@ CUDA expression (so GPU results follow the same C semantics the spmv kernels use
 
 import functools
 
+import numpy as np
+
 from .._backend import _cupy
 from ..semirings._types import CUDA_TYPES
 
@@ -80,6 +82,8 @@ def masked_write(t_values, t_present, o_values, o_present, m, mode, replace, dty
     ``t_values`` may be a scalar; a None presence means every entry is present."""
     cp = _cupy()
     n = o_values.size
+    if np.ndim(t_values) == 0:  # a scalar (an assign) broadcasts as a 0-d array of its dtype
+        t_values = cp.asarray(t_values)
     values = cp.empty(n, dtype=dtype)
     present = cp.empty(n, dtype=bool)
     _masked_write_kernel()(t_values, True if t_present is None else t_present, o_values,
