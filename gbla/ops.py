@@ -251,11 +251,9 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
         offsets, total = _frontier_offsets(P, idx, xp)
         if mode == MODE_NONE:
             unexplored = Q.nvals
-        elif device == "gpu":
-            from .kernels import _elementwise
-            unexplored = int(_elementwise.masked_sum(Q._degrees(), m, mode))  # sync: pull's edges
-        else:
-            unexplored = int(Q._degrees()[m if mode == 1 else ~m].sum())
+        else:  # a product and a plain sum: CuPy's fast path (a custom reduction was 3x slower)
+            allowed = m if mode == 1 else ~m
+            unexplored = int((Q._degrees() * allowed).sum())  # sync: edges the pull would scan
         direction = direction.choose(
             frontier_nvals=len(idx), frontier_edges=total, unexplored_edges=unexplored,
             n=n_out, early_exit=semiring.add.terminal_for(semiring.output_dtype(dtype))

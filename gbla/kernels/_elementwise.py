@@ -92,17 +92,4 @@ def masked_write(t_values, t_present, o_values, o_present, m, mode, replace, dty
     return values, present
 
 
-@functools.lru_cache(maxsize=None)
-def _masked_sum_kernel():
-    cp = _cupy()
-    return cp.ReductionKernel("T d, bool m, int32 mode", "int64 total",
-                              "((mode == 0) || (m == (mode == 1))) ? (long long)d : 0LL",
-                              "a + b", "total = a", "0", name="gbla_masked_sum")
-
-
-def masked_sum(values, m, mode):
-    """Sum of ``values`` over the positions a mask (m, mode) allows, as a 0-d int64 array."""
-    return _masked_sum_kernel()(values, False if m is None else m, mode)
-
-
-__all__ = ["binary", "unary", "reduce", "masked_write", "masked_sum"]
+__all__ = ["binary", "unary", "reduce", "masked_write"]
