@@ -9,7 +9,6 @@ import argparse
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
 import gbla
 from gbla import semirings

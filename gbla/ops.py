@@ -520,7 +520,6 @@ def select(x, op, thunk=None):
     """
     names = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
     if isinstance(x, Matrix):
-        xp = B.xp_of(x.device)
         if op in _STRUCTURAL_SELECT:
             rows, cols = _entry_rows(x), x._indices
             keep = {"tril": cols <= rows, "triu": cols >= rows, "diag": cols == rows,

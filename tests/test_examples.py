@@ -3,8 +3,6 @@
 import importlib.util
 from pathlib import Path
 
-import pytest
-
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 

@@ -5,7 +5,6 @@ patterns, int32 and int64 indices). Skips only when nvcc is absent."""
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 

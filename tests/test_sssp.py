@@ -408,9 +408,6 @@ def test_an_infinite_weight_reaches_nothing(device, method):
     np.testing.assert_array_equal(host(pred), [0, -1, -1])
 
 
-@pytest.mark.xfail(strict=True, reason="a path sum that overflows to inf is stored as a "
-                   "distance; the predecessor step then treats the vertex as reached: pred[2] "
-                   "== 1 where dist[2] is inf")
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 @pytest.mark.parametrize("method", ["bellman_ford", "delta_stepping"])
 def test_a_path_sum_overflowing_to_inf_reaches_nothing(device, method):

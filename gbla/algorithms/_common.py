@@ -1,7 +1,10 @@
-"""What the algorithms share: turning their graph argument into a Matrix."""
+"""What the algorithms share: their graph argument as a Matrix, their method check, and the
+direction every product of one traversal gets."""
 
 from .. import _backend as B
 from .. import _validation as V
+from ..direction import DEFAULT_POLICY, DirectionPolicy
+from ..exceptions import UnknownName
 from ..matrix import Matrix
 
 
@@ -23,3 +26,18 @@ def as_graph(A):
 def _is_cupy_sparse(A):
     import cupyx.scipy.sparse as csp
     return csp.issparse(A)
+
+
+def check_method(method, methods):
+    if method not in methods:
+        raise UnknownName(V.message("method", f"be one of {list(methods)}", method))
+
+
+def tracker(direction):
+    """The ``direction=`` for every product of one traversal: a tracker that carries the
+    policy's hysteresis from one product to the next, or a fixed 'push' or 'pull'."""
+    if direction == "auto":
+        return DEFAULT_POLICY.tracker()
+    if isinstance(direction, DirectionPolicy):
+        return direction.tracker()
+    return V.one_of(direction, ("push", "pull"), "direction")

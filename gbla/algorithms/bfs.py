@@ -10,10 +10,9 @@ import numpy as np
 
 from .. import _validation as V
 from .. import ops
-from ..direction import DEFAULT_POLICY, DirectionPolicy
 from ..semirings import any_pair, any_secondi
 from ..vector import Vector
-from ._common import as_graph
+from ._common import as_graph, check_method, tracker
 
 METHODS = ("algebraic",)
 
@@ -60,17 +59,10 @@ def bfs(A, source, *, return_parents=False, method="algebraic", direction="auto"
     n = A.nrows
     source = V.source(source, n)
     V.flag(return_parents, "return_parents")
-    if method not in METHODS:
-        from ..exceptions import UnknownName
-        raise UnknownName(V.message("method", f"be one of {list(METHODS)}", method))
+    check_method(method, METHODS)
     if depth_limit is not None:
         depth_limit = V.size(depth_limit, "depth_limit")
-    if direction == "auto":
-        direction = DEFAULT_POLICY
-    if isinstance(direction, DirectionPolicy):
-        direction = direction.tracker()
-    else:
-        V.one_of(direction, ("push", "pull"), "direction")
+    direction = tracker(direction)
     level_dtype = np.int32 if n < 2**31 else np.int64
     P = A.pattern()
     levels = Vector.new(n, level_dtype, device=A.device)

@@ -15,11 +15,10 @@ import numpy as np
 from .. import _backend as B
 from .. import _validation as V
 from .. import ops
-from ..direction import DEFAULT_POLICY, DirectionPolicy
-from ..exceptions import NegativeCycleError, UnknownName
+from ..exceptions import NegativeCycleError
 from ..semirings import binary, min_plus, monoid, unary
 from ..vector import Vector
-from ._common import as_graph
+from ._common import as_graph, check_method, tracker
 from .bfs import bfs
 
 METHODS = ("auto", "bellman_ford", "delta_stepping")
@@ -68,8 +67,7 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     n = A.nrows
     source = V.source(source, n)
     V.flag(return_predecessors, "return_predecessors")
-    if method not in METHODS:
-        raise UnknownName(V.message("method", f"be one of {list(METHODS)}", method))
+    check_method(method, METHODS)
     if A.dtype == np.bool_:  # unweighted: weight 1 on every edge, an explicit False included
         A = A.pattern()
     dtype = A.dtype if A.dtype.kind == "f" else np.dtype(np.float64)
@@ -85,11 +83,11 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
         delta = default_delta(A) if delta is None else _check_delta(delta)
     elif delta is not None:
         raise V.invalid_value("delta", "be None with method='bellman_ford'", delta)
-    tracker = _tracker(direction)
+    direction = tracker(direction)
     if method == "bellman_ford":
-        dist = _bellman_ford(A, source, dtype, tracker)
+        dist = _bellman_ford(A, source, dtype, direction)
     else:
-        dist = _delta_stepping(A, source, delta, dtype, tracker)
+        dist = _delta_stepping(A, source, delta, dtype, direction)
     if return_predecessors:
         return dist.to_dense(np.inf), _predecessors(A, source, dist)
     return dist.to_dense(np.inf)
@@ -139,17 +137,9 @@ def _check_delta(delta):
     return float(delta)
 
 
-def _tracker(direction):
-    if direction == "auto":
-        return DEFAULT_POLICY.tracker()
-    if isinstance(direction, DirectionPolicy):
-        return direction.tracker()
-    return V.one_of(direction, ("push", "pull"), "direction")
-
-
-def _relax(dist, frontier, A, tracker):
+def _relax(dist, frontier, A, direction):
     """d = min(d, frontier min.+ A); returns the entries that improved, with their new values."""
-    t = ops.vxm(frontier, A, min_plus, direction=tracker)
+    t = ops.vxm(frontier, A, min_plus, direction=direction)
     better = ops.ewise_mult(t, dist, binary.lt)
     improved = ops.apply(t, unary.identity, mask=~dist.S)
     ops.assign(improved, t, mask=better.V)
@@ -157,7 +147,7 @@ def _relax(dist, frontier, A, tracker):
     return improved
 
 
-def _bellman_ford(A, source, dtype, tracker):
+def _bellman_ford(A, source, dtype, direction):
     n = A.nrows
     dist = Vector.from_coo([source], 0, n, dtype=dtype, device=A.device)
     frontier = dist.dup()
@@ -166,14 +156,14 @@ def _bellman_ford(A, source, dtype, tracker):
     for _ in range(n):
         if not frontier.nvals:  # sync: the number of changed vertices
             return dist
-        frontier = _relax(dist, frontier, A, tracker)
+        frontier = _relax(dist, frontier, A, direction)
     if frontier.nvals:
         raise NegativeCycleError(V.message("A", "have no negative cycle reachable from the "
                                            "source", f"distances still falling after {n} rounds"))
     return dist
 
 
-def _delta_stepping(A, source, delta, dtype, tracker):
+def _delta_stepping(A, source, delta, dtype, direction):
     n = A.nrows
     light = ops.select(A, "<=", delta)
     heavy = ops.select(A, ">", delta)
@@ -197,15 +187,17 @@ def _delta_stepping(A, source, delta, dtype, tracker):
         reached = Vector.new(n, bool, device=A.device)
         while bucket.nvals:  # sync: the bucket's size
             ops.assign(reached, True, mask=bucket.S)
-            improved = _relax(dist, bucket, light, tracker)
+            improved = _relax(dist, bucket, light, direction)
             bucket = ops.select(ops.select(improved, ">=", lo), "<", hi)
         if heavy.nvals:
-            _relax(dist, ops.apply(dist, unary.identity, mask=reached.S), heavy, tracker)
+            _relax(dist, ops.apply(dist, unary.identity, mask=reached.S), heavy, direction)
         ops.assign(settled, True, mask=reached.S)
         lo = hi
 
 
 def _predecessors(A, source, dist):
+    # A path sum that overflows to +inf reaches nothing: only finite distances are reached.
+    dist = ops.select(dist, "<", np.inf)
     # d(u) + w(u, v) for reached u, compared with d(v): the tight edges.
     sums = ops.scale(A, dist, binary.plus, side="left")
     tight = ops.select(ops.scale(sums, dist, binary.eq, side="right"), "nonzero")
