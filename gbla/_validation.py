@@ -6,8 +6,8 @@ import re
 
 import numpy as np
 
-from .exceptions import (DeviceMismatch, DimensionMismatch, DomainMismatch, DuplicateIndex,
-                         InvalidIndex, InvalidValue)
+from .exceptions import (DeviceMismatch, DimensionMismatch, DomainMismatch, InvalidIndex,
+                         InvalidValue)
 
 
 def _show(value):
@@ -162,19 +162,6 @@ def same_device(devices):
     if len(found) > 1:
         detail = ", ".join(f"{k} on {v}" for k, v in devices.items())
         raise DeviceMismatch(message("the operands", "live on one device", detail))
-
-
-def no_duplicates(i, j, n_cols, xp, arg):
-    """Raise when a (row, column) pair repeats; return the first duplicate otherwise None."""
-    if i.size < 2:
-        return
-    key = i * n_cols + j
-    key = xp.sort(key)
-    dup = xp.nonzero(key[1:] == key[:-1])[0]
-    if dup.size:
-        k = int(key[int(dup[0])])
-        raise DuplicateIndex(message(arg, "hold each (row, column) once, or give dup_op",
-                                     f"({k // n_cols}, {k % n_cols}) repeated"))
 
 
 def source(value, n):

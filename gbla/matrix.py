@@ -130,7 +130,6 @@ class Matrix:
             :class:`~gbla.DuplicateIndex` when a pair repeats.
         device, index_dtype : as for :meth:`from_scipy`; a CuPy ``src`` defaults to the GPU.
         """
-        from .semirings import BinaryOp
         if device is None and B.array_device(src) == "gpu":
             device = "gpu"
         device = B.resolve_device(device)
@@ -157,28 +156,13 @@ class Matrix:
                 V.same_length(s, vals, "src", "values")
                 dtype = V.storage_dtype(vals.dtype, "values")
                 vals = vals.astype(dtype)
-        key = s * max(n, 1) + d
-        order = xp.argsort(key)
-        key = key[order]
-        first = xp.ones(len(key), bool)
-        if len(key) > 1:
-            first[1:] = key[1:] != key[:-1]
-        starts = xp.nonzero(first)[0]
-        if vals is not None:
-            vals = vals[order]
-            if len(starts) != len(key):
-                if dup_op is None:
-                    dup = int(key[int(xp.nonzero(~first)[0][0])])
-                    raise V.DuplicateIndex(V.message(
-                        "src, dst", "hold each edge once, or give dup_op",
-                        f"edge ({dup // max(n, 1)}, {dup % max(n, 1)}) repeated"))
-                if not isinstance(dup_op, BinaryOp):
-                    raise V.domain("dup_op", "be a gbla BinaryOp", dup_op)
-                from .ops import _segment_reduce_op
-                vals = _segment_reduce_op(dup_op, vals, starts, device)
-        key = key[starts]
+        from .ops import _combine_duplicates
+        width = max(n, 1)
+        key, vals = _combine_duplicates(s * width + d, vals, dup_op, device, arg="src, dst",
+                                        what="edge",
+                                        show=lambda k: f"edge ({k // width}, {k % width})")
         idt = _index_dtype(n, len(key), index_dtype)
-        rows, cols = key // max(n, 1), key % max(n, 1)
+        rows, cols = key // width, key % width
         indptr = xp.zeros(n + 1, idt)
         if n:
             indptr[1:] = xp.cumsum(xp.bincount(rows, minlength=n))

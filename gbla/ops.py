@@ -17,6 +17,7 @@ from . import _cpu
 from . import _validation as V
 from . import semirings as _sr
 from .direction import DEFAULT_POLICY, DirectionPolicy, DirectionTracker
+from .exceptions import DuplicateIndex
 from .mask import MODE_NONE, Mask
 from .matrix import Matrix
 from .semirings import BinaryOp, Monoid, Semiring, UnaryOp
@@ -168,6 +169,32 @@ def _segment_reduce_op(op, values, starts, device):
     else:
         r = _tree_reduceat(op, h, s)
     return B.to_device(r, device)
+
+
+def _combine_duplicates(keys, values, dup_op, device, *, arg, what, show):
+    """Sort ``keys`` stably (so ``dup_op`` sees repeats in input order) and merge repeats: with
+    ``values`` None silently, else with ``dup_op``, else raise DuplicateIndex naming the first
+    repeat (``show(key)`` spells it). Returns (unique sorted keys, their values)."""
+    xp = B.xp_of(device)
+    order = xp.argsort(keys, kind="stable")
+    keys = keys[order]
+    values = None if values is None else values[order]
+    if len(keys) < 2:
+        return keys, values
+    first = xp.ones(len(keys), bool)
+    first[1:] = keys[1:] != keys[:-1]
+    starts = xp.nonzero(first)[0]  # sync: the number of distinct keys
+    if len(starts) == len(keys):
+        return keys, values
+    if values is not None:
+        if dup_op is None:
+            repeat = int(keys[int(xp.nonzero(~first)[0][0])])
+            raise DuplicateIndex(V.message(arg, f"hold each {what} once, or give dup_op",
+                                           f"{show(repeat)} repeated"))
+        if not isinstance(dup_op, BinaryOp):
+            raise V.domain("dup_op", "be a gbla BinaryOp", dup_op)
+        values = _segment_reduce_op(dup_op, values, starts, device)
+    return keys[starts], values
 
 
 # ---------------------------------------------------------------------- the write phase

@@ -83,7 +83,6 @@ class Vector:
         ``values`` may be a scalar (every entry gets it). Repeated indices raise
         :class:`~gbla.DuplicateIndex` unless ``dup_op`` (a BinaryOp) combines them.
         """
-        from .semirings import BinaryOp
         size = V.size(size, "size")
         if device is None and B.array_device(indices) == "gpu":
             device = "gpu"
@@ -104,21 +103,9 @@ class Vector:
             dt = V.gbla_dtype(dtype, "dtype") if dtype is not None else \
                 V.storage_dtype(vals.dtype, "values")
             vals = vals.astype(dt, copy=True)
-        order = xp.argsort(idx, kind="stable")
-        idx, vals = idx[order], vals[order]
-        if len(idx) > 1:
-            first = xp.concatenate([xp.ones(1, bool), idx[1:] != idx[:-1]])
-            if not bool(first.all()):  # sync: one flag
-                if dup_op is None:
-                    dup = int(idx[int(xp.nonzero(~first)[0][0])])
-                    raise V.DuplicateIndex(V.message("indices", "hold each index once, or give "
-                                                     "dup_op", f"{dup} repeated"))
-                if not isinstance(dup_op, BinaryOp):
-                    raise V.domain("dup_op", "be a gbla BinaryOp", dup_op)
-                from .ops import _segment_reduce_op
-                starts = xp.nonzero(first)[0]
-                vals = _segment_reduce_op(dup_op, vals, starts, device)
-                idx = idx[starts]
+        from .ops import _combine_duplicates
+        idx, vals = _combine_duplicates(idx, vals, dup_op, device, arg="indices", what="index",
+                                        show=str)
         return cls._from_sparse_arrays(idx, vals, size, device)
 
     # ------------------------------------------------------------------ internal state

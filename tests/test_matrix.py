@@ -162,3 +162,20 @@ def test_repr_names_shape_dtype_and_device(device):
 def test_matrix_is_not_built_by_its_constructor():
     with pytest.raises(TypeError, match="from_scipy"):
         gbla.Matrix()
+
+
+def test_dup_op_sees_repeated_edges_in_the_order_given(device):
+    # 2000 edges over 3 x 3 pairs, interleaved; weight t is the position given, so first must
+    # keep each pair's first position and second its last (an unstable sort breaks this).
+    rng = np.random.default_rng(5)
+    src, dst = rng.integers(0, 3, 2000), rng.integers(0, 3, 2000)
+    w = np.arange(2000.0)
+    key = src * 3 + dst
+    firsts = {k: int(np.flatnonzero(key == k)[0]) for k in np.unique(key)}
+    lasts = {k: int(np.flatnonzero(key == k)[-1]) for k in np.unique(key)}
+    for op, expected in ((gbla.semirings.binary.first, firsts),
+                         (gbla.semirings.binary.second, lasts)):
+        R = gbla.Matrix.from_edges(src, dst, w, n=3, dup_op=op, device=device).to_scipy()
+        assert R.nnz == len(expected)
+        for k, t in expected.items():
+            assert R[k // 3, k % 3] == t, (op.name, k)
