@@ -55,3 +55,8 @@ class UnknownName(GblaError, KeyError):
 
     def __str__(self):
         return str(self.args[0]) if self.args else ""
+
+
+class UnsupportedMethod(GblaError, ValueError):
+    """A registered method asked to run where it cannot (on the CPU, say); gbla never falls
+    back to another method silently."""

@@ -33,6 +33,21 @@ def check_method(method, methods):
         raise UnknownName(V.message("method", f"be one of {list(methods)}", method))
 
 
+def resolve_method(method, algorithm, A, direction):
+    """The registered method ``method`` of ``algorithm``, checked to run on ``A`` with
+    ``direction``: unknown names, unsupported devices and a direction given to a method that
+    does not switch direction all raise."""
+    from .. import kernels
+    if not isinstance(method, str):
+        raise UnknownName(V.message("method", f"be one of {kernels.names(algorithm)}", method))
+    entry = kernels.get(method, algorithm)
+    entry.check(A)
+    if not entry.directions and not (isinstance(direction, str) and direction == "auto"):
+        raise V.invalid_value("direction", f"be 'auto' with method={method!r} (it does not "
+                              "switch direction)", direction)
+    return entry
+
+
 def tracker(direction):
     """The ``direction=`` for every product of one traversal: a tracker that carries the
     policy's hysteresis from one product to the next, or a fixed 'push' or 'pull'."""

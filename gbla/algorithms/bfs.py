@@ -12,13 +12,11 @@ from .. import _validation as V
 from .. import ops
 from ..semirings import any_pair, any_secondi
 from ..vector import Vector
-from ._common import as_graph, check_method, tracker
-
-METHODS = ("algebraic",)
+from ._common import as_graph, resolve_method, tracker
 
 
 def bfs(A, source, *, return_parents=False, method="algebraic", direction="auto",
-        depth_limit=None):
+        depth_limit=None, stats=None):
     """Levels (and parents) of a breadth-first search from ``source``.
 
     Parameters
@@ -30,11 +28,16 @@ def bfs(A, source, *, return_parents=False, method="algebraic", direction="auto"
     return_parents : bool
         Also return a BFS tree: parents[v] is the vertex v was reached from.
     method : str
-        ``"algebraic"`` (the only method for now).
+        A name from ``gbla.kernels.names("bfs")``: ``"algebraic"`` (the default) or a
+        hand-written CUDA kernel (GPU only). Every method gives the same levels.
     direction : 'auto', 'push', 'pull' or DirectionPolicy
-        'auto' lets the default policy choose per level, with hysteresis.
+        'auto' lets the default policy choose per level, with hysteresis. Only methods that
+        switch direction (``gbla.kernels.get(method).directions``) take anything but 'auto'.
     depth_limit : int or None
         Stop after this many levels (vertices further away count as unreached).
+    stats : dict or None
+        When a dict is given, ``stats["levels"]`` is set to the number of levels reached
+        (the source's level 0 included).
 
     Returns
     -------
@@ -45,8 +48,9 @@ def bfs(A, source, *, return_parents=False, method="algebraic", direction="auto"
 
     Raises
     ------
-    DimensionMismatch (A not square), InvalidValue / InvalidIndex (source, depth_limit),
-    UnknownName (method), DomainMismatch (A not a matrix)
+    DimensionMismatch (A not square), InvalidValue / InvalidIndex (source, depth_limit,
+    direction), UnknownName (method), UnsupportedMethod (a kernel asked to run where it cannot,
+    e.g. on the CPU), DomainMismatch (A not a matrix)
 
     Examples
     --------
@@ -59,9 +63,22 @@ def bfs(A, source, *, return_parents=False, method="algebraic", direction="auto"
     n = A.nrows
     source = V.source(source, n)
     V.flag(return_parents, "return_parents")
-    check_method(method, METHODS)
     if depth_limit is not None:
         depth_limit = V.size(depth_limit, "depth_limit")
+    entry = resolve_method(method, "bfs", A, direction)
+    if stats is not None and not isinstance(stats, dict):
+        raise V.domain("stats", "be a dict or None", type(stats).__name__)
+    result = entry.run(A, source, return_parents=return_parents, depth_limit=depth_limit,
+                       direction=direction)
+    if stats is not None:
+        levels = result[0] if return_parents else result
+        stats["levels"] = int(levels.max()) + 1  # sync: only when asked for
+    return result
+
+
+def _bfs_algebraic(A, source, *, return_parents, depth_limit, direction):
+    """levels (and parents) by the algebra."""
+    n = A.nrows
     direction = tracker(direction)
     level_dtype = np.int32 if n < 2**31 else np.int64
     P = A.pattern()

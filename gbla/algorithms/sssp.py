@@ -18,13 +18,12 @@ from .. import ops
 from ..exceptions import NegativeCycleError
 from ..semirings import binary, min_plus, monoid, unary
 from ..vector import Vector
-from ._common import as_graph, check_method, tracker
+from ._common import as_graph, resolve_method, tracker
 from .bfs import bfs
 
-METHODS = ("auto", "bellman_ford", "delta_stepping")
 
-
-def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, direction="auto"):
+def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, direction="auto",
+         stats=None):
     """Shortest-path distances (and predecessors) from ``source``.
 
     Parameters
@@ -35,12 +34,15 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     source : int
     return_predecessors : bool
         Also return a shortest-path tree: pred[v] is v's predecessor on a shortest path.
-    method : {'auto', 'bellman_ford', 'delta_stepping'}
+    method : 'auto' or a name from ``gbla.kernels.names("sssp")``
         'auto': delta-stepping when every weight is non-negative, Bellman-Ford otherwise.
     delta : float or None
         Bucket width of delta-stepping; None: :func:`default_delta`.
     direction : 'auto', 'push', 'pull' or DirectionPolicy
         How each min-plus product runs; the results are the same.
+    stats : dict or None
+        When a dict is given, ``stats["method"]`` is set to the method that ran and
+        ``stats["iterations"]`` to the number of min-plus products (relaxation rounds).
 
     Returns
     -------
@@ -67,7 +69,10 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     n = A.nrows
     source = V.source(source, n)
     V.flag(return_predecessors, "return_predecessors")
-    check_method(method, METHODS)
+    if stats is not None and not isinstance(stats, dict):
+        raise V.domain("stats", "be a dict or None", type(stats).__name__)
+    if not (isinstance(method, str) and method == "auto"):
+        resolve_method(method, "sssp", A, direction)
     if A.dtype == np.bool_:  # unweighted: weight 1 on every edge, an explicit False included
         A = A.pattern()
     dtype = A.dtype if A.dtype.kind == "f" else np.dtype(np.float64)
@@ -76,6 +81,13 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
         A = ops.select(A, "<", np.inf)
     if method == "auto":
         method = "bellman_ford" if lowest < 0 else "delta_stepping"
+    return _sssp_algebraic(A, source, method=method, return_predecessors=return_predecessors,
+                           delta=delta, direction=direction, stats=stats, dtype=dtype,
+                           lowest=lowest)
+
+
+def _sssp_algebraic(A, source, *, method, return_predecessors, delta, direction, stats, dtype,
+                    lowest):
     if method == "delta_stepping":
         if lowest < 0:
             raise V.invalid_value("A", "hold no negative weight with method='delta_stepping'",
@@ -84,10 +96,13 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     elif delta is not None:
         raise V.invalid_value("delta", "be None with method='bellman_ford'", delta)
     direction = tracker(direction)
+    products = [0]
     if method == "bellman_ford":
-        dist = _bellman_ford(A, source, dtype, direction)
+        dist = _bellman_ford(A, source, dtype, direction, products)
     else:
-        dist = _delta_stepping(A, source, delta, dtype, direction)
+        dist = _delta_stepping(A, source, delta, dtype, direction, products)
+    if stats is not None:
+        stats.update(method=method, iterations=products[0])
     if return_predecessors:
         return dist.to_dense(np.inf), _predecessors(A, source, dist)
     return dist.to_dense(np.inf)
@@ -137,8 +152,10 @@ def _check_delta(delta):
     return float(delta)
 
 
-def _relax(dist, frontier, A, direction):
-    """d = min(d, frontier min.+ A); returns the entries that improved, with their new values."""
+def _relax(dist, frontier, A, direction, products):
+    """d = min(d, frontier min.+ A); returns the entries that improved, with their new values.
+    ``products`` counts the products run, in its one element."""
+    products[0] += 1
     t = ops.vxm(frontier, A, min_plus, direction=direction)
     better = ops.ewise_mult(t, dist, binary.lt)
     improved = ops.apply(t, unary.identity, mask=~dist.S)
@@ -147,7 +164,7 @@ def _relax(dist, frontier, A, direction):
     return improved
 
 
-def _bellman_ford(A, source, dtype, direction):
+def _bellman_ford(A, source, dtype, direction, products):
     n = A.nrows
     dist = Vector.from_coo([source], 0, n, dtype=dtype, device=A.device)
     frontier = dist.dup()
@@ -156,14 +173,14 @@ def _bellman_ford(A, source, dtype, direction):
     for _ in range(n):
         if not frontier.nvals:  # sync: the number of changed vertices
             return dist
-        frontier = _relax(dist, frontier, A, direction)
+        frontier = _relax(dist, frontier, A, direction, products)
     if frontier.nvals:
         raise NegativeCycleError(V.message("A", "have no negative cycle reachable from the "
                                            "source", f"distances still falling after {n} rounds"))
     return dist
 
 
-def _delta_stepping(A, source, delta, dtype, direction):
+def _delta_stepping(A, source, delta, dtype, direction, products):
     n = A.nrows
     light = ops.select(A, "<=", delta)
     heavy = ops.select(A, ">", delta)
@@ -187,10 +204,11 @@ def _delta_stepping(A, source, delta, dtype, direction):
         reached = Vector.new(n, bool, device=A.device)
         while bucket.nvals:  # sync: the bucket's size
             ops.assign(reached, True, mask=bucket.S)
-            improved = _relax(dist, bucket, light, direction)
+            improved = _relax(dist, bucket, light, direction, products)
             bucket = ops.select(ops.select(improved, ">=", lo), "<", hi)
         if heavy.nvals:
-            _relax(dist, ops.apply(dist, unary.identity, mask=reached.S), heavy, direction)
+            _relax(dist, ops.apply(dist, unary.identity, mask=reached.S), heavy, direction,
+                   products)
         ops.assign(settled, True, mask=reached.S)
         lo = hi
 
