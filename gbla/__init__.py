@@ -1,13 +1,13 @@
 """gbla: graph algorithms as sparse linear algebra (GraphBLAS style) on the GPU (CuPy) and the
 CPU (NumPy/SciPy)."""
 
-from . import generators, io, semirings, validate
+from . import datasets, generators, io, kernels, semirings, validate
 from .algorithms import bfs, sssp
 from ._backend import default_device, gpu_available
 from .direction import DEFAULT_POLICY, DirectionPolicy, DirectionTracker
 from .exceptions import (DeviceMismatch, DimensionMismatch, DomainMismatch, DuplicateIndex,
                          GblaError, InvalidIndex, InvalidValue, NegativeCycleError, UnknownName,
-                         ValidationError)
+                         UnsupportedMethod, ValidationError)
 from .mask import Mask
 from .matrix import Matrix
 from .ops import apply, assign, ewise_add, ewise_mult, mxv, reduce, scale, select, vxm
@@ -16,10 +16,12 @@ from .vector import Vector
 __version__ = "0.1.0"
 
 __all__ = [
-    "Matrix", "Vector", "Mask", "semirings", "generators", "io", "validate", "bfs", "sssp",
+    "Matrix", "Vector", "Mask", "semirings", "kernels", "generators", "datasets", "io",
+    "validate", "bfs", "sssp",
     "mxv", "vxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign", "select", "scale",
     "DirectionPolicy", "DirectionTracker", "DEFAULT_POLICY",
     "gpu_available", "default_device",
     "GblaError", "DimensionMismatch", "DomainMismatch", "DeviceMismatch", "InvalidIndex",
-    "InvalidValue", "DuplicateIndex", "UnknownName", "NegativeCycleError", "ValidationError",
+    "InvalidValue", "DuplicateIndex", "UnknownName", "UnsupportedMethod", "NegativeCycleError",
+    "ValidationError",
 ]

@@ -1,13 +1,16 @@
 """Graph generators, deterministic for a seed and identical on the CPU and the GPU: random bits
 come from a counter-based hash (splitmix64) evaluated with the same array code on both."""
 
+import math
+import numbers
+
 import numpy as np
 
 from . import _backend as B
 from . import _validation as V
 from .matrix import Matrix
 
-__all__ = ["rmat", "grid2d", "with_weights"]
+__all__ = ["rmat", "rgg", "grid2d", "with_weights"]
 
 _U64 = np.uint64
 
@@ -77,6 +80,123 @@ def rmat(scale, edge_factor=16, seed=0, *, device=None, a=0.57, b=0.19, c=0.19, 
                           device=device)
     A._symmetric, A._T = True, A
     return A if weights is None else with_weights(A, *weights, seed=seed)
+
+
+# Candidate pairs expanded at once in rgg: bounds its working memory (about 40 bytes a pair)
+# whatever the radius.
+_RGG_CHUNK = 1 << 24
+
+
+def rgg(scale, seed=0, *, device=None, radius=None, weights=None):
+    """A random geometric graph in the style of DIMACS10's ``rgg_n_2_<scale>``: 2**scale points
+    uniform in the unit square, two distinct points joined both ways when their Euclidean
+    distance is strictly below ``radius``.
+
+    Parameters
+    ----------
+    scale : int
+        log2 of the number of vertices, 1 <= scale <= 30.
+    seed : int
+        Non-negative; the same seed gives the same graph on either device.
+    device : {'cpu', 'gpu', None}
+        None: the GPU when CuPy sees one, else the CPU.
+    radius : float or None
+        Positive and finite; None: DIMACS10's ``0.55 * sqrt(ln n / n)``, which gives an
+        average degree near ``pi * 0.55**2 * ln n`` (about 13 at scale 20).
+    weights : (int, int) or None
+        None: an iso bool Matrix; ``(lo, hi)``: int32 weights of :func:`with_weights`.
+
+    Returns
+    -------
+    Matrix
+        n x n, symmetric (its transpose is itself), no self-loops. Vertex i is the i-th point
+        drawn, so vertex ids carry no spatial locality.
+
+    Raises
+    ------
+    InvalidValue
+        For a scale, seed, radius or weights out of range.
+
+    Examples
+    --------
+    >>> import gbla
+    >>> A = gbla.generators.rgg(10, seed=1, device="cpu")
+    >>> A.shape, A.is_symmetric
+    ((1024, 1024), True)
+    """
+    scale = V.size(scale, "scale")
+    if not 1 <= scale <= 30:
+        raise V.invalid_value("scale", "satisfy 1 <= scale <= 30", scale)
+    seed = V.size(seed, "seed")
+    n = 2 ** scale
+    if radius is None:
+        radius = 0.55 * math.sqrt(math.log(n) / n)
+    elif isinstance(radius, (bool, np.bool_)) or not isinstance(radius, numbers.Real) \
+            or not (math.isfinite(radius) and radius > 0):
+        raise V.invalid_value("radius", "be a positive finite number or None", radius)
+    radius = float(radius)
+    device = B.resolve_device(device)
+    xp = B.xp_of(device)
+    x, y = _rgg_points(n, seed, xp)
+    # g cells a side of width 1/g > radius, so a pair within the radius lies in one cell or in
+    # two adjacent ones; the margin keeps that true through the rounding of x * g.
+    g = max(1, int(1.0 / (radius * (1.0 + 1e-9))))
+    cx = xp.minimum((x * g).astype(np.int64), g - 1)
+    cy = xp.minimum((y * g).astype(np.int64), g - 1)
+    cell = cx * g + cy
+    order = xp.argsort(cell)
+    cell, cx, cy, x, y = cell[order], cx[order], cy[order], x[order], y[order]
+    start = xp.zeros(g * g + 1, np.int64)
+    start[1:] = xp.cumsum(xp.bincount(cell, minlength=g * g))
+    position = xp.arange(n, dtype=np.int64)
+    r2 = radius * radius
+    lo_parts, hi_parts = [], []
+    # Half the neighbourhood: each unordered pair is met once, from its first point in the
+    # (cell, position) order; within a point's own cell only the later positions.
+    for dx, dy in ((0, 0), (0, 1), (1, -1), (1, 0), (1, 1)):
+        nx, ny = cx + dx, cy + dy
+        inside = (nx < g) & (ny >= 0) & (ny < g)
+        other = xp.where(inside, nx * g + ny, 0)
+        first = position + 1 if (dx, dy) == (0, 0) else start[other]
+        count = xp.where(inside, start[other + 1] - first, 0)
+        for p, q in _expand(first, count, xp):
+            ddx, ddy = x[p] - x[q], y[p] - y[q]
+            # Separate array operations (never a fused multiply-add) give the CPU's rounding
+            # on the GPU too, so both devices keep the same pairs.
+            d2 = ddx * ddx
+            d2 = d2 + ddy * ddy
+            near = d2 < r2  # sync: (on the GPU) the masks below count their survivors
+            lo_parts.append(order[p[near]])
+            hi_parts.append(order[q[near]])
+    src = xp.concatenate(lo_parts + hi_parts)
+    dst = xp.concatenate(hi_parts + lo_parts)
+    del lo_parts, hi_parts
+    A = Matrix.from_edges(src, dst, n=n, device=device)
+    A._symmetric, A._T = True, A
+    return A if weights is None else with_weights(A, *weights, seed=seed)
+
+
+def _rgg_points(n, seed, xp):
+    """The coordinates (x, y) of rgg's n points, float64 in [0, 1)."""
+    base = _splitmix64(np.full(1, seed, _U64))[0]
+    counter = xp.arange(n, dtype=_U64)
+    return _uniform(counter, 0, base), _uniform(counter, 1, base)
+
+
+def _expand(first, count, xp):
+    """Yield (p, q) arrays listing every pair (p, first[p] + k) with 0 <= k < count[p], in
+    chunks of about _RGG_CHUNK pairs."""
+    ends = xp.cumsum(count)
+    total = int(ends[-1]) if len(ends) else 0  # sync: the number of pairs to allocate
+    lo = 0
+    while lo < total:
+        hi = min(total, lo + _RGG_CHUNK)
+        k = xp.arange(lo, hi, dtype=np.int64)
+        # the owner of pair k is the point whose range of ends first exceeds k
+        p = xp.searchsorted(ends, k, side="right")
+        q = first[p] + (k - (ends[p] - count[p]))
+        yield p, q
+        lo = hi
 
 
 def grid2d(rows, cols, *, device=None, weights=None, seed=0):

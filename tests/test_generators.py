@@ -43,3 +43,97 @@ def test_rmat_degrees_are_skewed_like_a_power_law():
 def test_rmat_rejects_bad_parameters(kwargs):
     with pytest.raises(gbla.InvalidValue):
         gbla.generators.rmat(device="cpu", **kwargs)
+
+
+def test_rmat_weights_are_int32_in_range_and_symmetric(device):
+    A = gbla.generators.rmat(8, seed=4, device=device, weights=(3, 9))
+    S = A.to_scipy()
+    assert A.dtype == np.int32 and not A.is_iso and A.T is A
+    assert S.data.min() >= 3 and S.data.max() <= 9
+    assert abs(S - S.T).nnz == 0
+    assert len(np.unique(S.data)) == 7  # every value of [3, 9] drawn among ~3000 edges
+
+
+# ============================================================================== rgg
+def _brute_force_rgg(scale, seed, radius):
+    """Every pair of rgg's points closer than radius, by comparing all n**2 of them."""
+    from gbla.generators import _rgg_points  # the points themselves are not public
+    x, y = _rgg_points(2 ** scale, seed, np)
+    d2 = (x[:, None] - x[None, :]) ** 2 + (y[:, None] - y[None, :]) ** 2
+    near = d2 < radius * radius
+    np.fill_diagonal(near, False)
+    return near
+
+
+def test_rgg_holds_exactly_the_pairs_closer_than_the_radius(device):
+    # 512 points, DIMACS10's radius 0.55 * sqrt(ln 512 / 512) ~ 0.0609; both directions of
+    # every pair at distance < r, nothing else.
+    for scale, seed, radius in ((9, 0, None), (9, 5, 0.1), (6, 2, 0.35), (5, 1, 1.5)):
+        A = gbla.generators.rgg(scale, seed, device=device, radius=radius)
+        r = 0.55 * np.sqrt(np.log(2 ** scale) / 2 ** scale) if radius is None else radius
+        expected = _brute_force_rgg(scale, seed, r)
+        assert np.array_equal(A.to_scipy().toarray(), expected), (scale, seed, radius)
+
+
+def test_rgg_is_symmetric_simple_and_iso(device):
+    A = gbla.generators.rgg(12, seed=3, device=device)
+    S = A.to_scipy()
+    assert A.shape == (4096, 4096) and A.is_iso and A.dtype == np.bool_ and A.T is A
+    assert (S != S.T).nnz == 0
+    assert S.diagonal().sum() == 0
+    assert all(np.all(np.diff(S.indices[S.indptr[i]:S.indptr[i + 1]]) > 0) for i in range(4096))
+
+
+def test_rgg_average_degree_is_pi_r_squared_n():
+    # Boundary effects lower the degree of points near the square's edge by a few percent.
+    n = 2 ** 14
+    r = 0.55 * np.sqrt(np.log(n) / n)
+    A = gbla.generators.rgg(14, seed=0, device="cpu")
+    assert abs(A.nvals / n - np.pi * r * r * n) < 0.2 * np.pi * r * r * n
+
+
+def test_rgg_is_the_same_for_a_seed_on_each_device_and_differs_across_seeds(device):
+    a = gbla.generators.rgg(10, seed=1, device=device).to_scipy()
+    b = gbla.generators.rgg(10, seed=1, device="cpu").to_scipy()
+    c = gbla.generators.rgg(10, seed=2, device=device).to_scipy()
+    assert (a != b).nnz == 0
+    assert (a != c).nnz > 0
+
+
+def test_rgg_expands_candidates_in_chunks_without_losing_pairs(monkeypatch, device):
+    whole = gbla.generators.rgg(9, seed=7, device=device).to_scipy()
+    monkeypatch.setattr(gbla.generators, "_RGG_CHUNK", 37)
+    chunked = gbla.generators.rgg(9, seed=7, device=device).to_scipy()
+    assert (whole != chunked).nnz == 0 and whole.nnz > 0
+
+
+def test_rgg_weights_are_int32_in_range_and_symmetric(device):
+    A = gbla.generators.rgg(10, seed=2, device=device, weights=(1, 4))
+    S = A.to_scipy()
+    assert A.dtype == np.int32 and A.T is A
+    assert S.data.min() >= 1 and S.data.max() <= 4
+    assert abs(S - S.T).nnz == 0
+    plain = gbla.generators.rgg(10, seed=2, device=device).to_scipy()
+    assert (plain != (S != 0)).nnz == 0  # the same structure
+
+
+@pytest.mark.parametrize("kwargs, arg", [
+    (dict(scale=0), "scale"), (dict(scale=31), "scale"), (dict(scale=2.0), "scale"),
+    (dict(scale=4, seed=-1), "seed"), (dict(scale=4, seed=1.5), "seed"),
+    (dict(scale=4, radius=0), "radius"), (dict(scale=4, radius=-0.1), "radius"),
+    (dict(scale=4, radius=float("inf")), "radius"), (dict(scale=4, radius=float("nan")), "radius"),
+    (dict(scale=4, radius="0.1"), "radius"), (dict(scale=4, radius=True), "radius"),
+    (dict(scale=4, weights=(5, 1)), "lo, hi"),
+])
+def test_rgg_rejects_bad_parameters(kwargs, arg):
+    with pytest.raises(gbla.InvalidValue, match=f"^{arg} must"):
+        gbla.generators.rgg(device="cpu", **kwargs)
+
+
+def test_rgg_has_the_edge_count_of_dimacs10_rgg_n_2_15():
+    # DIMACS10's rgg_n_2_15_s0 (other points, same rule and radius) has 160240 edges; ours
+    # differs only by the sampling noise of the points.
+    from .graphs import read_metis
+    dimacs = read_metis("mesh/rgg_n_2_15_s0.graph.gz").nnz
+    ours = gbla.generators.rgg(15, seed=0, device="cpu").nvals
+    assert abs(ours - dimacs) < 0.02 * dimacs

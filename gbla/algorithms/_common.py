@@ -41,10 +41,10 @@ def resolve_method(method, algorithm, A, direction):
     if not isinstance(method, str):
         raise UnknownName(V.message("method", f"be one of {kernels.names(algorithm)}", method))
     entry = kernels.get(method, algorithm)
-    entry.check(A)
     if not entry.directions and not (isinstance(direction, str) and direction == "auto"):
         raise V.invalid_value("direction", f"be 'auto' with method={method!r} (it does not "
                               "switch direction)", direction)
+    entry.check(A)
     return entry
 
 

@@ -109,3 +109,11 @@ _register(Method("delta_stepping", "sssp", "delta-stepping in min.plus products 
 _register(Method("bellman_ford", "sssp", "Bellman-Ford as repeated masked min.plus vxm until "
                  "no distance changes", ("cpu", "gpu"), True, directions=True,
                  _run=_sssp("bellman_ford")))
+
+
+# ------------------------------------------------------------------ the hand-written kernels
+from . import _bfs  # noqa: E402  (its drivers are registered here, after the algebraic ones)
+
+for _name, _run, _directions, _description in _bfs.KERNELS:
+    _register(Method(_name, "bfs", _description, ("gpu",), False, directions=_directions,
+                     _run=_run))

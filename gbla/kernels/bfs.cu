@@ -1,0 +1,489 @@
+// Hand-written BFS kernels: one level computes  q' = q any.pair A  masked by the unvisited
+// vertices, then levels<q'> = depth (and parents<q'> = the claiming vertex), the same product
+// the algebraic method runs with vxm. Vertex ids and edge offsets are int32 (CSR: indptr,
+// indices; CSC: t_indptr, t_indices); levels[v] == -1 means unvisited.
+// Launch contracts are written above each kernel; the Python drivers are in _bfs.py.
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+
+typedef unsigned long long u64;
+
+// Frontiers of the queue kernels are "binned": bins[0*n..] holds vertices of out-degree below
+// GBLA_SMALL (a thread each), bins[1*n..] below GBLA_LARGE (a warp each), bins[2*n..] the rest
+// (a block each). A counter slot (8 x u64) describes the frontier a launch builds:
+//   [0..2] bin sizes  [3] its out-edges  [4] in-edges of every vertex claimed (for the
+//   unexplored count)  [5] depth of the frontier  [6] done flag  [7] levels expanded
+#define GBLA_SMALL 32
+#define GBLA_LARGE 1024
+#define GBLA_SLOT 8
+
+__device__ __forceinline__ bool gbla_claim(int* levels, int v, int depth) {
+    return levels[v] == -1 && atomicCAS(&levels[v], -1, depth) == -1;
+}
+
+// Appends v to its degree bin; counters are aggregated over the coalesced threads (one atomic
+// per bin per warp), because millions of claims in one level would serialize on 3 addresses.
+__device__ __forceinline__ void gbla_append_binned(int v, int n, const int* indptr,
+                                                   const int* t_indptr, int* bins, u64* slot) {
+    int deg = indptr[v + 1] - indptr[v];
+    int bin = deg < GBLA_SMALL ? 0 : (deg < GBLA_LARGE ? 1 : 2);
+    cg::coalesced_group g = cg::coalesced_threads();
+    u64 edges = cg::reduce(g, (u64)deg, cg::plus<u64>());
+    u64 in_edges = cg::reduce(g, (u64)(t_indptr[v + 1] - t_indptr[v]), cg::plus<u64>());
+    if (g.thread_rank() == 0) {
+        atomicAdd(&slot[3], edges);
+        atomicAdd(&slot[4], in_edges);
+    }
+    cg::coalesced_group same = cg::labeled_partition(g, bin);
+    u64 base = 0;
+    if (same.thread_rank() == 0) base = atomicAdd(&slot[bin], (u64)same.size());
+    base = same.shfl(base, 0);
+    bins[(long long)bin * n + (long long)(base + same.thread_rank())] = v;
+}
+
+// Counts a claimed vertex (slot[0]) and its in-edges (slot[4]) without queueing it: pull levels
+// need only the frontier's size; a later push level gathers the frontier from the levels.
+__device__ __forceinline__ void gbla_count_claim(u64 in_edges, u64* slot) {
+    cg::coalesced_group g = cg::coalesced_threads();
+    u64 sum = cg::reduce(g, in_edges, cg::plus<u64>());
+    if (g.thread_rank() == 0) {
+        atomicAdd(&slot[0], (u64)g.size());
+        atomicAdd(&slot[4], sum);
+    }
+}
+
+__device__ __forceinline__ void gbla_clear_slot(u64* clear) {
+    if (blockIdx.x == 0 && threadIdx.x < GBLA_SLOT) clear[threadIdx.x] = 0;
+}
+
+// ------------------------------------------------------------------ 1. vertex_push
+// One thread per vertex (grid-stride); a vertex of level depth-1 labels its unvisited
+// out-neighbours. Plain stores: racing writers store the same level and each a valid parent.
+// flag[0] = depth when anything was labelled.
+extern "C" __global__ void gbla_bfs_vertex_push(int n, int depth, int* levels, int* parents,
+                                                const int* indptr, const int* indices,
+                                                int* flag) {
+    for (int u = blockIdx.x * blockDim.x + threadIdx.x; u < n; u += gridDim.x * blockDim.x) {
+        if (levels[u] != depth - 1) continue;
+        for (int e = indptr[u]; e < indptr[u + 1]; ++e) {
+            int v = indices[e];
+            if (levels[v] == -1) {
+                levels[v] = depth;
+                if (parents) parents[v] = u;
+                flag[0] = depth;
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------ 2. vertex_pull
+// One thread per unvisited vertex (grid-stride) scanning its in-neighbours (CSC) and stopping at
+// the first of level depth-1. Only thread v writes v, so no atomics. With slot == NULL a level
+// sets flag[0] = depth when it labels anything; with a slot (direction_optimized) it counts
+// the claims and their in-edges there instead, and queues nothing (see gbla_bfs_gather).
+extern "C" __global__ void gbla_bfs_vertex_pull(int n, int depth, int* levels, int* parents,
+                                                const int* t_indptr, const int* t_indices,
+                                                int* flag, u64* slot, u64* clear) {
+    if (slot) gbla_clear_slot(clear);
+    for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x) {
+        if (levels[v] != -1) continue;
+        int begin = t_indptr[v], end = t_indptr[v + 1], found = -1;
+        for (int e = begin; e < end; ++e) {
+            int u = t_indices[e];
+            if (levels[u] == depth - 1) { found = u; break; }
+        }
+        if (found < 0) continue;
+        levels[v] = depth;
+        if (parents) parents[v] = found;
+        if (slot) gbla_count_claim((u64)(end - begin), slot);
+        else flag[0] = depth;
+    }
+}
+
+// The frontier of level `depth` (every v with levels[v] == depth) into bins, when a push level
+// follows pull levels. slot[4] counts in-edges already counted by the claims: ignore it.
+extern "C" __global__ void gbla_bfs_gather(int n, int depth, const int* levels,
+                                           const int* indptr, const int* t_indptr, int* bins,
+                                           u64* slot, u64* clear) {
+    gbla_clear_slot(clear);
+    for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x)
+        if (levels[v] == depth) gbla_append_binned(v, n, indptr, t_indptr, bins, slot);
+}
+
+// ------------------------------------------------------------------ 3. edge_centric
+// One thread per stored edge (COO: rows[e] -> indices[e]), grid-stride: source of level
+// depth-1, destination unvisited. Plain stores as in vertex_push.
+extern "C" __global__ void gbla_bfs_edge_centric(int nnz, int depth, int* levels, int* parents,
+                                                 const int* rows, const int* indices, int* flag) {
+    for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < nnz; e += gridDim.x * blockDim.x) {
+        int u = rows[e];
+        if (levels[u] != depth - 1) continue;
+        int v = indices[e];
+        if (levels[v] == -1) {
+            levels[v] = depth;
+            if (parents) parents[v] = u;
+            flag[0] = depth;
+        }
+    }
+}
+
+// ------------------------------------------------------------------ 4. frontier_queue
+// One thread per vertex of the explicit frontier q_in[0, n_in): atomicCAS on levels claims a
+// neighbour, atomicAdd on one global tail (slot[0]) appends it to q_out.
+extern "C" __global__ void gbla_bfs_frontier_queue(const int* q_in, int n_in, int depth,
+                                                   int* levels, int* parents, const int* indptr,
+                                                   const int* indices, int* q_out, u64* slot,
+                                                   u64* clear) {
+    gbla_clear_slot(clear);
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n_in; i += gridDim.x * blockDim.x) {
+        int u = q_in[i];
+        for (int e = indptr[u]; e < indptr[u + 1]; ++e) {
+            int v = indices[e];
+            if (gbla_claim(levels, v, depth)) {
+                if (parents) parents[v] = u;
+                q_out[atomicAdd(&slot[0], 1ULL)] = v;
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------ 5. block_queue
+// As frontier_queue, but each block appends to a private shared-memory queue (overflow goes
+// straight to the global queue) and copies it out at the end with one atomicAdd on the global
+// tail and coalesced stores. One frontier vertex per thread: grid = ceil(n_in / blockDim).
+#define GBLA_BQ_CAP 2048
+extern "C" __global__ void gbla_bfs_block_queue(const int* q_in, int n_in, int depth,
+                                                int* levels, int* parents, const int* indptr,
+                                                const int* indices, int* q_out, u64* slot,
+                                                u64* clear) {
+    __shared__ int s_q[GBLA_BQ_CAP];
+    __shared__ int s_n;
+    __shared__ u64 s_base;
+    gbla_clear_slot(clear);
+    if (threadIdx.x == 0) s_n = 0;
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n_in) {
+        int u = q_in[i];
+        for (int e = indptr[u]; e < indptr[u + 1]; ++e) {
+            int v = indices[e];
+            if (gbla_claim(levels, v, depth)) {
+                if (parents) parents[v] = u;
+                int pos = atomicAdd(&s_n, 1);
+                if (pos < GBLA_BQ_CAP) s_q[pos] = v;
+                else q_out[atomicAdd(&slot[0], 1ULL)] = v;
+            }
+        }
+    }
+    __syncthreads();
+    int count = min(s_n, GBLA_BQ_CAP);
+    if (threadIdx.x == 0 && count) s_base = atomicAdd(&slot[0], (u64)count);
+    __syncthreads();
+    for (int j = threadIdx.x; j < count; j += blockDim.x) q_out[s_base + j] = s_q[j];
+}
+
+// ------------------------------------------------------------------ 6. warp_queue
+// Hierarchical queues (PMPP ch. 15): GBLA_WQ_N warp-level sub-queues chosen by the low lane
+// bits, so that only the threads of one lane class contend on a counter; they are merged into
+// the block queue, which is copied to the global queue. Each level overflows to the next.
+#define GBLA_WQ_N 8
+#define GBLA_WQ_CAP 128
+extern "C" __global__ void gbla_bfs_warp_queue(const int* q_in, int n_in, int depth,
+                                               int* levels, int* parents, const int* indptr,
+                                               const int* indices, int* q_out, u64* slot,
+                                               u64* clear) {
+    __shared__ int w_q[GBLA_WQ_N][GBLA_WQ_CAP];
+    __shared__ int w_n[GBLA_WQ_N];
+    __shared__ int w_off[GBLA_WQ_N];
+    __shared__ int b_q[GBLA_BQ_CAP];
+    __shared__ int b_n;
+    __shared__ u64 b_base;
+    gbla_clear_slot(clear);
+    if (threadIdx.x < GBLA_WQ_N) w_n[threadIdx.x] = 0;
+    if (threadIdx.x == 0) b_n = 0;
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int k = threadIdx.x & (GBLA_WQ_N - 1);
+    if (i < n_in) {
+        int u = q_in[i];
+        for (int e = indptr[u]; e < indptr[u + 1]; ++e) {
+            int v = indices[e];
+            if (!gbla_claim(levels, v, depth)) continue;
+            if (parents) parents[v] = u;
+            int pos = atomicAdd(&w_n[k], 1);
+            if (pos < GBLA_WQ_CAP) { w_q[k][pos] = v; continue; }
+            int bpos = atomicAdd(&b_n, 1);
+            if (bpos < GBLA_BQ_CAP) b_q[bpos] = v;
+            else q_out[atomicAdd(&slot[0], 1ULL)] = v;
+        }
+    }
+    __syncthreads();
+    // Merge: each sub-queue gets a contiguous range of the block queue after its overflow.
+    if (threadIdx.x < GBLA_WQ_N) {
+        int count = min(w_n[threadIdx.x], GBLA_WQ_CAP);
+        w_n[threadIdx.x] = count;
+        w_off[threadIdx.x] = atomicAdd(&b_n, count);
+    }
+    __syncthreads();
+    for (int q = 0; q < GBLA_WQ_N; ++q) {
+        for (int j = threadIdx.x; j < w_n[q]; j += blockDim.x) {
+            int pos = w_off[q] + j;
+            if (pos < GBLA_BQ_CAP) b_q[pos] = w_q[q][j];
+            else q_out[atomicAdd(&slot[0], 1ULL)] = w_q[q][j];
+        }
+    }
+    __syncthreads();
+    int count = min(b_n, GBLA_BQ_CAP);
+    if (threadIdx.x == 0 && count) b_base = atomicAdd(&slot[0], (u64)count);
+    __syncthreads();
+    for (int j = threadIdx.x; j < count; j += blockDim.x) q_out[b_base + j] = b_q[j];
+}
+
+__device__ __forceinline__ void gbla_push_group(int u, int lane, int group, int depth, int n,
+                                                int* levels, int* parents, const int* indptr,
+                                                const int* indices, const int* t_indptr,
+                                                int* out, u64* slot) {
+    for (int e = indptr[u] + lane; e < indptr[u + 1]; e += group) {
+        int v = indices[e];
+        if (gbla_claim(levels, v, depth)) {
+            if (parents) parents[v] = u;
+            gbla_append_binned(v, n, indptr, t_indptr, out, slot);
+        }
+    }
+}
+
+// ------------------------------------------------------------------ 9. load_balanced
+// One launch per non-empty bin of the binned frontier: group = 1 (small bin: a thread per
+// vertex), 32 (medium: a warp) or blockDim.x (large: a block). Groups stride over the bin;
+// lanes of a group stride over the vertex's edges. Claimed vertices go to the next bins.
+extern "C" __global__ void gbla_bfs_binned_expand(const int* q_in, int n_in, int group,
+                                                  int depth, int n, int* levels, int* parents,
+                                                  const int* indptr, const int* indices,
+                                                  const int* t_indptr, int* bins, u64* slot,
+                                                  u64* clear) {
+    gbla_clear_slot(clear);
+    long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long groups = (long long)gridDim.x * blockDim.x / group;
+    int lane = (int)(tid % group);
+    for (long long i = tid / group; i < n_in; i += groups)
+        gbla_push_group(q_in[i], lane, group, depth, n, levels, parents, indptr, indices,
+                        t_indptr, bins, slot);
+}
+
+// Puts the source in the small bin (bins are read whole, whatever the bin) and describes it in
+// slot: one vertex, its out- and in-edges, depth 0. One thread.
+extern "C" __global__ void gbla_bfs_init(int source, int* levels, int* parents, int* bins,
+                                         const int* indptr, const int* t_indptr, u64* slot) {
+    levels[source] = 0;
+    if (parents) parents[source] = source;
+    bins[0] = source;
+    for (int j = 0; j < GBLA_SLOT; ++j) slot[j] = 0;
+    slot[0] = 1;
+    slot[3] = indptr[source + 1] - indptr[source];
+    slot[4] = t_indptr[source + 1] - t_indptr[source];
+}
+
+// ------------------------------------------------------------------ 7. single_block
+// One block runs level after level inside one launch while the frontier holds at most `cap`
+// vertices and `max_edges` edges: the frontier lives in shared memory, its edges are spread
+// evenly over the block (a block scan of the degrees, then a binary search per edge), and
+// __syncthreads() separates levels, so a level costs no launch and no host round trip. It hands
+// over (returns) when the frontier outgrows it, leaving the frontier in out_bins and its
+// description in slot; slot[6] = 1 when the search is finished.
+// Input: the binned frontier in_bins with sizes c0, c1, c2 (c0 + c1 + c2 <= cap) at level
+// depth. Launch: grid 1, block GBLA_SB_THREADS, dynamic shared memory (3 * cap + 1) * 4 bytes,
+// cap <= GBLA_SB_PER * GBLA_SB_THREADS.
+#define GBLA_SB_THREADS 1024
+#define GBLA_SB_PER 16
+
+__device__ long long gbla_block_exclusive_scan(long long x, long long* s_warp,
+                                               long long* total) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    long long inclusive = x;
+    for (int off = 1; off < 32; off <<= 1) {
+        long long y = __shfl_up_sync(0xffffffffu, inclusive, off);
+        if (lane >= off) inclusive += y;
+    }
+    if (lane == 31) s_warp[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+        long long w = lane < nwarps ? s_warp[lane] : 0;
+        for (int off = 1; off < 32; off <<= 1) {
+            long long y = __shfl_up_sync(0xffffffffu, w, off);
+            if (lane >= off) w += y;
+        }
+        s_warp[lane] = w;
+    }
+    __syncthreads();
+    long long before = (warp ? s_warp[warp - 1] : 0) + inclusive - x;
+    *total = s_warp[nwarps - 1];
+    __syncthreads();
+    return before;
+}
+
+extern "C" __global__ void __launch_bounds__(GBLA_SB_THREADS)
+gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int depth_limit,
+                      int cap, int max_edges, int n, int* levels, int* parents,
+                      const int* indptr, const int* indices, const int* t_indptr,
+                      int* out_bins, u64* slot, u64* clear) {
+    extern __shared__ int gbla_sb_shared[];
+    int* s_queues[2] = {gbla_sb_shared, gbla_sb_shared + cap};
+    int* s_off = gbla_sb_shared + 2 * cap;
+    __shared__ long long s_warp[32];
+    __shared__ int s_next;
+    __shared__ u64 s_in_edges;
+    const int per = (cap + GBLA_SB_THREADS - 1) / GBLA_SB_THREADS;
+    int t = threadIdx.x;
+    int count = c0 + c1 + c2;
+    for (int i = t; i < count; i += blockDim.x)
+        s_queues[0][i] = i < c0 ? in_bins[i]
+                  : i < c0 + c1 ? in_bins[(long long)n + (i - c0)]
+                  : in_bins[2LL * n + (i - c0 - c1)];
+    if (t == 0) { s_next = 0; s_in_edges = 0; }
+    if (t < GBLA_SLOT) { slot[t] = 0; clear[t] = 0; }
+    __syncthreads();
+    int cur = 0, levels_run = 0;
+    bool finished = false;
+    while (true) {
+        if (count == 0 || depth == depth_limit) { finished = true; break; }
+        // Degrees of this thread's `per` consecutive frontier entries, then their offsets.
+        long long mine = 0;
+        int deg[GBLA_SB_PER];
+        #pragma unroll
+        for (int j = 0; j < GBLA_SB_PER; ++j) {
+            if (j >= per) break;
+            int i = t * per + j;
+            deg[j] = i < count ? indptr[s_queues[cur][i] + 1] - indptr[s_queues[cur][i]] : 0;
+            mine += deg[j];
+        }
+        long long total;
+        long long off = gbla_block_exclusive_scan(mine, s_warp, &total);
+        if (total > max_edges) break;  // too much work for one block: hand over
+        #pragma unroll
+        for (int j = 0; j < GBLA_SB_PER; ++j) {
+            if (j >= per) break;
+            int i = t * per + j;
+            if (i < count) s_off[i] = (int)off;
+            off += deg[j];
+        }
+        if (t == 0) s_off[count] = (int)total;
+        __syncthreads();
+        int nxt = cur ^ 1;
+        depth += 1;
+        for (int k = t; k < total; k += blockDim.x) {
+            int lo = 0, hi = count;  // the last i with s_off[i] <= k
+            while (hi - lo > 1) {
+                int mid = (lo + hi) >> 1;
+                if (s_off[mid] <= k) lo = mid; else hi = mid;
+            }
+            int u = s_queues[cur][lo];
+            int v = indices[indptr[u] + (k - s_off[lo])];
+            if (!gbla_claim(levels, v, depth)) continue;
+            if (parents) parents[v] = u;
+            atomicAdd(&s_in_edges, (u64)(t_indptr[v + 1] - t_indptr[v]));
+            int pos = atomicAdd(&s_next, 1);
+            if (pos < cap) s_queues[nxt][pos] = v;
+            else gbla_append_binned(v, n, indptr, t_indptr, out_bins, slot);
+        }
+        __syncthreads();
+        count = s_next;
+        cur = nxt;
+        levels_run += 1;
+        __syncthreads();
+        if (t == 0) s_next = 0;
+        if (count > cap) { count = cap; break; }  // overflowed: hand over
+    }
+    // The frontier still in shared memory joins the out bins (the overflow is there already).
+    if (!finished)
+        for (int i = t; i < count; i += blockDim.x)
+            gbla_append_binned(s_queues[cur][i], n, indptr, t_indptr, out_bins, slot);
+    __syncthreads();
+    if (t == 0) {
+        // gbla_append_binned counted in-edges of the vertices it appended; the level loop
+        // counted every claim: keep the latter only.
+        slot[4] = s_in_edges;
+        slot[5] = depth;
+        slot[6] = finished;
+        slot[7] = levels_run;
+    }
+}
+
+// ------------------------------------------------------------------ 8. persistent
+// One cooperative launch runs every level: grid.sync() separates levels and the frontier size
+// never leaves the device. Each level is push (binned frontier: thread / warp / block per
+// vertex) or pull (thread per unvisited vertex, early exit, claims only counted), chosen on
+// the device by the DirectionPolicy rule (push -> pull when m_f * alpha > m_u; pull -> push
+// when n_f * beta < n; mode 1: push only, mode 2: pull only). A push level after pull levels
+// first gathers its frontier from the levels into bins (one more grid.sync).
+// Counter slots: slots[0..2] rotate (a level reads slot (d-1)%3, appends to d%3, clears
+// (d+1)%3); slots[3..5] rotate over the gathers the same way.
+// Launch: cooperative, grid <= the co-resident block count; slots zeroed but for slots[0],
+// bins0 holding the source (gbla_bfs_init).
+extern "C" __global__ void gbla_bfs_persistent(int n, int depth_limit, int* levels,
+                                               int* parents, const int* indptr,
+                                               const int* indices, const int* t_indptr,
+                                               const int* t_indices, int* bins0, int* bins1,
+                                               u64* slots, double alpha, double beta,
+                                               long long unexplored, int mode) {
+    cg::grid_group grid = cg::this_grid();
+    long long tid = grid.thread_rank(), threads = grid.size();
+    long long warp = tid >> 5, warps = threads >> 5;
+    int lane = threadIdx.x & 31;
+    bool pulling = false;
+    int gathers = 0;
+    for (int depth = 1; depth_limit < 0 || depth <= depth_limit; ++depth) {
+        const u64* cur = slots + GBLA_SLOT * ((depth - 1) % 3);
+        u64* nxt = slots + GBLA_SLOT * (depth % 3);
+        u64* clr = slots + GBLA_SLOT * ((depth + 1) % 3);
+        long long c0 = cur[0], c1 = cur[1], c2 = cur[2];
+        long long nf = c0 + c1 + c2;
+        if (nf == 0) break;
+        unexplored -= (long long)cur[4];
+        bool was_pulling = pulling;
+        if (mode == 0)
+            pulling = pulling ? !(nf * beta < n) : ((double)cur[3] * alpha > (double)unexplored);
+        else
+            pulling = mode == 2;
+        if (tid < GBLA_SLOT) clr[tid] = 0;
+        const int* q = (depth & 1) ? bins0 : bins1;
+        int* out = (depth & 1) ? bins1 : bins0;
+        if (pulling) {
+            for (long long v = tid; v < n; v += threads) {
+                if (levels[v] != -1) continue;
+                int begin = t_indptr[v], end = t_indptr[v + 1], found = -1;
+                for (int e = begin; e < end; ++e) {
+                    int u = t_indices[e];
+                    if (levels[u] == depth - 1) { found = u; break; }
+                }
+                if (found < 0) continue;
+                levels[v] = depth;
+                if (parents) parents[v] = found;
+                gbla_count_claim((u64)(end - begin), nxt);
+            }
+            grid.sync();
+            continue;
+        }
+        if (was_pulling) {  // the frontier exists only as levels == depth - 1: bin it
+            u64* g = slots + GBLA_SLOT * (3 + gathers % 3);
+            u64* g_clr = slots + GBLA_SLOT * (3 + (gathers + 1) % 3);
+            gathers += 1;
+            if (tid < GBLA_SLOT) g_clr[tid] = 0;
+            for (long long v = tid; v < n; v += threads)
+                if (levels[v] == depth - 1)
+                    gbla_append_binned((int)v, n, indptr, t_indptr, (int*)q, g);
+            grid.sync();
+            c0 = g[0]; c1 = g[1]; c2 = g[2];
+        }
+        for (long long i = tid; i < c0; i += threads)
+            gbla_push_group(q[i], 0, 1, depth, n, levels, parents, indptr, indices, t_indptr,
+                            out, nxt);
+        for (long long i = warp; i < c1; i += warps)
+            gbla_push_group(q[(long long)n + i], lane, 32, depth, n, levels, parents, indptr,
+                            indices, t_indptr, out, nxt);
+        for (long long i = blockIdx.x; i < c2; i += gridDim.x)
+            gbla_push_group(q[2LL * n + i], threadIdx.x, blockDim.x, depth, n, levels, parents,
+                            indptr, indices, t_indptr, out, nxt);
+        grid.sync();
+    }
+}

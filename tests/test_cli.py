@@ -1,0 +1,347 @@
+"""The ``gbla`` command and gbla.bench, on the CPU: bench tables and JSON, peers, the check
+against the reference (a deliberately wrong method is flagged), the bfs/sssp subcommands
+against SciPy, clean usage errors, and tools/benchmarks_md.py on the JSON."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+import gbla
+from gbla import bench, cli, kernels
+from gbla.kernels import Method
+
+ROOT = Path(__file__).resolve().parents[1]
+GRAPHS = ["rmat:8", "grid:20x20"] + (["rgg:8"] if hasattr(gbla.generators, "rgg") else [])
+
+
+def run(capsys, *argv):
+    """(exit status, stdout, stderr) of ``gbla ARGV`` run in-process."""
+    status = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def load_module(relative):
+    spec = importlib.util.spec_from_file_location(Path(relative).stem, ROOT / relative)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def bench_json(capsys, tmp_path, *argv):
+    path = tmp_path / "out.json"
+    status, out, err = run(capsys, "bench", *argv, "--no-progress", "--json", path)
+    return status, out, err, json.loads(path.read_text())
+
+
+@pytest.fixture
+def wrong_bfs(monkeypatch):
+    """A registered BFS method that puts every reached vertex but the source one level too
+    deep: the benchmark must flag it."""
+    def run_wrong(A, source, **kwargs):
+        levels = gbla.bfs(A, source)
+        return levels + (levels > 0)
+    monkeypatch.setitem(kernels._REGISTRY, "wrong_bfs", Method(
+        "wrong_bfs", "bfs", "test: one level too deep", ("cpu", "gpu"), False, _run=run_wrong))
+    return "wrong_bfs"
+
+
+@pytest.fixture
+def gpu_only_bfs(monkeypatch):
+    """A registered GPU-only BFS method (runs nowhere in these tests)."""
+    def never(*args, **kwargs):
+        raise AssertionError("a GPU-only method ran on the CPU")
+    monkeypatch.setitem(kernels._REGISTRY, "fake_gpu_bfs", Method(
+        "fake_gpu_bfs", "bfs", "test: GPU only", ("gpu",), False, _run=never))
+    return "fake_gpu_bfs"
+
+
+# ------------------------------------------------------------------ methods
+def test_methods_lists_every_registered_method_and_where_it_runs(capsys, gpu_only_bfs):
+    status, out, _ = run(capsys, "methods")
+    assert status == 0
+    lines = {line.split()[0]: line for line in out.splitlines()[1:]}
+    assert list(lines) == kernels.names()
+    assert " algebraic " in lines["algebraic"] and " yes " in lines["algebraic"]
+    expected = " yes " if gbla.gpu_available() else " no: needs a GPU "
+    assert " kernel " in lines[gpu_only_bfs] and expected in lines[gpu_only_bfs]
+    _, out, _ = run(capsys, "methods", "--algo", "sssp")
+    assert [line.split()[0] for line in out.splitlines()[1:]] == kernels.names("sssp")
+
+
+def test_python_m_gbla_runs_the_console_entry():
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-m", "gbla", "methods"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "algebraic" in done.stdout and "delta_stepping" in done.stdout
+
+
+# ------------------------------------------------------------------ bench
+@pytest.mark.parametrize("algo", ["bfs", "sssp"])
+def test_bench_reports_every_method_checked_with_positive_times_and_gteps(capsys, tmp_path,
+                                                                          algo):
+    status, out, _, doc = bench_json(capsys, tmp_path, *GRAPHS, "--algo", algo, "--sources",
+                                     3, "--device", "cpu")
+    assert status == 0
+    assert "GTEPS counts each undirected edge of the reached component once" in out
+    assert doc["schema"] == "gbla-bench/1"
+    assert doc["command"].startswith("gbla bench rmat:8 grid:20x20")
+    for key in ("gbla", "numpy", "scipy", "python", "cpu", "gpu"):
+        assert key in doc["machine"]
+    ran = [r for r in doc["records"] if r["status"] == "ok"]
+    assert {r["graph"] for r in ran} == set(GRAPHS)
+    assert {r["method"] for r in ran} == {m for m in kernels.names(algo)
+                                          if "cpu" in kernels.get(m).devices}
+    for r in ran:
+        assert r["algo"] == algo and r["device"] == "cpu" and r["check"] == "ok"
+        assert len(r["times_ms"]) == len(r["sources"]) == 3
+        assert all(t > 0 for t in r["times_ms"]) and r["mean_ms"] > 0 and r["gteps"] > 0
+        assert all(0 < e <= r["graph_info"]["edges"] for e in r["edges"])
+        assert r["peak_bytes"] is None  # CPU: no device memory to track
+        assert r["count_name"] == ("levels" if algo == "bfs" else "iterations")
+        assert all(c >= 1 for c in r["counts"])
+        assert f"{r['method']} " in out
+    for r in doc["records"]:
+        assert r["status"] in ("ok", "skipped") and (r["status"] == "ok") == (r["check"] == "ok")
+    if algo == "sssp":  # unweighted generators: weights drawn and said so
+        assert all(r["graph_info"]["weights"]["source"] == "generated" for r in ran)
+        assert "integers drawn uniformly from [1, 255]" in out
+
+
+def test_bench_uses_the_same_sources_for_every_method(capsys, tmp_path):
+    _, _, _, doc = bench_json(capsys, tmp_path, "rmat:8", "--algo", "sssp", "--sources", 4,
+                              "--seed", 3, "--peer-libs", "scipy", "--device", "cpu")
+    ran = [r for r in doc["records"] if r["status"] == "ok"]
+    assert len({tuple(r["sources"]) for r in ran}) == 1
+    A = gbla.generators.rmat(8, seed=3, device="cpu")
+    warmup, sources = bench.pick_sources(A, 4, seed=3)
+    assert ran[0]["sources"] == sources and ran[0]["warmup_source"] == warmup
+    degrees = np.diff(A.to_scipy().indptr)
+    assert all(degrees[s] > 0 for s in sources + [warmup])
+
+
+def test_bench_plot_writes_a_png(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "bench.png"
+    status, out, _ = run(capsys, "bench", "rmat:8", "grid:20x20", "--sources", 2,
+                         "--peer-libs", "scipy", "--device", "cpu", "--plot", png)
+    assert status == 0 and f"wrote {png}" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bench_plot_without_matplotlib_is_a_clean_error(capsys, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails
+    status, out, err = run(capsys, "bench", "rmat:8", "--plot", tmp_path / "x.png")
+    assert status == 2 and out == ""
+    assert err == "gbla: error: --plot needs matplotlib: pip install gbla[plot]\n"
+
+
+def test_bench_without_graph_runs_the_embedded_defaults(capsys):
+    status, out, _ = run(capsys, "bench", "--sources", 2, "--no-progress")
+    assert status == 0
+    default_rmat = "rmat:16" if gbla.gpu_available() else "rmat:12"
+    assert f"bfs on {default_rmat}:" in out
+    if importlib.util.find_spec("gbla.datasets") is not None:
+        assert "bfs on dataset:power_grid:" in out
+    if not gbla.gpu_available():  # one method on the CPU: SciPy joins for a comparison
+        assert "\nscipy " in out
+
+
+@pytest.mark.parametrize("algo", ["bfs", "sssp"])
+def test_bench_peers_agree_with_gbla(capsys, tmp_path, algo):
+    peers = ["scipy"] + (["graphblas"] if importlib.util.find_spec("graphblas") else [])
+    status, _, _, doc = bench_json(capsys, tmp_path, "rmat:8", "grid:20x20", "--algo", algo,
+                                   "--methods", kernels.names(algo)[0], "--sources", 4,
+                                   "--peers", "--peer-sources", 2, "--device", "cpu")
+    assert status == 0
+    for graph in ("rmat:8", "grid:20x20"):
+        rows = {r["method"]: r for r in doc["records"] if r["graph"] == graph}
+        assert set(peers) <= set(rows)
+        reference = rows[kernels.names(algo)[0]]
+        for peer in peers:
+            r = rows[peer]
+            assert r["kind"] == "peer" and r["check"] == "ok" and r["gteps"] > 0
+            assert r["sources"] == reference["sources"][:2]
+            assert r["edges"] == reference["edges"][:2]
+            assert "first 2 of 4 sources" in r["note"]
+        if algo == "bfs":
+            assert rows["scipy"]["counts"] == reference["counts"][:2]
+
+
+def test_bench_lists_gpu_methods_as_skipped_on_a_cpu_only_machine(capsys, tmp_path,
+                                                                   gpu_only_bfs):
+    if gbla.gpu_available():
+        pytest.skip("this machine has a GPU")
+    status, out, _, doc = bench_json(capsys, tmp_path, "rmat:8", "--sources", 2)
+    assert status == 0
+    assert out.startswith("GPU methods need a GPU")
+    assert gpu_only_bfs in out.splitlines()[0]
+    row = next(line for line in out.splitlines() if line.startswith(gpu_only_bfs + " "))
+    assert "skipped" in row and "needs a GPU" in row
+    record = next(r for r in doc["records"] if r["method"] == gpu_only_bfs)
+    assert record["status"] == "skipped" and record["check"] is None
+    assert "gpu only" in record["reason"]
+
+
+def test_bench_flags_a_wrong_method_as_mismatch_with_nonzero_exit(capsys, tmp_path, wrong_bfs):
+    status, out, err, doc = bench_json(capsys, tmp_path, "rmat:8", "--methods",
+                                       f"algebraic,{wrong_bfs}", "--sources", 3, "--device",
+                                       "cpu")
+    assert status == 1
+    row = next(line for line in out.splitlines() if line.startswith(wrong_bfs + " "))
+    assert "MISMATCH" in row and "differ from algebraic on 3 of 3 sources" in row
+    assert f"gbla: MISMATCH: {wrong_bfs} on rmat:8" in err
+    record = next(r for r in doc["records"] if r["method"] == wrong_bfs)
+    assert record["check"] == "MISMATCH" and record["mismatches"] == record["sources"]
+
+
+def test_bench_reports_a_method_that_raises_as_error_and_goes_on(capsys, tmp_path,
+                                                                 monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("out of luck")
+    monkeypatch.setitem(kernels._REGISTRY, "broken_bfs", Method(
+        "broken_bfs", "bfs", "test: raises", ("cpu", "gpu"), False, _run=broken))
+    status, out, err, doc = bench_json(capsys, tmp_path, "rmat:8", "--methods",
+                                       "broken_bfs,algebraic", "--sources", 2, "--device",
+                                       "cpu")
+    assert status == 1 and "gbla: ERROR: broken_bfs on rmat:8" in err
+    checks = {r["method"]: (r["check"], r["note"]) for r in doc["records"]}
+    assert checks["broken_bfs"] == ("ERROR", "RuntimeError: out of luck")
+    assert checks["algebraic"][0] == "ok"  # the next method becomes the reference
+
+
+def test_reference_method_is_validated_by_graph500_rules(capsys, tmp_path, wrong_bfs):
+    # The wrong method first: it becomes the reference and fails gbla.validate.
+    status, _, err, doc = bench_json(capsys, tmp_path, "grid:20x20", "--methods",
+                                     f"{wrong_bfs},algebraic", "--sources", 2, "--device",
+                                     "cpu")
+    assert status == 1
+    checks = {r["method"]: r["check"] for r in doc["records"]}
+    assert checks == {wrong_bfs: "INVALID", "algebraic": "MISMATCH"}
+    assert "fails gbla.validate" in err
+
+
+def test_gteps_counts_each_undirected_edge_and_self_loop_once(tmp_path):
+    # 0 - 1 - 2 with a self-loop on 1, and a separate edge 3 - 4: 7 stored entries, 4 edges
+    # (3 undirected ones and the loop); the component of 0, 1 or 2 has 3, that of 3 or 4 one.
+    src = [0, 1, 1, 2, 1, 3, 4]
+    dst = [1, 0, 2, 1, 1, 4, 3]
+    path = tmp_path / "loop.mtx"
+    scipy.io.mmwrite(path, sp.coo_array((np.ones(7), (src, dst)), shape=(5, 5)))
+    records = bench.run_bench([str(path)], methods="algebraic", sources=6, device="cpu")
+    r = records[0]
+    assert r["graph_info"]["symmetric"] and r["graph_info"]["self_loops"] == 1
+    assert r["graph_info"]["edges"] == 4
+    expected = {0: 3, 1: 3, 2: 3, 3: 1, 4: 1}
+    assert r["edges"] == [expected[s] for s in r["sources"]]
+
+
+def test_gteps_counts_each_arc_of_a_directed_graph(tmp_path):
+    # 0 -> 1 -> 2 -> 2 (a self-loop): from 0 three arcs, from 1 two, from 2 one.
+    path = tmp_path / "arcs.mtx"
+    scipy.io.mmwrite(path, sp.coo_array((np.ones(3), ([0, 1, 2], [1, 2, 2])), shape=(3, 3)))
+    r = bench.run_bench([str(path)], methods="algebraic", sources=5, device="cpu")[0]
+    assert not r["graph_info"]["symmetric"] and r["graph_info"]["edges"] == 3
+    assert r["edges"] == [{0: 3, 1: 2, 2: 1}[s] for s in r["sources"]]
+
+
+# ------------------------------------------------------------------ bfs / sssp
+def summary(out):
+    return dict(line.split(None, 1) for line in out.splitlines() if line.strip())
+
+
+def test_bfs_subcommand_summary_and_saved_levels_match_scipy(capsys, tmp_path):
+    A = gbla.generators.rmat(8, device="cpu")
+    source = int(np.flatnonzero(np.diff(A.to_scipy().indptr))[0])
+    ref = csgraph.shortest_path(A.to_scipy(), unweighted=True, indices=source)
+    status, out, _ = run(capsys, "bfs", "rmat:8", "--source", source, "--device", "cpu",
+                         "--save", tmp_path / "levels.npy")
+    assert status == 0
+    s = summary(out)
+    assert s["reached"] == f"{int(np.isfinite(ref).sum()):,} vertices"
+    assert s["depth"].split()[0] == str(int(ref[np.isfinite(ref)].max()))
+    assert s["method"] == "algebraic on cpu"
+    np.testing.assert_array_equal(np.load(tmp_path / "levels.npy"), gbla.bfs(A, source))
+
+    status, out, _ = run(capsys, "bfs", "rmat:8", "--source", source, "--device", "cpu",
+                         "--parents", "--save", tmp_path / "tree.npy")
+    assert status == 0 and "tree.npz (levels and parents)" in out
+    saved = np.load(tmp_path / "tree.npz")
+    np.testing.assert_array_equal(saved["levels"], gbla.bfs(A, source))
+    gbla.validate.bfs(A, source, saved["levels"], saved["parents"])
+
+
+def test_sssp_subcommand_summary_and_saved_distances_match_scipy(capsys, tmp_path):
+    W = gbla.generators.with_weights(gbla.generators.grid2d(20, 20, device="cpu"), 1, 9,
+                                     seed=0)
+    ref = csgraph.dijkstra(W.to_scipy(), indices=5)
+    status, out, _ = run(capsys, "sssp", "grid:20x20", "--source", 5, "--weights", 1, 9,
+                         "--device", "cpu", "--predecessors", "--save", tmp_path / "d.npz")
+    assert status == 0
+    s = summary(out)
+    assert s["reached"] == "400 vertices"
+    assert float(s["max"].split()[1]) == ref.max()
+    assert "integers in [1, 9]" in s["weights"]
+    saved = np.load(tmp_path / "d.npz")
+    np.testing.assert_array_equal(saved["dist"], ref)
+    gbla.validate.sssp(W, 5, saved["dist"], saved["pred"])
+
+
+# ------------------------------------------------------------------ errors
+@pytest.mark.parametrize("argv, bad", [
+    (["bench", "rmat:x"], "'rmat:x'"),
+    (["bench", "grid:10"], "'grid:10'"),
+    (["bench", "no/such/graph.mtx"], "'no/such/graph.mtx'"),
+    (["bfs", "missing.mtx", "--source", "0"], "'missing.mtx'"),
+    (["bench", "rmat:8", "--methods", "no_such_method"], "'no_such_method'"),
+    (["bfs", "rmat:8", "--source", "0", "--method", "no_such_method"], "'no_such_method'"),
+    (["bench", "rmat:8", "--sources", "0"], "'0'"),
+    (["bench", "rmat:8", "--sources", "many"], "'many'"),
+    (["bench", "rmat:8", "--peer-libs", "networkx"], "'networkx'"),
+    (["bfs", "rmat:8", "--source", "256"], "256"),
+    (["bench", "dataset:no_such_dataset"], "'dataset:no_such_dataset'"),
+])
+def test_usage_errors_are_one_line_with_exit_status_2(capsys, argv, bad):
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == ""
+    assert err.startswith("gbla: error: ") and err.count("\n") == 1 and bad in err
+
+
+# ------------------------------------------------------------------ tools and wrappers
+def test_benchmarks_md_has_a_table_row_per_method(capsys, tmp_path, wrong_bfs):
+    _, _, _, doc = bench_json(capsys, tmp_path, "rmat:8", "grid:20x20", "--methods",
+                              f"algebraic,{wrong_bfs}", "--sources", 2, "--peer-libs",
+                              "scipy", "--device", "cpu")
+    tool = load_module("tools/benchmarks_md.py")
+    assert tool.main([str(tmp_path / "out.json")]) == 0
+    md = capsys.readouterr().out
+    assert md.startswith("# Benchmarks\n")
+    assert f"`{doc['command']}`" in md
+    for graph in ("rmat:8", "grid:20x20"):
+        assert f"## {graph}, bfs (run 1)" in md
+    rows = [line for line in md.splitlines() if line.startswith("| ")]
+    assert sum(line.startswith("| algebraic | cpu |") for line in rows) == 2
+    assert sum(line.startswith("| scipy | cpu |") for line in rows) == 2
+    assert sum(f"| {wrong_bfs} | cpu |" in line and "| MISMATCH |" in line
+               for line in rows) == 2
+
+
+def test_bench_algorithms_script_wraps_gbla_bench(capsys, tmp_path):
+    script = load_module("benchmarks/bench_algorithms.py")
+    path = tmp_path / "b.json"
+    status = script.main(["rmat:8", "--algo", "sssp", "--sources", "2", "--scipy-sources", "1",
+                          "--device", "cpu", "--json", str(path)])
+    assert status == 0
+    records = json.loads(path.read_text())["records"]
+    scipy_row = next(r for r in records if r["method"] == "scipy")
+    assert scipy_row["check"] == "ok" and len(scipy_row["sources"]) == 1
