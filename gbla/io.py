@@ -8,10 +8,11 @@ Text is parsed with no Python loop per line. The (decompressed) bytes are cut in
 chunks of about a megabyte, parsed in worker threads (NumPy releases the GIL, so chunks parse
 in parallel while the main thread decompresses). A chunk is tokenized from a whitespace mask and
 integers are decoded eight digits at a time from 64-bit words (SWAR). A malformed file raises
-:class:`FormatError` naming the file, the 1-based line and the reason; line numbers are counted
-only once something is wrong.
+:class:`FormatError` naming the file, the 1-based line and the reason; where in a chunk the
+problem lies is worked out only once one is found.
 """
 
+import collections
 import gzip
 import itertools
 import os
@@ -42,7 +43,7 @@ _TEXT_KINDS = {".mtx": "mtx", ".txt": "edges", ".el": "edges", ".wel": "edges", 
                ".graph": "metis"}
 _EXTENSIONS = tuple(_TEXT_KINDS) + (".npz",)
 
-# A chunk this size (bytes) keeps the tokenizer's temporaries in cache; measured best at 1-2 MB.
+# A chunk this size (bytes) keeps the tokenizer's temporaries in cache (0.5-1 MB measured best).
 _CHUNK = 1 << 20
 _PIECE = 1 << 23  # bytes read (or decompressed from) the file at a time
 _THREADS = max(1, min(8, os.cpu_count() or 1))
@@ -54,19 +55,18 @@ def read(path, weighted=None, *, cache=False, device=None, directed=None):
     """Read a graph file into a Matrix; the format follows the extension (``.gz`` after it:
     gzip).
 
-    =================  ===========================================================================
-    ``.mtx``           Matrix Market coordinate (1-based; ``symmetric`` and ``skew-symmetric``
-                       files give both directions)
-    ``.txt`` ``.el``   SNAP edge list: ``u v`` or ``u v w`` per line, 0-based, ``#`` comment
-    ``.wel``           lines; n = largest id + 1; directed
-    ``.gr``            DIMACS 9 shortest path: ``c`` comments, ``p sp n m``, then ``a u v w``
-                       (1-based, directed arcs)
-    ``.graph``         METIS: header ``n m [fmt [ncon]]``, ``%`` comments, then line i lists
-                       vertex i's neighbours (1-based; each undirected edge on both ends' lines;
-                       fmt 1 / 001: ``v w`` pairs, 10: vertex weights first (skipped), 11: both,
-                       100: a vertex size first (skipped))
-    ``.npz``           the cache written by ``cache=True``
-    =================  ===========================================================================
+    - ``.mtx``: Matrix Market coordinate, 1-based; ``symmetric`` and ``skew-symmetric`` files
+      give both directions.
+    - ``.txt``, ``.el``, ``.wel``: SNAP edge list, ``u v`` or ``u v w`` per line, 0-based,
+      ``#`` comment lines; n = largest id + 1; directed.
+    - ``.gr``: DIMACS 9 shortest path, ``c`` comments, ``p sp n m``, then ``a u v w`` per arc
+      (1-based, directed).
+    - ``.graph``: METIS, header ``n m [fmt [ncon]]``, ``%`` comment lines, then line i lists
+      vertex i's neighbours (1-based; each undirected edge on both ends' lines; fmt 1 or 001:
+      ``v w`` pairs, 10: ncon vertex weights first, 11: both, 100: a vertex size first; vertex
+      sizes and weights are skipped). Blank lines are vertices without neighbours; the last
+      one may be left out.
+    - ``.npz``: the cache written by ``cache=True``.
 
     Parameters
     ----------
@@ -105,16 +105,16 @@ def read(path, weighted=None, *, cache=False, device=None, directed=None):
     Examples
     --------
     >>> A = gbla.io.read("rome99.gr", device="cpu")            # doctest: +SKIP
-    >>> A.dtype, A.nvals                                       # doctest: +SKIP
-    (dtype('int64'), 8870)
+    >>> A.dtype, A.nvals  # 8870 arcs, 11 of them parallel     # doctest: +SKIP
+    (dtype('int64'), 8859)
     >>> U = gbla.io.read("p2p-Gnutella08.txt", directed=False, cache=True)  # doctest: +SKIP
     """
-    path = _existing(path)
-    kind = _kind(path)
     _tristate(weighted, "weighted")
     _tristate(directed, "directed")
     cache = V.flag(cache, "cache")
     device = B.resolve_device(device)
+    kind = _kind(_as_path(path))
+    path = _existing(path)
     if kind == "npz":
         A, unweighted = _load_cache(path, str(path))
     else:
@@ -183,8 +183,7 @@ def write_mtx(path, A, *, comment=None):
     --------
     >>> gbla.io.write_mtx("graph.mtx.gz", A, comment="made by gbla")  # doctest: +SKIP
     """
-    if not isinstance(path, (str, os.PathLike)):
-        raise V.invalid_value("path", "be a str or os.PathLike", path)
+    _as_path(path)
     if not isinstance(A, Matrix):
         raise V.domain("A", "be a gbla Matrix", type(A).__name__)
     if comment is not None and not isinstance(comment, str):
@@ -220,10 +219,14 @@ def write_mtx(path, A, *, comment=None):
 
 
 # ================================================================================ arguments
-def _existing(path):
+def _as_path(path):
     if not isinstance(path, (str, os.PathLike)):
         raise V.invalid_value("path", "be a str or os.PathLike", path)
-    path = Path(path)
+    return Path(path)
+
+
+def _existing(path):
+    path = _as_path(path)
     if not path.is_file():
         raise V.invalid_value("path", "name an existing file", str(path))
     return path
@@ -303,7 +306,9 @@ class _Stream:
         self._chunks = _line_chunks(_pieces(path, name))
         self._buf, self._pos, self._line_start = b"", 0, 0
         self.line = 1  # number of the next line
-        self.last_line = 0  # number of the last line once every chunk has been handed out
+        # Once every chunk is parsed: the number of the last line, and whether it lacks a
+        # line end.
+        self.last_line, self.ends_open = 0, False
 
     def error(self, line, reason):
         return FormatError(f"{self.name}: line {line}: {reason}")
@@ -335,15 +340,10 @@ class _Stream:
         return None
 
     def chunks(self):
-        """The rest of the file: (number of its first line, chunk) for each chunk."""
+        """The rest of the file as line-aligned chunks (``line`` is the number of the first)."""
         rest = self._buf[self._pos:]
         self._buf, self._pos = b"", 0
-        last = None
-        for last in itertools.chain([rest] if rest else [], self._chunks):
-            yield self.line, last
-            self.line += last.count(b"\n")
-        ends_open = last is not None and not last.endswith(b"\n")
-        self.last_line = max(self.line - 1 + ends_open, 1)
+        return itertools.chain([rest] if rest else [], self._chunks)
 
 
 class _Bad(Exception):
@@ -354,28 +354,51 @@ class _Bad(Exception):
         self.offset, self.reason = offset, reason
 
 
-def _map_chunks(stream, work, carry=None):
+def _map_chunks(stream, work, carry=None, check=None):
     """``work(chunk, arg)`` on every remaining chunk, in worker threads; returns the results in
-    file order (and the jobs: line, chunk, arg, future), or raises the FormatError of the first
-    bad line. ``carry(chunk, state)`` returns (arg, next state): a running value computed in
-    order here, as a chunk is read (state starts at 0)."""
-    jobs, state = [], 0
+    file order and the final carry state, or raises the FormatError of the first bad line.
+
+    ``carry(chunk, state)`` returns (arg, next state): a running value computed in order here as
+    chunks are read (state starts at 0). ``check(result, line, chunk)`` sees each result in
+    order and may raise. A few chunks are in flight at a time, so the text is dropped as it is
+    parsed.
+    """
+    results, state, pending = [], 0, collections.deque()
+    last = b""
+
+    def finish():
+        chunk, arg, job = pending.popleft()
+        try:
+            result, newlines = job.result()
+        except _Bad as bad:
+            for *_, other in pending:
+                other.cancel()
+            bad = _earliest(work, chunk, arg, bad)
+            raise stream.error(stream.line + chunk.count(b"\n", 0, bad.offset),
+                               bad.reason) from None
+        if check is not None:
+            check(result, stream.line, chunk)
+        results.append(result)
+        stream.line += newlines
+
     with ThreadPoolExecutor(_THREADS) as pool:
-        for line, chunk in stream.chunks():
+        for last in stream.chunks():
             arg = None
             if carry is not None:
-                arg, state = carry(chunk, state)
-            jobs.append((line, chunk, arg, pool.submit(work, chunk, arg)))
-        results = []
-        for line, chunk, arg, job in jobs:
-            try:
-                results.append(job.result())
-            except _Bad as bad:
-                for *_, other in jobs:
-                    other.cancel()
-                bad = _earliest(work, chunk, arg, bad)
-                raise stream.error(line + chunk.count(b"\n", 0, bad.offset), bad.reason) from None
-    return results, jobs
+                arg, state = carry(last, state)
+            pending.append((last, arg, pool.submit(_counted, work, last, arg)))
+            if len(pending) > 2 * _THREADS:
+                finish()
+        while pending:
+            finish()
+    stream.ends_open = last[-1:] not in (b"", b"\n")
+    stream.last_line = max(stream.line - 1 + stream.ends_open, 1)
+    return results, state
+
+
+def _counted(work, chunk, arg):
+    # the newlines are counted here, in parallel, rather than by the thread that reads
+    return work(chunk, arg), int(np.count_nonzero(np.frombuffer(chunk, np.uint8) == 10))
 
 
 def _earliest(work, chunk, arg, bad):
@@ -407,15 +430,31 @@ _INT = re.compile(rb"-?[0-9]+\Z")
 
 def _digits8(words, end, length):
     """The ``length`` (1-8) bytes before offset ``end`` as a decimal number, and whether they
-    are all digits (Lemire's SWAR reduction of eight digits in three multiplies)."""
-    w = np.take(words, end - 8)
+    are all digits (Lemire's SWAR reduction of eight digits in three multiplies; in place, as
+    fresh temporaries cost as much as the arithmetic)."""
+    w = words[end - 8]
     keep = _KEEP[length]
-    w = (w & keep) | (_ZEROS & ~keep)  # the bytes before the token read as leading '0's
-    ok = ((w & _HIGH) == _ZEROS) & (((w + _SIXES) & _HIGH) == _ZEROS)
-    x = w - _ZEROS
-    x = x * _U64(10) + (x >> _U64(8))
-    x = (((x & _PAIRS) * _MUL1) + (((x >> _U64(16)) & _PAIRS) * _MUL2)) >> _U64(32)
-    return x.view(np.int64), ok
+    w &= keep
+    np.invert(keep, out=keep)
+    keep &= _ZEROS
+    w |= keep  # the bytes before the token read as leading '0's
+    h = w & _HIGH
+    ok = h == _ZEROS
+    np.add(w, _SIXES, out=h)
+    h &= _HIGH
+    ok &= h == _ZEROS  # every byte 0x30-0x39
+    w -= _ZEROS
+    np.right_shift(w, _U64(8), out=h)
+    w *= _U64(10)
+    w += h
+    np.right_shift(w, _U64(16), out=h)
+    h &= _PAIRS
+    h *= _MUL2
+    w &= _PAIRS
+    w *= _MUL1
+    w += h
+    w >>= _U64(32)
+    return w.view(np.int64), ok
 
 
 class _Tokens:
@@ -470,14 +509,19 @@ class _Tokens:
         s = self.starts[t]
         return (self.buf[s - 1] == 10) | (s == _PAD)
 
-    def ints(self, t, what):
-        """Tokens ``t`` as int64, or _Bad naming the first that is not an integer."""
+    def ints(self, t, what, signed=True):
+        """Tokens ``t`` as int64, or _Bad naming the first that is not an integer (with
+        ``signed`` False: not a run of digits)."""
         b, s, e = self.buf, self.starts[t], self.ends[t]
         words = np.ndarray((len(b) - 7,), "<u8", buffer=b, strides=(1,))
-        neg = b[s] == 45  # '-'
-        length = e - s - neg
-        value, ok = _digits8(words, e, np.clip(length, 1, 8))
-        ok &= length > 0
+        length = e - s
+        if signed:
+            neg = b[s] == 45  # '-'
+            length -= neg
+            value, ok = _digits8(words, e, np.clip(length, 1, 8))
+            ok &= length > 0
+        else:  # a token is never empty, so 1 <= length
+            value, ok = _digits8(words, e, np.minimum(length, 8))
         long = np.flatnonzero(length > 8)
         if long.size:  # 9-16 digits: the eight before the last eight, then Python for longer
             high, ok_high = _digits8(words, e[long] - 8, np.clip(length[long] - 8, 1, 8))
@@ -485,17 +529,18 @@ class _Tokens:
             ok[long] &= ok_high
             for i in long[length[long] > 16]:
                 raw = b[s[i]:e[i]].tobytes()
-                big = int(raw) if _INT.match(raw) else None
-                ok[i] = big is not None and -2**63 <= big < 2**63
-                value[i] = big if ok[i] else 0
-                neg[i] = False
-        np.negative(value, out=value, where=neg)
+                big = int(raw) if _INT.match(raw) and (signed or raw[:1] != b"-") else None
+                ok[i] = big is not None and -2**63 < big < 2**63
+                value[i] = abs(big) if ok[i] else 0
+        if signed:
+            np.negative(value, out=value, where=neg)
         bad = np.flatnonzero(~ok)
         if bad.size:
             i = t[bad[0]]
             raw = b[self.starts[i]:self.ends[i]].tobytes()
             reason = (f"{what} {raw.decode()} does not fit in int64" if _INT.match(raw)
-                      else f"{what} must be an integer; got {self.text(i)}")
+                      and (signed or raw[:1] != b"-") else
+                      f"{what} must be an integer; got {self.text(i)}")
             raise _Bad(self.offset(i), reason)
         return value
 
@@ -565,28 +610,48 @@ class _Tokens:
 
 def _ids(tok, t, low, high, what, bound):
     """Tokens ``t`` as vertex ids in [low, high] (high None: unbounded), made 0-based."""
-    ids = tok.ints(t, what)
+    base = f"ids are {low}-based"
+    try:
+        ids = tok.ints(t, what, signed=False)  # a sign would be an error: no time spent on it
+    except _Bad as bad:
+        i = t[int(np.searchsorted(tok.starts[t], bad.offset + _PAD))]
+        raw = tok.buf[tok.starts[i]:tok.ends[i]].tobytes()
+        if raw[:1] == b"-" and _INT.match(raw):
+            raise _Bad(bad.offset, f"{what} {raw.decode()} is below {low} ({base})") from None
+        raise
     if len(ids):
         if int(ids.min()) < low:
             i = int(np.argmax(ids < low))
-            base = "ids are 0-based" if low == 0 else "ids are 1-based"
             raise _Bad(tok.offset(t[i]), f"{what} {ids[i]} is below {low} ({base})")
         if high is not None and int(ids.max()) > high:
             i = int(np.argmax(ids > high))
             raise _Bad(tok.offset(t[i]), f"{what} {ids[i]} exceeds {bound} {high}")
-    return ids - low
+    return ids - low if low else ids
 
 
-def _row_line(jobs, row, table):
-    """The line of data row ``row`` (0-based over the file), found again in its chunk with the
-    ``table`` the workers used."""
-    for line, chunk, _, job in jobs:
-        n = len(job.result()[0])
-        if row < n:
+class _Counter:
+    """A ``check`` for _map_chunks: counts the data rows and raises at the first row beyond the
+    ``declared`` count, found again in its chunk with the ``table`` the workers used."""
+
+    def __init__(self, stream, declared, table, what, where):
+        self.stream, self.declared, self.table = stream, declared, table
+        self.what, self.where, self.count = what, where, 0
+
+    def __call__(self, result, line, chunk):
+        rows = len(result[0])
+        if self.count + rows > self.declared:
             tok = _Tokens(chunk)
-            return line + chunk.count(b"\n", 0, tok.offset(table(tok)[0][row]))
-        row -= n
-    raise AssertionError("row beyond the rows parsed")
+            row = int(self.table(tok)[0][self.declared - self.count])
+            raise self.stream.error(line + chunk.count(b"\n", 0, tok.offset(row)),
+                                    f"more {self.what} than the {self.declared} declared on "
+                                    f"line {self.where}")
+        self.count += rows
+
+    def at_end(self):
+        if self.count < self.declared:
+            raise self.stream.error(self.stream.last_line,
+                                    f"the file ends after {self.count} {self.what}; line "
+                                    f"{self.where} declares {self.declared}")
 
 
 # ================================================================================ parsed graphs
@@ -642,14 +707,9 @@ def _parse_mtx(stream):
             v = read_values(cols[2], "value")
         return r, c, v
 
-    parts, jobs = _map_chunks(stream, work)
-    count = sum(len(p[0]) for p in parts)
-    if count > nnz:
-        raise stream.error(_row_line(jobs, nnz, table),
-                           f"more entries than the {nnz} declared on line {size_line}")
-    if count < nnz:
-        raise stream.error(stream.last_line, f"the file ends after {count} entries; line "
-                           f"{size_line} declares {nnz}")
+    counter = _Counter(stream, nnz, table, "entries", size_line)
+    parts, _ = _map_chunks(stream, work, check=counter)
+    counter.at_end()
     src, dst = _join(parts, 0), _join(parts, 1)
     values = None if width == 2 else _join(parts, 2)
     if values is not None and values.dtype != (np.int64 if field == "integer" else np.float64):
@@ -666,13 +726,13 @@ def _parse_mtx(stream):
 
 def _header_ints(stream, line, count, form, at_least=None):
     """The integers of a header line (``count`` of them, or ``at_least`` to ``count``)."""
-    number = stream.line - 1
-    words = line.split() if line is not None else []
     if line is None:
         raise stream.error(max(stream.line - 1, 1), f"the file ends before {form}")
+    words = line.split()
     if not (at_least or count) <= len(words) <= count or \
             not all(_INT.match(w) and not w.startswith(b"-") for w in words):
-        raise stream.error(number, f"expected {form}; got {line[:60].decode('ascii', 'replace')!r}")
+        shown = line[:60].decode("ascii", "replace")
+        raise stream.error(stream.line - 1, f"expected {form}; got {shown!r}")
     return [int(w) for w in words]
 
 
@@ -706,8 +766,8 @@ def _parse_edges(stream):
     n = int(max(src.max(), dst.max())) + 1 if len(src) else 0
     values = None
     if width == 3:
-        kinds = {p[2].dtype for p in parts}
-        values = _join(parts, 2).astype(np.float64 if np.float64 in kinds else np.int64)
+        real = any(p[2].dtype.kind == "f" for p in parts)
+        values = _join(parts, 2).astype(np.float64 if real else np.int64)
     return _Parsed(src, dst, values, (n, n),
                    f"line {first_line}: edge lines hold 'u v' (no weights)")
 
@@ -739,14 +799,9 @@ def _parse_dimacs(stream):
         v = _ids(tok, cols[1], 1, n, "arc endpoint", bound)
         return u, v, tok.ints(cols[2], "arc weight")
 
-    parts, jobs = _map_chunks(stream, work)
-    count = sum(len(p[0]) for p in parts)
-    if count > m:
-        raise stream.error(_row_line(jobs, m, table),
-                           f"more arcs than the {m} declared on line {p_line}")
-    if count < m:
-        raise stream.error(stream.last_line, f"the file ends after {count} arcs; line {p_line} "
-                           f"declares {m}")
+    counter = _Counter(stream, m, table, "arcs", p_line)
+    parts, _ = _map_chunks(stream, work, check=counter)
+    counter.at_end()
     return _Parsed(_join(parts, 0), _join(parts, 1), _join(parts, 2), (n, n))
 
 
@@ -805,11 +860,10 @@ def _parse_metis(stream):
             tok.ints(t[~listed], "vertex weight")
         return vertex[nbr], dst, w
 
-    parts, jobs = _map_chunks(stream, work, carry)
-    lines = 0
-    for _, chunk, _, _ in jobs:
-        lines = carry(chunk, lines)[1]
-    if lines < n:
+    parts, lines = _map_chunks(stream, work, carry)
+    # A final blank line (an isolated last vertex) is lost by writers that join lines with
+    # newlines: "...\n" then reads as one line short; accept that one.
+    if lines < n - (not stream.ends_open):
         raise stream.error(stream.last_line, f"the file ends after {lines} vertex lines; line {h}"
                            f" declares {n} vertices")
     src, dst = _join(parts, 0), _join(parts, 1)
@@ -863,8 +917,8 @@ def _read_text(path, kind, cache):
         try:
             A, unweighted = _load_cache(cache_path, str(cache_path), source=stat)
             return A, unweighted
-        except (FormatError, OSError, ValueError):
-            pass  # stale or damaged: parse again and rewrite it
+        except (OSError, ValueError):
+            pass  # stale or damaged (FormatError is a ValueError): parse again and rewrite it
     parsed = _PARSERS[kind](_Stream(path, str(path)))
     A = _matrix(parsed.src, parsed.dst, parsed.values, parsed.shape)
     if cache:
@@ -911,9 +965,13 @@ def _load_cache(path, name, source=None):
     if source is not None and (int(f["source_size"]) != source.st_size or
                                int(f["source_mtime_ns"]) != source.st_mtime_ns):
         raise FormatError(f"{name}: made from another version of the file")
-    shape = tuple(int(x) for x in f["shape"])
-    iso = bool(f["iso"])
-    values = np.ones(len(f["indices"]), np.bool_) if iso else f["values"]
-    S = sp.csr_array((values.astype(str(f["dtype"])), f["indices"], f["indptr"]), shape=shape)
-    A = Matrix.from_scipy(S, device="cpu")
+    try:
+        shape = tuple(int(x) for x in f["shape"])
+        iso = bool(f["iso"])
+        values = np.ones(len(f["indices"]), np.bool_) if iso else f["values"]
+        S = sp.csr_array((values.astype(str(f["dtype"])), f["indices"], f["indptr"]),
+                         shape=shape)
+        A = Matrix.from_scipy(S, device="cpu")
+    except (KeyError, TypeError, ValueError, GblaError) as e:
+        raise FormatError(f"{name}: not a gbla graph cache ({e})") from None
     return (A.pattern() if iso else A), str(f["unweighted"])

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The one script for the lent GPU machine: install gbla, run the test suite with the GPU tests
 # enabled, then the benchmarks. From the repo root on the GPU machine:
-#   bash tools/device_run.sh [all|tests|bench|algos] [pytest args...]
-# 'all' (the default) = tests + bench + algos. Real graphs are read from .device-data/ (a copy
-# of ../shared/data carried along) when present. Logs and JSON go to $OUT when it is set.
+#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs|sssp] [pytest args...]
+# 'all' (the default) = every part: the test suite, compute-sanitizer over the BFS kernels,
+# one vxm timing, and the `gbla bench` runs behind BENCHMARKS.md (bfs, sssp). Real graphs are
+# read from .device-data/ (a copy of ../shared/data carried along) when present. Logs and JSON go to $OUT when it is set.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/gbla-out}
@@ -20,16 +21,23 @@ if [ "$part" = all ] || [ "$part" = tests ]; then
     status=${PIPESTATUS[0]}
     echo "pytest exit status: $status"
 fi
+if [ "$part" = all ] || [ "$part" = sanitize ]; then
+    bash tools/sanitize.sh || status=1
+fi
 if [ "$part" = all ] || [ "$part" = bench ]; then
     python3 benchmarks/bench_mxv.py --scale 22 --json "$OUT/bench_mxv.json" 2>&1 | tee "$OUT/bench_mxv.log"
 fi
-if [ "$part" = all ] || [ "$part" = algos ]; then
-    algo() { python3 benchmarks/bench_algorithms.py "$@" --device gpu 2>&1 | tail -n 3 | tee -a "$OUT/bench_algorithms.log"; }
-    algo rmat:22 --algo bfs --scipy-sources 4 --json "$OUT/bfs_rmat22.json"
-    algo rmat:22 --algo sssp --weights 1 255 --scipy-sources 2 --json "$OUT/sssp_rmat22.json"
-    if [ -f .device-data/road/USA-road-NE.mtx.gz ]; then
-        algo .device-data/road/USA-road-NE.mtx.gz --algo bfs --json "$OUT/bfs_ne.json"
-        algo .device-data/road/USA-road-NE.mtx.gz --algo sssp --weights 1 1000 --json "$OUT/sssp_ne.json"
-    fi
+# The BENCHMARKS.md runs: every method plus peers, one JSON per (algorithm, graph set).
+D=.device-data
+bench() { python3 -m gbla bench --no-progress "$@" 2>&1 | tee -a "$OUT/bench.log"; }
+if [ "$part" = all ] || [ "$part" = bfs ]; then
+    bench rmat:22 rmat:24 --algo bfs --methods all --peers --peer-sources 2 --json "$OUT/bfs_rmat.json"
+    bench $D/road/USA-road-NE.mtx.gz $D/road/USA-road-FLA.mtx.gz $D/social/ego-Twitter.undirected.mtx.gz \
+        --algo bfs --methods all --peers --json "$OUT/bfs_real.json"
+fi
+if [ "$part" = all ] || [ "$part" = sssp ]; then
+    bench rmat:22 rmat:24 --algo sssp --methods all --peers --peer-sources 1 --sources 8 --json "$OUT/sssp_rmat.json"
+    bench $D/road/USA-road-NE.mtx.gz $D/road/USA-road-FLA.mtx.gz $D/social/ego-Twitter.undirected.mtx.gz \
+        --algo sssp --methods all --peers --sources 8 --json "$OUT/sssp_real.json"
 fi
 exit "$status"

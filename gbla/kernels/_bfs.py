@@ -19,11 +19,11 @@ THREADS = 256
 WARP = 32
 SLOT = 8  # u64 counters per slot, laid out in bfs.cu
 # The single block: 1024 threads (GBLA_SB_THREADS), a frontier of up to SB_CAP vertices in
-# shared memory (two queues and the degree offsets: 12 bytes a vertex, 96 KiB, so 8 entries
-# a thread at most: GBLA_SB_PER is 16) and SB_EDGES edges a level (24 per thread): beyond
+# shared memory (two queues, edge offsets and row starts: 16 bytes a vertex, 128 KiB; 8
+# entries a thread at most, GBLA_SB_PER is 16) and SB_EDGES edges a level (24 per thread): beyond
 # that a level is faster on the whole grid, even with a launch and a host round trip.
 SB_THREADS, SB_CAP, SB_EDGES = 1024, 8192, 24576
-SB_SHARED = (3 * SB_CAP + 1) * 4
+SB_SHARED = (4 * SB_CAP + 1) * 4
 PERSISTENT_THREADS = 512
 DONE, DEPTH = 6, 5
 
@@ -81,8 +81,7 @@ class _Search:
     def init(self, bins, slot):
         """The source in the small bin of ``bins`` (or at q[0]) and described in ``slot``."""
         _kernel("gbla_bfs_init")((1,), (1,), (np.int32(self.source), self.levels,
-                                              _ptr(self.parents), bins, self.indptr,
-                                              self.t_indptr, slot))
+                                              _ptr(self.parents), bins, self.indptr, slot))
 
     def result(self):
         return self.levels if self.parents is None else (self.levels, self.parents)
@@ -197,19 +196,19 @@ class _Binned:
         self.counts = (1, 0, 0)
         self.binned = True
         self.edges = None  # out-edges of the frontier, known after the first read
+        # Edges not yet looked at, counted as GAP counts them: all edges less the out-edges of
+        # every frontier pushed so far (the direction policy's m_u).
         self.unexplored = s.nnz
 
     def _next_slot(self):
         self.step += 1
         return self.slot_views[self.step % 3], self.slot_views[(self.step + 1) % 3]
 
-    def _read(self, *, claims=True):
+    def _read(self):
         info = self.slot_views[self.step % 3].get()  # sync: the next frontier's size and edges
         self.bins.reverse()
         self.counts = tuple(int(c) for c in info[:3])
         self.edges = int(info[3])
-        if claims:
-            self.unexplored -= int(info[4])
         return info
 
     def gather(self):
@@ -218,8 +217,8 @@ class _Binned:
         slot, clear = self._next_slot()
         _kernel("gbla_bfs_gather")(_grid(s.n), (THREADS,),
                                    (np.int32(s.n), np.int32(self.depth), s.levels, s.indptr,
-                                    s.t_indptr, self.bins[1], slot, clear))
-        self._read(claims=False)
+                                    self.bins[1], slot, clear))
+        self._read()
         self.binned = True
 
     def push(self):
@@ -229,13 +228,14 @@ class _Binned:
         s, (q, out) = self.s, self.bins
         slot, clear = self._next_slot()
         self.depth += 1
+        self.unexplored -= self.edges or 0
         kernel = _kernel("gbla_bfs_binned_expand")
         for view, count, group in zip(self.views[id(q)], self.counts, (1, WARP, THREADS)):
             if count:
                 kernel(_grid(count * group), (THREADS,),
                        (view, np.int32(count), np.int32(group), np.int32(self.depth),
-                        np.int32(s.n), s.levels, _ptr(s.parents), s.indptr, s.indices,
-                        s.t_indptr, out, slot, clear))
+                        np.int32(s.n), s.levels, _ptr(s.parents), s.indptr, s.indices, out,
+                        slot, clear))
         self._read()
 
     def pull(self):
@@ -260,8 +260,8 @@ class _Binned:
             (1,), (SB_THREADS,), (q, np.int32(c0), np.int32(c1), np.int32(c2),
                                   np.int32(self.depth), np.int32(_limit(depth_limit)),
                                   np.int32(SB_CAP), np.int32(SB_EDGES), np.int32(s.n),
-                                  s.levels, _ptr(s.parents), s.indptr, s.indices, s.t_indptr,
-                                  out, slot, clear), shared_mem=SB_SHARED)
+                                  s.levels, _ptr(s.parents), s.indptr, s.indices, out, slot,
+                                  clear), shared_mem=SB_SHARED)
         info = self._read()
         self.depth = int(info[DEPTH])
         return bool(info[DONE])
@@ -290,8 +290,7 @@ def _direction_optimized(A, source, *, return_parents, depth_limit, direction):
     policy = _policy(direction)
     last = None
     if isinstance(policy, DirectionPolicy):
-        info = b.slots[0].get()  # sync: the source's out- and in-edges
-        b.edges, b.unexplored = int(info[3]), b.unexplored - int(info[4])
+        b.edges = int(b.slots[0, 3].get())  # sync: the source's out-edges
     while b.frontier and _deeper(b.depth, depth_limit):
         if isinstance(policy, DirectionPolicy):
             last = policy.choose(last, frontier_nvals=b.frontier, frontier_edges=b.edges,

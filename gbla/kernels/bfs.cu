@@ -12,8 +12,8 @@ typedef unsigned long long u64;
 // Frontiers of the queue kernels are "binned": bins[0*n..] holds vertices of out-degree below
 // GBLA_SMALL (a thread each), bins[1*n..] below GBLA_LARGE (a warp each), bins[2*n..] the rest
 // (a block each). A counter slot (8 x u64) describes the frontier a launch builds:
-//   [0..2] bin sizes  [3] its out-edges  [4] in-edges of every vertex claimed (for the
-//   unexplored count)  [5] depth of the frontier  [6] done flag  [7] levels expanded
+//   [0..2] bin sizes (the frontier's size after a pull level)  [3] its out-edges  [4] unused
+//   [5] depth of the frontier  [6] done flag  [7] levels expanded
 #define GBLA_SMALL 32
 #define GBLA_LARGE 1024
 #define GBLA_SLOT 8
@@ -22,35 +22,31 @@ __device__ __forceinline__ bool gbla_claim(int* levels, int v, int depth) {
     return levels[v] == -1 && atomicCAS(&levels[v], -1, depth) == -1;
 }
 
-// Appends v to its degree bin; counters are aggregated over the coalesced threads (one atomic
-// per bin per warp), because millions of claims in one level would serialize on 3 addresses.
-__device__ __forceinline__ void gbla_append_binned(int v, int n, const int* indptr,
-                                                   const int* t_indptr, int* bins, u64* slot) {
+// Appends v to its degree bin and adds its out-degree to slot[3] (the next frontier's edges);
+// the counters are aggregated over the coalesced threads (one atomic per bin per warp),
+// because millions of claims in one level would serialize on a few addresses.
+__device__ __forceinline__ void gbla_append_binned(int v, int n, const int* indptr, int* bins,
+                                                   u64* slot) {
     int deg = indptr[v + 1] - indptr[v];
     int bin = deg < GBLA_SMALL ? 0 : (deg < GBLA_LARGE ? 1 : 2);
     cg::coalesced_group g = cg::coalesced_threads();
     u64 edges = cg::reduce(g, (u64)deg, cg::plus<u64>());
-    u64 in_edges = cg::reduce(g, (u64)(t_indptr[v + 1] - t_indptr[v]), cg::plus<u64>());
-    if (g.thread_rank() == 0) {
-        atomicAdd(&slot[3], edges);
-        atomicAdd(&slot[4], in_edges);
-    }
-    cg::coalesced_group same = cg::labeled_partition(g, bin);
+    if (g.thread_rank() == 0) atomicAdd(&slot[3], edges);
+    // Bits of a coalesced group's ballot are its thread ranks.
+    unsigned m0 = g.ballot(bin == 0), m1 = g.ballot(bin == 1), m2 = g.ballot(bin == 2);
+    unsigned mine = bin == 0 ? m0 : bin == 1 ? m1 : m2, lane_bit = 1u << g.thread_rank();
+    int leader = __ffs(mine) - 1, rank = __popc(mine & (lane_bit - 1));
     u64 base = 0;
-    if (same.thread_rank() == 0) base = atomicAdd(&slot[bin], (u64)same.size());
-    base = same.shfl(base, 0);
-    bins[(long long)bin * n + (long long)(base + same.thread_rank())] = v;
+    if ((int)g.thread_rank() == leader) base = atomicAdd(&slot[bin], (u64)__popc(mine));
+    base = g.shfl(base, leader);
+    bins[(long long)bin * n + (long long)(base + rank)] = v;
 }
 
-// Counts a claimed vertex (slot[0]) and its in-edges (slot[4]) without queueing it: pull levels
-// need only the frontier's size; a later push level gathers the frontier from the levels.
-__device__ __forceinline__ void gbla_count_claim(u64 in_edges, u64* slot) {
+// Counts a claimed vertex in slot[0] without queueing it: pull levels need only the
+// frontier's size; a later push level gathers the frontier from the levels.
+__device__ __forceinline__ void gbla_count_claim(u64* slot) {
     cg::coalesced_group g = cg::coalesced_threads();
-    u64 sum = cg::reduce(g, in_edges, cg::plus<u64>());
-    if (g.thread_rank() == 0) {
-        atomicAdd(&slot[0], (u64)g.size());
-        atomicAdd(&slot[4], sum);
-    }
+    if (g.thread_rank() == 0) atomicAdd(&slot[0], (u64)g.size());
 }
 
 __device__ __forceinline__ void gbla_clear_slot(u64* clear) {
@@ -96,19 +92,19 @@ extern "C" __global__ void gbla_bfs_vertex_pull(int n, int depth, int* levels, i
         if (found < 0) continue;
         levels[v] = depth;
         if (parents) parents[v] = found;
-        if (slot) gbla_count_claim((u64)(end - begin), slot);
+        if (slot) gbla_count_claim(slot);
         else flag[0] = depth;
     }
 }
 
 // The frontier of level `depth` (every v with levels[v] == depth) into bins, when a push level
-// follows pull levels. slot[4] counts in-edges already counted by the claims: ignore it.
+// follows pull levels.
 extern "C" __global__ void gbla_bfs_gather(int n, int depth, const int* levels,
-                                           const int* indptr, const int* t_indptr, int* bins,
-                                           u64* slot, u64* clear) {
+                                           const int* indptr, int* bins, u64* slot,
+                                           u64* clear) {
     gbla_clear_slot(clear);
     for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x)
-        if (levels[v] == depth) gbla_append_binned(v, n, indptr, t_indptr, bins, slot);
+        if (levels[v] == depth) gbla_append_binned(v, n, indptr, bins, slot);
 }
 
 // ------------------------------------------------------------------ 3. edge_centric
@@ -242,13 +238,12 @@ extern "C" __global__ void gbla_bfs_warp_queue(const int* q_in, int n_in, int de
 
 __device__ __forceinline__ void gbla_push_group(int u, int lane, int group, int depth, int n,
                                                 int* levels, int* parents, const int* indptr,
-                                                const int* indices, const int* t_indptr,
-                                                int* out, u64* slot) {
+                                                const int* indices, int* out, u64* slot) {
     for (int e = indptr[u] + lane; e < indptr[u + 1]; e += group) {
         int v = indices[e];
         if (gbla_claim(levels, v, depth)) {
             if (parents) parents[v] = u;
-            gbla_append_binned(v, n, indptr, t_indptr, out, slot);
+            gbla_append_binned(v, n, indptr, out, slot);
         }
     }
 }
@@ -260,7 +255,7 @@ __device__ __forceinline__ void gbla_push_group(int u, int lane, int group, int 
 extern "C" __global__ void gbla_bfs_binned_expand(const int* q_in, int n_in, int group,
                                                   int depth, int n, int* levels, int* parents,
                                                   const int* indptr, const int* indices,
-                                                  const int* t_indptr, int* bins, u64* slot,
+                                                  int* bins, u64* slot,
                                                   u64* clear) {
     gbla_clear_slot(clear);
     long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -268,20 +263,19 @@ extern "C" __global__ void gbla_bfs_binned_expand(const int* q_in, int n_in, int
     int lane = (int)(tid % group);
     for (long long i = tid / group; i < n_in; i += groups)
         gbla_push_group(q_in[i], lane, group, depth, n, levels, parents, indptr, indices,
-                        t_indptr, bins, slot);
+                        bins, slot);
 }
 
 // Puts the source in the small bin (bins are read whole, whatever the bin) and describes it in
-// slot: one vertex, its out- and in-edges, depth 0. One thread.
+// slot: one vertex, its out-edges, depth 0. One thread.
 extern "C" __global__ void gbla_bfs_init(int source, int* levels, int* parents, int* bins,
-                                         const int* indptr, const int* t_indptr, u64* slot) {
+                                         const int* indptr, u64* slot) {
     levels[source] = 0;
     if (parents) parents[source] = source;
     bins[0] = source;
     for (int j = 0; j < GBLA_SLOT; ++j) slot[j] = 0;
     slot[0] = 1;
     slot[3] = indptr[source + 1] - indptr[source];
-    slot[4] = t_indptr[source + 1] - t_indptr[source];
 }
 
 // ------------------------------------------------------------------ 7. single_block
@@ -292,7 +286,7 @@ extern "C" __global__ void gbla_bfs_init(int source, int* levels, int* parents, 
 // over (returns) when the frontier outgrows it, leaving the frontier in out_bins and its
 // description in slot; slot[6] = 1 when the search is finished.
 // Input: the binned frontier in_bins with sizes c0, c1, c2 (c0 + c1 + c2 <= cap) at level
-// depth. Launch: grid 1, block GBLA_SB_THREADS, dynamic shared memory (3 * cap + 1) * 4 bytes,
+// depth. Launch: grid 1, block GBLA_SB_THREADS, dynamic shared memory (4 * cap + 1) * 4 bytes,
 // cap <= GBLA_SB_PER * GBLA_SB_THREADS.
 #define GBLA_SB_THREADS 1024
 #define GBLA_SB_PER 16
@@ -325,36 +319,39 @@ __device__ long long gbla_block_exclusive_scan(long long x, long long* s_warp,
 extern "C" __global__ void __launch_bounds__(GBLA_SB_THREADS)
 gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int depth_limit,
                       int cap, int max_edges, int n, int* levels, int* parents,
-                      const int* indptr, const int* indices, const int* t_indptr,
-                      int* out_bins, u64* slot, u64* clear) {
+                      const int* indptr, const int* indices, int* out_bins, u64* slot,
+                      u64* clear) {
     extern __shared__ int gbla_sb_shared[];
     int* s_queues[2] = {gbla_sb_shared, gbla_sb_shared + cap};
-    int* s_off = gbla_sb_shared + 2 * cap;
+    int* s_off = gbla_sb_shared + 2 * cap;        // cap + 1 edge offsets
+    int* s_start = gbla_sb_shared + 3 * cap + 1;  // cap row starts (indptr[u])
     __shared__ long long s_warp[32];
     __shared__ int s_next;
-    __shared__ u64 s_in_edges;
-    const int per = (cap + GBLA_SB_THREADS - 1) / GBLA_SB_THREADS;
     int t = threadIdx.x;
     int count = c0 + c1 + c2;
     for (int i = t; i < count; i += blockDim.x)
         s_queues[0][i] = i < c0 ? in_bins[i]
-                  : i < c0 + c1 ? in_bins[(long long)n + (i - c0)]
-                  : in_bins[2LL * n + (i - c0 - c1)];
-    if (t == 0) { s_next = 0; s_in_edges = 0; }
+                       : i < c0 + c1 ? in_bins[(long long)n + (i - c0)]
+                       : in_bins[2LL * n + (i - c0 - c1)];
+    if (t == 0) s_next = 0;
     if (t < GBLA_SLOT) { slot[t] = 0; clear[t] = 0; }
     __syncthreads();
     int cur = 0, levels_run = 0;
     bool finished = false;
     while (true) {
         if (count == 0 || depth == depth_limit) { finished = true; break; }
-        // Degrees of this thread's `per` consecutive frontier entries, then their offsets.
+        // Each thread takes `per` consecutive frontier entries: their row starts and degrees
+        // (loads issued together), then the block scan gives their edge offsets.
+        const int per = (count + GBLA_SB_THREADS - 1) / GBLA_SB_THREADS;
+        int start[GBLA_SB_PER], deg[GBLA_SB_PER];
         long long mine = 0;
-        int deg[GBLA_SB_PER];
         #pragma unroll
         for (int j = 0; j < GBLA_SB_PER; ++j) {
-            if (j >= per) break;
             int i = t * per + j;
-            deg[j] = i < count ? indptr[s_queues[cur][i] + 1] - indptr[s_queues[cur][i]] : 0;
+            bool here = j < per && i < count;
+            int u = here ? s_queues[cur][i] : 0;
+            start[j] = here ? indptr[u] : 0;
+            deg[j] = here ? indptr[u + 1] - start[j] : 0;
             mine += deg[j];
         }
         long long total;
@@ -362,9 +359,8 @@ gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int
         if (total > max_edges) break;  // too much work for one block: hand over
         #pragma unroll
         for (int j = 0; j < GBLA_SB_PER; ++j) {
-            if (j >= per) break;
             int i = t * per + j;
-            if (i < count) s_off[i] = (int)off;
+            if (j < per && i < count) { s_off[i] = (int)off; s_start[i] = start[j]; }
             off += deg[j];
         }
         if (t == 0) s_off[count] = (int)total;
@@ -377,14 +373,12 @@ gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int
                 int mid = (lo + hi) >> 1;
                 if (s_off[mid] <= k) lo = mid; else hi = mid;
             }
-            int u = s_queues[cur][lo];
-            int v = indices[indptr[u] + (k - s_off[lo])];
+            int v = indices[s_start[lo] + (k - s_off[lo])];
             if (!gbla_claim(levels, v, depth)) continue;
-            if (parents) parents[v] = u;
-            atomicAdd(&s_in_edges, (u64)(t_indptr[v + 1] - t_indptr[v]));
+            if (parents) parents[v] = s_queues[cur][lo];
             int pos = atomicAdd(&s_next, 1);
             if (pos < cap) s_queues[nxt][pos] = v;
-            else gbla_append_binned(v, n, indptr, t_indptr, out_bins, slot);
+            else gbla_append_binned(v, n, indptr, out_bins, slot);
         }
         __syncthreads();
         count = s_next;
@@ -397,12 +391,9 @@ gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int
     // The frontier still in shared memory joins the out bins (the overflow is there already).
     if (!finished)
         for (int i = t; i < count; i += blockDim.x)
-            gbla_append_binned(s_queues[cur][i], n, indptr, t_indptr, out_bins, slot);
+            gbla_append_binned(s_queues[cur][i], n, indptr, out_bins, slot);
     __syncthreads();
     if (t == 0) {
-        // gbla_append_binned counted in-edges of the vertices it appended; the level loop
-        // counted every claim: keep the latter only.
-        slot[4] = s_in_edges;
         slot[5] = depth;
         slot[6] = finished;
         slot[7] = levels_run;
@@ -414,7 +405,8 @@ gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int
 // never leaves the device. Each level is push (binned frontier: thread / warp / block per
 // vertex) or pull (thread per unvisited vertex, early exit, claims only counted), chosen on
 // the device by the DirectionPolicy rule (push -> pull when m_f * alpha > m_u; pull -> push
-// when n_f * beta < n; mode 1: push only, mode 2: pull only). A push level after pull levels
+// when n_f * beta < n; mode 1: push only, mode 2: pull only), m_u counted as GAP counts it:
+// all edges less the out-edges of every pushed frontier. A push level after pull levels
 // first gathers its frontier from the levels into bins (one more grid.sync).
 // Counter slots: slots[0..2] rotate (a level reads slot (d-1)%3, appends to d%3, clears
 // (d+1)%3); slots[3..5] rotate over the gathers the same way.
@@ -439,12 +431,12 @@ extern "C" __global__ void gbla_bfs_persistent(int n, int depth_limit, int* leve
         long long c0 = cur[0], c1 = cur[1], c2 = cur[2];
         long long nf = c0 + c1 + c2;
         if (nf == 0) break;
-        unexplored -= (long long)cur[4];
         bool was_pulling = pulling;
         if (mode == 0)
             pulling = pulling ? !(nf * beta < n) : ((double)cur[3] * alpha > (double)unexplored);
         else
             pulling = mode == 2;
+        if (!pulling) unexplored -= (long long)cur[3];
         if (tid < GBLA_SLOT) clr[tid] = 0;
         const int* q = (depth & 1) ? bins0 : bins1;
         int* out = (depth & 1) ? bins1 : bins0;
@@ -459,7 +451,7 @@ extern "C" __global__ void gbla_bfs_persistent(int n, int depth_limit, int* leve
                 if (found < 0) continue;
                 levels[v] = depth;
                 if (parents) parents[v] = found;
-                gbla_count_claim((u64)(end - begin), nxt);
+                gbla_count_claim(nxt);
             }
             grid.sync();
             continue;
@@ -471,19 +463,18 @@ extern "C" __global__ void gbla_bfs_persistent(int n, int depth_limit, int* leve
             if (tid < GBLA_SLOT) g_clr[tid] = 0;
             for (long long v = tid; v < n; v += threads)
                 if (levels[v] == depth - 1)
-                    gbla_append_binned((int)v, n, indptr, t_indptr, (int*)q, g);
+                    gbla_append_binned((int)v, n, indptr, (int*)q, g);
             grid.sync();
             c0 = g[0]; c1 = g[1]; c2 = g[2];
         }
         for (long long i = tid; i < c0; i += threads)
-            gbla_push_group(q[i], 0, 1, depth, n, levels, parents, indptr, indices, t_indptr,
-                            out, nxt);
+            gbla_push_group(q[i], 0, 1, depth, n, levels, parents, indptr, indices, out, nxt);
         for (long long i = warp; i < c1; i += warps)
             gbla_push_group(q[(long long)n + i], lane, 32, depth, n, levels, parents, indptr,
-                            indices, t_indptr, out, nxt);
+                            indices, out, nxt);
         for (long long i = blockIdx.x; i < c2; i += gridDim.x)
             gbla_push_group(q[2LL * n + i], threadIdx.x, blockDim.x, depth, n, levels, parents,
-                            indptr, indices, t_indptr, out, nxt);
+                            indptr, indices, out, nxt);
         grid.sync();
     }
 }
