@@ -747,6 +747,9 @@ def plot(records, path):
     fig = Figure(figsize=(max(6.0, 1.2 + 1.1 * len(groups) * max(len(names), 1) ** 0.5), 4.5),
                  layout="constrained")
     ax = fig.subplots()
+    # tab20: one distinct colour a method up to 20 (tab10 repeats after 10, and there are 12)
+    from matplotlib import colormaps
+    colors = colormaps["tab20"]
     for j, name in enumerate(names):
         xs, ys = [], []
         for g, rs in enumerate(groups.values()):
@@ -754,7 +757,7 @@ def plot(records, path):
             if r is not None:
                 xs.append(g - 0.4 + width * (j + 0.5))
                 ys.append(r["mean_ms"])
-        ax.bar(xs, ys, width, label=name)
+        ax.bar(xs, ys, width, label=name, color=colors(j % 20))
     ax.set_yscale("log")
     ax.set_xticks(range(len(groups)), [f"{g}\n{a}" for g, a in groups])
     ax.set_ylabel("mean ms per source (log scale)")
