@@ -125,6 +125,21 @@ def flag(value, arg):
     return bool(value)
 
 
+def optional_flag(value, arg):
+    """None, True or False (`value in (None, True, False)` would let 0 and 1 through)."""
+    if value is not None and not isinstance(value, (bool, np.bool_)):
+        raise invalid_value(arg, "be None, True or False", value)
+
+
+def path_like(value, arg="path"):
+    """A str or os.PathLike, as a pathlib.Path."""
+    import os
+    from pathlib import Path
+    if not isinstance(value, (str, os.PathLike)):
+        raise invalid_value(arg, "be a str or os.PathLike", value)
+    return Path(value)
+
+
 def index_array(a, xp, upper, arg):
     """A 1-D integer array with every entry in [0, upper), as int64 on the array's device."""
     if a.ndim != 1:

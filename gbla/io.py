@@ -22,7 +22,6 @@ import warnings
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -109,11 +108,11 @@ def read(path, weighted=None, *, cache=False, device=None, directed=None):
     (dtype('int64'), 8859)
     >>> U = gbla.io.read("p2p-Gnutella08.txt", directed=False, cache=True)  # doctest: +SKIP
     """
-    _tristate(weighted, "weighted")
-    _tristate(directed, "directed")
+    V.optional_flag(weighted, "weighted")
+    V.optional_flag(directed, "directed")
     cache = V.flag(cache, "cache")
     device = B.resolve_device(device)
-    kind = _kind(_as_path(path))
+    kind = _kind(V.path_like(path))
     path = _existing(path)
     if kind == "npz":
         A, unweighted = _load_cache(path, str(path))
@@ -183,7 +182,7 @@ def write_mtx(path, A, *, comment=None):
     --------
     >>> gbla.io.write_mtx("graph.mtx.gz", A, comment="made by gbla")  # doctest: +SKIP
     """
-    _as_path(path)
+    V.path_like(path)
     if not isinstance(A, Matrix):
         raise V.domain("A", "be a gbla Matrix", type(A).__name__)
     if comment is not None and not isinstance(comment, str):
@@ -219,14 +218,8 @@ def write_mtx(path, A, *, comment=None):
 
 
 # ================================================================================ arguments
-def _as_path(path):
-    if not isinstance(path, (str, os.PathLike)):
-        raise V.invalid_value("path", "be a str or os.PathLike", path)
-    return Path(path)
-
-
 def _existing(path):
-    path = _as_path(path)
+    path = V.path_like(path)
     if not path.is_file():
         raise V.invalid_value("path", "name an existing file", str(path))
     return path
@@ -242,12 +235,6 @@ def _kind(path):
         raise V.invalid_value("path", f"end in one of {', '.join(_EXTENSIONS)} (text formats "
                               "optionally followed by .gz)", str(path))
     return kind
-
-
-def _tristate(value, arg):
-    # `value in (None, True, False)` would let 0 and 1 through
-    if value is not None and not isinstance(value, (bool, np.bool_)):
-        raise V.invalid_value(arg, "be None, True or False", value)
 
 
 # ================================================================================ the byte stream

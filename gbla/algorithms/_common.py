@@ -28,11 +28,6 @@ def _is_cupy_sparse(A):
     return csp.issparse(A)
 
 
-def check_method(method, methods):
-    if method not in methods:
-        raise UnknownName(V.message("method", f"be one of {list(methods)}", method))
-
-
 def resolve_method(method, algorithm, A, direction):
     """The registered method ``method`` of ``algorithm``, checked to run on ``A`` with
     ``direction``: unknown names, unsupported devices and a direction given to a method that

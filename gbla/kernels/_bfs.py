@@ -14,8 +14,8 @@ from .._backend import _cupy
 from .. import _validation as V
 from ..direction import DEFAULT_POLICY, DirectionPolicy
 from . import _codegen
+from ._spmv import THREADS, _device_limits, _grid, _ptr
 
-THREADS = 256
 WARP = 32
 SLOT = 8  # u64 counters per slot, laid out in bfs.cu
 # The single block: 1024 threads (GBLA_SB_THREADS), a frontier of up to SB_CAP vertices in
@@ -40,19 +40,6 @@ def _kernel(name):
 
 
 @functools.lru_cache(maxsize=None)
-def _sms():
-    return _cupy().cuda.Device().attributes["MultiProcessorCount"]
-
-
-def _grid(work, per_block=THREADS):
-    return (int(max(1, min(-(-work // per_block), _sms() * 32))),)
-
-
-def _ptr(a):
-    return np.uint64(0) if a is None else a
-
-
-@functools.lru_cache(maxsize=None)
 def _cooperative_blocks(threads):
     """Blocks of the persistent kernel that are all resident at once (cooperative launch)."""
     kernel = _kernel("gbla_bfs_persistent")
@@ -63,7 +50,7 @@ def _cooperative_blocks(threads):
         per_sm = min(2048 // threads, 65536 // max(kernel.num_regs * threads, 1))
     # At most two blocks an SM: every grid.sync() costs an atomic per block, and the levels of
     # a road network are short.
-    return _sms() * max(1, min(int(per_sm), 2))
+    return _device_limits() * max(1, min(int(per_sm), 2))
 
 
 class _Search:
@@ -82,6 +69,15 @@ class _Search:
         """The source in the small bin of ``bins`` (or at q[0]) and described in ``slot``."""
         _kernel("gbla_bfs_init")((1,), (1,), (np.int32(self.source), self.levels,
                                               _ptr(self.parents), bins, self.indptr, slot))
+
+    def binned(self, n_slots):
+        """Two frontier buffers of three bins each and ``n_slots`` zeroed counter slots, the
+        source in the first buffer and described in slot 0."""
+        cp = _cupy()
+        bins = [cp.empty(3 * max(self.n, 1), np.int32) for _ in range(2)]
+        slots = cp.zeros((n_slots, SLOT), np.uint64)
+        self.init(bins[0], slots[0])
+        return bins, slots
 
     def result(self):
         return self.levels if self.parents is None else (self.levels, self.parents)
@@ -182,15 +178,11 @@ class _Binned:
     pull level the frontier exists only in the levels (``binned`` False) until gathered."""
 
     def __init__(self, A, source, return_parents):
-        cp = _cupy()
         self.s = s = _Search(A, source, return_parents)
-        n = max(s.n, 1)
-        self.bins = [cp.empty(3 * n, np.int32) for _ in range(2)]
+        self.bins, self.slots = s.binned(3)
         # the three bins of each buffer, as views made once (a view costs a few microseconds)
         self.views = {id(b): [b[i * s.n:] for i in range(3)] for b in self.bins}
-        self.slots = cp.zeros((3, SLOT), np.uint64)
         self.slot_views = [self.slots[i] for i in range(3)]
-        s.init(self.bins[0], self.slots[0])
         self.step = 0
         self.depth = 0
         self.counts = (1, 0, 0)
@@ -314,11 +306,8 @@ def _single_block(A, source, *, return_parents, depth_limit, direction):
 
 
 def _persistent(A, source, *, return_parents, depth_limit, direction):
-    cp = _cupy()
     s = _Search(A, source, return_parents)
-    bins = [cp.empty(3 * max(s.n, 1), np.int32) for _ in range(2)]
-    slots = cp.zeros((6, SLOT), np.uint64)
-    s.init(bins[0], slots[0])
+    bins, slots = s.binned(6)  # three rotating level slots and three for the gathers
     policy = _policy(direction)
     fixed = {"push": 1, "pull": 2}.get(policy, 0) if isinstance(policy, str) else 0
     alpha, beta = (policy.alpha, policy.beta) if fixed == 0 else (0.0, 0.0)

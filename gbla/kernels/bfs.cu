@@ -53,6 +53,16 @@ __device__ __forceinline__ void gbla_clear_slot(u64* clear) {
     if (blockIdx.x == 0 && threadIdx.x < GBLA_SLOT) clear[threadIdx.x] = 0;
 }
 
+// The first in-neighbour of v (CSC) in level depth-1, or -1: the pull step, stopping early.
+__device__ __forceinline__ int gbla_pull_parent(long long v, int depth, const int* levels,
+                                                const int* t_indptr, const int* t_indices) {
+    for (int e = t_indptr[v]; e < t_indptr[v + 1]; ++e) {
+        int u = t_indices[e];
+        if (levels[u] == depth - 1) return u;
+    }
+    return -1;
+}
+
 // ------------------------------------------------------------------ 1. vertex_push
 // One thread per vertex (grid-stride); a vertex of level depth-1 labels its unvisited
 // out-neighbours. Plain stores: racing writers store the same level and each a valid parent.
@@ -77,18 +87,14 @@ extern "C" __global__ void gbla_bfs_vertex_push(int n, int depth, int* levels, i
 // One thread per unvisited vertex (grid-stride) scanning its in-neighbours (CSC) and stopping at
 // the first of level depth-1. Only thread v writes v, so no atomics. With slot == NULL a level
 // sets flag[0] = depth when it labels anything; with a slot (direction_optimized) it counts
-// the claims and their in-edges there instead, and queues nothing (see gbla_bfs_gather).
+// the claims there instead, and queues nothing (see gbla_bfs_gather).
 extern "C" __global__ void gbla_bfs_vertex_pull(int n, int depth, int* levels, int* parents,
                                                 const int* t_indptr, const int* t_indices,
                                                 int* flag, u64* slot, u64* clear) {
     if (slot) gbla_clear_slot(clear);
     for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x) {
         if (levels[v] != -1) continue;
-        int begin = t_indptr[v], end = t_indptr[v + 1], found = -1;
-        for (int e = begin; e < end; ++e) {
-            int u = t_indices[e];
-            if (levels[u] == depth - 1) { found = u; break; }
-        }
+        int found = gbla_pull_parent(v, depth, levels, t_indptr, t_indices);
         if (found < 0) continue;
         levels[v] = depth;
         if (parents) parents[v] = found;
@@ -443,11 +449,7 @@ extern "C" __global__ void gbla_bfs_persistent(int n, int depth_limit, int* leve
         if (pulling) {
             for (long long v = tid; v < n; v += threads) {
                 if (levels[v] != -1) continue;
-                int begin = t_indptr[v], end = t_indptr[v + 1], found = -1;
-                for (int e = begin; e < end; ++e) {
-                    int u = t_indices[e];
-                    if (levels[u] == depth - 1) { found = u; break; }
-                }
+                int found = gbla_pull_parent(v, depth, levels, t_indptr, t_indices);
                 if (found < 0) continue;
                 levels[v] = depth;
                 if (parents) parents[v] = found;
