@@ -12,7 +12,8 @@ from .exceptions import (DeviceMismatch, DimensionMismatch, DomainMismatch, Inva
 
 def _show(value):
     text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    # Keep both ends of a long value: a path's file name is at its end.
+    return text if len(text) <= 80 else text[:38] + "..." + text[-39:]
 
 
 def message(arg, condition, value):
