@@ -45,7 +45,7 @@ def main(argv=None):
         levels_h = to_host(levels)
         ref = np.where(np.isinf(ref), -1, ref).astype(levels_h.dtype)
         assert np.array_equal(levels_h, ref), f"levels from {s} differ from SciPy"
-        gbla.validate.bfs(A, int(s), levels, parents)
+        gbla.verify.bfs(A, int(s), levels, parents)
         print(f"  source {s:>8}: {int((levels_h >= 0).sum()):>9} reached, depth "
               f"{int(levels_h.max()):>5}, {ms:9.2f} ms (SciPy {scipy_ms:9.2f} ms); levels equal "
               "to SciPy, parents valid")

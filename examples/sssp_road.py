@@ -47,7 +47,7 @@ def main(argv=None):
         scipy_ms = (time.perf_counter() - t0) * 1e3
         dist_h = to_host(dist)
         assert np.array_equal(dist_h, ref), f"distances from {s} differ from SciPy"
-        gbla.validate.sssp(A, int(s), dist, pred)
+        gbla.verify.sssp(A, int(s), dist, pred)
         far = dist_h[np.isfinite(dist_h)].max()
         print(f"  source {s:>8}: farthest {far:>10.0f}, {ms:9.2f} ms (SciPy {scipy_ms:8.2f} ms);"
               " distances equal to SciPy, predecessors valid")

@@ -1,7 +1,8 @@
 """gbla: graph algorithms as sparse linear algebra (GraphBLAS style) on the GPU (CuPy) and the
 CPU (NumPy/SciPy)."""
 
-from . import datasets, generators, io, kernels, semirings, validate
+from . import datasets, generators, io, kernels, methods, semirings, verify
+from ._version import __version__
 from .algorithms import bfs, sssp
 from ._backend import default_device, gpu_available
 from .direction import DEFAULT_POLICY, DirectionPolicy, DirectionTracker
@@ -13,11 +14,9 @@ from .matrix import Matrix
 from .ops import apply, assign, ewise_add, ewise_mult, mxv, reduce, scale, select, vxm
 from .vector import Vector
 
-__version__ = "0.1.0"
-
 __all__ = [
     "Matrix", "Vector", "Mask", "semirings", "kernels", "generators", "datasets", "io",
-    "validate", "bfs", "sssp",
+    "verify", "methods", "bfs", "sssp",
     "mxv", "vxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign", "select", "scale",
     "DirectionPolicy", "DirectionTracker", "DEFAULT_POLICY",
     "gpu_available", "default_device",

@@ -2,10 +2,14 @@
 ``"<arg> must <condition>; got <value>"``."""
 
 import numbers
+import os
 import re
+from pathlib import Path
 
 import numpy as np
 
+from ._dtypes import DTYPES
+from ._dtypes import storage_dtype as _widen
 from .exceptions import (DeviceMismatch, DimensionMismatch, DomainMismatch, InvalidIndex,
                          InvalidValue)
 
@@ -44,7 +48,6 @@ def is_callable(value, arg):
 
 
 def gbla_dtype(value, arg):
-    from .semirings._types import DTYPES
     try:
         dtype = np.dtype(value)
     except TypeError:
@@ -56,8 +59,7 @@ def gbla_dtype(value, arg):
 
 def storage_dtype(dtype, arg):
     """The gbla dtype that holds ``dtype`` losslessly (int16 -> int32, ...), else raise."""
-    from .semirings._types import storage_dtype as widen
-    out = widen(dtype)
+    out = _widen(dtype)
     if out is None:
         raise domain(arg, "have a dtype gbla can hold losslessly (bool, int8-int64, uint8-uint32, "
                      "float16-float64)", np.dtype(dtype).name)
@@ -134,8 +136,6 @@ def optional_flag(value, arg):
 
 def path_like(value, arg="path"):
     """A str or os.PathLike, as a pathlib.Path."""
-    import os
-    from pathlib import Path
     if not isinstance(value, (str, os.PathLike)):
         raise invalid_value(arg, "be a str or os.PathLike", value)
     return Path(value)

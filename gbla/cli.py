@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from . import _backend as B
-from . import bench, kernels
+from . import bench, methods
+from .algorithms import bfs, sssp
 from .exceptions import GblaError
 
 __all__ = ["main"]
@@ -66,7 +67,7 @@ def _parser():
     b.add_argument("graphs", nargs="*", metavar="GRAPH",
                    help=GRAPH_HELP + "; default: dataset:power_grid and rmat:16 (GPU) or "
                    "rmat:12 (CPU)")
-    b.add_argument("--algo", choices=kernels.ALGORITHMS, default="bfs")
+    b.add_argument("--algo", choices=methods.ALGORITHMS, default="bfs")
     b.add_argument("--methods", default="all",
                    help="'all' (every registered method; those that cannot run here are "
                    "listed as skipped) or names joined by commas; the first is the reference")
@@ -109,7 +110,7 @@ def _parser():
 
     m = sub.add_parser("methods", help="list the registered methods",
                        description="List the registered methods and whether they run here.")
-    m.add_argument("--algo", choices=kernels.ALGORITHMS, default=None)
+    m.add_argument("--algo", choices=methods.ALGORITHMS, default=None)
     return p
 
 
@@ -192,9 +193,9 @@ def _bench(args, argv):
         peers = ["scipy"]  # one method on the CPU: SciPy gives a comparison at once
         print("No GRAPH: the default graphs, with SciPy as a peer (--peers) on this CPU.")
     specs = [bench.parse_graph_spec(g) for g in graphs]
-    methods = bench.resolve_methods(args.algo, args.methods)
+    chosen = bench.resolve_methods(args.algo, args.methods)
     if not B.gpu_available():
-        gpu_only = [m.name for m in methods if "cpu" not in m.devices]
+        gpu_only = [m.name for m in chosen if "cpu" not in m.devices]
         print("GPU methods need a GPU, and none is here (CuPy or a CUDA device is missing)"
               + (f": {', '.join(gpu_only)} are listed as skipped." if gpu_only else "."))
     print(bench.GTEPS_NOTE)
@@ -212,7 +213,7 @@ def _bench(args, argv):
         sys.stdout.flush()
 
     try:
-        records = bench.run_bench(specs, algo=args.algo, methods=[m.name for m in methods],
+        records = bench.run_bench(specs, algo=args.algo, methods=[m.name for m in chosen],
                                   sources=args.sources, seed=args.seed, peers=peers,
                                   peer_sources=args.peer_sources, device=device,
                                   weights=tuple(args.weights), progress=progress,
@@ -245,7 +246,6 @@ def _search(args, argv):
     info = bench.graph_info(A)
     lines = [("graph", f"{spec.text}: {info['n']:,} vertices, {info['nvals']:,} stored entries "
               f"({info['edges']:,} {'undirected edges' if info['symmetric'] else 'arcs'})")]
-    from .algorithms import bfs, sssp
     stats = {}
     if args.command == "bfs":
         extra, call = args.parents, lambda: bfs(A, args.source, method=args.method,
@@ -304,8 +304,8 @@ def _save(path, algo, arrays):
 # ------------------------------------------------------------------ methods
 def _methods(args, argv):
     rows = [("name", "algo", "kind", "devices", "runs here", "description")]
-    for name in kernels.names(args.algo):
-        m = kernels.get(name)
+    for name in methods.names(args.algo):
+        m = methods.get(name)
         here = "cpu" in m.devices or ("gpu" in m.devices and B.gpu_available())
         rows.append((m.name, m.algorithm, "algebraic" if m.algebraic else "kernel",
                      ",".join(m.devices), "yes" if here else "no: needs a GPU",

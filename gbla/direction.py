@@ -1,17 +1,31 @@
-"""Direction-optimizing choice between push and pull (Beamer et al., SC'12; GAP; LAGraph).
+"""Direction-optimizing choice between push and pull (Beamer et al., SC'12; GAP; LAGraph): the
+one home of that choice, for the algebra and the hand-written kernels alike.
 
-Push costs about the edges leaving the frontier (m_f); pull costs about the in-edges of the
-outputs the mask allows (m_u), much less when the add monoid has a terminal value and a row can
-stop at its first hit. The constants live in a frozen :class:`DirectionPolicy`; the state for
-hysteresis (the last choice) lives in a :class:`DirectionTracker` an algorithm carries from
-one call to the next. Nothing here reads the environment.
+The rule's inputs, defined once:
+
+- frontier vertices (n_f): the entries of the vector being multiplied;
+- frontier edges (m_f): the edges leaving them, what a push reads;
+- unexplored edges (m_u), counted as GAP counts them: all edges of the matrix a pull reads,
+  less the frontier edges of every push step; a frontier that a pull step made is not
+  subtracted (GAP resets its scout count after pulling). :class:`DirectionTracker` keeps
+  this count across the steps of one traversal.
+
+The rule: from push (or at the start), pull when m_f * alpha > m_u (alpha_no_exit when the add
+monoid has no terminal value, so a pull row cannot stop early); from pull, go back to push when
+n_f * beta < n. The constants live in a frozen :class:`DirectionPolicy`; its
+:meth:`~DirectionPolicy.cuda_source` is the same rule for device code, generated from it.
+:func:`resolve` is the one reading of a ``direction=`` argument. Nothing here reads the
+environment.
 """
 
 from dataclasses import dataclass
 
 from . import _validation as V
 
-__all__ = ["DirectionPolicy", "DirectionTracker", "DEFAULT_POLICY"]
+__all__ = ["DirectionPolicy", "DirectionTracker", "DEFAULT_POLICY", "DIRECTIONS", "resolve",
+           "start"]
+
+DIRECTIONS = ("auto", "push", "pull")
 
 
 @dataclass(frozen=True)
@@ -21,14 +35,21 @@ class DirectionPolicy:
     Parameters
     ----------
     alpha : float
-        Go from push to pull when m_f > m_u / alpha and the add monoid has a terminal value
+        Go from push to pull when m_f * alpha > m_u and the add monoid has a terminal value
         (early exit). GAP's default, 15.
     alpha_no_exit : float
         The same threshold when pull cannot stop early (e.g. plus_times): pull only when it
-        reads fewer edges than push, m_f > m_u / alpha_no_exit.
+        reads fewer edges than push, m_f * alpha_no_exit > m_u.
     beta : float
         Go from pull back to push when the frontier has fewer than n / beta entries. GAP's
         default, 18.
+
+    Examples
+    --------
+    >>> from gbla import DirectionPolicy
+    >>> DirectionPolicy().choose(None, frontier_vertices=10, frontier_edges=200,
+    ...                          unexplored_edges=1500, n=1000, early_exit=True)
+    'pull'
     """
 
     alpha: float = 15.0
@@ -40,42 +61,117 @@ class DirectionPolicy:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise V.invalid_value(name, "be a positive number", value)
+            object.__setattr__(self, name, float(value))
 
-    def choose(self, previous, *, frontier_nvals, frontier_edges, unexplored_edges, n,
+    def choose(self, previous, *, frontier_vertices, frontier_edges, unexplored_edges, n,
                early_exit):
-        """'push' or 'pull' for one product, given the previous choice (None at the start)."""
+        """'push' or 'pull' for one step, given the previous choice (None at the start).
+
+        Computed in double precision, exactly as :meth:`cuda_source`'s device code computes it.
+        """
         if previous == "pull":
-            return "push" if frontier_nvals * self.beta < n else "pull"
+            return "push" if float(frontier_vertices) * self.beta < float(n) else "pull"
         alpha = self.alpha if early_exit else self.alpha_no_exit
-        return "pull" if frontier_edges * alpha > unexplored_edges else "push"
+        return "pull" if float(frontier_edges) * alpha > float(unexplored_edges) else "push"
 
     def tracker(self):
-        """A fresh tracker carrying this policy's hysteresis across calls."""
+        """A fresh tracker carrying this policy's hysteresis and GAP's edge count across the
+        steps of one traversal."""
         return DirectionTracker(self)
+
+    def cuda_source(self):
+        """C++ source of ``struct gbla_direction``, this policy's rule for kernels (and host
+        code: its functions are ``__host__ __device__``), constants written exactly:
+
+        - ``bool pull(bool was_pulling, long long frontier_vertices, long long frontier_edges,
+          long long unexplored_edges, long long n, bool early_exit)``: true for pull;
+        - ``long long unexplored_after(bool was_pulling, bool pulling, long long
+          unexplored_edges, long long frontier_edges)``: m_u after the step.
+        """
+        return f"""// Generated by gbla/direction.py from {self!r}.
+struct gbla_direction {{
+    static constexpr double ALPHA = {self.alpha.hex()};
+    static constexpr double ALPHA_NO_EXIT = {self.alpha_no_exit.hex()};
+    static constexpr double BETA = {self.beta.hex()};
+    __host__ __device__ static inline bool pull(bool was_pulling, long long frontier_vertices,
+                                                long long frontier_edges,
+                                                long long unexplored_edges, long long n,
+                                                bool early_exit) {{
+        if (was_pulling) return !((double)frontier_vertices * BETA < (double)n);
+        return (double)frontier_edges * (early_exit ? ALPHA : ALPHA_NO_EXIT) >
+               (double)unexplored_edges;
+    }}
+    __host__ __device__ static inline long long unexplored_after(bool was_pulling, bool pulling,
+                                                                 long long unexplored_edges,
+                                                                 long long frontier_edges) {{
+        return (was_pulling || pulling) ? unexplored_edges : unexplored_edges - frontier_edges;
+    }}
+}};
+"""
 
 
 DEFAULT_POLICY = DirectionPolicy()
 
 
 class DirectionTracker:
-    """The mutable half of the policy: the last direction chosen, and a history of choices.
+    """The mutable half of the policy for one traversal: the last direction chosen, GAP's count
+    of unexplored edges, and a history of choices.
 
-    Pass one as ``direction=`` to successive ``mxv``/``vxm`` calls of one traversal.
+    Pass one as ``direction=`` to the successive ``mxv``/``vxm`` calls of one traversal.
     """
 
-    __slots__ = ("policy", "last", "history")
+    __slots__ = ("policy", "last", "unexplored", "history")
 
     def __init__(self, policy=DEFAULT_POLICY):
         if not isinstance(policy, DirectionPolicy):
             raise V.domain("policy", "be a DirectionPolicy", policy)
         self.policy = policy
         self.last = None
+        self.unexplored = None  # set from the matrix's edge count at the first step
         self.history = []
 
-    def choose(self, **stats):
-        self.last = self.policy.choose(self.last, **stats)
-        self.history.append(self.last)
-        return self.last
+    def choose(self, *, frontier_vertices, frontier_edges, edges, n, early_exit):
+        """The direction of the next step. ``edges``: all edges a pull of this matrix reads
+        (m_u starts there); the other inputs as for :meth:`DirectionPolicy.choose`."""
+        if self.unexplored is None:
+            self.unexplored = edges
+        was_pulling = self.last == "pull"
+        choice = self.policy.choose(self.last, frontier_vertices=frontier_vertices,
+                                    frontier_edges=frontier_edges,
+                                    unexplored_edges=self.unexplored, n=n,
+                                    early_exit=early_exit)
+        if choice == "push" and not was_pulling:
+            self.unexplored -= frontier_edges
+        self.last = choice
+        self.history.append(choice)
+        return choice
 
     def __repr__(self):
-        return f"DirectionTracker(last={self.last!r}, steps={len(self.history)})"
+        return (f"DirectionTracker(last={self.last!r}, unexplored={self.unexplored!r}, "
+                f"steps={len(self.history)})")
+
+
+def resolve(direction, *, trackers=False):
+    """The one reading of a ``direction=`` argument: 'push' or 'pull' as given, a
+    DirectionPolicy as given, 'auto' as :data:`DEFAULT_POLICY`, and (with ``trackers``) a
+    DirectionTracker as given; anything else raises InvalidValue."""
+    if isinstance(direction, DirectionPolicy):
+        return direction
+    if isinstance(direction, DirectionTracker):
+        if trackers:
+            return direction
+        raise V.invalid_value("direction", "be 'auto', 'push', 'pull' or a DirectionPolicy "
+                              "(a tracker belongs to one traversal, which starts its own)",
+                              direction)
+    if isinstance(direction, str) and direction in DIRECTIONS:
+        return DEFAULT_POLICY if direction == "auto" else direction
+    allowed = "'auto', 'push', 'pull', a DirectionPolicy" + (" or a DirectionTracker"
+                                                             if trackers else "")
+    raise V.invalid_value("direction", f"be {allowed}", direction)
+
+
+def start(direction, *, trackers=False):
+    """What the steps of one traversal (or one product) get: a fresh tracker for a policy (or
+    'auto'), a given tracker as it is (``trackers``), or the fixed 'push' / 'pull'."""
+    d = resolve(direction, trackers=trackers)
+    return d.tracker() if isinstance(d, DirectionPolicy) else d

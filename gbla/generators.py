@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from . import _backend as B
+from . import _storage
 from . import _validation as V
 from .matrix import Matrix
 
@@ -147,7 +148,7 @@ def rgg(scale, seed=0, *, device=None, radius=None, weights=None):
     order = xp.argsort(cell)
     cell, cx, cy, x, y = cell[order], cx[order], cy[order], x[order], y[order]
     start = xp.zeros(g * g + 1, np.int64)
-    start[1:] = xp.cumsum(xp.bincount(cell, minlength=g * g))
+    start[1:] = xp.cumsum(xp.bincount(cell, minlength=g * g))  # sync: bincount sizes its output
     position = xp.arange(n, dtype=np.int64)
     r2 = radius * radius
     lo_parts, hi_parts = [], []
@@ -218,13 +219,12 @@ def grid2d(rows, cols, *, device=None, weights=None, seed=0):
 def with_weights(A, lo, hi, *, seed=0):
     """A's structure with integer weights drawn uniformly from [lo, hi] (int32), the same for
     (i, j) and (j, i), so an undirected graph stays undirected; deterministic for a seed."""
-    from .ops import _entry_rows
     lo, hi = (V.integer(v, name) for v, name in ((lo, "lo"), (hi, "hi")))
     if not -2**31 <= lo <= hi < 2**31:
         raise V.invalid_value("lo, hi", "satisfy -2**31 <= lo <= hi < 2**31", (lo, hi))
     seed = V.size(seed, "seed")
     xp = B.xp_of(A.device)
-    rows = _entry_rows(A).astype(np.int64)
+    rows = _storage.rows_of_entries(A._indptr, A.nvals, xp).astype(np.int64)
     cols = A._indices.astype(np.int64)
     key = (xp.minimum(rows, cols) * max(A.ncols, 1) + xp.maximum(rows, cols)).astype(_U64)
     base = _splitmix64(np.full(1, seed, _U64))[0]

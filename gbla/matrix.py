@@ -10,37 +10,31 @@ import numpy as np
 
 from . import _backend as B
 from . import _validation as V
-from .semirings._types import BOOL, INT32, INT64
+from . import _storage
+from ._dtypes import BOOL
 
-__all__ = ["Matrix"]
-
-
-def _index_dtype(n_max, nnz, requested):
-    fits32 = max(n_max, nnz) < 2**31 - 1
-    if requested is None:
-        return INT32 if fits32 else INT64
-    requested = np.dtype(requested)
-    if requested not in (INT32, INT64):
-        raise V.domain("index_dtype", "be int32, int64 or None", requested.name)
-    if requested == INT32 and not fits32:
-        raise V.invalid_value("index_dtype", "be int64 for a matrix this large", "int32")
-    return requested
+__all__ = ["Matrix", "as_graph"]
 
 
-def _rows_of_entries(indptr, nnz, xp):
-    return (xp.searchsorted(indptr, xp.arange(nnz, dtype=indptr.dtype), side="right") - 1)
+def as_graph(A, arg="A"):
+    """A square Matrix from a Matrix, a scipy.sparse or a cupyx.scipy.sparse matrix: what every
+    algorithm and result check takes as its graph."""
+    if not isinstance(A, Matrix):
+        import scipy.sparse as sp
+        if sp.issparse(A):
+            A = Matrix.from_scipy(A)
+        elif B.gpu_available() and _is_cupy_sparse(A):
+            A = Matrix.from_cupy(A)
+        else:
+            raise V.domain(arg, "be a gbla.Matrix or a scipy/cupyx sparse matrix",
+                           type(A).__name__)
+    V.square(A.shape, arg)
+    return A
 
 
-def _transpose_csr(indptr, indices, values, n_rows, n_cols, xp):
-    """CSR of the transpose: entries ordered by column, rows ascending within a column."""
-    nnz = len(indices)
-    rows = _rows_of_entries(indptr, nnz, xp).astype(indices.dtype, copy=False)
-    key = indices.astype(np.int64) * max(n_rows, 1) + rows  # unique keys: any sort is stable
-    order = xp.argsort(key)
-    counts = xp.bincount(indices, minlength=n_cols) if nnz else xp.zeros(n_cols, np.int64)
-    t_indptr = xp.zeros(n_cols + 1, indptr.dtype)
-    t_indptr[1:] = xp.cumsum(counts)
-    return t_indptr, rows[order], (None if values is None else values[order])
+def _is_cupy_sparse(A):
+    import cupyx.scipy.sparse as csp
+    return csp.issparse(A)
 
 
 class Matrix:
@@ -91,7 +85,7 @@ class Matrix:
         dtype = V.storage_dtype(S.dtype, "S")
         C = sp.csr_matrix(S, dtype=dtype, copy=True)
         C.sum_duplicates()
-        idt = _index_dtype(max(C.shape), C.nnz, index_dtype)
+        idt = _storage.index_dtype(max(C.shape), C.nnz, index_dtype)
         arrays = (C.indptr.astype(idt), C.indices.astype(idt), C.data)
         arrays = tuple(B.to_device(a, device) for a in arrays)
         return cls._wrap(*arrays, C.shape, dtype, device)
@@ -109,7 +103,7 @@ class Matrix:
         if C.format != "csr" or not C.has_canonical_format:
             C = C.tocsr(copy=True)
             C.sum_duplicates()
-        idt = _index_dtype(max(C.shape), C.nnz, index_dtype)
+        idt = _storage.index_dtype(max(C.shape), C.nnz, index_dtype)
         return cls._wrap(C.indptr.astype(idt, copy=False), C.indices.astype(idt, copy=False),
                          C.data.astype(dtype, copy=False), C.shape, dtype, "gpu")
 
@@ -156,17 +150,13 @@ class Matrix:
                 V.same_length(s, vals, "src", "values")
                 dtype = V.storage_dtype(vals.dtype, "values")
                 vals = vals.astype(dtype)
-        from .ops import _combine_duplicates
         width = max(n, 1)
-        key, vals = _combine_duplicates(s * width + d, vals, dup_op, device, arg="src, dst",
-                                        what="edge",
-                                        show=lambda k: f"edge ({k // width}, {k % width})")
-        idt = _index_dtype(n, len(key), index_dtype)
-        rows, cols = key // width, key % width
-        indptr = xp.zeros(n + 1, idt)
-        if n:
-            indptr[1:] = xp.cumsum(xp.bincount(rows, minlength=n))
-        return cls._wrap(indptr, cols.astype(idt), vals, (n, n), dtype, device)
+        key, vals = _storage.combine_duplicates(
+            s * width + d, vals, dup_op, device, arg="src, dst", what="edge",
+            show=lambda k: f"edge ({k // width}, {k % width})")
+        idt = _storage.index_dtype(n, len(key), index_dtype)
+        indptr = _storage.indptr_of_sorted_rows(key // width, n, idt, xp)
+        return cls._wrap(indptr, (key % width).astype(idt), vals, (n, n), dtype, device)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -209,10 +199,11 @@ class Matrix:
         if self._T is None:
             xp = B.xp_of(self._device)
             n_rows, n_cols = self._shape
-            t = _transpose_csr(self._indptr, self._indices, self._values, n_rows, n_cols, xp)
+            t = _storage.transpose_csr(self._indptr, self._indices, self._values, n_rows,
+                                       n_cols, xp)
             same = n_rows == n_cols and all(
                 (a is None and b is None) or (a is not None and b is not None
-                                              and bool(xp.array_equal(a, b)))
+                                              and bool(xp.array_equal(a, b)))  # sync: symmetric?
                 for a, b in zip(t, (self._indptr, self._indices, self._values)))
             if same:  # symmetric: the transpose is this matrix, arrays shared
                 t = (self._indptr, self._indices, self._values)
@@ -238,6 +229,7 @@ class Matrix:
     def to_scipy(self):
         """A new scipy.sparse.csr_array on the host."""
         import scipy.sparse as sp
+        # sync: copied to the host
         arrays = [B.to_host(a).copy() for a in (self._values_or_ones(), self._indices,
                                                  self._indptr)]
         return sp.csr_array(tuple(arrays), shape=self._shape)
@@ -272,6 +264,24 @@ class Matrix:
         if "degrees" not in self._cache:
             self._cache["degrees"] = self._indptr[1:] - self._indptr[:-1]
         return self._cache["degrees"]
+
+    def _entry_rows(self):
+        """The row of every stored entry (COO rows, in the index dtype), cached."""
+        if "rows" not in self._cache:
+            self._cache["rows"] = _storage.rows_of_entries(self._indptr, self.nvals,
+                                                           B.xp_of(self._device))
+        return self._cache["rows"]
+
+    def _keep_entries(self, keep, values, dtype):
+        """A new Matrix of the entries where ``keep`` (a bool array over the entries), with
+        ``values`` (an array over all entries, or None: iso) and ``dtype``."""
+        xp = B.xp_of(self._device)
+        # sync: a boolean index counts the kept entries. Their rows stay sorted, so the row
+        # pointers are a search away.
+        rows = self._entry_rows()[keep]
+        indptr = _storage.indptr_of_sorted_rows(rows, self.nrows, self._indptr.dtype, xp)
+        return Matrix._wrap(indptr, self._indices[keep], None if values is None else values[keep],
+                            self._shape, dtype, self._device)
 
     def __repr__(self):
         return (f"<gbla.Matrix {self._shape[0]}x{self._shape[1]} nvals={self.nvals} "

@@ -15,18 +15,16 @@ import numpy as np
 from . import _backend as B
 from . import _cpu
 from . import _validation as V
+from . import direction as _direction
 from . import semirings as _sr
-from .direction import DEFAULT_POLICY, DirectionPolicy, DirectionTracker
-from .exceptions import DuplicateIndex
+from .direction import DirectionTracker
+from .kernels import _elementwise, _spmv
 from .mask import MODE_NONE, Mask
 from .matrix import Matrix
 from .semirings import BinaryOp, Monoid, Semiring, UnaryOp
-from .semirings._core import _tree_reduceat
 from .vector import Vector
 
 __all__ = ["mxv", "vxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign", "select", "scale"]
-
-DIRECTIONS = ("auto", "push", "pull")
 
 
 # ---------------------------------------------------------------------- argument resolution
@@ -124,7 +122,6 @@ def _scalar_dtype(scalar, like, arg):
 # ---------------------------------------------------------------------- element-wise kernels
 def _eval_binary(op, x, y, dtype, device):
     if device == "gpu":
-        from .kernels import _elementwise
         return _elementwise.binary(op, x, y, dtype)
     k = np.arange(max(np.size(x), np.size(y)), dtype=np.int64) if op.positional else None
     return op.apply_numpy(np.asarray(x).astype(dtype, copy=False),
@@ -133,7 +130,6 @@ def _eval_binary(op, x, y, dtype, device):
 
 def _eval_unary(op, x, dtype, device):
     if device == "gpu":
-        from .kernels import _elementwise
         if op.positional:
             cp = B._cupy()
             return cp.arange(x.size, dtype=op.result_dtype(dtype))
@@ -161,42 +157,6 @@ def _union(op, x, y, device, arg):
     return values, xpres | ypres
 
 
-def _segment_reduce_op(op, values, starts, device):
-    """Combine each run values[starts[s]:starts[s+1]] with ``op`` (for dup_op; on the host)."""
-    h, s = B.to_host(values), B.to_host(starts)
-    if isinstance(op.numpy, np.ufunc):
-        r = op.numpy.reduceat(h, s).astype(op.result_dtype(h.dtype))
-    else:
-        r = _tree_reduceat(op, h, s)
-    return B.to_device(r, device)
-
-
-def _combine_duplicates(keys, values, dup_op, device, *, arg, what, show):
-    """Sort ``keys`` stably (so ``dup_op`` sees repeats in input order) and merge repeats: with
-    ``values`` None silently, else with ``dup_op``, else raise DuplicateIndex naming the first
-    repeat (``show(key)`` spells it). Returns (unique sorted keys, their values)."""
-    xp = B.xp_of(device)
-    order = xp.argsort(keys, kind="stable")
-    keys = keys[order]
-    values = None if values is None else values[order]
-    if len(keys) < 2:
-        return keys, values
-    first = xp.ones(len(keys), bool)
-    first[1:] = keys[1:] != keys[:-1]
-    starts = xp.nonzero(first)[0]  # sync: the number of distinct keys
-    if len(starts) == len(keys):
-        return keys, values
-    if values is not None:
-        if dup_op is None:
-            repeat = int(keys[int(xp.nonzero(~first)[0][0])])
-            raise DuplicateIndex(V.message(arg, f"hold each {what} once, or give dup_op",
-                                           f"{show(repeat)} repeated"))
-        if not isinstance(dup_op, BinaryOp):
-            raise V.domain("dup_op", "be a gbla BinaryOp", dup_op)
-        values = _segment_reduce_op(dup_op, values, starts, device)
-    return keys[starts], values
-
-
 # ---------------------------------------------------------------------- the write phase
 def _write(out, t, *, mask, accum, replace, device, masked=False):
     """out<mask, replace> accum= t, with t given as dense (values, present); ``t_values`` may be
@@ -206,7 +166,6 @@ def _write(out, t, *, mask, accum, replace, device, masked=False):
     if out is None and accum is None and (mask is None or masked):
         return Vector._from_dense_arrays(t_values, t_present, device)
     if device == "gpu" and accum is None and mask is not None and out is not None:
-        from .kernels import _elementwise
         m, mode = mask.kernel_args()
         o_values, o_present = out._dense()
         out._set_dense(*_elementwise.masked_write(t_values, t_present, o_values, o_present, m,
@@ -235,16 +194,6 @@ def _write(out, t, *, mask, accum, replace, device, masked=False):
 
 
 # ---------------------------------------------------------------------- mat-vec
-def _direction(direction):
-    if isinstance(direction, DirectionTracker):
-        return direction
-    if isinstance(direction, DirectionPolicy):
-        return direction.tracker()
-    if direction == "auto":
-        return DEFAULT_POLICY.tracker()
-    return V.one_of(direction, DIRECTIONS, "direction")
-
-
 def _frontier_offsets(P, idx, xp):
     """Exclusive prefix sums of the frontier's degrees in P, and their total on the host."""
     offsets = xp.zeros(len(idx) + 1, np.int64)
@@ -266,7 +215,7 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
         raise V.domain("A.dtype and u.dtype", f"combine to a dtype {semiring.name} takes "
                        f"({', '.join(d.name for d in semiring.dtypes)})",
                        f"{A.dtype.name} and {u.dtype.name} -> {dtype.name}")
-    direction = _direction(direction)
+    direction = _direction.start(direction, trackers=True)
     xp = B.xp_of(device)
     types = _spmv_types(semiring, A, u, dtype, flip)
     m, mode = (None, MODE_NONE) if mask is None else mask.kernel_args()
@@ -276,21 +225,14 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
         P, Q = push_of(), pull_of()
         idx, u_values = u._sparse()
         offsets, total = _frontier_offsets(P, idx, xp)
-        if mode == MODE_NONE:
-            unexplored = Q.nvals
-        else:  # a product and a plain sum: CuPy's fast path (a custom reduction was 3x slower)
-            allowed = m if mode == 1 else ~m
-            unexplored = int((Q._degrees() * allowed).sum())  # sync: edges the pull would scan
         direction = direction.choose(
-            frontier_nvals=len(idx), frontier_edges=total, unexplored_edges=unexplored,
-            n=n_out, early_exit=semiring.add.terminal_for(semiring.output_dtype(dtype))
-            is not None)
+            frontier_vertices=len(idx), frontier_edges=total, edges=Q.nvals, n=n_out,
+            early_exit=semiring.add.terminal_for(semiring.output_dtype(dtype)) is not None)
 
     if direction == "push":
         P = push_of()
         idx, u_values = u._sparse()
         if device == "gpu":
-            from .kernels import _spmv
             if offsets is None:
                 offsets, total = _frontier_offsets(P, idx, xp)
             t = _spmv.push((P._indptr, P._indices, P._values), n_out, idx, u_values, offsets,
@@ -303,7 +245,6 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
         Q = pull_of()
         u_values, u_present = u._dense()
         if device == "gpu":
-            from .kernels import _spmv
             t = _spmv.pull(Q, u_values, u_present, types, m, mode)
         else:
             allow = None if mask is None else mask.allowed()
@@ -313,8 +254,7 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
 
 
 def _spmv_types(semiring, A, u, dtype, flip):
-    from .kernels._codegen import SpmvTypes
-    return SpmvTypes(semiring, None if A.is_iso else A.dtype, u.dtype, dtype, flip)
+    return _spmv.SpmvTypes(semiring, None if A.is_iso else A.dtype, u.dtype, dtype, flip)
 
 
 def mxv(A, u, semiring, *, mask=None, accum=None, replace=False, out=None, direction="auto"):
@@ -471,7 +411,6 @@ def reduce(u, monoid):
                        u.dtype.name)
     values, present = u._dense()
     if u.device == "gpu":
-        from .kernels import _elementwise
         if monoid.is_any:
             idx, vals = u._sparse()
             result = vals[0] if len(idx) else monoid.identity_for(u.dtype)
@@ -509,25 +448,6 @@ def assign(out, value, *, mask=None, accum=None, replace=False):
 _STRUCTURAL_SELECT = ("tril", "triu", "diag", "offdiag")
 
 
-def _entry_rows(A):
-    """The row of every stored entry, cached on the matrix."""
-    if "rows" not in A._cache:
-        from .matrix import _rows_of_entries
-        A._cache["rows"] = _rows_of_entries(A._indptr, A.nvals, B.xp_of(A.device))
-    return A._cache["rows"]
-
-
-def _submatrix(A, keep, values, dtype):
-    """The entries of A where ``keep``, with ``values`` (None: iso), as a new Matrix."""
-    xp = B.xp_of(A.device)
-    rows = _entry_rows(A)[keep]
-    indptr = xp.zeros(A.nrows + 1, A._indptr.dtype)
-    if A.nrows:
-        indptr[1:] = xp.cumsum(xp.bincount(rows, minlength=A.nrows))
-    return Matrix._wrap(indptr, A._indices[keep], None if values is None else values[keep],
-                        A.shape, dtype, A.device)
-
-
 def select(x, op, thunk=None):
     """The entries of a Vector or Matrix that satisfy a condition (GrB_select).
 
@@ -548,12 +468,12 @@ def select(x, op, thunk=None):
     names = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
     if isinstance(x, Matrix):
         if op in _STRUCTURAL_SELECT:
-            rows, cols = _entry_rows(x), x._indices
+            rows, cols = x._entry_rows(), x._indices
             keep = {"tril": cols <= rows, "triu": cols >= rows, "diag": cols == rows,
                     "offdiag": cols != rows}[op]
         else:
             keep = _select_values(x._values_or_ones(), op, thunk, names, x.dtype, x.device)
-        return _submatrix(x, keep, x._values, x.dtype)
+        return x._keep_entries(keep, x._values, x.dtype)
     x = _vector(x, "x")
     values, present = x._dense()
     keep = _select_values(values, op, thunk, names, x.dtype, x.device)
@@ -589,11 +509,11 @@ def scale(A, v, op, *, side="left"):
     op = _binary_op(op, "op")
     device = _device(A=A, v=v)
     values, present = v._dense()
-    where = _entry_rows(A) if side == "left" else A._indices
+    where = A._entry_rows() if side == "left" else A._indices
     a = A._values_or_ones()
     vv = values[where]
     dtype = _op_dtype(op, A.dtype, v.dtype, "op")
     x, y = (vv, a) if side == "left" else (a, vv)
     out = _eval_binary(op, x, y, dtype, device)
     keep = B.xp_of(device).ones(A.nvals, bool) if present is None else present[where]
-    return _submatrix(A, keep, out, out.dtype)
+    return A._keep_entries(keep, out, out.dtype)

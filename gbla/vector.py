@@ -9,6 +9,7 @@ arrays, so sharing arrays between vectors is safe.
 import numpy as np
 
 from . import _backend as B
+from . import _storage
 from . import _validation as V
 from .mask import Mask
 
@@ -103,9 +104,8 @@ class Vector:
             dt = V.gbla_dtype(dtype, "dtype") if dtype is not None else \
                 V.storage_dtype(vals.dtype, "values")
             vals = vals.astype(dt, copy=True)
-        from .ops import _combine_duplicates
-        idx, vals = _combine_duplicates(idx, vals, dup_op, device, arg="indices", what="index",
-                                        show=str)
+        idx, vals = _storage.combine_duplicates(idx, vals, dup_op, device, arg="indices",
+                                                what="index", show=str)
         return cls._from_sparse_arrays(idx, vals, size, device)
 
     # ------------------------------------------------------------------ internal state
@@ -238,7 +238,7 @@ class Vector:
         """Same size, dtype, structure and values (NaN equals NaN)."""
         if not isinstance(other, Vector) or other.size != self.size or other.dtype != self.dtype:
             return False
-        i1, v1 = (B.to_host(a) for a in self._sparse())
+        i1, v1 = (B.to_host(a) for a in self._sparse())  # sync: compared on the host
         i2, v2 = (B.to_host(a) for a in other._sparse())
         return np.array_equal(i1, i2) and np.array_equal(v1, v2, equal_nan=v1.dtype.kind == "f")
 

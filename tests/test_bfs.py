@@ -1,7 +1,7 @@
 """gbla.bfs against SciPy's csgraph (hop distances) on random and degenerate graphs, on the real
 graphs in ../shared/data, and against the expected outputs shipped by LDBC Graphalytics and
 cuGraph. Levels are unique and compared exactly in every direction; parent trees are not unique
-and are checked with gbla.validate.bfs (Graph500's rules) instead.
+and are checked with gbla.verify.bfs (Graph500's rules) instead.
 """
 
 import numpy as np
@@ -43,7 +43,7 @@ def check_bfs(A, S, source, directions=DIRECTIONS):
         levels, parents = gbla.bfs(A, source, return_parents=True, direction=direction)
         np.testing.assert_array_equal(host(levels), expected, err_msg=f"direction={direction}")
         assert host(parents).dtype == np.int32
-        gbla.validate.bfs(A, source, levels, parents)
+        gbla.verify.bfs(A, source, levels, parents)
 
 
 # ============================================================================== random graphs
@@ -81,7 +81,7 @@ def test_depth_limit_stops_after_that_many_levels(device, g, data):
         levels, parents = gbla.bfs(A, source, return_parents=True, depth_limit=limit,
                                    direction=direction)
         np.testing.assert_array_equal(host(levels), expected, err_msg=f"direction={direction}")
-        gbla.validate.bfs(cut, source, levels, parents)
+        gbla.verify.bfs(cut, source, levels, parents)
 
 
 def test_a_scipy_matrix_is_searched_on_the_default_device():
@@ -142,7 +142,7 @@ def test_self_loops_change_nothing(device, direction):
     levels, parents = gbla.bfs(A, 0, return_parents=True, direction=direction)
     np.testing.assert_array_equal(host(levels), [0, 1, 2, -1])
     np.testing.assert_array_equal(host(parents), [0, 0, 1, -1])
-    gbla.validate.bfs(A, 0, levels, parents)
+    gbla.verify.bfs(A, 0, levels, parents)
 
 
 @pytest.mark.parametrize("index_dtype", [None, np.int64])
@@ -345,7 +345,7 @@ def test_ldbc_graphalytics_expected_levels(device, case):
     for direction in DIRECTIONS:
         levels, parents = gbla.bfs(A, source, return_parents=True, direction=direction)
         np.testing.assert_array_equal(host(levels), expected, err_msg=f"direction={direction}")
-        gbla.validate.bfs(A, source, levels, parents)
+        gbla.verify.bfs(A, source, levels, parents)
 
 
 def test_cugraph_networkx_levels_with_cutoffs(device):

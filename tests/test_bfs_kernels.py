@@ -1,5 +1,5 @@
 """The hand-written BFS kernels (gbla.kernels) against SciPy and the algebraic method: levels
-equal, parents valid by Graph500's rules (gbla.validate.bfs). The kernels run only on the GPU:
+equal, parents valid by Graph500's rules (gbla.verify.bfs). The kernels run only on the GPU:
 those tests skip on a machine without one, and the registry's refusals are checked everywhere.
 
 Shapes chosen to reach every path of bfs.cu: long paths (many levels inside one single_block
@@ -20,8 +20,8 @@ from . import graphs as G
 from .conftest import SKIP_NO_GPU, host
 from .test_bfs import FLIPPING, expected_levels
 
-KERNELS = gbla.kernels.names("bfs")[1:]
-SWITCHING = [k for k in KERNELS if gbla.kernels.get(k).directions]
+KERNELS = gbla.methods.names("bfs")[1:]
+SWITCHING = [k for k in KERNELS if gbla.methods.get(k).directions]
 
 
 def check_kernel(method, A, S, source, *, depth_limit=None, direction="auto"):
@@ -37,7 +37,7 @@ def check_kernel(method, A, S, source, *, depth_limit=None, direction="auto"):
     np.testing.assert_array_equal(host(levels), expected, err_msg=method)
     assert host(parents).dtype == np.int32
     if depth_limit is None:
-        gbla.validate.bfs(A, source, levels, parents)
+        gbla.verify.bfs(A, source, levels, parents)
     else:  # the tree of a cut search: each reached vertex one level below an in-neighbour
         p, lv = host(parents), host(levels)
         assert p[source] == source
@@ -60,19 +60,19 @@ def undirected(S):
 
 # ============================================================================== the registry
 def test_algebraic_comes_first_and_every_kernel_is_registered_once():
-    names = gbla.kernels.names("bfs")
+    names = gbla.methods.names("bfs")
     assert names[0] == "algebraic"
     assert set(names[1:]) == {"vertex_push", "vertex_pull", "edge_centric", "frontier_queue",
                               "block_queue", "warp_queue", "single_block", "persistent",
                               "load_balanced", "direction_optimized"}
     assert len(set(names)) == len(names)
-    assert gbla.kernels.names("sssp") == ["delta_stepping", "bellman_ford"]
-    assert set(gbla.kernels.names()) == set(names) | {"delta_stepping", "bellman_ford"}
+    assert gbla.methods.names("sssp") == ["delta_stepping", "bellman_ford"]
+    assert set(gbla.methods.names()) == set(names) | {"delta_stepping", "bellman_ford"}
 
 
 @pytest.mark.parametrize("name", KERNELS)
 def test_a_kernel_entry_describes_itself(name):
-    entry = gbla.kernels.get(name)
+    entry = gbla.methods.get(name)
     assert (entry.name, entry.algorithm, entry.devices, entry.algebraic) == \
         (name, "bfs", ("gpu",), False)
     assert entry.description and "\n" not in entry.description
@@ -81,7 +81,7 @@ def test_a_kernel_entry_describes_itself(name):
 @pytest.mark.parametrize("name", KERNELS)
 def test_a_kernel_refuses_a_cpu_matrix_instead_of_falling_back(name):
     A = gbla.Matrix.from_edges([0], [1], n=2, device="cpu")
-    entry = gbla.kernels.get(name)
+    entry = gbla.methods.get(name)
     assert not entry.supports(A)
     assert "gpu" in entry.unsupported_reason(A)
     with pytest.raises(gbla.UnsupportedMethod, match=f"'{name}' runs on the gpu only"):
@@ -90,7 +90,7 @@ def test_a_kernel_refuses_a_cpu_matrix_instead_of_falling_back(name):
 
 def test_the_algebraic_method_runs_on_both_devices():
     A = gbla.Matrix.from_edges([0], [1], n=2, device="cpu")
-    assert gbla.kernels.get("algebraic").supports(A)
+    assert gbla.methods.get("algebraic").supports(A)
 
 
 def test_an_unknown_method_lists_the_valid_names():
@@ -99,7 +99,7 @@ def test_an_unknown_method_lists_the_valid_names():
         gbla.bfs(A, 0, method="bogus")
     assert "got 'bogus'" in str(info.value)
     with pytest.raises(gbla.UnknownName, match="algebraic"):
-        gbla.kernels.get("bogus")
+        gbla.methods.get("bogus")
 
 
 def test_an_sssp_method_is_not_a_bfs_method():
@@ -118,7 +118,7 @@ def test_a_direction_is_refused_by_a_kernel_that_does_not_switch(name):
 
 
 def test_a_matrix_too_large_for_int32_ids_is_refused():
-    entry = gbla.kernels.get("vertex_push")
+    entry = gbla.methods.get("vertex_push")
 
     class Huge:  # only what unsupported_reason reads
         device, nrows, nvals = "gpu", 2**31, 0

@@ -16,11 +16,10 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 import gbla
-from gbla import bench, cli, kernels
-from gbla.kernels import Method
+from gbla import bench, cli
 
 ROOT = Path(__file__).resolve().parents[1]
-GRAPHS = ["rmat:8", "grid:20x20"] + (["rgg:8"] if hasattr(gbla.generators, "rgg") else [])
+GRAPHS = ["rmat:8", "grid:20x20", "rgg:8"]
 
 
 def run(capsys, *argv):
@@ -44,25 +43,38 @@ def bench_json(capsys, tmp_path, *argv):
 
 
 @pytest.fixture
-def wrong_bfs(monkeypatch):
+def wrong_bfs():
     """A registered BFS method that puts every reached vertex but the source one level too
     deep: the benchmark must flag it."""
     def run_wrong(A, source, **kwargs):
         levels = gbla.bfs(A, source)
         return levels + (levels > 0)
-    monkeypatch.setitem(kernels._REGISTRY, "wrong_bfs", Method(
-        "wrong_bfs", "bfs", "test: one level too deep", ("cpu", "gpu"), False, _run=run_wrong))
-    return "wrong_bfs"
+    gbla.methods.register(gbla.methods.Method("wrong_bfs", "bfs", "test: one level too deep",
+                                              run_wrong, devices=("cpu", "gpu")))
+    yield "wrong_bfs"
+    gbla.methods.unregister("wrong_bfs")
 
 
 @pytest.fixture
-def gpu_only_bfs(monkeypatch):
+def gpu_only_bfs():
     """A registered GPU-only BFS method (runs nowhere in these tests)."""
     def never(*args, **kwargs):
         raise AssertionError("a GPU-only method ran on the CPU")
-    monkeypatch.setitem(kernels._REGISTRY, "fake_gpu_bfs", Method(
-        "fake_gpu_bfs", "bfs", "test: GPU only", ("gpu",), False, _run=never))
-    return "fake_gpu_bfs"
+    gbla.methods.register(gbla.methods.Method("fake_gpu_bfs", "bfs", "test: GPU only", never,
+                                              devices=("gpu",)))
+    yield "fake_gpu_bfs"
+    gbla.methods.unregister("fake_gpu_bfs")
+
+
+@pytest.fixture
+def broken_bfs():
+    """A registered BFS method that raises."""
+    def broken(*args, **kwargs):
+        raise RuntimeError("out of luck")
+    gbla.methods.register(gbla.methods.Method("broken_bfs", "bfs", "test: raises", broken,
+                                              devices=("cpu", "gpu")))
+    yield "broken_bfs"
+    gbla.methods.unregister("broken_bfs")
 
 
 # ------------------------------------------------------------------ methods
@@ -70,12 +82,12 @@ def test_methods_lists_every_registered_method_and_where_it_runs(capsys, gpu_onl
     status, out, _ = run(capsys, "methods")
     assert status == 0
     lines = {line.split()[0]: line for line in out.splitlines()[1:]}
-    assert list(lines) == kernels.names()
+    assert list(lines) == gbla.methods.names()
     assert " algebraic " in lines["algebraic"] and " yes " in lines["algebraic"]
     expected = " yes " if gbla.gpu_available() else " no: needs a GPU "
     assert " kernel " in lines[gpu_only_bfs] and expected in lines[gpu_only_bfs]
     _, out, _ = run(capsys, "methods", "--algo", "sssp")
-    assert [line.split()[0] for line in out.splitlines()[1:]] == kernels.names("sssp")
+    assert [line.split()[0] for line in out.splitlines()[1:]] == gbla.methods.names("sssp")
 
 
 def test_python_m_gbla_runs_the_console_entry():
@@ -100,8 +112,8 @@ def test_bench_reports_every_method_checked_with_positive_times_and_gteps(capsys
         assert key in doc["machine"]
     ran = [r for r in doc["records"] if r["status"] == "ok"]
     assert {r["graph"] for r in ran} == set(GRAPHS)
-    assert {r["method"] for r in ran} == {m for m in kernels.names(algo)
-                                          if "cpu" in kernels.get(m).devices}
+    assert {r["method"] for r in ran} == {m for m in gbla.methods.names(algo)
+                                          if "cpu" in gbla.methods.get(m).devices}
     for r in ran:
         assert r["algo"] == algo and r["device"] == "cpu" and r["check"] == "ok"
         assert len(r["times_ms"]) == len(r["sources"]) == 3
@@ -151,8 +163,7 @@ def test_bench_without_graph_runs_the_embedded_defaults(capsys):
     assert status == 0
     default_rmat = "rmat:16" if gbla.gpu_available() else "rmat:12"
     assert f"bfs on {default_rmat}:" in out
-    if importlib.util.find_spec("gbla.datasets") is not None:
-        assert "bfs on dataset:power_grid:" in out
+    assert "bfs on dataset:power_grid:" in out
     if not gbla.gpu_available():  # one method on the CPU: SciPy joins for a comparison
         assert "\nscipy " in out
 
@@ -161,13 +172,13 @@ def test_bench_without_graph_runs_the_embedded_defaults(capsys):
 def test_bench_peers_agree_with_gbla(capsys, tmp_path, algo):
     peers = ["scipy"] + (["graphblas"] if importlib.util.find_spec("graphblas") else [])
     status, _, _, doc = bench_json(capsys, tmp_path, "rmat:8", "grid:20x20", "--algo", algo,
-                                   "--methods", kernels.names(algo)[0], "--sources", 4,
+                                   "--methods", gbla.methods.names(algo)[0], "--sources", 4,
                                    "--peers", "--peer-sources", 2, "--device", "cpu")
     assert status == 0
     for graph in ("rmat:8", "grid:20x20"):
         rows = {r["method"]: r for r in doc["records"] if r["graph"] == graph}
         assert set(peers) <= set(rows)
-        reference = rows[kernels.names(algo)[0]]
+        reference = rows[gbla.methods.names(algo)[0]]
         for peer in peers:
             r = rows[peer]
             assert r["kind"] == "peer" and r["check"] == "ok" and r["gteps"] > 0
@@ -206,11 +217,7 @@ def test_bench_flags_a_wrong_method_as_mismatch_with_nonzero_exit(capsys, tmp_pa
 
 
 def test_bench_reports_a_method_that_raises_as_error_and_goes_on(capsys, tmp_path,
-                                                                 monkeypatch):
-    def broken(*args, **kwargs):
-        raise RuntimeError("out of luck")
-    monkeypatch.setitem(kernels._REGISTRY, "broken_bfs", Method(
-        "broken_bfs", "bfs", "test: raises", ("cpu", "gpu"), False, _run=broken))
+                                                                 broken_bfs):
     status, out, err, doc = bench_json(capsys, tmp_path, "rmat:8", "--methods",
                                        "broken_bfs,algebraic", "--sources", 2, "--device",
                                        "cpu")
@@ -221,14 +228,14 @@ def test_bench_reports_a_method_that_raises_as_error_and_goes_on(capsys, tmp_pat
 
 
 def test_reference_method_is_validated_by_graph500_rules(capsys, tmp_path, wrong_bfs):
-    # The wrong method first: it becomes the reference and fails gbla.validate.
+    # The wrong method first: it becomes the reference and fails gbla.verify.
     status, _, err, doc = bench_json(capsys, tmp_path, "grid:20x20", "--methods",
                                      f"{wrong_bfs},algebraic", "--sources", 2, "--device",
                                      "cpu")
     assert status == 1
     checks = {r["method"]: r["check"] for r in doc["records"]}
     assert checks == {wrong_bfs: "INVALID", "algebraic": "MISMATCH"}
-    assert "fails gbla.validate" in err
+    assert "fails gbla.verify" in err
 
 
 def test_gteps_counts_each_undirected_edge_and_self_loop_once(tmp_path):
@@ -278,7 +285,7 @@ def test_bfs_subcommand_summary_and_saved_levels_match_scipy(capsys, tmp_path):
     assert status == 0 and "tree.npz (levels and parents)" in out
     saved = np.load(tmp_path / "tree.npz")
     np.testing.assert_array_equal(saved["levels"], gbla.bfs(A, source))
-    gbla.validate.bfs(A, source, saved["levels"], saved["parents"])
+    gbla.verify.bfs(A, source, saved["levels"], saved["parents"])
 
 
 def test_sssp_subcommand_summary_and_saved_distances_match_scipy(capsys, tmp_path):
@@ -294,7 +301,7 @@ def test_sssp_subcommand_summary_and_saved_distances_match_scipy(capsys, tmp_pat
     assert "integers in [1, 9]" in s["weights"]
     saved = np.load(tmp_path / "d.npz")
     np.testing.assert_array_equal(saved["dist"], ref)
-    gbla.validate.sssp(W, 5, saved["dist"], saved["pred"])
+    gbla.verify.sssp(W, 5, saved["dist"], saved["pred"])
 
 
 # ------------------------------------------------------------------ errors
@@ -334,14 +341,3 @@ def test_benchmarks_md_has_a_table_row_per_method(capsys, tmp_path, wrong_bfs):
     assert sum(line.startswith("| scipy | cpu |") for line in rows) == 2
     assert sum(f"| {wrong_bfs} | cpu |" in line and "| MISMATCH |" in line
                for line in rows) == 2
-
-
-def test_bench_algorithms_script_wraps_gbla_bench(capsys, tmp_path):
-    script = load_module("benchmarks/bench_algorithms.py")
-    path = tmp_path / "b.json"
-    status = script.main(["rmat:8", "--algo", "sssp", "--sources", "2", "--scipy-sources", "1",
-                          "--device", "cpu", "--json", str(path)])
-    assert status == 0
-    records = json.loads(path.read_text())["records"]
-    scipy_row = next(r for r in records if r["method"] == "scipy")
-    assert scipy_row["check"] == "ok" and len(scipy_row["sources"]) == 1

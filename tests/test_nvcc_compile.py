@@ -8,12 +8,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from gbla import semirings
-from gbla.kernels import _codegen
+from gbla import DEFAULT_POLICY, DirectionPolicy, semirings
+from gbla.kernels import _codegen, _launch
 
 NVCC = shutil.which("nvcc")
 pytestmark = [pytest.mark.nvcc, pytest.mark.skipif(NVCC is None, reason="nvcc not found")]
-CU_FILES = sorted(_codegen.KERNEL_DIR.glob("*.cu"))
+CU_FILES = sorted(_launch.KERNEL_DIR.glob("*.cu"))
 
 
 def _nvcc(path, *flags):
@@ -26,9 +26,34 @@ def test_there_are_kernel_sources():
     assert CU_FILES, "gbla/kernels has no .cu file"
 
 
+def _translation_unit(path, policy=DEFAULT_POLICY):
+    """The file as the loader hands it to NVRTC: headers inlined and, for a file that uses the
+    generated direction rule, that rule first."""
+    code = _launch.source(path.name)
+    return (policy.cuda_source() if "gbla_direction::" in code else "") + code
+
+
 @pytest.mark.parametrize("path", CU_FILES, ids=lambda p: p.name)
 def test_cu_file_compiles_standalone(path, tmp_path):
-    _nvcc(path, "-c", "-o", str(tmp_path / "out.o"))
+    # as written (headers found by nvcc itself), and as the loader assembles it
+    _nvcc(path, "-c", f"-I{_launch.KERNEL_DIR}", "-include", str(_rule_header(tmp_path)),
+          "-o", str(tmp_path / "out.o"))
+    unit = tmp_path / path.name
+    unit.write_text(_translation_unit(path))
+    _nvcc(unit, "-c", "-o", str(tmp_path / "unit.o"))
+
+
+def _rule_header(tmp_path, policy=DEFAULT_POLICY):
+    header = tmp_path / "gbla_direction.h"
+    header.write_text(policy.cuda_source())
+    return header
+
+
+def test_bfs_compiles_with_a_non_default_direction_policy(tmp_path):
+    unit = tmp_path / "bfs.cu"
+    unit.write_text(_translation_unit(_launch.KERNEL_DIR / "bfs.cu",
+                                      DirectionPolicy(alpha=3.5, alpha_no_exit=0.25, beta=100)))
+    _nvcc(unit, "-c", "-o", str(tmp_path / "bfs.o"))
 
 
 def test_spmv_compiles_for_the_whole_registry(tmp_path):

@@ -4,7 +4,7 @@ the expected outputs shipped by LDBC Graphalytics, cuGraph and GAP.
 
 Integer weights keep every path sum exact, so distances are compared exactly; float weights are
 compared within a relative tolerance. Predecessor trees are not unique: each one is checked with
-gbla.validate.sssp. Every method and every direction must give the same distances.
+gbla.verify.sssp. Every method and every direction must give the same distances.
 """
 
 import contextlib
@@ -41,7 +41,7 @@ def check_sssp(A, source, expected, *, methods=METHODS, directions=DIRECTIONS, r
                                    direction=direction, **kwargs)
             assert host(pred).dtype == np.int32, where
             assert_distances(dist, expected, rtol, dtype, where)
-            gbla.validate.sssp(A, source, dist, pred, rtol=rtol or 1e-9)
+            gbla.verify.sssp(A, source, dist, pred, rtol=rtol or 1e-9)
         dist = gbla.sssp(A, source, method=method, **kwargs)
         assert_distances(dist, expected, rtol, dtype, f"method={method}, no predecessors")
 
@@ -133,7 +133,7 @@ def test_every_delta_gives_the_same_distances(device, g, data):
             dist, pred = gbla.sssp(A, source, method="delta_stepping", delta=delta,
                                    return_predecessors=True)
         np.testing.assert_allclose(host(dist), expected, rtol=1e-12, err_msg=f"delta={delta}")
-        gbla.validate.sssp(A, source, dist, pred)
+        gbla.verify.sssp(A, source, dist, pred)
 
 
 def test_a_distance_just_below_a_bucket_boundary_is_settled(device):

@@ -40,11 +40,11 @@ def main(methods):
         for method in methods:
             levels, parents = gbla.bfs(A, source, method=method, return_parents=True)
             ok = np.array_equal(cupy.asnumpy(levels), expected)
-            gbla.validate.bfs(A, source, levels, parents)
+            gbla.verify.bfs(A, source, levels, parents)
             print(f"{name:9s} {method:20s} {'ok' if ok else 'WRONG LEVELS'}", flush=True)
             failures += not ok
     return failures
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:] or gbla.kernels.names("bfs")[1:]))
+    sys.exit(main(sys.argv[1:] or gbla.methods.names("bfs")[1:]))

@@ -9,10 +9,11 @@ pull with early exit while it is large).
 import numpy as np
 
 from .. import _validation as V
-from .. import ops
+from .. import direction as _direction
+from .. import methods, ops
+from ..matrix import as_graph
 from ..semirings import any_pair, any_secondi
 from ..vector import Vector
-from ._common import as_graph, resolve_method, tracker
 
 
 def bfs(A, source, *, return_parents=False, method="algebraic", direction="auto",
@@ -28,11 +29,11 @@ def bfs(A, source, *, return_parents=False, method="algebraic", direction="auto"
     return_parents : bool
         Also return a BFS tree: parents[v] is the vertex v was reached from.
     method : str
-        A name from ``gbla.kernels.names("bfs")``: ``"algebraic"`` (the default) or a
+        A name from ``gbla.methods.names("bfs")``: ``"algebraic"`` (the default) or a
         hand-written CUDA kernel (GPU only). Every method gives the same levels.
     direction : 'auto', 'push', 'pull' or DirectionPolicy
         'auto' lets the default policy choose per level, with hysteresis. Only methods that
-        switch direction (``gbla.kernels.get(method).directions``) take anything but 'auto'.
+        switch direction (``gbla.methods.get(method).directions``) take anything but 'auto'.
     depth_limit : int or None
         Stop after this many levels (vertices further away count as unreached).
     stats : dict or None
@@ -65,21 +66,23 @@ def bfs(A, source, *, return_parents=False, method="algebraic", direction="auto"
     V.flag(return_parents, "return_parents")
     if depth_limit is not None:
         depth_limit = V.size(depth_limit, "depth_limit")
-    entry = resolve_method(method, "bfs", A, direction)
     if stats is not None and not isinstance(stats, dict):
         raise V.domain("stats", "be a dict or None", type(stats).__name__)
+    entry, direction = methods.resolve(method, "bfs", A, direction)
+    run_stats = {}
     result = entry.run(A, source, return_parents=return_parents, depth_limit=depth_limit,
-                       direction=direction)
+                       direction=direction, stats=run_stats)
     if stats is not None:
         levels = result[0] if return_parents else result
+        stats.update(run_stats)
         stats["levels"] = int(levels.max()) + 1  # sync: only when asked for
     return result
 
 
-def _bfs_algebraic(A, source, *, return_parents, depth_limit, direction):
+def _bfs_algebraic(A, source, *, return_parents, depth_limit, direction, stats):
     """levels (and parents) by the algebra."""
     n = A.nrows
-    direction = tracker(direction)
+    direction = _direction.start(direction)
     level_dtype = np.int32 if n < 2**31 else np.int64
     P = A.pattern()
     levels = Vector.new(n, level_dtype, device=A.device)
@@ -100,3 +103,8 @@ def _bfs_algebraic(A, source, *, return_parents, depth_limit, direction):
     if return_parents:
         return levels.to_dense(-1), parents.to_dense(-1)
     return levels.to_dense(-1)
+
+
+methods.register(methods.Method(
+    "algebraic", "bfs", "masked vxm over any.pair (any.secondi for parents), push/pull chosen "
+    "per level by the direction policy", _bfs_algebraic, algebraic=True, directions=True))

@@ -14,11 +14,12 @@ import numpy as np
 
 from .. import _backend as B
 from .. import _validation as V
-from .. import ops
+from .. import direction as _direction
+from .. import methods, ops
 from ..exceptions import NegativeCycleError
+from ..matrix import as_graph
 from ..semirings import binary, min_plus, monoid, unary
 from ..vector import Vector
-from ._common import as_graph, resolve_method, tracker
 from .bfs import bfs
 
 
@@ -34,7 +35,7 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     source : int
     return_predecessors : bool
         Also return a shortest-path tree: pred[v] is v's predecessor on a shortest path.
-    method : 'auto' or a name from ``gbla.kernels.names("sssp")``
+    method : 'auto' or a name from ``gbla.methods.names("sssp")``
         'auto': delta-stepping when every weight is non-negative, Bellman-Ford otherwise.
     delta : float or None
         Bucket width of delta-stepping; None: :func:`default_delta`.
@@ -71,41 +72,44 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     V.flag(return_predecessors, "return_predecessors")
     if stats is not None and not isinstance(stats, dict):
         raise V.domain("stats", "be a dict or None", type(stats).__name__)
-    if not (isinstance(method, str) and method == "auto"):
-        resolve_method(method, "sssp", A, direction)
+    auto = isinstance(method, str) and method == "auto"
+    if not auto:  # a bad method or direction raises before the weights are read
+        methods.resolve(method, "sssp", A, direction)
     if A.dtype == np.bool_:  # unweighted: weight 1 on every edge, an explicit False included
         A = A.pattern()
     dtype = A.dtype if A.dtype.kind == "f" else np.dtype(np.float64)
     lowest, infinite = _check_weights(A)
     if infinite:  # an edge of weight +inf connects nothing: drop it
         A = ops.select(A, "<", np.inf)
-    if method == "auto":
+    if auto:
         method = "bellman_ford" if lowest < 0 else "delta_stepping"
-    return _sssp_algebraic(A, source, method=method, return_predecessors=return_predecessors,
-                           delta=delta, direction=direction, stats=stats, dtype=dtype,
-                           lowest=lowest)
-
-
-def _sssp_algebraic(A, source, *, method, return_predecessors, delta, direction, stats, dtype,
-                    lowest):
-    if method == "delta_stepping":
-        if lowest < 0:
-            raise V.invalid_value("A", "hold no negative weight with method='delta_stepping'",
-                                  lowest)
-        delta = default_delta(A) if delta is None else _check_delta(delta)
-    elif delta is not None:
-        raise V.invalid_value("delta", "be None with method='bellman_ford'", delta)
-    direction = tracker(direction)
-    products = [0]
-    if method == "bellman_ford":
-        dist = _bellman_ford(A, source, dtype, direction, products)
-    else:
-        dist = _delta_stepping(A, source, delta, dtype, direction, products)
+    entry, direction = methods.resolve(method, "sssp", A, direction)
+    if lowest < 0 and not entry.negative_weights:
+        raise V.invalid_value("A", f"hold no negative weight with method={method!r}", lowest)
+    options = {}
+    if delta is not None:
+        if "delta" not in entry.options:
+            raise V.invalid_value("delta", f"be None with method={method!r}", delta)
+        options["delta"] = delta
+    run_stats = {}
+    result = entry.run(A, source, dtype=dtype, return_predecessors=return_predecessors,
+                       direction=direction, stats=run_stats, **options)
     if stats is not None:
-        stats.update(method=method, iterations=products[0])
-    if return_predecessors:
-        return dist.to_dense(np.inf), _predecessors(A, source, dist)
-    return dist.to_dense(np.inf)
+        stats.update(run_stats, method=method)
+    return result
+
+
+def _run(relax_all):
+    """A registry entry's run: ``relax_all(A, source, dtype, direction, products, **options)``
+    gives the distance Vector; predecessors and stats are shared."""
+    def run(A, source, *, dtype, return_predecessors, direction, stats, **options):
+        products = [0]
+        dist = relax_all(A, source, dtype, _direction.start(direction), products, **options)
+        stats["iterations"] = products[0]
+        if return_predecessors:
+            return dist.to_dense(np.inf), _predecessors(A, source, dist)
+        return dist.to_dense(np.inf)
+    return run
 
 
 def default_delta(A):
@@ -135,10 +139,9 @@ def _check_weights(A):
         return float(values.min()), False  # sync: the smallest weight
     bad = xp.nonzero(xp.isnan(values) | (values == -np.inf))[0]
     if bad.size:  # sync: the count
-        from ..ops import _entry_rows
-        e = int(bad[0])
+        e = int(bad[0])  # sync: the error names the edge
         raise V.invalid_value("A", "hold no NaN or -inf weight",
-                              f"{float(values[e])} at ({int(_entry_rows(A)[e])}, "
+                              f"{float(values[e])} at ({int(A._entry_rows()[e])}, "
                               f"{int(A._indices[e])})")
     finite = values[values < np.inf]
     lowest = float(finite.min()) if finite.size else 0.0  # sync: the smallest weight
@@ -180,7 +183,8 @@ def _bellman_ford(A, source, dtype, direction, products):
     return dist
 
 
-def _delta_stepping(A, source, delta, dtype, direction, products):
+def _delta_stepping(A, source, dtype, direction, products, delta=None):
+    delta = default_delta(A) if delta is None else _check_delta(delta)
     n = A.nrows
     light = ops.select(A, "<=", delta)
     heavy = ops.select(A, ">", delta)
@@ -220,3 +224,12 @@ def _predecessors(A, source, dist):
     sums = ops.scale(A, dist, binary.plus, side="left")
     tight = ops.select(ops.scale(sums, dist, binary.eq, side="right"), "nonzero")
     return bfs(tight, source, return_parents=True)[1]
+
+
+methods.register(methods.Method(
+    "delta_stepping", "sssp", "delta-stepping in min.plus products (LAGraph formulation), "
+    "buckets of width delta", _run(_delta_stepping), algebraic=True, directions=True,
+    options=("delta",)))
+methods.register(methods.Method(
+    "bellman_ford", "sssp", "Bellman-Ford as repeated masked min.plus vxm until no distance "
+    "changes", _run(_bellman_ford), algebraic=True, directions=True, negative_weights=True))

@@ -4,19 +4,14 @@ expressions and the dtypes of one call, and whole translation units for nvcc."""
 import hashlib
 import itertools
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from ..semirings._types import BOOL, CUDA_TYPES, INT32, INT64, cuda_literal
+from .._dtypes import BOOL, CUDA_TYPES, INT32, INT64, cuda_literal
+from . import _launch
 
-KERNEL_DIR = Path(__file__).parent
 SPMV_KERNELS = ("gbla_spmv_push", "gbla_spmv_pull", "gbla_spmv_pull_warp")
 INDEX_CTYPES = {INT32: "int", INT64: "long long"}
-
-
-def source(name):
-    return (KERNEL_DIR / name).read_text()
 
 
 @dataclass(frozen=True)
@@ -110,7 +105,7 @@ def struct(types):
 def spmv_translation_unit(type_list, index_dtypes=(INT32, INT64)):
     """One .cu translation unit instantiating every spmv kernel for each SpmvTypes given:
     what CI compiles with nvcc, the same code NVRTC compiles at run time."""
-    parts = [source("spmv.cu")]
+    parts = [_launch.source("spmv.cu")]
     seen = set()
     for types in type_list:
         name, src = struct(types)

@@ -6,7 +6,7 @@ import functools
 import numpy as np
 
 from .._backend import _cupy
-from ..semirings._types import CUDA_TYPES
+from .._dtypes import CUDA_TYPES, cuda_literal
 
 
 @functools.lru_cache(maxsize=None)
@@ -55,14 +55,12 @@ def _reduce_kernel(name, cuda, ctype, identity):
 
 def reduce(monoid, values, present):
     """The monoid's reduction of the present values (all when ``present`` is None)."""
-    from ..semirings._types import cuda_literal
     cp = _cupy()
     dtype = values.dtype
     if present is None:
         present = cp.ones(values.size, bool)
     lit = cuda_literal(monoid.identity_for(dtype), dtype)
     return _reduce_kernel(monoid.name, monoid.op.cuda, CUDA_TYPES[dtype], lit)(values, present)
-
 
 
 

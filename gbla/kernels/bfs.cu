@@ -3,55 +3,7 @@
 // the algebraic method runs with vxm. Vertex ids and edge offsets are int32 (CSR: indptr,
 // indices; CSC: t_indptr, t_indices); levels[v] == -1 means unvisited.
 // Launch contracts are written above each kernel; the Python drivers are in _bfs.py.
-#include <cooperative_groups.h>
-#include <cooperative_groups/reduce.h>
-namespace cg = cooperative_groups;
-
-typedef unsigned long long u64;
-
-// Frontiers of the queue kernels are "binned": bins[0*n..] holds vertices of out-degree below
-// GBLA_SMALL (a thread each), bins[1*n..] below GBLA_LARGE (a warp each), bins[2*n..] the rest
-// (a block each). A counter slot (8 x u64) describes the frontier a launch builds:
-//   [0..2] bin sizes (the frontier's size after a pull level)  [3] its out-edges  [4] unused
-//   [5] depth of the frontier  [6] done flag  [7] levels expanded
-#define GBLA_SMALL 32
-#define GBLA_LARGE 1024
-#define GBLA_SLOT 8
-
-__device__ __forceinline__ bool gbla_claim(int* levels, int v, int depth) {
-    return levels[v] == -1 && atomicCAS(&levels[v], -1, depth) == -1;
-}
-
-// Appends v to its degree bin and adds its out-degree to slot[3] (the next frontier's edges);
-// the counters are aggregated over the coalesced threads (one atomic per bin per warp),
-// because millions of claims in one level would serialize on a few addresses.
-__device__ __forceinline__ void gbla_append_binned(int v, int n, const int* indptr, int* bins,
-                                                   u64* slot) {
-    int deg = indptr[v + 1] - indptr[v];
-    int bin = deg < GBLA_SMALL ? 0 : (deg < GBLA_LARGE ? 1 : 2);
-    cg::coalesced_group g = cg::coalesced_threads();
-    u64 edges = cg::reduce(g, (u64)deg, cg::plus<u64>());
-    if (g.thread_rank() == 0) atomicAdd(&slot[3], edges);
-    // Bits of a coalesced group's ballot are its thread ranks.
-    unsigned m0 = g.ballot(bin == 0), m1 = g.ballot(bin == 1), m2 = g.ballot(bin == 2);
-    unsigned mine = bin == 0 ? m0 : bin == 1 ? m1 : m2, lane_bit = 1u << g.thread_rank();
-    int leader = __ffs(mine) - 1, rank = __popc(mine & (lane_bit - 1));
-    u64 base = 0;
-    if ((int)g.thread_rank() == leader) base = atomicAdd(&slot[bin], (u64)__popc(mine));
-    base = g.shfl(base, leader);
-    bins[(long long)bin * n + (long long)(base + rank)] = v;
-}
-
-// Counts a claimed vertex in slot[0] without queueing it: pull levels need only the
-// frontier's size; a later push level gathers the frontier from the levels.
-__device__ __forceinline__ void gbla_count_claim(u64* slot) {
-    cg::coalesced_group g = cg::coalesced_threads();
-    if (g.thread_rank() == 0) atomicAdd(&slot[0], (u64)g.size());
-}
-
-__device__ __forceinline__ void gbla_clear_slot(u64* clear) {
-    if (blockIdx.x == 0 && threadIdx.x < GBLA_SLOT) clear[threadIdx.x] = 0;
-}
+#include "frontier.cuh"
 
 // The first in-neighbour of v (CSC) in level depth-1, or -1: the pull step, stopping early.
 __device__ __forceinline__ int gbla_pull_parent(long long v, int depth, const int* levels,
@@ -297,31 +249,6 @@ extern "C" __global__ void gbla_bfs_init(int source, int* levels, int* parents, 
 #define GBLA_SB_THREADS 1024
 #define GBLA_SB_PER 16
 
-__device__ long long gbla_block_exclusive_scan(long long x, long long* s_warp,
-                                               long long* total) {
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    long long inclusive = x;
-    for (int off = 1; off < 32; off <<= 1) {
-        long long y = __shfl_up_sync(0xffffffffu, inclusive, off);
-        if (lane >= off) inclusive += y;
-    }
-    if (lane == 31) s_warp[warp] = inclusive;
-    __syncthreads();
-    if (warp == 0) {
-        long long w = lane < nwarps ? s_warp[lane] : 0;
-        for (int off = 1; off < 32; off <<= 1) {
-            long long y = __shfl_up_sync(0xffffffffu, w, off);
-            if (lane >= off) w += y;
-        }
-        s_warp[lane] = w;
-    }
-    __syncthreads();
-    long long before = (warp ? s_warp[warp - 1] : 0) + inclusive - x;
-    *total = s_warp[nwarps - 1];
-    __syncthreads();
-    return before;
-}
-
 extern "C" __global__ void __launch_bounds__(GBLA_SB_THREADS)
 gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int depth_limit,
                       int cap, int max_edges, int n, int* levels, int* parents,
@@ -410,10 +337,10 @@ gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int
 // One cooperative launch runs every level: grid.sync() separates levels and the frontier size
 // never leaves the device. Each level is push (binned frontier: thread / warp / block per
 // vertex) or pull (thread per unvisited vertex, early exit, claims only counted), chosen on
-// the device by the DirectionPolicy rule (push -> pull when m_f * alpha > m_u; pull -> push
-// when n_f * beta < n; mode 1: push only, mode 2: pull only), m_u counted as GAP counts it:
-// all edges less the out-edges of every pushed frontier. A push level after pull levels
-// first gathers its frontier from the levels into bins (one more grid.sync).
+// the device by gbla_direction, the DirectionPolicy rule generated by gbla/direction.py and
+// put before this file by the loader (mode 1: push only, mode 2: pull only), with m_u counted
+// as direction.py defines it. A push level after pull levels first gathers its frontier from
+// the levels into bins (one more grid.sync).
 // Counter slots: slots[0..2] rotate (a level reads slot (d-1)%3, appends to d%3, clears
 // (d+1)%3); slots[3..5] rotate over the gathers the same way.
 // Launch: cooperative, grid <= the co-resident block count; slots zeroed but for slots[0],
@@ -422,8 +349,7 @@ extern "C" __global__ void gbla_bfs_persistent(int n, int depth_limit, int* leve
                                                int* parents, const int* indptr,
                                                const int* indices, const int* t_indptr,
                                                const int* t_indices, int* bins0, int* bins1,
-                                               u64* slots, double alpha, double beta,
-                                               long long unexplored, int mode) {
+                                               u64* slots, long long unexplored, int mode) {
     cg::grid_group grid = cg::this_grid();
     long long tid = grid.thread_rank(), threads = grid.size();
     long long warp = tid >> 5, warps = threads >> 5;
@@ -438,11 +364,10 @@ extern "C" __global__ void gbla_bfs_persistent(int n, int depth_limit, int* leve
         long long nf = c0 + c1 + c2;
         if (nf == 0) break;
         bool was_pulling = pulling;
-        if (mode == 0)
-            pulling = pulling ? !(nf * beta < n) : ((double)cur[3] * alpha > (double)unexplored);
-        else
-            pulling = mode == 2;
-        if (!pulling) unexplored -= (long long)cur[3];
+        long long mf = (long long)cur[3];
+        pulling = mode == 0 ? gbla_direction::pull(was_pulling, nf, mf, unexplored, n, true)
+                            : mode == 2;
+        unexplored = gbla_direction::unexplored_after(was_pulling, pulling, unexplored, mf);
         if (tid < GBLA_SLOT) clr[tid] = 0;
         const int* q = (depth & 1) ? bins0 : bins1;
         int* out = (depth & 1) ? bins1 : bins0;

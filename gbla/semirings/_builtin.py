@@ -4,7 +4,7 @@ multiply ops; each gets every dtype both sides can take."""
 import numpy as np
 
 from ._core import ANY_VALUE, BinaryOp, Monoid, Semiring, UnaryOp
-from ._types import BOOL, DTYPES, INT64, NUMERIC
+from .._dtypes import BOOL, DTYPES, INT64, NUMERIC
 
 
 def _first(x, y):

@@ -7,7 +7,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .. import _validation as V
-from ._types import DTYPES
+from .._dtypes import DTYPES
 
 __all__ = ["UnaryOp", "BinaryOp", "Monoid", "Semiring", "ANY_VALUE"]
 

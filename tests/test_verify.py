@@ -1,4 +1,4 @@
-"""gbla.validate accepts correct BFS and SSSP results and rejects each kind of corrupted one,
+"""gbla.verify accepts correct BFS and SSSP results and rejects each kind of corrupted one,
 naming the culprit: one test case per rule, each on a small fixture drawn below."""
 
 import numpy as np
@@ -37,16 +37,16 @@ def bfs_graph(device):
 def test_bfs_results_pass(bfs_graph, direction):
     levels, parents = gbla.bfs(bfs_graph, 0, return_parents=True, direction=direction)
     np.testing.assert_array_equal(host(levels), LEVELS)
-    gbla.validate.bfs(bfs_graph, 0, levels, parents)  # arrays on the matrix's device
-    gbla.validate.bfs(bfs_graph, 0, levels)
+    gbla.verify.bfs(bfs_graph, 0, levels, parents)  # arrays on the matrix's device
+    gbla.verify.bfs(bfs_graph, 0, levels)
 
 
 @pytest.mark.parametrize("parents", [PARENTS, [0, 0, 0, 2, 3, -1, 0]])
 def test_every_valid_bfs_tree_passes(bfs_graph, parents):
-    gbla.validate.bfs(bfs_graph, 0, np.array(LEVELS), np.array(parents))
+    gbla.verify.bfs(bfs_graph, 0, np.array(LEVELS), np.array(parents))
     # A scipy graph and int64 lists are accepted too.
     S = sp.csr_array((np.ones(len(BFS_SRC)), (BFS_SRC, BFS_DST)), shape=(7, 7))
-    gbla.validate.bfs(S, 0, np.array(LEVELS, np.int64), np.array(parents, np.int64))
+    gbla.verify.bfs(S, 0, np.array(LEVELS, np.int64), np.array(parents, np.int64))
 
 
 BFS_CORRUPTIONS = {
@@ -83,16 +83,16 @@ def test_a_corrupted_bfs_result_is_rejected(bfs_graph, rule):
         parents[v] = x
     if not parent_changes:  # a levels rule: it holds without parents too
         with pytest.raises(gbla.ValidationError, match=message):
-            gbla.validate.bfs(bfs_graph, 0, levels)
+            gbla.verify.bfs(bfs_graph, 0, levels)
     with pytest.raises(gbla.ValidationError, match=message):
-        gbla.validate.bfs(bfs_graph, 0, levels, parents)
+        gbla.verify.bfs(bfs_graph, 0, levels, parents)
 
 
 def test_bfs_results_of_the_wrong_shape_are_rejected(bfs_graph):
     with pytest.raises(gbla.ValidationError, match=r"^levels must have shape \(7,\); got \(6,\)"):
-        gbla.validate.bfs(bfs_graph, 0, np.array(LEVELS[:-1]))
+        gbla.verify.bfs(bfs_graph, 0, np.array(LEVELS[:-1]))
     with pytest.raises(gbla.ValidationError, match=r"^parents must have shape \(7,\); got \(8,"):
-        gbla.validate.bfs(bfs_graph, 0, np.array(LEVELS), np.array(PARENTS + [0]))
+        gbla.verify.bfs(bfs_graph, 0, np.array(LEVELS), np.array(PARENTS + [0]))
 
 
 def test_a_validation_error_is_an_assertion_error():
@@ -124,16 +124,16 @@ def test_sssp_results_pass(sssp_graph, method, direction):
     dist, pred = gbla.sssp(sssp_graph, 0, return_predecessors=True, method=method,
                            direction=direction)
     np.testing.assert_array_equal(host(dist), DIST)
-    gbla.validate.sssp(sssp_graph, 0, dist, pred)
-    gbla.validate.sssp(sssp_graph, 0, dist)
+    gbla.verify.sssp(sssp_graph, 0, dist, pred)
+    gbla.verify.sssp(sssp_graph, 0, dist)
 
 
 @pytest.mark.parametrize("pred", [PRED, [0, 0, 0, 2, 3, -1, 2]])
 def test_every_valid_predecessor_tree_passes(sssp_graph, pred):
-    gbla.validate.sssp(sssp_graph, 0, np.array(DIST), np.array(pred))
+    gbla.verify.sssp(sssp_graph, 0, np.array(DIST), np.array(pred))
     src, dst, w = zip(*SSSP_EDGES)
     S = sp.csr_array((np.array(w), (src, dst)), shape=(7, 7))
-    gbla.validate.sssp(S, 0, np.array(DIST, np.float32), np.array(pred, np.int64))
+    gbla.verify.sssp(S, 0, np.array(DIST, np.float32), np.array(pred, np.int64))
 
 
 SSSP_CORRUPTIONS = {
@@ -169,33 +169,33 @@ def test_a_corrupted_sssp_result_is_rejected(sssp_graph, rule):
         pred[v] = x
     if not pred_changes:  # a distance rule: it holds without predecessors too
         with pytest.raises(gbla.ValidationError, match=message):
-            gbla.validate.sssp(sssp_graph, 0, dist)
+            gbla.verify.sssp(sssp_graph, 0, dist)
     with pytest.raises(gbla.ValidationError, match=message):
-        gbla.validate.sssp(sssp_graph, 0, dist, pred)
+        gbla.verify.sssp(sssp_graph, 0, dist, pred)
 
 
 def test_sssp_results_of_the_wrong_shape_are_rejected(sssp_graph):
     with pytest.raises(gbla.ValidationError, match=r"^dist must have shape \(7,\); got \(6,\)"):
-        gbla.validate.sssp(sssp_graph, 0, np.array(DIST[:-1]))
+        gbla.verify.sssp(sssp_graph, 0, np.array(DIST[:-1]))
     with pytest.raises(gbla.ValidationError, match=r"^pred must have shape \(7,\); got \(6,\)"):
-        gbla.validate.sssp(sssp_graph, 0, np.array(DIST), np.array(PRED[:-1]))
+        gbla.verify.sssp(sssp_graph, 0, np.array(DIST), np.array(PRED[:-1]))
 
 
 def test_rtol_bounds_the_rounding_a_distance_may_carry(sssp_graph):
     # 8 * (1 + 1e-12): a float sum taken in another order, within the default rtol = 1e-9
     dist = np.array(DIST)
     dist[6] = 8.0 * (1 + 1e-12)
-    gbla.validate.sssp(sssp_graph, 0, dist, np.array(PRED))
+    gbla.verify.sssp(sssp_graph, 0, dist, np.array(PRED))
     with pytest.raises(gbla.ValidationError, match=r"^edge \(2, 6\) of weight 5\.0 relaxes"):
-        gbla.validate.sssp(sssp_graph, 0, dist, np.array(PRED), rtol=1e-15)
+        gbla.verify.sssp(sssp_graph, 0, dist, np.array(PRED), rtol=1e-15)
     dist[6] = 8.0 * (1 - 1e-6)
     with pytest.raises(gbla.ValidationError, match=r"^vertex 6 has dist 7\.99"):
-        gbla.validate.sssp(sssp_graph, 0, dist, np.array(PRED))
+        gbla.verify.sssp(sssp_graph, 0, dist, np.array(PRED))
 
 
 def test_a_bool_graph_weighs_one_per_edge():
     # 0 -> 1 -> 2, unweighted: distances are hop counts
     S = sp.csr_array((np.ones(2, bool), ([0, 1], [1, 2])), shape=(3, 3))
-    gbla.validate.sssp(S, 0, np.array([0.0, 1.0, 2.0]), np.array([0, 0, 1]))
+    gbla.verify.sssp(S, 0, np.array([0.0, 1.0, 2.0]), np.array([0, 0, 1]))
     with pytest.raises(gbla.ValidationError, match=r"^vertex 2 has dist 1\.0 but no in-edge"):
-        gbla.validate.sssp(S, 0, np.array([0.0, 1.0, 1.0]))
+        gbla.verify.sssp(S, 0, np.array([0.0, 1.0, 1.0]))

@@ -1,4 +1,5 @@
-"""Validity checks of BFS and SSSP results (Graph500's rules), where results are not unique.
+"""Result checks: is a BFS or SSSP result valid (Graph500's rules)? For results that are not
+unique (parents, predecessors) this, not equality, is the test.
 
 The checks run on the host with NumPy; they accept NumPy or CuPy arrays and any graph
 ``gbla.bfs``/``gbla.sssp`` accept.
@@ -7,15 +8,16 @@ The checks run on the host with NumPy; they accept NumPy or CuPy arrays and any 
 import numpy as np
 
 from . import _backend as B
+from ._storage import rows_of_entries
 from .exceptions import ValidationError
+from .matrix import as_graph
 
 __all__ = ["bfs", "sssp"]
 
 
 def _graph(A):
-    from .algorithms._common import as_graph
     S = as_graph(A).to_scipy().tocsr()  # canonical: sorted, no duplicates
-    rows = np.repeat(np.arange(S.shape[0]), np.diff(S.indptr))
+    rows = rows_of_entries(S.indptr, S.nnz, np).astype(np.int64)
     return S, rows, S.indices.astype(np.int64), S.data
 
 

@@ -1,0 +1,93 @@
+"""CSR storage on arrays, below Matrix and Vector: index dtypes, the row of every entry, the
+transpose, row pointers from sorted rows, and the one stable merge of repeated keys.
+
+Every function takes the array module ``xp`` (numpy or cupy) or works on the arrays' own
+device; none of them knows Matrix or Vector, which call them.
+"""
+
+import numpy as np
+
+from . import _backend as B
+from . import _validation as V
+from ._dtypes import INT32, INT64
+from .exceptions import DuplicateIndex
+from .semirings import BinaryOp
+from .semirings._core import _tree_reduceat
+
+__all__ = ["index_dtype", "rows_of_entries", "indptr_of_sorted_rows", "transpose_csr",
+           "combine_duplicates"]
+
+
+def index_dtype(n_max, nnz, requested):
+    """int32 when every id and offset fits, else int64; ``requested`` (int32 or int64) forces
+    one and raises when int32 cannot hold the matrix."""
+    fits32 = max(n_max, nnz) < 2**31 - 1
+    if requested is None:
+        return INT32 if fits32 else INT64
+    requested = np.dtype(requested)
+    if requested not in (INT32, INT64):
+        raise V.domain("index_dtype", "be int32, int64 or None", requested.name)
+    if requested == INT32 and not fits32:
+        raise V.invalid_value("index_dtype", "be int64 for a matrix this large", "int32")
+    return requested
+
+
+def rows_of_entries(indptr, nnz, xp):
+    """The row of every stored entry (COO rows), in indptr's dtype: the one way gbla computes
+    it. Matrix caches it (``Matrix._entry_rows``); call this directly only where caching an
+    array of nnz rows on the matrix would cost memory a caller did not ask for."""
+    rows = xp.searchsorted(indptr, xp.arange(nnz, dtype=indptr.dtype), side="right") - 1
+    return rows.astype(indptr.dtype, copy=False)
+
+
+def indptr_of_sorted_rows(rows, n, dtype, xp):
+    """Row pointers (length n + 1) of entries whose rows are sorted ascending. A search, not a
+    bincount: CuPy's bincount reads the largest row back to the host to size its output."""
+    return xp.searchsorted(rows, xp.arange(n + 1, dtype=rows.dtype), side="left").astype(
+        dtype, copy=False)
+
+
+def transpose_csr(indptr, indices, values, n_rows, n_cols, xp):
+    """CSR of the transpose: entries ordered by column, rows ascending within a column."""
+    nnz = len(indices)
+    rows = rows_of_entries(indptr, nnz, xp).astype(indices.dtype, copy=False)
+    key = indices.astype(np.int64) * max(n_rows, 1) + rows  # unique keys: any sort is stable
+    order = xp.argsort(key)
+    t_indptr = indptr_of_sorted_rows(indices[order], n_cols, indptr.dtype, xp)
+    return t_indptr, rows[order], (None if values is None else values[order])
+
+
+def _segment_reduce_op(op, values, starts, device):
+    """Combine each run values[starts[s]:starts[s+1]] with ``op`` (for dup_op; on the host)."""
+    h, s = B.to_host(values), B.to_host(starts)  # sync: dup_op runs on the host
+    if isinstance(op.numpy, np.ufunc):
+        r = op.numpy.reduceat(h, s).astype(op.result_dtype(h.dtype))
+    else:
+        r = _tree_reduceat(op, h, s)
+    return B.to_device(r, device)
+
+
+def combine_duplicates(keys, values, dup_op, device, *, arg, what, show):
+    """Sort ``keys`` stably (so ``dup_op`` sees repeats in input order) and merge repeats: with
+    ``values`` None silently, else with ``dup_op``, else raise DuplicateIndex naming the first
+    repeat (``show(key)`` spells it). Returns (unique sorted keys, their values)."""
+    xp = B.xp_of(device)
+    order = xp.argsort(keys, kind="stable")
+    keys = keys[order]
+    values = None if values is None else values[order]
+    if len(keys) < 2:
+        return keys, values
+    first = xp.ones(len(keys), bool)
+    first[1:] = keys[1:] != keys[:-1]
+    starts = xp.nonzero(first)[0]  # sync: the number of distinct keys
+    if len(starts) == len(keys):
+        return keys, values
+    if values is not None:
+        if dup_op is None:
+            repeat = int(keys[int(xp.nonzero(~first)[0][0])])  # sync: the error names it
+            raise DuplicateIndex(V.message(arg, f"hold each {what} once, or give dup_op",
+                                           f"{show(repeat)} repeated"))
+        if not isinstance(dup_op, BinaryOp):
+            raise V.domain("dup_op", "be a gbla BinaryOp", dup_op)
+        values = _segment_reduce_op(dup_op, values, starts, device)
+    return keys[starts], values

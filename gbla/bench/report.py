@@ -1,0 +1,147 @@
+"""The report of a benchmark: a table per (graph, algorithm), a line describing the graph, the
+machine, and the JSON document of a run."""
+
+import datetime
+import os
+import platform
+import shlex
+
+import numpy as np
+import scipy
+
+from .. import _backend as B
+from .. import _validation as V
+from .._version import __version__
+
+SCHEMA = "gbla-bench/1"
+GTEPS_NOTE = ("GTEPS counts each undirected edge of the reached component once (a self-loop "
+              "once, an arc of a directed graph once); harmonic mean over sources, as Graph500.")
+TIMING_NOTE = ("Times are whole calls, device synchronized before and after, after one untimed "
+               "warm-up source per method; every method runs on the same random sources.")
+MEMORY_NOTE = ("Peak MiB: device memory in use in CuPy's pool at the peak of a method's runs, "
+               "the graph included (GPU only).")
+_MIB = 2.0 ** 20
+
+
+def _ms(x):
+    if x is None:
+        return "-"
+    return f"{x:.3f}" if x < 1 else f"{x:.2f}" if x < 100 else f"{x:.0f}"
+
+
+def _counts(counts):
+    known = [c for c in counts if c is not None]
+    if not known:
+        return "-"
+    lo, hi = min(known), max(known)
+    return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
+def _row(r):
+    return [r["method"], r["device"], _ms(r["mean_ms"]), _ms(r["median_ms"]),
+            "-" if r["gteps"] is None else f"{r['gteps']:.3g}", _counts(r["counts"]),
+            "-" if r["peak_bytes"] is None else f"{r['peak_bytes'] / _MIB:.1f}",
+            r["check"] or r["status"], r["note"] or ""]
+
+
+def format_table(records, style="text"):
+    """The records of one (graph, algo) as a table: method, device, mean and median ms per
+    source, GTEPS (harmonic mean), levels or iterations (range over sources), peak device MiB,
+    check, note. ``style`` 'text' aligns plain columns; 'markdown' writes a pipe table."""
+    count_name = next((r["count_name"] for r in records if r.get("count_name")), "levels")
+    header = ["method", "device", "mean ms", "median ms", "GTEPS",
+              "levels" if count_name == "levels" else "iters", "peak MiB", "check", "note"]
+    rows = [_row(r) for r in records]
+    if style == "markdown":
+        right = {2, 3, 4, 5, 6}
+        lines = ["| " + " | ".join(header) + " |",
+                 "|" + "|".join("---:" if i in right else "---" for i in range(len(header)))
+                 + "|"]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+        return "\n".join(lines)
+    V.one_of(style, ("text", "markdown"), "style")
+    widths = [max(len(str(row[i])) for row in [header] + rows) for i in range(len(header))]
+    lines = []
+    for row in [header] + rows:
+        cells = [c.rjust(w) if 2 <= i <= 6 else c.ljust(w)
+                 for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append("  ".join(cells).rstrip())
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def describe(records):
+    """One line about the graph of these records (one graph, one algo)."""
+    r = records[0]
+    g = r["graph_info"]
+    shape = (f"symmetric, {g['edges']:,} undirected edges" if g["symmetric"]
+             else f"directed, {g['edges']:,} arcs")
+    loops = f", {g['self_loops']:,} self-loops" if g["self_loops"] else ""
+    line = (f"{r['algo']} on {r['graph']}: {g['n']:,} vertices, {g['nvals']:,} stored entries "
+            f"({shape}{loops}); {g['device']}, {len(r['sources'])} sources + 1 warm-up")
+    w = g.get("weights")
+    if r["algo"] == "sssp" and w is not None:
+        line += ("\n  weights: the graph has none, so integers drawn uniformly from "
+                 f"[{w['lo']}, {w['hi']}] (gbla.generators.with_weights, seed {w['seed']})"
+                 if w["source"] == "generated" else f"\n  weights: the graph's ({w['dtype']})")
+    return line
+
+
+def group(records):
+    """The records grouped by (graph, algo), in order."""
+    groups = {}
+    for r in records:
+        groups.setdefault((r["graph"], r["algo"]), []).append(r)
+    return groups
+
+
+def machine_info():
+    """The machine as a dict: Python, NumPy, SciPy, gbla, CPU model and count, and (with a
+    GPU) its name and memory, the CUDA runtime and driver versions, CuPy's version."""
+    info = dict(gbla=__version__, python=platform.python_version(), numpy=np.__version__,
+                scipy=scipy.__version__, platform=platform.platform(), cpu=_cpu_model(),
+                cpu_count=os.cpu_count(), gpu=None)
+    try:
+        import graphblas
+        info["python_graphblas"] = graphblas.__version__
+    except ImportError:
+        info["python_graphblas"] = None
+    if B.gpu_available():
+        cp = B._cupy()
+        props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+        name = props["name"]
+        info.update(gpu=name.decode() if isinstance(name, bytes) else str(name),
+                    gpu_memory_bytes=int(props["totalGlobalMem"]),
+                    cuda_runtime=_cuda_version(cp.cuda.runtime.runtimeGetVersion()),
+                    cuda_driver=_cuda_version(cp.cuda.runtime.driverGetVersion()),
+                    cupy=cp.__version__)
+    return info
+
+
+def _cuda_version(v):
+    return f"{v // 1000}.{v % 1000 // 10}"
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def bench_document(records, *, command, settings):
+    """The JSON document of a run: schema, command line, time, machine, settings, records."""
+    return dict(schema=SCHEMA, command=command,
+                created=datetime.datetime.now(datetime.timezone.utc).isoformat(
+                    timespec="seconds"),
+                machine=machine_info(), settings=settings, records=records)
+
+
+
+def command_line(argv, prog="gbla"):
+    """The command as one shell-quoted line."""
+    return shlex.join([prog] + [str(a) for a in argv])

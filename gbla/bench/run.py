@@ -1,0 +1,396 @@
+"""Running a benchmark: the methods chosen from the registry, each timed on the same sources
+with its peak device memory, the peers (SciPy, python-graphblas) on the host, and every result
+checked against the reference method's."""
+
+import importlib
+import statistics
+import time
+
+import numpy as np
+from scipy.sparse import csgraph
+
+from .. import _backend as B
+from .. import _validation as V
+from .. import methods as registry
+from .. import verify
+from ..algorithms import bfs, sssp
+from ..exceptions import UnknownName, ValidationError
+from .graphs import (DEFAULT_WEIGHTS, GraphSpec, _edge_weights, graph_info, load_graph,
+                     parse_graph_spec, pick_sources, sssp_weights)
+
+PEERS = ("scipy", "graphblas")
+
+
+def resolve_methods(algo, methods="all"):
+    """The registered methods that ``methods`` names: 'all', or names joined by commas (a
+    list also works), in the order given; the first one that runs is the reference.
+
+    Raises
+    ------
+    UnknownName
+        A name that is not a registered method of ``algo``.
+    """
+    V.one_of(algo, registry.ALGORITHMS, "algo")
+    valid = registry.names(algo)
+    if isinstance(methods, str):
+        methods = valid if methods == "all" else [m.strip() for m in methods.split(",")]
+    chosen = []
+    for name in methods:
+        if name not in valid:
+            raise UnknownName(V.message("--methods", f"be 'all' or {algo} methods from {valid}",
+                                        name))
+        if name not in chosen:
+            chosen.append(name)
+    return [registry.get(name, algo) for name in chosen]
+
+
+def skip_note(method, A):
+    """A short reason why ``method`` cannot run on A (None when it can)."""
+    reason = method.unsupported_reason(A)
+    if reason is None:
+        return None
+    if A.device not in method.devices and "gpu" in method.devices:
+        return "needs a GPU" if not B.gpu_available() else "GPU only: run with --device gpu"
+    return reason
+
+
+class _PeakMemory:
+    """Peak bytes in use in CuPy's memory pool while installed (GPU); None on the CPU.
+    Wraps the current allocator, so every allocation of the method, kernels included,
+    records the pool's usage right after it."""
+
+    def __init__(self, device):
+        self.device = device
+        self.base = self.peak = None
+
+    def __enter__(self):
+        if self.device == "gpu":
+            import cupy
+            self._cupy, self._pool = cupy, cupy.get_default_memory_pool()
+            self._previous = cupy.cuda.get_allocator()
+            self.base = self.peak = self._pool.used_bytes()
+            cupy.cuda.set_allocator(self._malloc)
+        return self
+
+    def _malloc(self, size):
+        memory = self._previous(size)
+        self.peak = max(self.peak, self._pool.used_bytes())
+        return memory
+
+    def __exit__(self, *exc):
+        if self.device == "gpu":
+            self._cupy.cuda.set_allocator(self._previous)
+        return False
+
+
+def _call(algo, A, method, source):
+    """One search; returns (result on the device, stats dict)."""
+    stats = {}
+    if algo == "bfs":
+        return bfs(A, source, method=method), stats
+    return sssp(A, source, method=method, stats=stats), stats
+
+
+def run_method(A, algo, method, sources, *, warmup=None, on_result=None, progress=None):
+    """Time the registered ``method`` (a name) on every source, after one untimed run from
+    ``warmup`` (so that compilation stays out of the times).
+
+    Each run is timed as a whole call with the device synchronized before and after. Results
+    go to the host and, one at a time, to ``on_result(i, result)``; none is kept.
+    ``progress()`` is called after every run, the warm-up included.
+
+    Returns
+    -------
+    dict
+        times_ms (per source), counts (BFS: levels, the source's included; SSSP: min-plus
+        iterations), peak_bytes and base_bytes (CuPy pool bytes in use at the peak of the
+        method's runs and before them; None on the CPU).
+    """
+    times, counts = [], []
+    runs = ([] if warmup is None else [(None, warmup)]) + list(enumerate(sources))
+    with _PeakMemory(A.device) as memory:
+        for i, source in runs:
+            B.sync(A.device)  # sync: nothing queued before the timed call
+            t0 = time.perf_counter()
+            result, stats = _call(algo, A, method, source)
+            B.sync(A.device)  # sync: the call's work is done
+            elapsed = (time.perf_counter() - t0) * 1e3
+            if i is not None:
+                result = B.to_host(result)
+                times.append(elapsed)
+                # BFS levels come from the result rather than stats=, whose reduction would
+                # add a device sync to the timed call; the number is the same.
+                counts.append(_levels(result) if algo == "bfs" else stats.get("iterations"))
+                if on_result is not None:
+                    on_result(i, result)
+            del result
+            if progress is not None:
+                progress()
+    return dict(times_ms=times, counts=counts, peak_bytes=memory.peak, base_bytes=memory.base)
+
+
+def _levels(levels):
+    return int(levels.max()) + 1
+
+
+def run_peer(S, algo, peer, sources, *, on_result=None, progress=None):
+    """Time a peer library on the host on every source: ``peer`` 'scipy'
+    (``csgraph.breadth_first_order``; ``csgraph.dijkstra``) or 'graphblas' (python-graphblas:
+    a masked ``any_pair`` vxm per level; Bellman-Ford over ``min_plus``). ``S`` is the graph
+    as a scipy.sparse CSR array. Results (levels with -1, distances with inf) go to
+    ``on_result`` as in :func:`run_method`; times cover the search alone, not the levels
+    derived from SciPy's predecessors. Returns the same dict, peak memory None."""
+    search = _peer_search(S, algo, peer)
+    times, counts = [], []
+    for i, source in enumerate(sources):
+        t0 = time.perf_counter()
+        raw = search(source)
+        times.append((time.perf_counter() - t0) * 1e3)
+        result, count = raw() if callable(raw) else raw
+        counts.append(count)
+        if on_result is not None:
+            on_result(i, result)
+        if progress is not None:
+            progress()
+    return dict(times_ms=times, counts=counts, peak_bytes=None, base_bytes=None)
+
+
+def _peer_search(S, algo, peer):
+    """A function source -> (result, count), or -> a function giving them (work after the
+    timed part)."""
+    if peer == "scipy":
+        if algo == "bfs":
+            def search(source):
+                _, pred = csgraph.breadth_first_order(S, source, directed=True,
+                                                      return_predecessors=True)
+
+                def levels():
+                    pred[source] = source
+                    depth, _ = verify._tree_depths(np.where(pred < 0, -1, pred), source)
+                    return depth, _levels(depth)
+                return levels
+            return search
+        return lambda source: (csgraph.dijkstra(S, directed=True, indices=source), None)
+    import graphblas as gb
+    G = gb.io.from_scipy_sparse(S)
+    n = S.shape[0]
+    if algo == "bfs":
+        def search(source):
+            levels = gb.Vector(gb.dtypes.INT64, n)
+            q = gb.Vector(gb.dtypes.BOOL, n)
+            q[source] = True
+            depth = 0
+            while q.nvals:
+                levels(q.S) << depth
+                depth += 1
+                q(~levels.S, replace=True) << q.vxm(G, gb.semiring.any_pair)
+            return levels.to_dense(fill_value=-1), depth
+        return search
+
+    def search(source):
+        dist = gb.Vector(gb.dtypes.FP64, n)
+        dist[source] = 0
+        frontier, rounds = dist.dup(), 0
+        while frontier.nvals:  # relax from the vertices whose distance changed
+            rounds += 1
+            t = frontier.vxm(G, gb.semiring.min_plus).new()
+            new = gb.binary.min(dist | t).new()
+            frontier = gb.Vector(gb.dtypes.FP64, n)
+            frontier(~dist.S) << new
+            frontier(gb.binary.lt(new & dist).new().V) << new
+            dist = new
+        return dist.to_dense(fill_value=np.inf), rounds
+    return search
+
+
+def _same(algo, a, b):
+    if a.shape != b.shape:
+        return False
+    if algo == "bfs":
+        return bool(np.array_equal(a, b))
+    rtol = 1e-5 if np.float32 in (a.dtype, b.dtype) else 1e-9
+    return bool(np.allclose(a, b, rtol=rtol, atol=0.0))
+
+
+def _reached(algo, result):
+    return result >= 0 if algo == "bfs" else np.isfinite(result)
+
+
+def _summary(run, edges):
+    """Mean and median ms, and Graph500's TEPS: the harmonic mean over sources of
+    edges / time, in billions."""
+    times = run["times_ms"]
+    per_source = [e / (t / 1e3) / 1e9 if t > 0 else None for t, e in zip(times, edges)]
+    seconds_per_edge = sum(t / 1e3 / e for t, e in zip(times, edges) if e)
+    return dict(mean_ms=statistics.fmean(times), median_ms=statistics.median(times),
+                gteps=len(times) / seconds_per_edge / 1e9 if seconds_per_edge else None,
+                gteps_per_source=per_source)
+
+
+def run_bench(graphs, *, algo="bfs", methods="all", sources=16, seed=0, peers=(),
+              peer_sources=None, device=None, weights=DEFAULT_WEIGHTS, progress=None,
+              on_graph=None):
+    """Benchmark ``methods`` of ``algo`` (and ``peers``) on each graph.
+
+    Parameters
+    ----------
+    graphs : list of str or GraphSpec
+        See :func:`parse_graph_spec`. All are parsed before any is loaded.
+    algo : 'bfs' or 'sssp'
+    methods : 'all', names joined by commas, or a list of names
+        The first method that runs is the reference every other result is checked against;
+        its own result on the first source is checked by gbla.verify (Graph500's rules).
+    sources : int
+        Number of timed sources per graph, the same for every method, plus one warm-up.
+    seed : int
+        Seeds the sources, the generated graphs and generated weights.
+    peers : sequence of 'scipy', 'graphblas'
+        Host libraries run on the first ``peer_sources`` of the same sources (all when None).
+    device : 'cpu', 'gpu' or None (the default device)
+    weights : (lo, hi)
+        SSSP on a graph without weights draws integer weights in [lo, hi].
+    progress : callable(done, total, label) or None
+    on_graph : callable(list of records) or None
+        Called with each graph's records as soon as its runs finish.
+
+    Returns
+    -------
+    list of dict
+        One record per (graph, method): see ``gbla bench --help`` and :func:`format_table`.
+        ``check`` is 'ok', 'MISMATCH' (differs from the reference on some source), 'INVALID'
+        (the reference fails gbla.verify), 'ERROR' (the method raised) or None (skipped).
+
+    Raises
+    ------
+    InvalidValue, UnknownName, DeviceMismatch
+        A bad graph spec, method, peer, sources count or device, before anything runs.
+    """
+    specs = [g if isinstance(g, GraphSpec) else parse_graph_spec(g) for g in graphs]
+    chosen = resolve_methods(algo, methods)
+    for peer in peers:
+        V.one_of(peer, PEERS, "peer")
+    if "graphblas" in peers:
+        importlib.import_module("graphblas")  # fail now, not after the first graph
+    V.integer(sources, "sources")
+    if sources < 1:
+        raise V.invalid_value("sources", "be a positive integer", sources)
+    if peer_sources is not None and (V.integer(peer_sources, "peer_sources") < 1):
+        raise V.invalid_value("peer_sources", "be a positive integer", peer_sources)
+    device = B.resolve_device(device)
+    records, done = [], [0]
+    n_peer = min(sources, peer_sources or sources)
+    total = len(specs) * (len(chosen) * (sources + 1) + len(peers) * n_peer)
+
+    def tick(label, units=1):
+        done[0] += units
+        if progress is not None:
+            progress(done[0], total, label)
+
+    for spec in specs:
+        if progress is not None:
+            progress(done[0], total, f"loading {spec.text}")
+        graph_records = _bench_graph(spec, algo, chosen, sources, seed, peers, n_peer, device,
+                                     weights, tick)
+        records.extend(graph_records)
+        if on_graph is not None:
+            on_graph(graph_records)
+    return records
+
+
+def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, weights, tick):
+    A = load_graph(spec, device=device, seed=seed)
+    generated = False
+    if algo == "sssp":
+        A, generated = sssp_weights(A, weights, seed)
+    info = graph_info(A)
+    info["weights"] = (dict(source="generated", lo=int(weights[0]), hi=int(weights[1]),
+                            seed=seed) if generated else
+                       dict(source="graph", dtype=A.dtype.name) if A.dtype != np.bool_ else None)
+    vertex_edges = _edge_weights(A, info["symmetric"])
+    divisor = 2 if info["symmetric"] else 1
+    warmup, sources = pick_sources(A, n_sources, seed)
+    base = dict(graph=spec.text, graph_info=info, algo=algo, warmup_source=warmup,
+                count_name="levels" if algo == "bfs" else "iterations")
+    reference = dict(name=None, results={})  # the first method that runs, its results
+    records = []
+
+    def contender(name, kind, dev, runner, k):
+        record = dict(base, method=name, kind=kind, device=dev, sources=sources[:k],
+                      status="ok", reason=None, check="ok", mismatches=[], note=None)
+        edges = [None] * k
+        first = reference["name"] is None
+
+        def on_result(i, result):
+            edges[i] = int(vertex_edges[_reached(algo, result)].sum()) // divisor
+            if first:
+                reference["results"][i] = result
+            elif i in reference["results"] and not _same(algo, result,
+                                                         reference["results"][i]):
+                record["mismatches"].append(sources[i])
+
+        try:
+            run = runner(on_result)
+        except Exception as e:  # noqa: BLE001  (reported in the table, exit status nonzero)
+            if first:
+                reference["results"].clear()
+            record.update(_empty(), status="error", reason=_one_line(e), check="ERROR",
+                          note=_one_line(e))
+            records.append(record)
+            return
+        record.update(run, edges=edges, **_summary(run, edges))
+        bad = record["mismatches"]
+        if first:
+            reference["name"] = name
+            valid = _validate(algo, A, sources[0], reference["results"][0])
+            record["note"] = f"reference; {valid or 'valid by gbla.verify'}"
+            record["check"] = "INVALID" if valid else "ok"
+        elif bad:
+            record["check"] = "MISMATCH"
+            record["note"] = (f"{'levels' if algo == 'bfs' else 'distances'} differ from "
+                              f"{reference['name']} on {len(bad)} of {k} sources "
+                              f"(first: {bad[0]})")
+        if k < n_sources:
+            record["note"] = "; ".join(filter(None, [record["note"],
+                                                     f"first {k} of {n_sources} sources"]))
+        records.append(record)
+
+    for method in chosen:
+        kind = "algebraic" if method.algebraic else "kernel"
+        note = skip_note(method, A)
+        if note is not None:
+            records.append(dict(base, **_empty(), method=method.name, kind=kind,
+                                device=",".join(method.devices),
+                                sources=sources, status="skipped",
+                                reason=method.unsupported_reason(A), check=None, note=note))
+            tick(f"{spec.text} {method.name} (skipped)", n_sources + 1)
+            continue
+        contender(method.name, kind, A.device, lambda on_result, name=method.name: run_method(
+            A, algo, name, sources, warmup=warmup, on_result=on_result,
+            progress=lambda: tick(f"{spec.text} {name}")), n_sources)
+    if peers:
+        S = A.to_scipy()
+        for peer in peers:
+            contender(peer, "peer", "cpu", lambda on_result, peer=peer: run_peer(
+                S, algo, peer, sources[:n_peer], on_result=on_result,
+                progress=lambda: tick(f"{spec.text} {peer}")), n_peer)
+    return records
+
+
+def _empty():
+    """The numbers of a method that did not run."""
+    return dict(mismatches=[], times_ms=[], counts=[], edges=[], mean_ms=None, median_ms=None,
+                gteps=None, gteps_per_source=[], peak_bytes=None, base_bytes=None)
+
+
+def _validate(algo, A, source, result):
+    """None when ``result`` passes gbla.verify, else why not."""
+    try:
+        (verify.bfs if algo == "bfs" else verify.sssp)(A, source, result)
+    except ValidationError as e:
+        return f"fails gbla.verify from source {source}: {e}"
+    return None
+
+
+def _one_line(error):
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"

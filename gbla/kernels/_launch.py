@@ -1,0 +1,116 @@
+"""Loading and launching the .cu kernels: the one loader (NVRTC through CuPy), grid sizing and
+occupancy, all memoised per CUDA device, since a module, a function and an occupancy figure
+belong to the device they were made on.
+
+A kernel file's local ``#include "x.cuh"`` lines are inlined by :func:`source` before NVRTC
+sees the text, so CuPy's on-disk cache, keyed on the source text, changes when a header does.
+"""
+
+import functools
+import re
+from pathlib import Path
+
+import numpy as np
+
+from .._backend import _cupy
+
+__all__ = ["KERNEL_DIR", "THREADS", "source", "module", "function", "device_id", "sm_count",
+           "grid", "ptr", "cooperative_blocks"]
+
+KERNEL_DIR = Path(__file__).parent
+THREADS = 256
+_INCLUDE = re.compile(r'^#include "([\w.]+)"[^\n]*$', re.M)
+
+
+@functools.lru_cache(maxsize=None)
+def source(name):
+    """The text of kernel file ``name`` (a file of gbla/kernels, or a path to a kernel of one's
+    own) with its local includes inlined, each once; headers are looked for beside the file,
+    then in gbla/kernels (so a new kernel can include frontier.cuh)."""
+    path = KERNEL_DIR / name  # an absolute path stays itself
+    seen = set()
+
+    def inline(match):
+        header = match.group(1)
+        if header in seen:
+            return f"// {header}: included above"
+        seen.add(header)
+        found = path.parent / header
+        text = (found if found.is_file() else KERNEL_DIR / header).read_text()
+        return f"// ---- {header}\n" + _INCLUDE.sub(inline, text)
+
+    return _INCLUDE.sub(inline, path.read_text())
+
+
+def device_id():
+    """The current CUDA device's ordinal."""
+    return _cupy().cuda.Device().id
+
+
+@functools.lru_cache(maxsize=None)
+def _module(device, name, prelude, epilogue, name_expressions, cooperative):
+    cp = _cupy()
+    return cp.RawModule(code=prelude + source(name) + epilogue, options=("-std=c++17",),
+                        name_expressions=name_expressions,
+                        enable_cooperative_groups=cooperative)
+
+
+def module(name, *, prelude="", epilogue="", name_expressions=None, cooperative=False):
+    """The RawModule of kernel file ``name`` for the current device, compiled on first use.
+    Generated code goes in ``prelude`` (before the file: what the file uses) or ``epilogue``
+    (after it: what uses the file, such as a semiring struct and its template
+    instantiations)."""
+    names = None if name_expressions is None else tuple(name_expressions)
+    return _module(device_id(), name, prelude, epilogue, names, cooperative)
+
+
+@functools.lru_cache(maxsize=None)
+def _function(device, name, kernel, prelude, epilogue, name_expressions, cooperative):
+    mod = _module(device, name, prelude, epilogue, name_expressions, cooperative)
+    return mod.get_function(kernel)
+
+
+def function(name, kernel, *, prelude="", epilogue="", name_expressions=None,
+             cooperative=False):
+    """Kernel ``kernel`` (a name, or a name expression listed in ``name_expressions``) of file
+    ``name`` on the current device; the other keywords as for :func:`module`."""
+    names = None if name_expressions is None else tuple(name_expressions)
+    return _function(device_id(), name, kernel, prelude, epilogue, names, cooperative)
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_count(device):
+    return _cupy().cuda.Device(device).attributes["MultiProcessorCount"]
+
+
+def sm_count():
+    """Streaming multiprocessors of the current device."""
+    return _sm_count(device_id())
+
+
+def grid(work, per_block=THREADS):
+    """A grid-stride launch's block count for ``work`` items: one item a thread, at most 32
+    blocks an SM (the kernels loop over the rest)."""
+    return (int(max(1, min(-(-work // per_block), sm_count() * 32))),)
+
+
+def ptr(a):
+    """A kernel argument for an optional array: the array, or a null pointer for None."""
+    return np.uint64(0) if a is None else a
+
+
+@functools.lru_cache(maxsize=None)
+def _cooperative_blocks(device, kernel, threads, per_sm_cap):
+    try:
+        from cupy_backends.cuda.api import driver
+        per_sm = driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, threads, 0)
+    except (ImportError, AttributeError):
+        per_sm = min(2048 // threads, 65536 // max(kernel.num_regs * threads, 1))
+    return _sm_count(device) * max(1, min(int(per_sm), per_sm_cap))
+
+
+def cooperative_blocks(kernel, threads, per_sm_cap):
+    """Blocks of ``kernel`` (a function of :func:`function`) that are all resident at once on
+    the current device with ``threads`` threads each, at most ``per_sm_cap`` an SM: the grid
+    of a cooperative launch."""
+    return _cooperative_blocks(device_id(), kernel, threads, per_sm_cap)

@@ -1,0 +1,83 @@
+// Frontier machinery shared by the hand-written traversal kernels (BFS now, SSSP next): claiming
+// a vertex, appending it to a degree-binned frontier with warp-aggregated counters, counting
+// claims, clearing counter slots, and a block-wide exclusive scan. Vertex ids and edge offsets
+// are int32. Included by the .cu files (the loader in _launch.py inlines it for NVRTC); the
+// Python side (_frontier.py) reads GBLA_SMALL, GBLA_LARGE and GBLA_SLOT from this file.
+#pragma once
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+
+typedef unsigned long long u64;
+
+// Frontiers are "binned": bins[0*n..] holds vertices of out-degree below
+// GBLA_SMALL (a thread each), bins[1*n..] below GBLA_LARGE (a warp each), bins[2*n..] the rest
+// (a block each). A counter slot (8 x u64) describes the frontier a launch builds:
+//   [0..2] bin sizes (the frontier's size after a pull level)  [3] its out-edges  [4] unused
+//   [5] depth of the frontier  [6] done flag  [7] levels expanded
+#define GBLA_SMALL 32
+#define GBLA_LARGE 1024
+#define GBLA_SLOT 8
+
+__device__ __forceinline__ bool gbla_claim(int* levels, int v, int depth) {
+    return levels[v] == -1 && atomicCAS(&levels[v], -1, depth) == -1;
+}
+
+// Appends v to its degree bin and adds its out-degree to slot[3] (the next frontier's edges);
+// the counters are aggregated over the coalesced threads (one atomic per bin per warp),
+// because millions of claims in one level would serialize on a few addresses.
+__device__ __forceinline__ void gbla_append_binned(int v, int n, const int* indptr, int* bins,
+                                                   u64* slot) {
+    int deg = indptr[v + 1] - indptr[v];
+    int bin = deg < GBLA_SMALL ? 0 : (deg < GBLA_LARGE ? 1 : 2);
+    cg::coalesced_group g = cg::coalesced_threads();
+    u64 edges = cg::reduce(g, (u64)deg, cg::plus<u64>());
+    if (g.thread_rank() == 0) atomicAdd(&slot[3], edges);
+    // Bits of a coalesced group's ballot are its thread ranks.
+    unsigned m0 = g.ballot(bin == 0), m1 = g.ballot(bin == 1), m2 = g.ballot(bin == 2);
+    unsigned mine = bin == 0 ? m0 : bin == 1 ? m1 : m2, lane_bit = 1u << g.thread_rank();
+    int leader = __ffs(mine) - 1, rank = __popc(mine & (lane_bit - 1));
+    u64 base = 0;
+    if ((int)g.thread_rank() == leader) base = atomicAdd(&slot[bin], (u64)__popc(mine));
+    base = g.shfl(base, leader);
+    bins[(long long)bin * n + (long long)(base + rank)] = v;
+}
+
+// Counts a claimed vertex in slot[0] without queueing it: pull levels need only the
+// frontier's size; a later push level gathers the frontier from the levels.
+__device__ __forceinline__ void gbla_count_claim(u64* slot) {
+    cg::coalesced_group g = cg::coalesced_threads();
+    if (g.thread_rank() == 0) atomicAdd(&slot[0], (u64)g.size());
+}
+
+__device__ __forceinline__ void gbla_clear_slot(u64* clear) {
+    if (blockIdx.x == 0 && threadIdx.x < GBLA_SLOT) clear[threadIdx.x] = 0;
+}
+
+// Exclusive prefix sum of x over the block (blockDim.x a multiple of 32, at most 1024 threads);
+// *total gets the block's sum. s_warp: 32 long longs of shared memory.
+__device__ inline long long gbla_block_exclusive_scan(long long x, long long* s_warp,
+                                                     long long* total) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    long long inclusive = x;
+    for (int off = 1; off < 32; off <<= 1) {
+        long long y = __shfl_up_sync(0xffffffffu, inclusive, off);
+        if (lane >= off) inclusive += y;
+    }
+    if (lane == 31) s_warp[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+        long long w = lane < nwarps ? s_warp[lane] : 0;
+        for (int off = 1; off < 32; off <<= 1) {
+            long long y = __shfl_up_sync(0xffffffffu, w, off);
+            if (lane >= off) w += y;
+        }
+        s_warp[lane] = w;
+    }
+    __syncthreads();
+    long long before = (warp ? s_warp[warp - 1] : 0) + inclusive - x;
+    *total = s_warp[nwarps - 1];
+    __syncthreads();
+    return before;
+}
+

@@ -1,0 +1,177 @@
+"""The registry of methods: every way gbla runs an algorithm, the algebraic formulations and the
+hand-written CUDA kernels alike. All methods of one algorithm take the same arguments and give
+the same results, so ``gbla.bfs(A, s, method=name)`` compares them directly on one graph.
+
+Algorithms (``gbla.algorithms``) and kernels (``gbla.kernels``) register themselves here;
+neither imports the other. ``gbla.bfs`` and ``gbla.sssp`` check their arguments once and then
+call the chosen method's ``run`` with the keywords its algorithm's contract names:
+
+- ``"bfs"``: ``run(A, source, *, return_parents, depth_limit, direction, stats)`` returns
+  levels (int32, -1 = unreached), or (levels, parents) with parents[source] == source.
+- ``"sssp"``: ``run(A, source, *, dtype, return_predecessors, direction, stats, **options)``
+  returns distances of ``dtype`` (inf = unreached), or (dist, pred). ``A`` is checked first:
+  no NaN or -inf weight, +inf edges dropped, an unweighted graph as its bool pattern (weight
+  1), and no negative weight unless the method declares ``negative_weights``. ``options`` are
+  the keywords the method lists in ``options`` (e.g. ``delta``), given only when set.
+
+``direction`` is 'push', 'pull' or a :class:`~gbla.DirectionPolicy` ('auto' arrives as the
+default policy), and anything but the default policy only for methods with ``directions``.
+``stats`` is a dict the method may fill (e.g. ``stats["iterations"]``).
+
+>>> import gbla
+>>> gbla.methods.names("bfs")[0]
+'algebraic'
+"""
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import _validation as V
+from . import direction as _direction
+from .exceptions import UnknownName, UnsupportedMethod
+
+__all__ = ["Method", "ALGORITHMS", "register", "unregister", "get", "names", "resolve"]
+
+ALGORITHMS = ("bfs", "sssp")
+INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Method:
+    """One registered method.
+
+    Parameters
+    ----------
+    name : str
+        Unique over all algorithms.
+    algorithm : 'bfs' or 'sssp'
+    description : str
+        One line.
+    run : callable
+        The method itself, called as the algorithm's contract says (see :mod:`gbla.methods`).
+    devices : tuple of 'cpu', 'gpu'
+        Where it runs.
+    algebraic : bool
+        True when it is written in the algebra (``gbla.ops``), False for a hand-written kernel.
+    directions : bool
+        Whether it takes ``direction=`` (a policy, 'push' or 'pull').
+    max_index : int or None
+        The largest vertex count and edge count it takes (int32 kernels: 2**31 - 2); None: no
+        limit.
+    negative_weights : bool
+        SSSP only: whether it takes negative weights (and detects negative cycles).
+    options : tuple of str
+        Further keywords its ``run`` takes (SSSP's ``delta``).
+    """
+
+    name: str
+    algorithm: str
+    description: str
+    run: Callable = field(repr=False, compare=False)
+    devices: tuple = ("cpu", "gpu")
+    algebraic: bool = False
+    directions: bool = False
+    max_index: object = None
+    negative_weights: bool = False
+    options: tuple = ()
+
+    def __post_init__(self):
+        V.identifier(self.name, "name")
+        V.one_of(self.algorithm, ALGORITHMS, "algorithm")
+        V.is_callable(self.run, "run")
+        if not self.devices or any(d not in ("cpu", "gpu") for d in self.devices):
+            raise V.invalid_value("devices", "name 'cpu', 'gpu' or both", self.devices)
+
+    def unsupported_reason(self, A):
+        """Why this method cannot run on the Matrix ``A``, or None when it can."""
+        if A.device not in self.devices:
+            where = " or ".join(self.devices)
+            return (f"method {self.name!r} runs on the {where} only; the matrix is on the "
+                    f"{A.device}")
+        if self.max_index is not None and max(A.nrows, A.nvals) > self.max_index:
+            return (f"method {self.name!r} takes at most {self.max_index} vertices and edges "
+                    f"(int32 ids and offsets); the matrix has {A.nrows} vertices and {A.nvals} "
+                    "edges")
+        return None
+
+    def supports(self, A):
+        """True when this method can run on the Matrix ``A``."""
+        return self.unsupported_reason(A) is None
+
+    def check(self, A):
+        """Raise :class:`~gbla.UnsupportedMethod` with the reason when it cannot run on A."""
+        reason = self.unsupported_reason(A)
+        if reason is not None:
+            raise UnsupportedMethod(reason)
+
+
+_REGISTRY = {}
+
+
+def register(method, *, replace=False):
+    """Add ``method`` (a :class:`Method`) to the registry; returns it.
+
+    Raises
+    ------
+    InvalidValue
+        A method of that name is registered already and ``replace`` is False.
+    """
+    if not isinstance(method, Method):
+        raise V.domain("method", "be a gbla.methods.Method", type(method).__name__)
+    if method.name in _REGISTRY and not replace:
+        raise V.invalid_value("method.name", "not be registered already (pass replace=True)",
+                              method.name)
+    _REGISTRY[method.name] = method
+    return method
+
+
+def unregister(name):
+    """Remove the method called ``name``; returns it. UnknownName when none is registered."""
+    method = get(name)
+    del _REGISTRY[method.name]
+    return method
+
+
+def names(algorithm=None):
+    """Registered method names (of one algorithm when given): the algebraic ones first, each
+    group in registration order."""
+    if algorithm is not None:
+        V.one_of(algorithm, ALGORITHMS, "algorithm")
+    chosen = [m for m in _REGISTRY.values() if algorithm in (None, m.algorithm)]
+    return [m.name for m in sorted(chosen, key=lambda m: not m.algebraic)]
+
+
+def get(name, algorithm=None):
+    """The registered Method called ``name`` (of ``algorithm`` when given).
+
+    Raises
+    ------
+    UnknownName (a KeyError)
+        No such method; the message lists the valid names.
+    """
+    method = _REGISTRY.get(name) if isinstance(name, str) else None
+    if method is None or (algorithm is not None and method.algorithm != algorithm):
+        raise UnknownName(V.message("method", f"be one of {names(algorithm)}", name))
+    return method
+
+
+def resolve(name, algorithm, A, direction):
+    """The registered method ``name`` of ``algorithm``, checked to run on the Matrix ``A`` with
+    ``direction``, and that direction resolved ('auto' -> the default policy).
+
+    Raises
+    ------
+    UnknownName
+        ``name`` is not a registered method of ``algorithm``.
+    InvalidValue
+        ``direction`` is not a direction, or is not 'auto' for a method without ``directions``.
+    UnsupportedMethod
+        The method cannot run on ``A`` (its device, its size).
+    """
+    method = get(name, algorithm)
+    resolved = _direction.resolve(direction)
+    if not method.directions and not (isinstance(direction, str) and direction == "auto"):
+        raise V.invalid_value("direction", f"be 'auto' with method={name!r} (it does not "
+                              "switch direction)", direction)
+    method.check(A)
+    return method, resolved
