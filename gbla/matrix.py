@@ -18,7 +18,41 @@ __all__ = ["Matrix", "as_graph"]
 
 def as_graph(A, arg="A"):
     """A square Matrix from a Matrix, a scipy.sparse or a cupyx.scipy.sparse matrix: what every
-    algorithm and result check takes as its graph."""
+    algorithm and result check takes as its graph.
+
+    Parameters
+    ----------
+    A : Matrix, scipy.sparse matrix or array, or cupyx.scipy.sparse matrix
+        A Matrix is taken as it is; a SciPy one goes through :meth:`Matrix.from_scipy` onto the
+        default device (the GPU when CuPy sees one), a CuPy one through
+        :meth:`Matrix.from_cupy`.
+    arg : str, default 'A'
+        The argument's name in error messages.
+
+    Returns
+    -------
+    Matrix
+        ``A`` itself when it is a Matrix, else a new one.
+
+    Raises
+    ------
+    DomainMismatch
+        ``A`` is of none of those types (a dense array, say), or of a dtype gbla cannot hold.
+    DimensionMismatch
+        ``A`` is not square.
+    InvalidValue
+        ``A`` is a scipy.sparse array that is not two-dimensional.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp, gbla
+    >>> from gbla.matrix import as_graph
+    >>> A = gbla.Matrix.from_edges([0], [1], device="cpu")
+    >>> as_graph(A) is A
+    True
+    >>> as_graph(sp.eye(3, format="csr")).shape
+    (3, 3)
+    """
     if not isinstance(A, Matrix):
         import scipy.sparse as sp
         if sp.issparse(A):
@@ -71,10 +105,39 @@ class Matrix:
         Parameters
         ----------
         S : scipy.sparse matrix or array, two-dimensional
-        device : {'cpu', 'gpu', None}
+            Its dtype is kept, or widened losslessly to one gbla computes in (int8, int16,
+            uint8, uint16 -> int32; uint32 -> int64; float16 -> float32).
+        device : {'cpu', 'gpu', None}, default None
             None: the GPU when CuPy sees one, else the CPU.
-        index_dtype : {None, int32, int64}
+        index_dtype : {None, int32, int64}, default None
             None: int32 when it fits, else int64.
+
+        Returns
+        -------
+        Matrix
+            A new Matrix of S's shape, with a values array even for bool (never iso).
+
+        Raises
+        ------
+        DomainMismatch
+            ``S`` is not a scipy.sparse matrix or array, its dtype has no lossless gbla dtype
+            (complex, uint64, ...), or ``index_dtype`` is not int32, int64 or None.
+        InvalidValue
+            ``S`` is not two-dimensional, or ``index_dtype`` is int32 and the matrix needs
+            int64.
+        DeviceMismatch
+            ``device`` is not 'cpu', 'gpu' or None, or is 'gpu' where no GPU can be used.
+
+        Examples
+        --------
+        >>> import numpy as np, scipy.sparse as sp, gbla
+        >>> S = sp.coo_array(([1., 2., 0.], ([0, 0, 1], [1, 1, 0])), shape=(2, 2))
+        >>> A = gbla.Matrix.from_scipy(S, device="cpu")
+        >>> A
+        <gbla.Matrix 2x2 nvals=2 dtype=float64 device=cpu>
+        >>> A.to_scipy().toarray()
+        array([[0., 3.],
+               [0., 0.]])
         """
         import scipy.sparse as sp
         if not sp.issparse(S):
@@ -94,6 +157,39 @@ class Matrix:
     def from_cupy(cls, C, *, index_dtype=None):
         """A GPU Matrix from a cupyx.scipy.sparse matrix. A canonical CSR matrix (sorted
         indices, no duplicates) is used without copying its arrays; other inputs are converted.
+
+        Parameters
+        ----------
+        C : cupyx.scipy.sparse matrix
+            Any format; duplicates are summed. Its dtype is kept or widened losslessly as in
+            :meth:`from_scipy`.
+        index_dtype : {None, int32, int64}, default None
+            None: int32 when it fits, else int64.
+
+        Returns
+        -------
+        Matrix
+            A Matrix on the GPU, never iso. From a canonical CSR ``C`` it shares every array
+            that needs no cast, so in-place changes to ``C`` afterwards would show through:
+            leave ``C`` unchanged.
+
+        Raises
+        ------
+        DeviceMismatch
+            No GPU can be used (checked first).
+        DomainMismatch
+            ``C`` is not a cupyx.scipy.sparse matrix, its dtype has no lossless gbla dtype, or
+            ``index_dtype`` is not int32, int64 or None.
+        InvalidValue
+            ``index_dtype`` is int32 and the matrix needs int64.
+
+        Examples
+        --------
+        Needs a GPU:
+
+        >>> import cupyx.scipy.sparse as csp, gbla  # doctest: +SKIP
+        >>> gbla.Matrix.from_cupy(csp.identity(3, format="csr"))  # doctest: +SKIP
+        <gbla.Matrix 3x3 nvals=3 dtype=float64 device=gpu>
         """
         B.resolve_device("gpu")
         import cupyx.scipy.sparse as csp
@@ -115,14 +211,58 @@ class Matrix:
         Parameters
         ----------
         src, dst : 1-D integer arrays (NumPy, CuPy or sequences) of equal length
-        values : 1-D array, scalar or None
-            None: an unweighted pattern (dtype bool, every value True, duplicates merged).
-        n : int or None
+            Vertex ids in [0, n); floats holding whole numbers are accepted.
+        values : 1-D array, scalar or None, default None
+            None: an unweighted pattern (dtype bool, iso: every value True, duplicates
+            merged). A scalar gives every edge that value (a Python int: int64, a float:
+            float64); an array of len(src) one value per edge. A dtype is kept or widened
+            losslessly as in :meth:`from_scipy`.
+        n : int or None, default None
             Number of vertices; None: 1 + the largest endpoint (0 for no edges).
-        dup_op : BinaryOp or None
-            How repeated (src, dst) pairs of a weighted graph combine; None raises
-            :class:`~gbla.DuplicateIndex` when a pair repeats.
-        device, index_dtype : as for :meth:`from_scipy`; a CuPy ``src`` defaults to the GPU.
+        dup_op : BinaryOp or None, default None
+            How repeated (src, dst) pairs of a weighted graph combine (in input order; a
+            Monoid or a name is refused); None raises :class:`~gbla.DuplicateIndex` when a
+            pair repeats.
+        device : {'cpu', 'gpu', None}, default None
+            None: the GPU when ``src`` is a CuPy array, else as for :meth:`from_scipy`.
+        index_dtype : {None, int32, int64}, default None
+            As for :meth:`from_scipy`.
+
+        Returns
+        -------
+        Matrix
+            A new n x n Matrix on ``device``.
+
+        Raises
+        ------
+        DimensionMismatch
+            ``dst`` or an array ``values`` is not as long as ``src``.
+        InvalidIndex
+            An endpoint is negative or >= n.
+        InvalidValue
+            ``src``, ``dst`` or ``values`` is not one-dimensional, an endpoint is not a whole
+            number, ``n`` is not a non-negative integer, or ``index_dtype`` is int32 and the
+            matrix needs int64.
+        DomainMismatch
+            ``values`` has no lossless gbla dtype, ``dup_op`` is not a BinaryOp (raised when a
+            pair repeats), or ``index_dtype`` is not int32, int64 or None.
+        DuplicateIndex
+            A (src, dst) pair of a weighted graph repeats and ``dup_op`` is None.
+        DeviceMismatch
+            ``device`` is not 'cpu', 'gpu' or None, or is 'gpu' where no GPU can be used.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> from gbla import semirings
+        >>> A = gbla.Matrix.from_edges([0, 1, 1], [1, 2, 2], [1., 2., 3.],
+        ...                            dup_op=semirings.binary.plus, device="cpu")
+        >>> A.to_scipy().toarray()
+        array([[0., 1., 0.],
+               [0., 0., 5.],
+               [0., 0., 0.]])
+        >>> gbla.Matrix.from_edges([0, 1, 1], [1, 2, 2], device="cpu")
+        <gbla.Matrix 3x3 nvals=2 dtype=bool device=cpu iso>
         """
         if device is None and B.array_device(src) == "gpu":
             device = "gpu"
@@ -173,7 +313,14 @@ class Matrix:
 
     @property
     def nvals(self):
-        """Number of stored entries (explicit zeros included)."""
+        """Number of stored entries (an int; explicit zeros included).
+
+        Examples
+        --------
+        >>> import gbla
+        >>> gbla.Matrix.from_edges([0, 1], [1, 0], [0., 2.], device="cpu").nvals
+        2
+        """
         return len(self._indices)
 
     @property
@@ -190,12 +337,38 @@ class Matrix:
 
     @property
     def is_iso(self):
-        """True when every stored value is True and no values array is kept."""
+        """True when every stored value is True and no values array is kept.
+
+        Such a Matrix has dtype bool; :meth:`from_edges` without values and :meth:`pattern`
+        build one. A bool Matrix from :meth:`from_scipy` keeps its values and is not iso.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> A = gbla.Matrix.from_edges([0], [1], [2.], device="cpu")
+        >>> A.is_iso, A.pattern().is_iso
+        (False, True)
+        """
         return self._values is None
 
     @property
     def T(self):
-        """The transpose, built on first use and cached (shared arrays if A is symmetric)."""
+        """The transpose, built on first use and cached (shared arrays if A is symmetric).
+
+        A Matrix of shape (ncols, nrows) and A's dtype and device; ``A.T.T is A``. Building it
+        decides :attr:`is_symmetric` (on the GPU, with a host synchronisation).
+
+        Examples
+        --------
+        >>> import gbla
+        >>> A = gbla.Matrix.from_edges([0, 0], [1, 2], [5., 6.], device="cpu")
+        >>> A.T.to_scipy().toarray()
+        array([[0., 0., 0.],
+               [5., 0., 0.],
+               [6., 0., 0.]])
+        >>> A.T.T is A
+        True
+        """
         if self._T is None:
             xp = B.xp_of(self._device)
             n_rows, n_cols = self._shape
@@ -215,7 +388,20 @@ class Matrix:
 
     @property
     def is_symmetric(self):
-        """True when A equals its transpose (decided, and the transpose built, on first use)."""
+        """True when A equals its transpose (decided, and the transpose built, on first use).
+
+        A bool: A is square and A(i, j) and A(j, i) are both present with equal values, or
+        both missing. A matrix from :meth:`to_device` or :meth:`astype` inherits the answer
+        once it is known.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> gbla.Matrix.from_edges([0, 1], [1, 0], device="cpu").is_symmetric
+        True
+        >>> gbla.Matrix.from_edges([0, 1], [1, 0], [1., 2.], device="cpu").is_symmetric
+        False
+        """
         if self._symmetric is None:
             self.T
         return self._symmetric
@@ -227,7 +413,22 @@ class Matrix:
         return B.xp_of(self._device).ones(len(self._indices), BOOL)
 
     def to_scipy(self):
-        """A new scipy.sparse.csr_array on the host."""
+        """A new scipy.sparse.csr_array on the host.
+
+        Returns
+        -------
+        scipy.sparse.csr_array
+            Of A's shape and dtype, copied (from the GPU when A lives there); an iso matrix
+            gets an explicit True for each entry.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> A = gbla.Matrix.from_edges([0, 1], [1, 0], [1., 2.], device="cpu")
+        >>> A.to_scipy().toarray()
+        array([[0., 1.],
+               [2., 0.]])
+        """
         import scipy.sparse as sp
         # sync: copied to the host
         arrays = [B.to_host(a).copy() for a in (self._values_or_ones(), self._indices,
@@ -235,7 +436,31 @@ class Matrix:
         return sp.csr_array(tuple(arrays), shape=self._shape)
 
     def to_device(self, device):
-        """This matrix on ``device`` ('cpu' or 'gpu')."""
+        """This matrix on ``device`` ('cpu' or 'gpu').
+
+        Parameters
+        ----------
+        device : {'cpu', 'gpu', None}
+            None: the GPU when CuPy sees one, else the CPU.
+
+        Returns
+        -------
+        Matrix
+            ``self`` when it lives there already; else a new Matrix with copied arrays (the
+            cached transpose stays behind; a known symmetry goes along).
+
+        Raises
+        ------
+        DeviceMismatch
+            ``device`` is not 'cpu', 'gpu' or None, or is 'gpu' where no GPU can be used.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> A = gbla.Matrix.from_edges([0], [1], device="cpu")
+        >>> A.to_device("cpu") is A
+        True
+        """
         device = B.resolve_device(device)
         if device == self._device:
             return self
@@ -244,7 +469,33 @@ class Matrix:
                             vals, self._shape, self._dtype, device, self._symmetric)
 
     def astype(self, dtype):
-        """A Matrix of the same structure with values cast to ``dtype`` (arrays shared)."""
+        """A Matrix of the same structure with values cast to ``dtype`` (index arrays shared).
+
+        Parameters
+        ----------
+        dtype : dtype-like
+            bool, int32, int64, float32 or float64 (nothing is widened here). Values are cast
+            as NumPy's ``astype`` casts, unchecked (2.7 -> 2 into an integer dtype).
+
+        Returns
+        -------
+        Matrix
+            ``self`` when it has that dtype already; else a new Matrix with a new values array
+            (so an iso matrix cast to another dtype is no longer iso).
+
+        Raises
+        ------
+        DomainMismatch
+            ``dtype`` is not a dtype, or not one of those five.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> A = gbla.Matrix.from_edges([0, 1], [1, 0], [1.5, 2.7], device="cpu")
+        >>> A.astype("int32").to_scipy().toarray()
+        array([[0, 1],
+               [2, 0]], dtype=int32)
+        """
         dtype = V.gbla_dtype(dtype, "dtype")
         if dtype == self._dtype:
             return self
@@ -253,7 +504,24 @@ class Matrix:
                             self._symmetric)
 
     def pattern(self):
-        """The structure alone: an iso bool Matrix (every value True) sharing the index arrays."""
+        """The structure alone: an iso bool Matrix (every value True) sharing the index arrays.
+
+        Every stored entry becomes True, explicit zeros included.
+
+        Returns
+        -------
+        Matrix
+            ``self`` when it is iso already, else a new Matrix.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> A = gbla.Matrix.from_edges([0, 1], [1, 0], [0., 2.], device="cpu")
+        >>> A.pattern()
+        <gbla.Matrix 2x2 nvals=2 dtype=bool device=cpu iso>
+        >>> A.pattern().is_symmetric, A.is_symmetric
+        (True, False)
+        """
         if self._values is None:
             return self
         return Matrix._wrap(self._indptr, self._indices, None, self._shape, BOOL, self._device,

@@ -306,12 +306,56 @@ def mxv(A, u, semiring, *, mask=None, accum=None, replace=False, out=None, direc
 
 
 def vxm(u, A, semiring, *, mask=None, accum=None, replace=False, out=None, direction="auto"):
-    """w<mask> accum= u (+).(x) A: w(j) = add over k of multiply(u(k), A(k, j)).
+    """w<mask> accum= u (+).(x) A: w(j) = add over k of multiply(u(k), A(k, j)), over the k
+    where both u(k) and A(k, j) are present.
 
     Equals ``mxv(A.T, u, ...)`` when the multiply is commutative; otherwise the vector is the
-    first operand, as in the GraphBLAS C API. Push scatters the present u(k) along row k of A
-    (CSR); pull reduces column j (A.T's rows, cached). Keywords as for :func:`mxv`; u has size
-    A.nrows and the result A.ncols.
+    first operand, as in the GraphBLAS C API.
+
+    Parameters
+    ----------
+    u : Vector, size A.nrows
+    A : Matrix
+    semiring : Semiring or str
+        e.g. ``semirings.any_pair`` or ``"any_pair"``. The operands are computed in
+        ``numpy.result_type(u.dtype, A.dtype)``, which the semiring must take.
+    mask : Mask, Vector or None, default None
+        ``w.S``, ``w.V``, ``~w.S``, ``~w.V`` (a bare Vector means its value mask), size A.ncols.
+        None allows every position.
+    accum : BinaryOp, Monoid, str or None, default None
+        Combines the old ``out`` with the product where both have an entry (computed in
+        ``numpy.result_type`` of their dtypes, which accum must take). No effect without
+        ``out``.
+    replace : bool, default False
+        Delete the entries of ``out`` that the mask does not allow.
+    out : Vector or None, default None
+        Size A.ncols; written in place (keeping its dtype: the result is cast to it) and
+        returned. None returns a new Vector.
+    direction : 'auto', 'push', 'pull', DirectionPolicy or DirectionTracker, default 'auto'
+        Push scatters the present u(k) along row k of A (CSR); pull reduces each allowed column
+        j (the rows of A.T, built on first use and cached), stopping at the add monoid's
+        terminal value. 'auto' chooses by the default DirectionPolicy; a tracker keeps
+        hysteresis across calls. Results are the same either way (up to the choice an ``any``
+        monoid makes).
+
+    Returns
+    -------
+    Vector
+        ``out``, or a new Vector of the semiring's output dtype.
+
+    Raises
+    ------
+    DimensionMismatch
+        u.size is not A.nrows, or the mask's or ``out``'s size is not A.ncols.
+    DomainMismatch
+        An operand of the wrong type (u, A, semiring, mask, accum, out), or dtypes the semiring
+        or accum does not take.
+    DeviceMismatch
+        u, A, the mask and ``out`` are not all on one device.
+    UnknownName
+        ``semiring`` or ``accum`` is a name nothing is registered under.
+    InvalidValue
+        ``replace`` is not a bool, or ``direction`` is none of the above.
 
     Examples
     --------
@@ -334,7 +378,52 @@ def ewise_add(u, v, op, *, mask=None, accum=None, replace=False, out=None):
     """w<mask> accum= u (+) v over the union of the structures: op(u(i), v(i)) where both are
     present, the lone value where one is.
 
-    ``op`` is a BinaryOp, a Monoid or a binary op name. Keywords as for :func:`mxv`.
+    Parameters
+    ----------
+    u, v : Vector, of one size
+    op : BinaryOp, Monoid or str
+        A binary op, a Monoid (its op) or a binary op name such as ``"plus"``. It computes in
+        ``numpy.result_type(u.dtype, v.dtype)``, which it must take; a lone value is cast to
+        the op's result dtype.
+    mask : Mask, Vector or None, default None
+        ``w.S``, ``w.V``, ``~w.S``, ``~w.V`` (a bare Vector means its value mask), size u.size.
+        None allows every position.
+    accum : BinaryOp, Monoid, str or None, default None
+        Combines the old ``out`` with the result where both have an entry (computed in
+        ``numpy.result_type`` of their dtypes, which accum must take). No effect without
+        ``out``.
+    replace : bool, default False
+        Delete the entries of ``out`` that the mask does not allow.
+    out : Vector or None, default None
+        Size u.size; written in place (keeping its dtype: the result is cast to it) and returned.
+        None returns a new Vector.
+
+    Returns
+    -------
+    Vector
+        ``out``, or a new Vector of the op's result dtype.
+
+    Raises
+    ------
+    DimensionMismatch
+        v.size is not u.size, or the mask's or ``out``'s size is not u.size.
+    DomainMismatch
+        An operand of the wrong type (u, v, op, mask, accum, out), or dtypes op or accum does
+        not take.
+    DeviceMismatch
+        u, v, the mask and ``out`` are not all on one device.
+    UnknownName
+        ``op`` or ``accum`` is a name no binary op has.
+    InvalidValue
+        ``replace`` is not a bool.
+
+    Examples
+    --------
+    >>> import numpy as np, gbla
+    >>> u = gbla.Vector.from_coo([0, 2], [1., 2.], 4, device="cpu")
+    >>> v = gbla.Vector.from_coo([2, 3], [10., 20.], 4, device="cpu")
+    >>> gbla.ewise_add(u, v, "plus").to_coo()
+    (array([0, 2, 3]), array([ 1., 12., 20.]))
     """
     u, v = _vector(u, "u"), _vector(v, "v")
     V.dimension(v.size, u.size, "v.size", "u.size")
@@ -349,7 +438,54 @@ def ewise_add(u, v, op, *, mask=None, accum=None, replace=False, out=None):
 
 def ewise_mult(u, v, op, *, mask=None, accum=None, replace=False, out=None):
     """w<mask> accum= u (x) v over the intersection of the structures: op(u(i), v(i)) where both
-    are present. Keywords as for :func:`mxv`."""
+    are present, no entry elsewhere.
+
+    Parameters
+    ----------
+    u, v : Vector, of one size
+    op : BinaryOp, Monoid or str
+        A binary op, a Monoid (its op) or a binary op name such as ``"times"``. It computes in
+        ``numpy.result_type(u.dtype, v.dtype)``, which it must take.
+    mask : Mask, Vector or None, default None
+        ``w.S``, ``w.V``, ``~w.S``, ``~w.V`` (a bare Vector means its value mask), size u.size.
+        None allows every position.
+    accum : BinaryOp, Monoid, str or None, default None
+        Combines the old ``out`` with the result where both have an entry (computed in
+        ``numpy.result_type`` of their dtypes, which accum must take). No effect without
+        ``out``.
+    replace : bool, default False
+        Delete the entries of ``out`` that the mask does not allow.
+    out : Vector or None, default None
+        Size u.size; written in place (keeping its dtype: the result is cast to it) and returned.
+        None returns a new Vector.
+
+    Returns
+    -------
+    Vector
+        ``out``, or a new Vector of the op's result dtype.
+
+    Raises
+    ------
+    DimensionMismatch
+        v.size is not u.size, or the mask's or ``out``'s size is not u.size.
+    DomainMismatch
+        An operand of the wrong type (u, v, op, mask, accum, out), or dtypes op or accum does
+        not take.
+    DeviceMismatch
+        u, v, the mask and ``out`` are not all on one device.
+    UnknownName
+        ``op`` or ``accum`` is a name no binary op has.
+    InvalidValue
+        ``replace`` is not a bool.
+
+    Examples
+    --------
+    >>> import numpy as np, gbla
+    >>> u = gbla.Vector.from_coo([0, 2], [1., 2.], 4, device="cpu")
+    >>> v = gbla.Vector.from_coo([2, 3], [10., 20.], 4, device="cpu")
+    >>> gbla.ewise_mult(u, v, "times").to_coo()
+    (array([2]), array([20.]))
+    """
     u, v = _vector(u, "u"), _vector(v, "v")
     V.dimension(v.size, u.size, "v.size", "u.size")
     op = _binary_op(op, "op")
@@ -365,11 +501,66 @@ def ewise_mult(u, v, op, *, mask=None, accum=None, replace=False, out=None):
 
 
 def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False, out=None):
-    """w<mask> accum= f(u) on u's structure.
+    """w<mask> accum= f(u) on u's structure: f(u(i)) at every present i, no entry elsewhere.
 
-    ``op`` is a UnaryOp (``unary.ainv``; positional ``unary.rowindex`` gives i), or a BinaryOp
-    with one operand bound to a scalar: ``right=s`` computes op(u(i), s), ``left=s`` op(s, u(i)).
-    Keywords as for :func:`mxv`.
+    Parameters
+    ----------
+    u : Vector
+    op : UnaryOp, BinaryOp, Monoid or str
+        A UnaryOp (``unary.ainv``; positional ``unary.rowindex`` gives i), computed in u.dtype,
+        which it must take. Otherwise a BinaryOp, a Monoid (its op) or a binary op name (a
+        string never names a UnaryOp) with one operand bound to a scalar.
+    left, right : scalar or None, default None
+        With a binary op exactly one is given: ``right=s`` computes op(u(i), s), ``left=s``
+        op(s, u(i)); with a UnaryOp both stay None. A Python bool, int or float takes u.dtype
+        when it fits there exactly (int32 u plus 1 stays int32, plus 1.5 computes in float64);
+        a NumPy scalar keeps its dtype. The op computes in ``numpy.result_type`` of u.dtype and
+        the scalar's dtype, which it must take.
+    mask : Mask, Vector or None, default None
+        ``w.S``, ``w.V``, ``~w.S``, ``~w.V`` (a bare Vector means its value mask), size u.size.
+        None allows every position.
+    accum : BinaryOp, Monoid, str or None, default None
+        Combines the old ``out`` with the result where both have an entry (computed in
+        ``numpy.result_type`` of their dtypes, which accum must take). No effect without
+        ``out``.
+    replace : bool, default False
+        Delete the entries of ``out`` that the mask does not allow.
+    out : Vector or None, default None
+        Size u.size; written in place (keeping its dtype: the result is cast to it) and returned.
+        None returns a new Vector.
+
+    Returns
+    -------
+    Vector
+        ``out``, or a new Vector of the op's result dtype (int64 for a positional op).
+
+    Raises
+    ------
+    DimensionMismatch
+        The mask's or ``out``'s size is not u.size.
+    DomainMismatch
+        An operand of the wrong type (u, op, mask, accum, out), a dtype op or accum does not
+        take, or a scalar of a dtype gbla cannot hold (a str, a complex, a uint64).
+    DeviceMismatch
+        u, the mask and ``out`` are not all on one device.
+    UnknownName
+        ``op`` or ``accum`` is a name no binary op has.
+    InvalidValue
+        ``left`` or ``right`` given with a UnaryOp, not exactly one of them given with a binary
+        op, a scalar that is not a number, or ``replace`` not a bool.
+
+    Examples
+    --------
+    >>> import numpy as np, gbla
+    >>> from gbla import semirings
+    >>> u = gbla.Vector.from_coo([0, 2], [1., 2.], 4, device="cpu")
+    >>> gbla.apply(u, semirings.unary.ainv).to_coo()
+    (array([0, 2]), array([-1., -2.]))
+    >>> gbla.apply(u, "minus", left=10).to_coo()
+    (array([0, 2]), array([9., 8.]))
+    >>> w = gbla.Vector.from_dense(np.array([1, 2], np.int32), device="cpu")
+    >>> gbla.apply(w, "plus", right=1).dtype, gbla.apply(w, "plus", right=1.5).dtype
+    (dtype('int32'), dtype('float64'))
     """
     u = _vector(u, "u")
     mask, out = _mask(mask, u.size), _out(out, u.size)
@@ -403,7 +594,39 @@ def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False,
 
 def reduce(u, monoid):
     """The monoid's reduction of u's present values: a NumPy scalar of u's dtype (the monoid's
-    identity when u has no entries; ``any`` returns the value of the lowest present index)."""
+    identity when u has no entries; ``any`` returns the value of the lowest present index).
+
+    Parameters
+    ----------
+    u : Vector
+    monoid : Monoid or str
+        e.g. ``semirings.monoid.plus`` or ``"plus"``; it must take u.dtype (``plus`` and
+        ``times`` do not take bool). Computed in u.dtype.
+
+    Returns
+    -------
+    numpy scalar of u.dtype
+        The reduction; for an empty u the identity (0 for plus, 1 for times, +inf or the
+        largest integer for min, False for lor, ...), and 0 for ``any``, whose identity is only
+        a placeholder.
+
+    Raises
+    ------
+    DomainMismatch
+        ``u`` is not a Vector, ``monoid`` is not a Monoid or a name (a BinaryOp is refused), or
+        the monoid does not take u.dtype.
+    UnknownName
+        ``monoid`` is a name no monoid has.
+
+    Examples
+    --------
+    >>> import numpy as np, gbla
+    >>> u = gbla.Vector.from_coo([0, 2], [1., 2.], 4, device="cpu")
+    >>> print(gbla.reduce(u, "plus"), gbla.reduce(u, "max"))
+    3.0 2.0
+    >>> print(gbla.reduce(gbla.Vector.new(3, device="cpu"), "min"))
+    inf
+    """
     u = _vector(u, "u")
     monoid = _monoid(monoid, "monoid")
     if u.dtype not in monoid.dtypes:
@@ -427,8 +650,54 @@ def assign(out, value, *, mask=None, accum=None, replace=False):
     """out<mask, replace> accum= value: a scalar into every position the mask allows (or a
     Vector of the same size, element by element). Writes ``out`` in place and returns it.
 
-    A scalar must be representable in out.dtype (a NaN or an infinity into an integer vector
-    raises InvalidValue).
+    Parameters
+    ----------
+    out : Vector
+        Written in place; keeps its dtype.
+    value : scalar or Vector
+        A scalar must be representable in out.dtype (a NaN or an infinity into an integer
+        vector raises InvalidValue, as do 1.5 or True; only 0, 1, True and False go into
+        bool). A Vector of size out.size is written entry by entry, cast to out.dtype; its
+        missing entries count too (without mask and accum, ``out`` becomes a copy of it).
+    mask : Mask, Vector or None, default None
+        ``w.S``, ``w.V``, ``~w.S``, ``~w.V`` (a bare Vector means its value mask), size
+        out.size. None allows every position (a scalar then fills ``out`` entirely).
+    accum : BinaryOp, Monoid, str or None, default None
+        Combines the old entry with the value where both exist (computed in
+        ``numpy.result_type`` of their dtypes, which accum must take); None overwrites.
+    replace : bool, default False
+        Delete the entries of ``out`` that the mask does not allow.
+
+    Returns
+    -------
+    Vector
+        ``out``.
+
+    Raises
+    ------
+    DimensionMismatch
+        A Vector ``value`` or the mask whose size is not out.size.
+    DomainMismatch
+        An operand of the wrong type (out, mask, accum), or dtypes accum does not take.
+    DeviceMismatch
+        out, a Vector value and the mask are not all on one device.
+    UnknownName
+        ``accum`` is a name no binary op has.
+    InvalidValue
+        A scalar that is not a number or not representable in out.dtype, or ``replace`` not a
+        bool.
+
+    Examples
+    --------
+    >>> import numpy as np, gbla
+    >>> u = gbla.Vector.from_coo([0, 2], [1., 2.], 4, device="cpu")
+    >>> w = gbla.Vector.from_dense(np.zeros(4), device="cpu")
+    >>> gbla.assign(w, 7., mask=u.S).to_dense()
+    array([7., 0., 7., 0.])
+    >>> gbla.assign(w, 1., accum="plus").to_dense()
+    array([8., 1., 8., 1.])
+    >>> gbla.assign(w, 5., mask=u.S, replace=True).to_coo()
+    (array([0, 2]), array([5., 5.]))
     """
     out = _vector(out, "out")
     mask = _mask(mask, out.size)
@@ -454,16 +723,45 @@ def select(x, op, thunk=None):
     Parameters
     ----------
     x : Vector or Matrix
-    op : str or BinaryOp
-        ``"nonzero"``; a comparison with ``thunk`` (``"=="``, ``"!="``, ``"<"``, ``"<="``,
-        ``">"``, ``">="``, or a bool-valued BinaryOp such as ``binary.lt``: op(value, thunk));
-        for a Matrix also the structural ``"tril"``, ``"triu"``, ``"diag"``, ``"offdiag"``.
-    thunk : scalar
-        The right operand of a comparison.
+    op : str, BinaryOp or Monoid
+        ``"nonzero"`` keeps the values that are not zero (False, 0 and 0.0 go; NaN stays); a
+        comparison with ``thunk`` (``"=="``, ``"!="``, ``"<"``, ``"<="``, ``">"``, ``">="``, a
+        binary op name such as ``"lt"``, or a bool-valued BinaryOp such as ``binary.lt``:
+        op(value, thunk)); for a Matrix also the structural ``"tril"`` (j <= i), ``"triu"``
+        (j >= i), ``"diag"`` (j == i), ``"offdiag"`` (j != i), which ignore values and thunk.
+        An iso Matrix's values are True.
+    thunk : scalar or None, default None
+        The right operand of a comparison, which needs one. A Python bool, int or float takes
+        x.dtype when it fits there exactly, a NumPy scalar keeps its dtype; the comparison
+        computes in ``numpy.result_type`` of x.dtype and the thunk's dtype, which it must take.
 
     Returns
     -------
-    Vector or Matrix of the same size, dtype and device.
+    Vector or Matrix
+        A new one of the same size, dtype and device holding the kept entries with their
+        values (an iso Matrix stays iso).
+
+    Raises
+    ------
+    DomainMismatch
+        ``x`` is neither a Vector nor a Matrix, ``op`` has the wrong type or does not give bool,
+        or a dtype the comparison does not take (a thunk of a dtype gbla cannot hold included).
+    UnknownName
+        ``op`` is a string naming no comparison or binary op (``"tril"`` etc. on a Vector).
+    InvalidValue
+        A comparison without ``thunk``, or a thunk that is not a number.
+
+    Examples
+    --------
+    >>> import numpy as np, gbla
+    >>> v = gbla.Vector.from_coo([1, 2, 3], [5., 0., 20.], 4, device="cpu")
+    >>> gbla.select(v, ">", 4).to_coo()
+    (array([1, 3]), array([ 5., 20.]))
+    >>> A = gbla.Matrix.from_edges([0, 1, 2], [1, 0, 0], [1., 2., 3.], device="cpu")
+    >>> gbla.select(A, "tril").to_scipy().toarray()
+    array([[0., 0., 0.],
+           [2., 0., 0.],
+           [3., 0., 0.]])
     """
     names = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
     if isinstance(x, Matrix):
@@ -501,6 +799,45 @@ def scale(A, v, op, *, side="left"):
 
     Entries of A whose row (left) or column (right) has no entry in v are dropped, as in the
     product. Returns a new Matrix of op's result dtype.
+
+    Parameters
+    ----------
+    A : Matrix
+        Any shape; an iso A's values are True.
+    v : Vector
+        Size A.nrows (left) or A.ncols (right).
+    op : BinaryOp, Monoid or str
+        A binary op, a Monoid (its op) or a binary op name such as ``"times"``. It computes in
+        ``numpy.result_type(A.dtype, v.dtype)``, which it must take.
+    side : {'left', 'right'}, default 'left'
+
+    Returns
+    -------
+    Matrix
+        A new Matrix of A's shape and device and op's result dtype.
+
+    Raises
+    ------
+    DimensionMismatch
+        v.size is not A.nrows (left) or A.ncols (right).
+    DomainMismatch
+        ``A``, ``v`` or ``op`` of the wrong type, or a dtype op does not take.
+    DeviceMismatch
+        A and v are on different devices.
+    UnknownName
+        ``op`` is a name no binary op has.
+    InvalidValue
+        ``side`` is neither 'left' nor 'right'.
+
+    Examples
+    --------
+    >>> import numpy as np, gbla
+    >>> A = gbla.Matrix.from_edges([0, 1, 2], [1, 0, 0], [1., 2., 3.], device="cpu")
+    >>> v = gbla.Vector.from_coo([0, 1], [10., 100.], 3, device="cpu")
+    >>> gbla.scale(A, v, "times").to_scipy().toarray()
+    array([[  0.,  10.,   0.],
+           [200.,   0.,   0.],
+           [  0.,   0.,   0.]])
     """
     A, v = _matrix(A, "A"), _vector(v, "v")
     V.one_of(side, ("left", "right"), "side")

@@ -53,7 +53,36 @@ class Vector:
 
     @classmethod
     def new(cls, size, dtype=np.float64, *, device=None):
-        """An empty vector (no entries) of ``size`` and ``dtype``."""
+        """An empty vector (no entries) of ``size`` and ``dtype``.
+
+        Parameters
+        ----------
+        size : int
+            Non-negative.
+        dtype : dtype-like, default numpy.float64
+            bool, int32, int64, float32 or float64.
+        device : {'cpu', 'gpu', None}, default None
+            None: the GPU when CuPy sees one, else the CPU.
+
+        Returns
+        -------
+        Vector
+
+        Raises
+        ------
+        InvalidValue
+            ``size`` is not a non-negative integer (a bool or a float is refused).
+        DomainMismatch
+            ``dtype`` is not a dtype, or not one of those five.
+        DeviceMismatch
+            ``device`` is not 'cpu', 'gpu' or None, or is 'gpu' where no GPU can be used.
+
+        Examples
+        --------
+        >>> import numpy as np, gbla
+        >>> gbla.Vector.new(3, np.int32, device="cpu")
+        <gbla.Vector size=3 nvals=0 dtype=int32 device=cpu>
+        """
         size = V.size(size, "size")
         dtype = V.gbla_dtype(dtype, "dtype")
         device = B.resolve_device(device)
@@ -66,6 +95,33 @@ class Vector:
 
         ``device=None`` keeps a CuPy array on the GPU and puts anything else on the default
         device (the GPU when CuPy sees one).
+
+        Parameters
+        ----------
+        array : 1-D NumPy or CuPy array, or a sequence
+            Its dtype is kept, or widened losslessly to one gbla computes in (int8, int16,
+            uint8, uint16 -> int32; uint32 -> int64; float16 -> float32).
+        device : {'cpu', 'gpu', None}, default None
+
+        Returns
+        -------
+        Vector
+            A new Vector of size len(array), sharing no memory with ``array``.
+
+        Raises
+        ------
+        InvalidValue
+            ``array`` is not one-dimensional.
+        DomainMismatch
+            Its dtype has no lossless gbla dtype (uint64, complex, str, object).
+        DeviceMismatch
+            ``device`` is not 'cpu', 'gpu' or None, or is 'gpu' where no GPU can be used.
+
+        Examples
+        --------
+        >>> import numpy as np, gbla
+        >>> gbla.Vector.from_dense(np.array([1, 2, 3], np.int8), device="cpu")
+        <gbla.Vector size=3 nvals=3 dtype=int32 device=cpu>
         """
         if device is None and B.array_device(array) == "gpu":
             device = "gpu"
@@ -83,6 +139,59 @@ class Vector:
 
         ``values`` may be a scalar (every entry gets it). Repeated indices raise
         :class:`~gbla.DuplicateIndex` unless ``dup_op`` (a BinaryOp) combines them.
+
+        Parameters
+        ----------
+        indices : 1-D integer array (NumPy, CuPy or a sequence)
+            Positions in [0, size), in any order; floats holding whole numbers are accepted.
+        values : 1-D array of len(indices), or a scalar
+        size : int
+            Non-negative.
+        dtype : dtype-like or None, default None
+            bool, int32, int64, float32 or float64. None: the values' dtype, widened losslessly
+            as in :meth:`from_dense` (a Python int gives int64, a float float64). A given
+            dtype casts an array unchecked (NumPy's ``astype``) but refuses a scalar it cannot
+            hold exactly.
+        dup_op : BinaryOp or None, default None
+            Combines the values of a repeated index, in input order (a Monoid or a name is
+            refused); None raises on a repeat, a scalar ``values`` included.
+        device : {'cpu', 'gpu', None}, default None
+            None: the GPU when ``indices`` is a CuPy array, else the GPU when CuPy sees one,
+            else the CPU.
+
+        Returns
+        -------
+        Vector
+            A new Vector (new arrays; the caller's are not kept).
+
+        Raises
+        ------
+        InvalidValue
+            ``size`` is not a non-negative integer; ``indices`` or ``values`` is not
+            one-dimensional; an index is not a whole number; a scalar ``values`` is not a
+            number or not representable in ``dtype``.
+        InvalidIndex
+            An index is negative or >= size.
+        DimensionMismatch
+            ``values`` is an array not as long as ``indices``.
+        DomainMismatch
+            ``dtype`` is not one of those five, ``values`` has no lossless gbla dtype, or
+            ``dup_op`` is not a BinaryOp (raised when an index repeats).
+        DuplicateIndex
+            An index repeats and ``dup_op`` is None.
+        DeviceMismatch
+            ``device`` is not 'cpu', 'gpu' or None, or is 'gpu' where no GPU can be used.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> from gbla import semirings
+        >>> u = gbla.Vector.from_coo([2, 0, 2], [1., 5., 3.], 4, dup_op=semirings.binary.plus,
+        ...                          device="cpu")
+        >>> u.to_coo()
+        (array([0, 2]), array([5., 4.]))
+        >>> gbla.Vector.from_coo([1, 3], True, 4, device="cpu").to_coo()
+        (array([1, 3]), array([ True,  True]))
         """
         size = V.size(size, "size")
         if device is None and B.array_device(indices) == "gpu":
@@ -176,24 +285,86 @@ class Vector:
 
     @property
     def nvals(self):
-        """Number of present entries."""
+        """Number of present entries (an int; explicit zeros included).
+
+        Counting the entries of a dense vector on the GPU synchronises with the host once;
+        the count is kept.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> gbla.Vector.from_coo([0, 2], [0., 1.], 5, device="cpu").nvals
+        2
+        """
         if self._nvals is None:
             self._sparse()  # counts them; the index list is kept for a push that may follow
         return self._nvals
 
     @property
     def S(self):
-        """Structural mask: allows position i where u(i) is present."""
+        """Structural mask: allows position i where u(i) is present.
+
+        A :class:`~gbla.Mask`, whatever the values; ``~u.S`` allows the other positions.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> u = gbla.Vector.from_coo([0, 1], [True, False], 3, device="cpu")
+        >>> gbla.assign(gbla.Vector.new(3, device="cpu"), 1., mask=u.S).to_coo()
+        (array([0, 1]), array([1., 1.]))
+        >>> gbla.assign(gbla.Vector.new(3, device="cpu"), 1., mask=~u.S).to_coo()
+        (array([2]), array([1.]))
+        """
         return Mask(self, structural=True)
 
     @property
     def V(self):
-        """Value mask: allows position i where u(i) is present and nonzero."""
+        """Value mask: allows position i where u(i) is present and nonzero.
+
+        A :class:`~gbla.Mask`; nonzero means True for bool (NaN counts as nonzero). ``~u.V``
+        allows the other positions, the missing ones included.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> u = gbla.Vector.from_coo([0, 1], [True, False], 3, device="cpu")
+        >>> gbla.assign(gbla.Vector.new(3, device="cpu"), 1., mask=u.V).to_coo()
+        (array([0]), array([1.]))
+        >>> gbla.assign(gbla.Vector.new(3, device="cpu"), 1., mask=~u.V).to_coo()
+        (array([1, 2]), array([1., 1.]))
+        """
         return Mask(self, structural=False)
 
     def to_dense(self, fill_value=None):
         """A new 1-D array (NumPy or CuPy, on the vector's device) with ``fill_value`` at the
-        missing entries; ``fill_value`` may be omitted only when every entry is present."""
+        missing entries; ``fill_value`` may be omitted only when every entry is present.
+
+        Parameters
+        ----------
+        fill_value : scalar or None, default None
+            The value of the missing entries; unused when every entry is present. The array
+            keeps the vector's dtype when fill_value fits there exactly, else it takes
+            ``numpy.result_type`` of that dtype and fill_value's (-1 with a bool vector gives
+            int64, inf with an int32 one float64).
+
+        Returns
+        -------
+        numpy.ndarray or cupy.ndarray
+            Of length size.
+
+        Raises
+        ------
+        InvalidValue
+            ``fill_value`` is None and an entry is missing.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> gbla.Vector.from_coo([0, 2], [1., 2.], 4, device="cpu").to_dense(0)
+        array([1., 0., 2., 0.])
+        >>> gbla.Vector.from_coo([0], True, 2, device="cpu").to_dense(-1)
+        array([ 1, -1])
+        """
         values, present = self._dense()
         if present is None:
             return values.copy()
@@ -210,12 +381,41 @@ class Vector:
         return xp.where(present, values.astype(dtype), xp.asarray(fill_value, dtype=dtype))
 
     def to_coo(self):
-        """(indices, values): new arrays on the vector's device, indices sorted int64."""
+        """(indices, values): new arrays on the vector's device, indices sorted int64.
+
+        Returns
+        -------
+        indices : numpy.ndarray or cupy.ndarray
+            The present positions, ascending, int64.
+        values : numpy.ndarray or cupy.ndarray
+            Their values, of the vector's dtype.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> gbla.Vector.from_coo([3, 1], [30., 10.], 5, device="cpu").to_coo()
+        (array([1, 3]), array([10., 30.]))
+        """
         idx, vals = self._sparse()
         return idx.copy(), vals.copy()
 
     def dup(self):
-        """A copy (arrays are shared until either is written, which never happens in place)."""
+        """A copy (arrays are shared until either is written, which never happens in place).
+
+        Returns
+        -------
+        Vector
+            A new Vector of the same size, dtype, device, structure and values; writing
+            either one (``out=``, :func:`~gbla.assign`) leaves the other as it was.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> u = gbla.Vector.from_coo([1], 5., 3, device="cpu")
+        >>> w = gbla.assign(u.dup(), 0.)
+        >>> u.to_coo(), w.nvals
+        ((array([1]), array([5.])), 3)
+        """
         other = Vector._empty_object(self._size, self._dtype, self._device)
         other._values, other._present, other._indices = self._values, self._present, self._indices
         other._dense_cache, other._sparse_cache = self._dense_cache, self._sparse_cache
@@ -223,7 +423,30 @@ class Vector:
         return other
 
     def to_device(self, device):
-        """This vector on ``device`` ('cpu' or 'gpu')."""
+        """This vector on ``device`` ('cpu' or 'gpu').
+
+        Parameters
+        ----------
+        device : {'cpu', 'gpu', None}
+            None: the GPU when CuPy sees one, else the CPU.
+
+        Returns
+        -------
+        Vector
+            ``self`` when it lives there already, else a new Vector with copied arrays.
+
+        Raises
+        ------
+        DeviceMismatch
+            ``device`` is not 'cpu', 'gpu' or None, or is 'gpu' where no GPU can be used.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> u = gbla.Vector.from_coo([1], 5., 3, device="cpu")
+        >>> u.to_device("cpu") is u
+        True
+        """
         device = B.resolve_device(device)
         if device == self._device:
             return self
@@ -235,7 +458,27 @@ class Vector:
         return Vector._from_dense_arrays(B.to_device(self._values, device), present, device)
 
     def isequal(self, other):
-        """Same size, dtype, structure and values (NaN equals NaN)."""
+        """Same size, dtype, structure and values (NaN equals NaN).
+
+        Parameters
+        ----------
+        other : object
+            Anything; only a Vector can be equal. It may live on the other device: both are
+            compared on the host.
+
+        Returns
+        -------
+        bool
+            False also for a non-Vector and for another dtype (no cast: an int32 vector never
+            equals an int64 one).
+
+        Examples
+        --------
+        >>> import numpy as np, gbla
+        >>> u = gbla.Vector.from_coo([0, 2], [1., np.nan], 3, device="cpu")
+        >>> u.isequal(u.dup()), u.isequal(gbla.Vector.from_coo([0, 2], 1., 3, device="cpu"))
+        (True, False)
+        """
         if not isinstance(other, Vector) or other.size != self.size or other.dtype != self.dtype:
             return False
         i1, v1 = (B.to_host(a) for a in self._sparse())  # sync: compared on the host

@@ -32,12 +32,12 @@ DONE, DEPTH = 6, 5  # slot fields the single block writes
 
 
 def _kernel(name, policy=None):
-    """A kernel of bfs.cu on the current device. The persistent kernel is compiled per
-    direction policy, whose rule (gbla_direction) is generated into its prelude."""
-    if name == "gbla_bfs_persistent":
-        policy = policy or _direction.DEFAULT_POLICY
-        return _launch.function("bfs.cu", name, prelude=policy.cuda_source(), cooperative=True)
-    return _launch.function("bfs.cu", name)
+    """A kernel of bfs.cu on the current device. The file uses the direction rule
+    (gbla_direction) that a policy generates, so it is compiled per policy, the default one
+    for every kernel but the persistent one, which also needs cooperative launch."""
+    prelude = (policy or _direction.DEFAULT_POLICY).cuda_source()
+    return _launch.function("bfs.cu", name, prelude=prelude,
+                            cooperative=name == "gbla_bfs_persistent")
 
 
 class _Search:
