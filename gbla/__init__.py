@@ -1,10 +1,27 @@
 """gbla: graph algorithms as sparse linear algebra (GraphBLAS style) on the GPU (CuPy) and the
-CPU (NumPy/SciPy)."""
+CPU (NumPy/SciPy).
+
+The layers, each importing only those below it:
+
+- ``cli``, ``bench``: the ``gbla`` command and its benchmarks;
+- ``algorithms`` (``bfs``, ``sssp``): written only against ``ops`` and ``semirings``; they
+  dispatch every method through ``methods``, the registry that the algebraic algorithms and
+  the hand-written ``kernels`` both register into;
+- ``ops``: mxv, vxm, ewise_add, ewise_mult, apply, reduce, assign, select, scale, executing
+  on the CPU (``_cpu``) or through ``kernels`` (spmv.cu and element-wise kernels; bfs.cu's
+  kernels are methods), with push or pull chosen by ``direction``;
+- ``Matrix``, ``Vector``, ``Mask`` over ``_storage`` (CSR helpers);
+- ``semirings`` (ops, monoids, semirings as data), ``_dtypes``;
+- ``_validation`` (the one place inputs are checked), ``_backend``, ``exceptions``.
+
+Beside them: ``io`` (graph files), ``datasets`` (graphs shipped in the package),
+``generators`` (rmat, grid2d, rgg, weights), ``verify`` (result checks).
+"""
 
 from . import datasets, generators, io, kernels, methods, semirings, verify
+from ._backend import default_device, gpu_available
 from ._version import __version__
 from .algorithms import bfs, sssp
-from ._backend import default_device, gpu_available
 from .direction import DEFAULT_POLICY, DirectionPolicy, DirectionTracker
 from .exceptions import (DeviceMismatch, DimensionMismatch, DomainMismatch, DuplicateIndex,
                          GblaError, InvalidIndex, InvalidValue, NegativeCycleError, UnknownName,

@@ -319,24 +319,10 @@ def vxm(u, A, semiring, *, mask=None, accum=None, replace=False, out=None, direc
     semiring : Semiring or str
         e.g. ``semirings.any_pair`` or ``"any_pair"``. The operands are computed in
         ``numpy.result_type(u.dtype, A.dtype)``, which the semiring must take.
-    mask : Mask, Vector or None, default None
-        ``w.S``, ``w.V``, ``~w.S``, ``~w.V`` (a bare Vector means its value mask), size A.ncols.
-        None allows every position.
-    accum : BinaryOp, Monoid, str or None, default None
-        Combines the old ``out`` with the product where both have an entry (computed in
-        ``numpy.result_type`` of their dtypes, which accum must take). No effect without
-        ``out``.
-    replace : bool, default False
-        Delete the entries of ``out`` that the mask does not allow.
-    out : Vector or None, default None
-        Size A.ncols; written in place (keeping its dtype: the result is cast to it) and
-        returned. None returns a new Vector.
+    mask, accum, replace, out : as for :func:`mxv`, of size A.ncols
     direction : 'auto', 'push', 'pull', DirectionPolicy or DirectionTracker, default 'auto'
         Push scatters the present u(k) along row k of A (CSR); pull reduces each allowed column
-        j (the rows of A.T, built on first use and cached), stopping at the add monoid's
-        terminal value. 'auto' chooses by the default DirectionPolicy; a tracker keeps
-        hysteresis across calls. Results are the same either way (up to the choice an ``any``
-        monoid makes).
+        j (the rows of A.T, built on first use and cached). Otherwise as for :func:`mxv`.
 
     Returns
     -------
@@ -442,22 +428,8 @@ def ewise_mult(u, v, op, *, mask=None, accum=None, replace=False, out=None):
 
     Parameters
     ----------
-    u, v : Vector, of one size
-    op : BinaryOp, Monoid or str
-        A binary op, a Monoid (its op) or a binary op name such as ``"times"``. It computes in
-        ``numpy.result_type(u.dtype, v.dtype)``, which it must take.
-    mask : Mask, Vector or None, default None
-        ``w.S``, ``w.V``, ``~w.S``, ``~w.V`` (a bare Vector means its value mask), size u.size.
-        None allows every position.
-    accum : BinaryOp, Monoid, str or None, default None
-        Combines the old ``out`` with the result where both have an entry (computed in
-        ``numpy.result_type`` of their dtypes, which accum must take). No effect without
-        ``out``.
-    replace : bool, default False
-        Delete the entries of ``out`` that the mask does not allow.
-    out : Vector or None, default None
-        Size u.size; written in place (keeping its dtype: the result is cast to it) and returned.
-        None returns a new Vector.
+    u, v, op, mask, accum, replace, out
+        As for :func:`ewise_add` (``op`` computes only where both are present).
 
     Returns
     -------
@@ -466,17 +438,8 @@ def ewise_mult(u, v, op, *, mask=None, accum=None, replace=False, out=None):
 
     Raises
     ------
-    DimensionMismatch
-        v.size is not u.size, or the mask's or ``out``'s size is not u.size.
-    DomainMismatch
-        An operand of the wrong type (u, v, op, mask, accum, out), or dtypes op or accum does
-        not take.
-    DeviceMismatch
-        u, v, the mask and ``out`` are not all on one device.
-    UnknownName
-        ``op`` or ``accum`` is a name no binary op has.
-    InvalidValue
-        ``replace`` is not a bool.
+    DimensionMismatch, DomainMismatch, DeviceMismatch, UnknownName, InvalidValue
+        As for :func:`ewise_add`.
 
     Examples
     --------
@@ -516,18 +479,8 @@ def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False,
         when it fits there exactly (int32 u plus 1 stays int32, plus 1.5 computes in float64);
         a NumPy scalar keeps its dtype. The op computes in ``numpy.result_type`` of u.dtype and
         the scalar's dtype, which it must take.
-    mask : Mask, Vector or None, default None
-        ``w.S``, ``w.V``, ``~w.S``, ``~w.V`` (a bare Vector means its value mask), size u.size.
-        None allows every position.
-    accum : BinaryOp, Monoid, str or None, default None
-        Combines the old ``out`` with the result where both have an entry (computed in
-        ``numpy.result_type`` of their dtypes, which accum must take). No effect without
-        ``out``.
-    replace : bool, default False
-        Delete the entries of ``out`` that the mask does not allow.
-    out : Vector or None, default None
-        Size u.size; written in place (keeping its dtype: the result is cast to it) and returned.
-        None returns a new Vector.
+    mask, accum, replace, out
+        As for :func:`ewise_add`.
 
     Returns
     -------

@@ -42,6 +42,13 @@ def bench_json(capsys, tmp_path, *argv):
     return status, out, err, json.loads(path.read_text())
 
 
+def _registered(name, run, devices, description):
+    """Registers a BFS method for one test (a fixture body: yields its name, then removes it)."""
+    gbla.methods.register(gbla.methods.Method(name, "bfs", description, run, devices=devices))
+    yield name
+    gbla.methods.unregister(name)
+
+
 @pytest.fixture
 def wrong_bfs():
     """A registered BFS method that puts every reached vertex but the source one level too
@@ -49,10 +56,7 @@ def wrong_bfs():
     def run_wrong(A, source, **kwargs):
         levels = gbla.bfs(A, source)
         return levels + (levels > 0)
-    gbla.methods.register(gbla.methods.Method("wrong_bfs", "bfs", "test: one level too deep",
-                                              run_wrong, devices=("cpu", "gpu")))
-    yield "wrong_bfs"
-    gbla.methods.unregister("wrong_bfs")
+    yield from _registered("wrong_bfs", run_wrong, ("cpu", "gpu"), "test: one level too deep")
 
 
 @pytest.fixture
@@ -60,10 +64,7 @@ def gpu_only_bfs():
     """A registered GPU-only BFS method (runs nowhere in these tests)."""
     def never(*args, **kwargs):
         raise AssertionError("a GPU-only method ran on the CPU")
-    gbla.methods.register(gbla.methods.Method("fake_gpu_bfs", "bfs", "test: GPU only", never,
-                                              devices=("gpu",)))
-    yield "fake_gpu_bfs"
-    gbla.methods.unregister("fake_gpu_bfs")
+    yield from _registered("fake_gpu_bfs", never, ("gpu",), "test: GPU only")
 
 
 @pytest.fixture
@@ -71,10 +72,7 @@ def broken_bfs():
     """A registered BFS method that raises."""
     def broken(*args, **kwargs):
         raise RuntimeError("out of luck")
-    gbla.methods.register(gbla.methods.Method("broken_bfs", "bfs", "test: raises", broken,
-                                              devices=("cpu", "gpu")))
-    yield "broken_bfs"
-    gbla.methods.unregister("broken_bfs")
+    yield from _registered("broken_bfs", broken, ("cpu", "gpu"), "test: raises")
 
 
 # ------------------------------------------------------------------ methods
