@@ -289,7 +289,17 @@ def mxv(A, u, semiring, *, mask=None, accum=None, replace=False, out=None, direc
 
     Raises
     ------
-    DimensionMismatch, DomainMismatch, DeviceMismatch, UnknownName, InvalidValue
+    DimensionMismatch
+        u.size is not A.ncols, or the mask's or ``out``'s size is not A.nrows.
+    DomainMismatch
+        An operand of the wrong type (A, u, semiring, mask, accum, out), or dtypes the semiring
+        or accum does not take.
+    DeviceMismatch
+        A, u, the mask and ``out`` are not all on one device.
+    UnknownName
+        ``semiring`` or ``accum`` is a name nothing is registered under.
+    InvalidValue
+        ``direction`` is not a direction, or ``replace`` is not a bool.
 
     Examples
     --------
@@ -331,17 +341,8 @@ def vxm(u, A, semiring, *, mask=None, accum=None, replace=False, out=None, direc
 
     Raises
     ------
-    DimensionMismatch
-        u.size is not A.nrows, or the mask's or ``out``'s size is not A.ncols.
-    DomainMismatch
-        An operand of the wrong type (u, A, semiring, mask, accum, out), or dtypes the semiring
-        or accum does not take.
-    DeviceMismatch
-        u, A, the mask and ``out`` are not all on one device.
-    UnknownName
-        ``semiring`` or ``accum`` is a name nothing is registered under.
-    InvalidValue
-        ``replace`` is not a bool, or ``direction`` is none of the above.
+    DimensionMismatch, DomainMismatch, DeviceMismatch, UnknownName, InvalidValue
+        As for :func:`mxv` (u.size must be A.nrows; the mask and ``out``, A.ncols).
 
     Examples
     --------
