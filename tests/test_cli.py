@@ -187,6 +187,23 @@ def test_bench_peers_agree_with_gbla(capsys, tmp_path, algo):
             assert rows["scipy"]["counts"] == reference["counts"][:2]
 
 
+@pytest.mark.parametrize("algo, column", [("bfs", "us/level"), ("sssp", "us/iter")])
+def test_bench_reports_microseconds_per_level_for_gbla_methods_only(capsys, tmp_path, algo,
+                                                                   column):
+    status, out, _, doc = bench_json(capsys, tmp_path, "grid:12x12", "--algo", algo,
+                                     "--methods", gbla.methods.names(algo)[0], "--sources", 3,
+                                     "--peers", "--device", "cpu")
+    assert status == 0
+    header = out.splitlines()[out.splitlines().index(next(
+        line for line in out.splitlines() if line.startswith("method")))]
+    assert column in header.split()
+    rows = {r["method"]: r for r in doc["records"]}
+    mine = rows[gbla.methods.names(algo)[0]]
+    expected = np.mean([t * 1e3 / c for t, c in zip(mine["times_ms"], mine["counts"])])
+    assert mine["us_per_level"] == pytest.approx(expected)
+    assert rows["scipy"]["us_per_level"] is None  # SciPy does not run in levels
+
+
 def test_bench_lists_gpu_methods_as_skipped_on_a_cpu_only_machine(capsys, tmp_path,
                                                                    gpu_only_bfs):
     if gbla.gpu_available():
@@ -339,3 +356,14 @@ def test_benchmarks_md_has_a_table_row_per_method(capsys, tmp_path, wrong_bfs):
     assert sum(line.startswith("| scipy | cpu |") for line in rows) == 2
     assert sum(f"| {wrong_bfs} | cpu |" in line and "| MISMATCH |" in line
                for line in rows) == 2
+
+
+def test_table_computes_us_per_level_for_records_older_than_the_column():
+    base = dict(graph="g", algo="bfs", count_name="levels", device="gpu", mean_ms=3.0,
+                median_ms=3.0, gteps=None, peak_bytes=None, check="ok", status="ok", note=None)
+    old = dict(base, method="old", kind="kernel", times_ms=[2.0, 4.0], counts=[4, 2])
+    peer = dict(base, method="scipy", kind="peer", times_ms=[2.0], counts=[4])
+    rows = {line.split()[0]: line.split() for line in
+            bench.format_table([old, peer]).splitlines()[2:]}
+    assert rows["old"][6] == "1250.0"  # mean of 500 and 2000 microseconds per level
+    assert rows["scipy"][6] == "-"

@@ -38,22 +38,29 @@ def _counts(counts):
 
 
 def _row(r):
+    us = r.get("us_per_level")
+    if "us_per_level" not in r and r.get("kind") != "peer":  # a record older than the column
+        per_level = [t * 1e3 / c for t, c in zip(r["times_ms"], r["counts"]) if c]
+        us = sum(per_level) / len(per_level) if per_level else None
     return [r["method"], r["device"], _ms(r["mean_ms"]), _ms(r["median_ms"]),
             "-" if r["gteps"] is None else f"{r['gteps']:.3g}", _counts(r["counts"]),
+            "-" if us is None else f"{us:.1f}",
             "-" if r["peak_bytes"] is None else f"{r['peak_bytes'] / _MIB:.1f}",
             r["check"] or r["status"], r["note"] or ""]
 
 
 def format_table(records, style="text"):
     """The records of one (graph, algo) as a table: method, device, mean and median ms per
-    source, GTEPS (harmonic mean), levels or iterations (range over sources), peak device MiB,
+    source, GTEPS (harmonic mean), levels or iterations (range over sources), microseconds per
+    level or iteration (gbla's level-synchronous methods; mean over sources), peak device MiB,
     check, note. ``style`` 'text' aligns plain columns; 'markdown' writes a pipe table."""
     count_name = next((r["count_name"] for r in records if r.get("count_name")), "levels")
-    header = ["method", "device", "mean ms", "median ms", "GTEPS",
-              "levels" if count_name == "levels" else "iters", "peak MiB", "check", "note"]
+    levels = "levels" if count_name == "levels" else "iters"
+    header = ["method", "device", "mean ms", "median ms", "GTEPS", levels,
+              "us/level" if levels == "levels" else "us/iter", "peak MiB", "check", "note"]
     rows = [_row(r) for r in records]
     if style == "markdown":
-        right = {2, 3, 4, 5, 6}
+        right = {2, 3, 4, 5, 6, 7}
         lines = ["| " + " | ".join(header) + " |",
                  "|" + "|".join("---:" if i in right else "---" for i in range(len(header)))
                  + "|"]
@@ -63,7 +70,7 @@ def format_table(records, style="text"):
     widths = [max(len(str(row[i])) for row in [header] + rows) for i in range(len(header))]
     lines = []
     for row in [header] + rows:
-        cells = [c.rjust(w) if 2 <= i <= 6 else c.ljust(w)
+        cells = [c.rjust(w) if 2 <= i <= 7 else c.ljust(w)
                  for i, (c, w) in enumerate(zip(row, widths))]
         lines.append("  ".join(cells).rstrip())
     lines.insert(1, "  ".join("-" * w for w in widths))

@@ -216,15 +216,19 @@ def _reached(algo, result):
     return result >= 0 if algo == "bfs" else np.isfinite(result)
 
 
-def _summary(run, edges):
-    """Mean and median ms, and Graph500's TEPS: the harmonic mean over sources of
-    edges / time, in billions."""
+def _summary(run, edges, level_synchronous=True):
+    """Mean and median ms; Graph500's TEPS: the harmonic mean over sources of edges / time, in
+    billions; and, for a level-synchronous method, the mean over sources of microseconds per
+    level (BFS: per level reached, the source's included; SSSP: per min-plus product)."""
     times = run["times_ms"]
     per_source = [e / (t / 1e3) / 1e9 if t > 0 else None for t, e in zip(times, edges)]
     seconds_per_edge = sum(t / 1e3 / e for t, e in zip(times, edges) if e)
+    per_level = [t * 1e3 / c for t, c in zip(times, run["counts"]) if c]
     return dict(mean_ms=statistics.fmean(times), median_ms=statistics.median(times),
                 gteps=len(times) / seconds_per_edge / 1e9 if seconds_per_edge else None,
-                gteps_per_source=per_source)
+                gteps_per_source=per_source,
+                us_per_level=statistics.fmean(per_level) if level_synchronous and per_level
+                else None)
 
 
 def run_bench(graphs, *, algo="bfs", methods="all", sources=16, seed=0, peers=(),
@@ -337,7 +341,7 @@ def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, wei
                           note=_one_line(e))
             records.append(record)
             return
-        record.update(run, edges=edges, **_summary(run, edges))
+        record.update(run, edges=edges, **_summary(run, edges, kind != "peer"))
         bad = record["mismatches"]
         if first:
             reference["name"] = name
@@ -379,7 +383,8 @@ def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, wei
 def _empty():
     """The numbers of a method that did not run."""
     return dict(mismatches=[], times_ms=[], counts=[], edges=[], mean_ms=None, median_ms=None,
-                gteps=None, gteps_per_source=[], peak_bytes=None, base_bytes=None)
+                gteps=None, gteps_per_source=[], us_per_level=None, peak_bytes=None,
+                base_bytes=None)
 
 
 def _validate(algo, A, source, result):
