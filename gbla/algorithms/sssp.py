@@ -74,7 +74,7 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
         raise V.domain("stats", "be a dict or None", type(stats).__name__)
     auto = isinstance(method, str) and method == "auto"
     if not auto:  # a bad method or direction raises before the weights are read
-        methods.resolve(method, "sssp", A, direction)
+        entry, resolved = methods.resolve(method, "sssp", A, direction)
     if A.dtype == np.bool_:  # unweighted: weight 1 on every edge, an explicit False included
         A = A.pattern()
     dtype = A.dtype if A.dtype.kind == "f" else np.dtype(np.float64)
@@ -83,7 +83,7 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
         A = ops.select(A, "<", np.inf)
     if auto:
         method = "bellman_ford" if lowest < 0 else "delta_stepping"
-    entry, direction = methods.resolve(method, "sssp", A, direction)
+        entry, resolved = methods.resolve(method, "sssp", A, direction)
     if lowest < 0 and not entry.negative_weights:
         raise V.invalid_value("A", f"hold no negative weight with method={method!r}", lowest)
     options = {}
@@ -93,7 +93,7 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
         options["delta"] = delta
     run_stats = {}
     result = entry.run(A, source, dtype=dtype, return_predecessors=return_predecessors,
-                       direction=direction, stats=run_stats, **options)
+                       direction=resolved, stats=run_stats, **options)
     if stats is not None:
         stats.update(run_stats, method=method)
     return result

@@ -5,6 +5,7 @@ import datetime
 import os
 import platform
 import shlex
+import statistics
 
 import numpy as np
 import scipy
@@ -37,11 +38,16 @@ def _counts(counts):
     return str(lo) if lo == hi else f"{lo}-{hi}"
 
 
+def us_per_level(times_ms, counts):
+    """The mean over sources of microseconds per level (or iteration), None without counts."""
+    per_level = [t * 1e3 / c for t, c in zip(times_ms, counts) if c]
+    return statistics.fmean(per_level) if per_level else None
+
+
 def _row(r):
     us = r.get("us_per_level")
     if "us_per_level" not in r and r.get("kind") != "peer":  # a record older than the column
-        per_level = [t * 1e3 / c for t, c in zip(r["times_ms"], r["counts"]) if c]
-        us = sum(per_level) / len(per_level) if per_level else None
+        us = us_per_level(r["times_ms"], r["counts"])
     return [r["method"], r["device"], _ms(r["mean_ms"]), _ms(r["median_ms"]),
             "-" if r["gteps"] is None else f"{r['gteps']:.3g}", _counts(r["counts"]),
             "-" if us is None else f"{us:.1f}",

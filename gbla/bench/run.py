@@ -17,6 +17,7 @@ from ..algorithms import bfs, sssp
 from ..exceptions import UnknownName, ValidationError
 from .graphs import (DEFAULT_WEIGHTS, GraphSpec, _edge_weights, graph_info, load_graph,
                      parse_graph_spec, pick_sources, sssp_weights)
+from .report import us_per_level
 
 PEERS = ("scipy", "graphblas")
 
@@ -223,12 +224,10 @@ def _summary(run, edges, level_synchronous=True):
     times = run["times_ms"]
     per_source = [e / (t / 1e3) / 1e9 if t > 0 else None for t, e in zip(times, edges)]
     seconds_per_edge = sum(t / 1e3 / e for t, e in zip(times, edges) if e)
-    per_level = [t * 1e3 / c for t, c in zip(times, run["counts"]) if c]
     return dict(mean_ms=statistics.fmean(times), median_ms=statistics.median(times),
                 gteps=len(times) / seconds_per_edge / 1e9 if seconds_per_edge else None,
                 gteps_per_source=per_source,
-                us_per_level=statistics.fmean(per_level) if level_synchronous and per_level
-                else None)
+                us_per_level=us_per_level(times, run["counts"]) if level_synchronous else None)
 
 
 def run_bench(graphs, *, algo="bfs", methods="all", sources=16, seed=0, peers=(),

@@ -32,9 +32,14 @@ def int32_csr(A):
 
 
 def int32_rows(A):
-    """The source vertex of every stored edge (COO rows) as int32."""
+    """The source vertex of every stored edge (COO rows) as int32, converted once and cached
+    when the matrix stores int64."""
     rows = A._entry_rows()
-    return rows if rows.dtype == np.int32 else rows.astype(np.int32)
+    if rows.dtype == np.int32:
+        return rows
+    if "int32_rows" not in A._cache:
+        A._cache["int32_rows"] = rows.astype(np.int32)
+    return A._cache["int32_rows"]
 
 
 class BinnedFrontier:

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._backend import _cupy
 
-__all__ = ["KERNEL_DIR", "THREADS", "source", "module", "function", "device_id", "sm_count",
+__all__ = ["KERNEL_DIR", "THREADS", "source", "function", "device_id", "sm_count",
            "grid", "ptr", "cooperative_blocks"]
 
 KERNEL_DIR = Path(__file__).parent
@@ -55,15 +55,6 @@ def _module(device, name, prelude, epilogue, name_expressions, cooperative):
                         enable_cooperative_groups=cooperative)
 
 
-def module(name, *, prelude="", epilogue="", name_expressions=None, cooperative=False):
-    """The RawModule of kernel file ``name`` for the current device, compiled on first use.
-    Generated code goes in ``prelude`` (before the file: what the file uses) or ``epilogue``
-    (after it: what uses the file, such as a semiring struct and its template
-    instantiations)."""
-    names = None if name_expressions is None else tuple(name_expressions)
-    return _module(device_id(), name, prelude, epilogue, names, cooperative)
-
-
 @functools.lru_cache(maxsize=None)
 def _function(device, name, kernel, prelude, epilogue, name_expressions, cooperative):
     mod = _module(device, name, prelude, epilogue, name_expressions, cooperative)
@@ -73,7 +64,9 @@ def _function(device, name, kernel, prelude, epilogue, name_expressions, coopera
 def function(name, kernel, *, prelude="", epilogue="", name_expressions=None,
              cooperative=False):
     """Kernel ``kernel`` (a name, or a name expression listed in ``name_expressions``) of file
-    ``name`` on the current device; the other keywords as for :func:`module`."""
+    ``name`` on the current device, its module compiled on first use. Generated code goes in
+    ``prelude`` (before the file: what the file uses) or ``epilogue`` (after it: what uses the
+    file, such as a semiring struct and its template instantiations)."""
     names = None if name_expressions is None else tuple(name_expressions)
     return _function(device_id(), name, kernel, prelude, epilogue, names, cooperative)
 
