@@ -10,6 +10,8 @@ The layers, each importing only those below it:
 - ``ops``: mxv, vxm, ewise_add, ewise_mult, apply, reduce, assign, select, scale, executing
   on the CPU (``_cpu``) or through ``kernels`` (spmv.cu and element-wise kernels; bfs.cu's
   kernels are methods), with push or pull chosen by ``direction``;
+- ``runtime``: how a loop of ops executes, eagerly or recorded and replayed on the device
+  (:func:`iterate`); ops take their device-resident paths while a body is recorded;
 - ``Matrix``, ``Vector``, ``Mask`` over ``_storage`` (CSR helpers);
 - ``semirings`` (ops, monoids, semirings as data), ``_dtypes``;
 - ``_validation`` (the one place inputs are checked), ``_backend``, ``exceptions``.
@@ -18,26 +20,27 @@ Beside them: ``io`` (graph files), ``datasets`` (graphs shipped in the package),
 ``generators`` (rmat, grid2d, rgg, weights), ``verify`` (result checks).
 """
 
-from . import datasets, generators, io, kernels, methods, semirings, verify
+from . import datasets, generators, io, kernels, methods, runtime, semirings, verify
 from ._backend import default_device, gpu_available
 from ._version import __version__
 from .algorithms import bfs, sssp
 from .direction import DEFAULT_POLICY, DirectionPolicy, DirectionTracker
-from .exceptions import (DeviceMismatch, DimensionMismatch, DomainMismatch, DuplicateIndex,
+from .exceptions import (CaptureError, DeviceMismatch, DimensionMismatch, DomainMismatch, DuplicateIndex,
                          GblaError, InvalidIndex, InvalidValue, NegativeCycleError, UnknownName,
                          UnsupportedMethod, ValidationError)
 from .mask import Mask
 from .matrix import Matrix
 from .ops import apply, assign, ewise_add, ewise_mult, mxv, reduce, scale, select, vxm
+from .runtime import LoopState, iterate
 from .vector import Vector
 
 __all__ = [
     "Matrix", "Vector", "Mask", "semirings", "kernels", "generators", "datasets", "io",
-    "verify", "methods", "bfs", "sssp",
+    "verify", "methods", "runtime", "bfs", "sssp", "iterate", "LoopState",
     "mxv", "vxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign", "select", "scale",
     "DirectionPolicy", "DirectionTracker", "DEFAULT_POLICY",
     "gpu_available", "default_device",
     "GblaError", "DimensionMismatch", "DomainMismatch", "DeviceMismatch", "InvalidIndex",
     "InvalidValue", "DuplicateIndex", "UnknownName", "UnsupportedMethod", "NegativeCycleError",
-    "ValidationError",
+    "ValidationError", "CaptureError",
 ]

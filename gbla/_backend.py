@@ -5,13 +5,14 @@ expression runs on both devices.
 """
 
 import functools
+import threading
 
 import numpy as np
 
-from .exceptions import DeviceMismatch
+from .exceptions import CaptureError, DeviceMismatch
 
 __all__ = ["DEVICES", "gpu_available", "default_device", "resolve_device", "xp_of", "array_device",
-           "to_host", "to_device"]
+           "to_host", "to_device", "device_loop", "refuse_host_read"]
 
 DEVICES = ("cpu", "gpu")
 
@@ -79,3 +80,26 @@ def to_device(a, device):
 def sync(device):
     if device == "gpu":
         _cupy().cuda.get_current_stream().synchronize()
+
+
+# The loop being recorded on the device in this thread (gbla.runtime sets it): ops then take their
+# device-resident paths, and anything that would read a value back to the host raises.
+_loop = threading.local()
+
+
+def device_loop():
+    """The recording (gbla.runtime) whose body runs in this thread, or None."""
+    return getattr(_loop, "recording", None)
+
+
+def set_device_loop(recording):
+    _loop.recording = recording
+
+
+def refuse_host_read(what):
+    """Raise CaptureError when ``what`` (which reads the device from the host) runs inside a loop
+    body recorded on the device."""
+    if device_loop() is not None:
+        raise CaptureError(f"{what} reads a value back to the host, which a loop body recorded "
+                           "on the device cannot do; read it after gbla.iterate returns, or run "
+                           "the loop with mode='eager'")

@@ -11,6 +11,8 @@ __all__ = [
     "NegativeCycleError",
     "ValidationError",
     "UnknownName",
+    "UnsupportedMethod",
+    "CaptureError",
 ]
 
 
@@ -60,3 +62,9 @@ class UnknownName(GblaError, KeyError):
 class UnsupportedMethod(GblaError, ValueError):
     """A registered method asked to run where it cannot (on the CPU, say); gbla never falls
     back to another method silently."""
+
+
+class CaptureError(GblaError, RuntimeError):
+    """A loop body could not be recorded on the device: it read a value back to the host, changed
+    a state vector's size or dtype, or an op inside it failed while being recorded. The stream
+    and the memory pool stay usable; nothing is kept."""

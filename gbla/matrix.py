@@ -511,7 +511,8 @@ class Matrix:
         Returns
         -------
         Matrix
-            ``self`` when it is iso already, else a new Matrix.
+            ``self`` when it is iso already, else a Matrix made on the first call and kept
+            (with what it caches, such as its transpose).
 
         Examples
         --------
@@ -524,8 +525,10 @@ class Matrix:
         """
         if self._values is None:
             return self
-        return Matrix._wrap(self._indptr, self._indices, None, self._shape, BOOL, self._device,
-                            None)
+        if "pattern" not in self._cache:  # one object per matrix: what it caches is kept
+            self._cache["pattern"] = Matrix._wrap(self._indptr, self._indices, None,
+                                                  self._shape, BOOL, self._device, None)
+        return self._cache["pattern"]
 
     def _degrees(self):
         """Entries per row (out-degrees), cached."""

@@ -18,7 +18,7 @@ from . import _validation as V
 from . import direction as _direction
 from . import semirings as _sr
 from .direction import DirectionTracker
-from .kernels import _elementwise, _spmv
+from .kernels import _elementwise, _loop, _spmv
 from .mask import MODE_NONE, Mask
 from .matrix import Matrix
 from .semirings import BinaryOp, Monoid, Semiring, UnaryOp
@@ -168,11 +168,16 @@ def _write(out, t, *, mask, accum, replace, device, masked=False):
     if device == "gpu" and accum is None and mask is not None and out is not None:
         m, mode = mask.kernel_args()
         o_values, o_present = out._dense()
+        if out._owned:  # a recorded loop's state: written in place, its addresses fixed
+            _elementwise.masked_write(t_values, t_present, o_values, o_present, m, mode,
+                                      replace, out.dtype, into=(o_values, o_present))
+            out._written_in_place()
+            return out
         out._set_dense(*_elementwise.masked_write(t_values, t_present, o_values, o_present, m,
                                                   mode, replace, out.dtype))
         return out
-    if np.ndim(t_values) == 0:
-        t_values = xp.full(out.size, t_values, dtype=out.dtype)
+    if np.ndim(t_values) == 0:  # a scalar, maybe one on the device: broadcast and copied
+        t_values = xp.broadcast_to(xp.asarray(t_values, dtype=out.dtype), (out.size,)).copy()
     allow = None if mask is None else mask.allowed()
     if out is None:
         if allow is not None:
@@ -215,10 +220,17 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
         raise V.domain("A.dtype and u.dtype", f"combine to a dtype {semiring.name} takes "
                        f"({', '.join(d.name for d in semiring.dtypes)})",
                        f"{A.dtype.name} and {u.dtype.name} -> {dtype.name}")
+    traversal = isinstance(direction, DirectionTracker)  # the caller's, across products
     direction = _direction.start(direction, trackers=True)
     xp = B.xp_of(device)
     types = _spmv_types(semiring, A, u, dtype, flip)
     m, mode = (None, MODE_NONE) if mask is None else mask.kernel_args()
+
+    if device == "gpu" and B.device_loop() is not None:
+        t = _device_matvec(B.device_loop(), push_of, pull_of, u, semiring, dtype, types,
+                           direction, traversal, m, mode, n_out)
+        return _write(out, t, mask=mask, accum=accum, replace=replace, device=device,
+                      masked=True)
 
     offsets = total = None
     if isinstance(direction, DirectionTracker):
@@ -251,6 +263,30 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
             t = _cpu.pull((Q._indptr, Q._indices, Q._values), n_out, u_values, u_present,
                           semiring, flip, dtype, allow)
     return _write(out, t, mask=mask, accum=accum, replace=replace, device=device, masked=True)
+
+
+def _device_matvec(loop, push_of, pull_of, u, semiring, dtype, types, direction, traversal, m,
+                   mode, n_out):
+    """The product inside a loop recorded on the device: nothing read back. With a policy, push
+    and pull are both enqueued and a kernel chooses; the state of a caller's tracker (last
+    choice, GAP's unexplored edges) is kept in the loop's scratch, reset before every run."""
+    u_values, u_present = u._dense()
+    push, pull = direction != "pull", direction != "push"
+    P = push_of() if push else None
+    Q = pull_of() if pull else None
+    decide = None
+    if push and pull:
+        state = None
+        if traversal:
+            state = loop.workspace.scratch(("direction", direction),
+                                           np.array([0, -1], np.int64))
+        early_exit = semiring.add.terminal_for(semiring.output_dtype(dtype)) is not None
+
+        def choose(info):
+            _loop.decide(direction.policy, info, state, n_out, Q.nvals, early_exit)
+        decide = choose
+    return _spmv.device_product(P, Q, u_values, u_present, types, m, mode, push=push,
+                                pull=pull, decide=decide)
 
 
 def _spmv_types(semiring, A, u, dtype, flip):
@@ -586,6 +622,8 @@ def reduce(u, monoid):
     if u.dtype not in monoid.dtypes:
         raise V.domain("u.dtype", f"be one {monoid.name} takes {[d.name for d in monoid.dtypes]}",
                        u.dtype.name)
+    if u.device == "gpu":
+        B.refuse_host_read("gbla.reduce")
     values, present = u._dense()
     if u.device == "gpu":
         if monoid.is_any:
@@ -611,7 +649,8 @@ def assign(out, value, *, mask=None, accum=None, replace=False):
     value : scalar or Vector
         A scalar must be representable in out.dtype (a NaN or an infinity into an integer
         vector raises InvalidValue, as do 1.5 or True; only 0, 1, True and False go into
-        bool). A Vector of size out.size is written entry by entry, cast to out.dtype; its
+        bool). A 0-d CuPy array (such as the iteration number of :func:`gbla.iterate` in
+        device mode) is read on the device and cast to out.dtype unchecked. A Vector of size out.size is written entry by entry, cast to out.dtype; its
         missing entries count too (without mask and accum, ``out`` becomes a copy of it).
     mask : Mask, Vector or None, default None
         ``w.S``, ``w.V``, ``~w.S``, ``~w.V`` (a bare Vector means its value mask), size
@@ -660,6 +699,12 @@ def assign(out, value, *, mask=None, accum=None, replace=False):
         V.dimension(value.size, out.size, "value.size", "out.size")
         device = _device(out=out, value=value, mask=None if mask is None else mask.vector)
         t = value._dense()
+    elif B.array_device(value) == "gpu" and value.ndim == 0:  # a device scalar: no host read
+        device = _device(out=out, mask=None if mask is None else mask.vector)
+        if device != "gpu":
+            raise V.domain("value", "be a host scalar when out is on the CPU", "a CuPy scalar")
+        V.storage_dtype(value.dtype, "value")
+        t = (value.astype(out.dtype), None)
     else:
         device = _device(out=out, mask=None if mask is None else mask.vector)
         t = (V.scalar_value(value, out.dtype, "value"), None)

@@ -3,7 +3,9 @@ presence, ``None`` presence meaning every entry is present) or sparse (sorted in
 values), whichever the last operation produced; the other form is derived on demand.
 
 Internal arrays are never modified in place: an operation that writes a Vector gives it new
-arrays, so sharing arrays between vectors is safe.
+arrays, so sharing arrays between vectors is safe. The one exception is a Vector that owns its
+arrays (``_owned``: the state of a loop recorded on the device, gbla.runtime): ops write those in
+place, so their addresses stay fixed, and :meth:`dup` copies them.
 """
 
 import numpy as np
@@ -25,7 +27,7 @@ class Vector:
     """
 
     __slots__ = ("_size", "_dtype", "_device", "_values", "_present", "_indices", "_dense_cache",
-                 "_sparse_cache", "_nvals")
+                 "_sparse_cache", "_nvals", "_owned")
 
     def __init__(self, *args, **kwargs):
         raise TypeError("build a Vector with Vector.from_dense, Vector.from_coo or Vector.new")
@@ -37,6 +39,7 @@ class Vector:
         self._size, self._dtype, self._device = size, np.dtype(dtype), device
         self._values = self._present = self._indices = None
         self._dense_cache = self._sparse_cache = self._nvals = None
+        self._owned = False
         return self
 
     @classmethod
@@ -219,13 +222,19 @@ class Vector:
 
     # ------------------------------------------------------------------ internal state
     def _set_dense(self, values, present):
+        self._owned = False
         self._values, self._present, self._indices = values, present, None
         self._dtype = values.dtype
         self._dense_cache = self._sparse_cache = self._nvals = None
         if present is None:
             self._nvals = self._size
 
+    def _written_in_place(self):
+        """An op wrote this owned vector's dense arrays in place: forget what was derived."""
+        self._dense_cache = self._sparse_cache = self._nvals = None
+
     def _set_sparse(self, indices, values):
+        self._owned = False
         self._indices, self._values, self._present = indices, values, None
         self._dtype = values.dtype
         self._dense_cache = self._sparse_cache = None
@@ -261,6 +270,7 @@ class Vector:
                 idx = xp.arange(self._size, dtype=np.int64)
                 self._sparse_cache = (idx, self._values)
             else:
+                B.refuse_host_read("the entry list of a Vector (nvals, to_coo, a push)")
                 idx = xp.nonzero(self._present)[0].astype(np.int64, copy=False)  # sync: count
                 self._sparse_cache = (idx, self._values[idx])
             self._nvals = len(self._sparse_cache[0])
@@ -297,6 +307,7 @@ class Vector:
         2
         """
         if self._nvals is None:
+            B.refuse_host_read("Vector.nvals")
             self._sparse()  # counts them; the index list is kept for a push that may follow
         return self._nvals
 
@@ -416,6 +427,9 @@ class Vector:
         >>> u.to_coo(), w.nvals
         ((array([1]), array([5.])), 3)
         """
+        if self._owned:  # written in place by the ops of a recorded loop: share nothing
+            return Vector._from_dense_arrays(self._values.copy(), self._present.copy(),
+                                             self._device)
         other = Vector._empty_object(self._size, self._dtype, self._device)
         other._values, other._present, other._indices = self._values, self._present, self._indices
         other._dense_cache, other._sparse_cache = self._dense_cache, self._sparse_cache
@@ -481,6 +495,7 @@ class Vector:
         """
         if not isinstance(other, Vector) or other.size != self.size or other.dtype != self.dtype:
             return False
+        B.refuse_host_read("Vector.isequal")
         i1, v1 = (B.to_host(a) for a in self._sparse())  # sync: compared on the host
         i2, v2 = (B.to_host(a) for a in other._sparse())
         return np.array_equal(i1, i2) and np.array_equal(v1, v2, equal_nan=v1.dtype.kind == "f")

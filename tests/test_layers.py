@@ -122,11 +122,14 @@ def test_algorithms_are_written_against_ops_and_semirings_only():
             assert not {m for m in direct if m.startswith("gbla.kernels")}, name
             assert direct <= {"gbla._validation", "gbla._backend", "gbla.direction",
                               "gbla.methods", "gbla.ops", "gbla.semirings", "gbla.matrix",
-                              "gbla.vector", "gbla.exceptions"}, (name, direct)
+                              "gbla.vector", "gbla.exceptions", "gbla.runtime"}, (name, direct)
 
 
 @pytest.mark.parametrize("lower, upper", [
     ("gbla.kernels", "gbla.ops"),              # kernels below the operations
+    ("gbla.runtime", "gbla.ops"),              # how ops execute sits below them
+    ("gbla.runtime", "gbla.algorithms"),
+    ("gbla.kernels", "gbla.runtime"),
     ("gbla.kernels", "gbla.algorithms"),
     ("gbla.methods", "gbla.algorithms"),       # the registry knows neither side
     ("gbla.methods", "gbla.kernels"),

@@ -3,14 +3,15 @@
     q<!visited> = q any.pair A          (any.secondi when parents are asked for)
 
 with the direction of every product chosen by the policy (push while the frontier is small,
-pull with early exit while it is large).
+pull with early exit while it is large). The levels are iterations of :func:`gbla.iterate`,
+recorded once and run on the device when the graph is on the GPU.
 """
 
 import numpy as np
 
 from .. import _validation as V
 from .. import direction as _direction
-from .. import methods, ops
+from .. import methods, ops, runtime
 from ..matrix import as_graph
 from ..semirings import any_pair, any_secondi
 from ..vector import Vector
@@ -80,29 +81,35 @@ def bfs(A, source, *, return_parents=False, method="algebraic", direction="auto"
 
 
 def _bfs_algebraic(A, source, *, return_parents, depth_limit, direction, stats):
-    """levels (and parents) by the algebra."""
+    """levels (and parents) by the algebra: one level is one iteration of gbla.iterate, which
+    runs on the device when A is there."""
     n = A.nrows
-    direction = _direction.start(direction)
+    tracker = _direction.start(direction)
     level_dtype = np.int32 if n < 2**31 else np.int64
     P = A.pattern()
-    levels = Vector.new(n, level_dtype, device=A.device)
-    q = Vector.from_coo([source], True, n, device=A.device)
-    ops.assign(levels, 0, mask=q.S)
-    parents = None
-    if return_parents:
-        parents = Vector.new(n, level_dtype, device=A.device)
-        ops.assign(parents, source, mask=q.S)
     semiring = any_secondi if return_parents else any_pair
-    depth = 0
-    while q.nvals and (depth_limit is None or depth < depth_limit):  # sync: frontier size
-        depth += 1
-        q = ops.vxm(q, P, semiring, mask=~levels.S, direction=direction)
-        ops.assign(levels, depth, mask=q.S)
-        if return_parents:
-            ops.assign(parents, q, mask=q.S)
+    # The frontier keeps one dtype throughout: a parent id under secondi, True under pair.
+    q_dtype = semiring.output_dtype(np.dtype(np.int64 if return_parents else bool))
+    q = Vector.from_coo([source], source if return_parents else True, n, dtype=q_dtype,
+                        device=A.device)
+    state = {"q": q, "levels": ops.assign(Vector.new(n, level_dtype, device=A.device), 0,
+                                          mask=q.S)}
     if return_parents:
-        return levels.to_dense(-1), parents.to_dense(-1)
-    return levels.to_dense(-1)
+        state["parents"] = ops.assign(Vector.new(n, level_dtype, device=A.device), source,
+                                      mask=q.S)
+
+    def level(s, depth):
+        s.q = ops.vxm(s.q, P, semiring, mask=~s.levels.S, direction=tracker)
+        ops.assign(s.levels, depth, mask=s.q.S)
+        if return_parents:
+            ops.assign(s.parents, s.q, mask=s.q.S)
+
+    policy = tracker.policy if isinstance(tracker, _direction.DirectionTracker) else tracker
+    out = runtime.iterate(level, state, while_nonempty="q", max_iterations=depth_limit,
+                          cache=P, key=("gbla.bfs", semiring.name, policy), stats=stats)
+    if return_parents:
+        return out["levels"].to_dense(-1), out["parents"].to_dense(-1)
+    return out["levels"].to_dense(-1)
 
 
 methods.register(methods.Method(

@@ -2,6 +2,7 @@
 
 Bellman-Ford relaxes, each round, only the vertices whose distance changed in the last one:
     t = f min.+ A ;  f = t where t < d (or d has no entry) ;  d<f.S> = f
+its rounds are iterations of :func:`gbla.iterate`, run on the device when A is there.
 Delta-stepping (Meyer & Sanders, in LAGraph's formulation) does the same per bucket of width
 delta: light edges (w <= delta) until the bucket is stable, then heavy edges once from every
 vertex the bucket settled. Predecessors are a BFS tree over the tight edges, those with
@@ -15,7 +16,7 @@ import numpy as np
 from .. import _backend as B
 from .. import _validation as V
 from .. import direction as _direction
-from .. import methods, ops
+from .. import methods, ops, runtime
 from ..exceptions import NegativeCycleError
 from ..matrix import as_graph
 from ..semirings import binary, min_plus, monoid, unary
@@ -155,10 +156,8 @@ def _check_delta(delta):
     return float(delta)
 
 
-def _relax(dist, frontier, A, direction, products):
-    """d = min(d, frontier min.+ A); returns the entries that improved, with their new values.
-    ``products`` counts the products run, in its one element."""
-    products[0] += 1
+def _relax(dist, frontier, A, direction):
+    """d = min(d, frontier min.+ A); returns the entries that improved, with their new values."""
     t = ops.vxm(frontier, A, min_plus, direction=direction)
     better = ops.ewise_mult(t, dist, binary.lt)
     improved = ops.apply(t, unary.identity, mask=~dist.S)
@@ -170,17 +169,23 @@ def _relax(dist, frontier, A, direction, products):
 def _bellman_ford(A, source, dtype, direction, products):
     n = A.nrows
     dist = Vector.from_coo([source], 0, n, dtype=dtype, device=A.device)
-    frontier = dist.dup()
+
+    def round_(s, _):
+        s.frontier = _relax(s.dist, s.frontier, A, direction)
+
     # Without a negative cycle, n - 1 rounds settle every shortest path; a change in round n
     # proves a reachable negative cycle. The loop is bounded either way.
-    for _ in range(n):
-        if not frontier.nvals:  # sync: the number of changed vertices
-            return dist
-        frontier = _relax(dist, frontier, A, direction, products)
-    if frontier.nvals:
+    policy = direction.policy if isinstance(direction, _direction.DirectionTracker) \
+        else direction
+    run = {}
+    out = runtime.iterate(round_, {"dist": dist, "frontier": dist}, while_nonempty="frontier",
+                          max_iterations=n, cache=A, key=("gbla.bellman_ford", policy),
+                          stats=run)
+    products[0] += run["iterations"]
+    if run["iterations"] == n and out["frontier"].nvals:  # sync: a change in round n
         raise NegativeCycleError(V.message("A", "have no negative cycle reachable from the "
                                            "source", f"distances still falling after {n} rounds"))
-    return dist
+    return out["dist"]
 
 
 def _delta_stepping(A, source, dtype, direction, products, delta=None):
@@ -208,11 +213,12 @@ def _delta_stepping(A, source, dtype, direction, products, delta=None):
         reached = Vector.new(n, bool, device=A.device)
         while bucket.nvals:  # sync: the bucket's size
             ops.assign(reached, True, mask=bucket.S)
-            improved = _relax(dist, bucket, light, direction, products)
+            products[0] += 1
+            improved = _relax(dist, bucket, light, direction)
             bucket = ops.select(ops.select(improved, ">=", lo), "<", hi)
         if heavy.nvals:
-            _relax(dist, ops.apply(dist, unary.identity, mask=reached.S), heavy, direction,
-                   products)
+            products[0] += 1
+            _relax(dist, ops.apply(dist, unary.identity, mask=reached.S), heavy, direction)
         ops.assign(settled, True, mask=reached.S)
         lo = hi
 

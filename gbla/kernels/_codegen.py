@@ -10,7 +10,9 @@ import numpy as np
 from .._dtypes import BOOL, CUDA_TYPES, INT32, INT64, cuda_literal
 from . import _launch
 
-SPMV_KERNELS = ("gbla_spmv_push", "gbla_spmv_pull", "gbla_spmv_pull_warp")
+SPMV_KERNELS = ("gbla_spmv_push", "gbla_spmv_pull", "gbla_spmv_pull_warp",
+                "gbla_spmv_push_binned")
+GATHER = "gbla_spmv_gather"  # templated on the index type alone
 INDEX_CTYPES = {INT32: "int", INT64: "long long"}
 
 
@@ -106,6 +108,8 @@ def spmv_translation_unit(type_list, index_dtypes=(INT32, INT64)):
     """One .cu translation unit instantiating every spmv kernel for each SpmvTypes given:
     what CI compiles with nvcc, the same code NVRTC compiles at run time."""
     parts = [_launch.source("spmv.cu")]
+    parts.append("void* const gbla_gather_kernels[] = {" + ", ".join(
+        f"(void*)&{GATHER}<{INDEX_CTYPES[idx]}>" for idx in index_dtypes) + "};")
     seen = set()
     for types in type_list:
         name, src = struct(types)

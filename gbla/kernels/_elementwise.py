@@ -75,15 +75,18 @@ def _masked_write_kernel():
         """, name="gbla_masked_write")
 
 
-def masked_write(t_values, t_present, o_values, o_present, m, mode, replace, dtype):
-    """The write phase out<m, replace> = t in one pass: (values, present) of the new output.
-    ``t_values`` may be a scalar; a None presence means every entry is present."""
+def masked_write(t_values, t_present, o_values, o_present, m, mode, replace, dtype, into=None):
+    """The write phase out<m, replace> = t in one pass: (values, present) of the new output,
+    new arrays or ``into`` (which may be o_values and o_present themselves: each element reads
+    only its own position). ``t_values`` may be a scalar (a 0-d CuPy array too); a None
+    presence means every entry is present."""
     cp = _cupy()
     n = o_values.size
     if np.ndim(t_values) == 0:  # a scalar (an assign) broadcasts as a 0-d array of its dtype
         t_values = cp.asarray(t_values)
-    values = cp.empty(n, dtype=dtype)
-    present = cp.empty(n, dtype=bool)
+    if into is None:
+        into = (cp.empty(n, dtype=dtype), cp.empty(n, dtype=bool))
+    values, present = into
     _masked_write_kernel()(t_values, True if t_present is None else t_present, o_values,
                            True if o_present is None else o_present,
                            False if m is None else m, mode, replace, values, present)

@@ -1,7 +1,8 @@
 // Frontier machinery shared by the hand-written traversal kernels (BFS now, SSSP next): claiming
 // a vertex, appending it to a degree-binned frontier with warp-aggregated counters, counting
 // claims, clearing counter slots, and a block-wide exclusive scan. Vertex ids and edge offsets
-// are int32. Included by the .cu files (the loader in _launch.py inlines it for NVRTC); the
+// are int32, except in the binned append, which spmv.cu's device-resident products share.
+// Included by the .cu files (the loader in _launch.py inlines it for NVRTC); the
 // Python side (_frontier.py) reads GBLA_SMALL, GBLA_LARGE and GBLA_SLOT from this file.
 #pragma once
 #include <cooperative_groups.h>
@@ -26,9 +27,11 @@ __device__ __forceinline__ bool gbla_claim(int* levels, int v, int depth) {
 // Appends v to its degree bin and adds its out-degree to slot[3] (the next frontier's edges);
 // the counters are aggregated over the coalesced threads (one atomic per bin per warp),
 // because millions of claims in one level would serialize on a few addresses.
-__device__ __forceinline__ void gbla_append_binned(int v, int n, const int* indptr, int* bins,
+// I is the vertex and offset type: int for the kernels of bfs.cu, int or long long for spmv.cu.
+template <class I>
+__device__ __forceinline__ void gbla_append_binned(I v, long long n, const I* indptr, I* bins,
                                                    u64* slot) {
-    int deg = indptr[v + 1] - indptr[v];
+    long long deg = (long long)indptr[v + 1] - (long long)indptr[v];
     int bin = deg < GBLA_SMALL ? 0 : (deg < GBLA_LARGE ? 1 : 2);
     cg::coalesced_group g = cg::coalesced_threads();
     u64 edges = cg::reduce(g, (u64)deg, cg::plus<u64>());

@@ -1,0 +1,210 @@
+"""Recording a loop body on the device and replaying it.
+
+A :class:`Recording` runs the first iteration unrecorded but device-resident (it compiles every
+kernel and builds what ops cache on a matrix, such as a transpose), then captures one iteration
+(the body's ops, the copy of the state into its entry buffers, and the loop's test) into the
+body of a CUDA graph WHILE node, behind one test that decides whether to enter at all. A run is
+then one graph launch and one read of the control words: no host round trip per iteration, and
+no iteration past the end (the WHILE node checks before each).
+
+Memory the body allocates while it is captured comes from a pool private to the recording (its
+blocks drawn from CuPy's default pool, so they show in its accounting): the graph holds those
+addresses, and no one else is ever handed them. Everything goes back when the recording is
+dropped. Where CUDA conditional nodes are missing (cuda-bindings absent, a driver before 12.4),
+the iteration is captured with CuPy and launched once per iteration, the test read each time.
+"""
+
+import contextlib
+import functools
+
+from .. import _backend as B
+from ..exceptions import CaptureError, GblaError
+from ..kernels import _loop
+from .workspace import LoopState
+
+__all__ = ["Recording", "conditional_graphs"]
+
+
+@functools.lru_cache(maxsize=None)
+def conditional_graphs():
+    """cuda.bindings' runtime module when CUDA graph conditional nodes can be made here, else
+    None (checked once: a graph with one conditional handle is made and destroyed)."""
+    try:
+        from cuda.bindings import runtime as rt
+        graph = _check(rt, rt.cudaGraphCreate(0))
+        try:
+            _check(rt, rt.cudaGraphConditionalHandleCreate(graph, 0, 0))
+        finally:
+            rt.cudaGraphDestroy(graph)
+        return rt
+    except Exception:  # no cuda-bindings, or a driver without conditional nodes
+        return None
+
+
+def _check(rt, result):
+    err, *values = result if isinstance(result, tuple) else (result,)
+    if err != rt.cudaError_t.cudaSuccess:
+        raise RuntimeError(f"CUDA: {err!r}")
+    return values[0] if len(values) == 1 else values
+
+
+class Recording:
+    """One loop body recorded on the device, with the :class:`~.workspace.Workspace` it owns.
+
+    ``keep``: what the body reads besides its state (closure values), held as long as the
+    recording, so that no address the graph holds is ever freed before it."""
+
+    def __init__(self, body, workspace, condition, keep):
+        cp = B._cupy()
+        self.body = body
+        self.workspace = workspace
+        self.condition = condition
+        self.keep = keep
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        self.pool = cp.cuda.MemoryPool(cp.get_default_memory_pool().malloc)
+        self.rt = conditional_graphs()
+        self._graph = self._exec = self._cupy_graph = None
+
+    # ------------------------------------------------------------------ running
+    def run(self, start, max_iterations):
+        """Run the loop from ``start`` (a dict of Vectors); returns (final state as new Vectors,
+        iterations run)."""
+        cp = B._cupy()
+        caller = cp.cuda.get_current_stream()
+        self.stream.wait_event(caller.record())
+        ws = self.workspace
+        with self.stream:
+            ws.load(start, max_iterations)
+            if not self.recorded:
+                if not self._first_iteration():
+                    return self._finish(caller)
+                self._record()
+            if self._exec is not None:
+                _check(self.rt, self.rt.cudaGraphLaunch(self._exec, self.stream.ptr))
+            else:
+                _loop.test(self._present(), self._n(), ws.control, counts=0)
+                while int(ws.control[_loop.GO].get()):  # sync: no conditional nodes here
+                    self._cupy_graph.launch(self.stream)
+        return self._finish(caller)
+
+    @property
+    def recorded(self):
+        return self._exec is not None or self._cupy_graph is not None
+
+    def _finish(self, caller):
+        ws = self.workspace
+        with self.stream:
+            results = ws.results()
+            done = int(ws.control[_loop.DONE].get())  # sync: the iterations run
+        caller.wait_event(self.stream.record())
+        return results, done
+
+    def _present(self):
+        return self.workspace.buffers[self.condition][1]
+
+    def _n(self):
+        return self._present().size
+
+    # ------------------------------------------------------------------ recording
+    def _iteration(self, state, handle=None):
+        """The body's ops, the state back into its entry buffers, and the loop's test."""
+        self.body(state, self.workspace.iteration)
+        try:
+            self.workspace.store(state)
+        except ValueError as e:
+            raise CaptureError(str(e)) from None
+        _loop.test(self._present(), self._n(), self.workspace.control, counts=1, handle=handle)
+
+    def _first_iteration(self):
+        """Iteration 1, device-resident but unrecorded; False when the loop does not start."""
+        ws = self.workspace
+        _loop.test(self._present(), self._n(), ws.control, counts=0)
+        if not int(ws.control[_loop.GO].get()):  # sync: does the loop start at all
+            return False
+        with _device_mode(self, "run on the device"):
+            self._iteration(_state(ws))
+        return True
+
+    def _record(self):
+        state = _state(self.workspace)
+        with _device_mode(self, "be recorded on the device"), \
+                B._cupy().cuda.using_allocator(self.pool.malloc):
+            if self.rt is not None:
+                self._record_while(state)
+            else:
+                self._record_cupy(state)
+
+    def _record_while(self, state):
+        rt, s = self.rt, self.stream.ptr
+        relaxed = rt.cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed
+        graph = _check(rt, rt.cudaGraphCreate(0))
+        try:
+            handle = _check(rt, rt.cudaGraphConditionalHandleCreate(graph, 0, 0))
+            _capture(rt, s, graph, relaxed, lambda: _loop.test(
+                self._present(), self._n(), self.workspace.control, counts=0,
+                handle=int(handle)))
+            nodes, _ = _check(rt, rt.cudaGraphGetNodes(graph, 1))
+            params = rt.cudaGraphNodeParams()
+            params.type = rt.cudaGraphNodeType.cudaGraphNodeTypeConditional
+            params.conditional.handle = handle
+            params.conditional.type = rt.cudaGraphConditionalNodeType.cudaGraphCondTypeWhile
+            params.conditional.size = 1
+            try:
+                _check(rt, rt.cudaGraphAddNode(graph, nodes[:1], None, 1, params))
+            except TypeError:  # cuda-bindings 12: no edge data argument
+                _check(rt, rt.cudaGraphAddNode(graph, nodes[:1], 1, params))
+            body_graph = params.conditional.phGraph_out[0]
+            _capture(rt, s, body_graph, relaxed, lambda: self._iteration(state, int(handle)))
+            self._exec = _check(rt, rt.cudaGraphInstantiate(graph, 0))
+            self._graph = graph
+        except BaseException:
+            rt.cudaGraphDestroy(graph)
+            raise
+
+    def _record_cupy(self, state):
+        self.stream.begin_capture()
+        try:
+            self._iteration(state)
+        finally:
+            graph = self.stream.end_capture()
+        self._cupy_graph = graph
+
+    def __del__(self):
+        rt = getattr(self, "rt", None)
+        try:
+            if self._exec is not None:
+                rt.cudaGraphExecDestroy(self._exec)
+            if self._graph is not None:
+                rt.cudaGraphDestroy(self._graph)
+        except Exception:  # interpreter shutdown
+            pass
+
+
+def _capture(rt, stream, graph, mode, record):
+    """Capture what ``record`` enqueues on ``stream`` into ``graph``; the capture always ends,
+    so the stream is usable whatever ``record`` raised."""
+    _check(rt, rt.cudaStreamBeginCaptureToGraph(stream, graph, None, None, 0, mode))
+    try:
+        record()
+    finally:
+        result = rt.cudaStreamEndCapture(stream)
+    _check(rt, result)
+
+
+@contextlib.contextmanager
+def _device_mode(recording, what):
+    """Ops take their device paths inside; an error that is not one of gbla's own (a CUDA
+    error, a kernel that does not compile, an allocation that fails) becomes CaptureError."""
+    B.set_device_loop(recording)
+    try:
+        yield
+    except GblaError:
+        raise
+    except Exception as e:
+        raise CaptureError(f"the loop body could not {what}: {type(e).__name__}: {e}") from e
+    finally:
+        B.set_device_loop(None)
+
+
+def _state(workspace):
+    return LoopState(workspace.vectors())

@@ -1,0 +1,168 @@
+"""gbla.iterate: a loop of ops, run on the device when its state lives there."""
+
+import numpy as np
+
+from .. import _validation as V
+from ..matrix import Matrix
+from ..vector import Vector
+from .capture import Recording
+from .workspace import LoopState, Workspace
+
+__all__ = ["iterate", "LoopState"]
+
+MODES = ("auto", "device", "eager")
+
+
+def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key=None,
+            mode="auto", stats=None):
+    """Run ``body(s, iteration)`` while the vector ``s[while_nonempty]`` has an entry.
+
+    This is gbla's non-blocking mode. On the GPU (``mode='auto'`` or ``'device'``) the body
+    is run once to record its ops, and the loop then runs on the device: the first iteration
+    runs for real (compiling what it needs), the second is captured into a CUDA graph whose
+    WHILE node repeats it, testing the condition on the device before every iteration. No
+    value goes back to the host until the loop ends, so an iteration costs what its kernels
+    cost. On the CPU, or with ``mode='eager'``, the same body runs from Python, the condition
+    read after each iteration: the reference, with identical results.
+
+    What the body may do, because its ops are recorded once and replayed:
+
+    - call ops (mxv, vxm, ewise_add, ewise_mult, apply, assign, select, scale) on the state,
+      on matrices and on vectors it makes; rebind a state name to a new Vector of the same
+      size and dtype, or write one in place (``out=``, :func:`~gbla.assign`);
+    - use ``iteration`` (1 in the first iteration) only as an op's value: in device mode it
+      is a device scalar, written by the loop between iterations;
+    - never read a value back to the host: ``Vector.nvals``, :func:`~gbla.reduce`,
+      ``to_coo``, ``isequal``, ``print`` of a Vector raise :class:`~gbla.CaptureError`; nor
+      branch in Python on data (the branch taken while recording is the one replayed).
+
+    Every Python value the body reads besides ``s`` (matrices, semirings, constants) is frozen
+    into the recording. With ``cache``, the recording is kept on that Matrix and reused by later
+    calls with an equal ``key`` and the same state names, sizes and dtypes, so ``key`` must
+    name every such value that can differ between calls; it is dropped with the matrix. Without
+    ``cache`` it is dropped when the call returns.
+
+    Parameters
+    ----------
+    body : callable
+        ``body(s, iteration)``: ``s`` a :class:`LoopState` (``s.q`` or ``s["q"]``).
+    state : dict of str to Vector
+        The start state; the caller's vectors are not modified. All on one device.
+    while_nonempty : str
+        The state name whose vector decides: the loop runs while it has an entry, tested before
+        every iteration.
+    max_iterations : int or None
+        At most this many iterations (0: none).
+    cache : Matrix or None
+        Keep the recording on this matrix, under ``key``.
+    key : hashable
+        What the recording depends on besides the state's shapes (used only with ``cache``).
+    mode : {'auto', 'device', 'eager'}
+        'auto': device mode when the state is on the GPU.
+    stats : dict or None
+        ``stats["iterations"]``: the iterations run; ``stats["mode"]``: 'device' or 'eager'.
+
+    Returns
+    -------
+    dict of str to Vector
+        The final state, new Vectors.
+
+    Raises
+    ------
+    DomainMismatch
+        ``body`` not callable, ``state`` not a dict of Vectors, ``cache`` not a Matrix.
+    InvalidValue
+        An empty ``state``, ``while_nonempty`` not one of its names, a bad ``max_iterations``
+        or ``mode``, 'device' with the state on the CPU, an unhashable ``key``.
+    DeviceMismatch
+        The state's vectors on different devices.
+    CaptureError
+        The body did what a recorded body cannot (above); the loop ran nothing beyond its
+        first iteration, and the state passed in is untouched.
+
+    Examples
+    --------
+    Breadth-first levels from vertex 0 of the path 0 -> 1 -> 2:
+
+    >>> import gbla
+    >>> A = gbla.Matrix.from_edges([0, 1], [1, 2], device="cpu")
+    >>> q = gbla.Vector.from_coo([0], True, 3, device="cpu")
+    >>> levels = gbla.assign(gbla.Vector.new(3, int, device="cpu"), 0, mask=q.S)
+    >>> def level(s, depth):
+    ...     s.q = gbla.vxm(s.q, A, "any_pair", mask=~s.levels.S)
+    ...     gbla.assign(s.levels, depth, mask=s.q.S)
+    >>> out = gbla.iterate(level, {"q": q, "levels": levels}, while_nonempty="q")
+    >>> out["levels"].to_dense(-1)
+    array([0, 1, 2])
+    """
+    if not callable(body):
+        raise V.domain("body", "be callable as body(s, iteration)", type(body).__name__)
+    if not isinstance(state, dict) or not state or \
+            not all(isinstance(k, str) and isinstance(v, Vector) for k, v in state.items()):
+        if isinstance(state, dict) and not state:
+            raise V.invalid_value("state", "name at least one Vector", state)
+        raise V.domain("state", "be a dict of str to gbla.Vector", type(state).__name__)
+    if not isinstance(while_nonempty, str) or while_nonempty not in state:
+        raise V.invalid_value("while_nonempty", f"be one of the state's names {sorted(state)}",
+                              while_nonempty)
+    if max_iterations is not None:
+        max_iterations = V.size(max_iterations, "max_iterations")
+    V.one_of(mode, MODES, "mode")
+    if stats is not None and not isinstance(stats, dict):
+        raise V.domain("stats", "be a dict or None", type(stats).__name__)
+    V.same_device({name: v.device for name, v in state.items()})
+    device = next(iter(state.values())).device
+    if mode == "device" and device != "gpu":
+        raise V.invalid_value("mode", "be 'auto' or 'eager' with the state on the CPU", mode)
+    if cache is not None:
+        if not isinstance(cache, Matrix):
+            raise V.domain("cache", "be a gbla.Matrix or None", type(cache).__name__)
+        try:
+            hash(key)
+        except TypeError:
+            raise V.invalid_value("key", "be hashable", key) from None
+    run_stats = {}
+    if device == "gpu" and mode != "eager":
+        result = _device(body, state, while_nonempty, max_iterations, cache, key, run_stats)
+    else:
+        result = _eager(body, state, while_nonempty, max_iterations, run_stats)
+    if stats is not None:
+        stats.update(run_stats)
+    return result
+
+
+def _eager(body, state, condition, max_iterations, stats):
+    s = LoopState({name: v.dup() for name, v in state.items()})
+    done = 0
+    while (max_iterations is None or done < max_iterations) and s[condition].nvals:  # sync
+        done += 1
+        body(s, done)
+    stats.update(iterations=done, mode="eager")
+    return {name: s[name] for name in s.keys()}
+
+
+def _signature(state):
+    return tuple((name, v.size, np.dtype(v.dtype)) for name, v in sorted(state.items()))
+
+
+def _device(body, state, condition, max_iterations, cache, key, stats):
+    signature = _signature(state)
+    recording = None
+    slot = ("gbla.iterate", key, signature, condition)
+    if cache is not None:
+        recording = cache._cache.get(slot)
+    if recording is None:
+        keep = tuple(_contents(c) for c in (getattr(body, "__closure__", None) or ()))
+        recording = Recording(body, Workspace(signature), condition, keep)
+    result, done = recording.run(state, max_iterations)
+    if cache is not None and recording.recorded:
+        cache._cache[slot] = recording
+    stats.update(iterations=done, mode="device")
+    return result
+
+
+def _contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # a cell not yet bound
+        return None

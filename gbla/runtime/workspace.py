@@ -1,0 +1,128 @@
+"""The buffers one recorded loop owns, at addresses fixed for the recording's life: each state
+vector's dense values and presence (its "entry buffers", where every iteration starts and
+ends), the loop's control words, and the scratch arrays ops keep across iterations (a direction
+tracker's state), reset to their start values before every run."""
+
+import numpy as np
+
+from .._backend import _cupy
+from ..kernels import _loop
+from ..vector import Vector
+
+__all__ = ["Workspace", "LoopState"]
+
+
+class LoopState:
+    """The state a loop body reads and writes: Vectors by name, as attributes (``s.q``) or
+    items (``s["q"]``). The body may rebind a name to a new Vector of the same size and dtype,
+    or write one in place with ``out=`` / :func:`gbla.assign`."""
+
+    __slots__ = ("_vectors",)
+
+    def __init__(self, vectors):
+        object.__setattr__(self, "_vectors", dict(vectors))
+
+    def __getattr__(self, name):
+        try:
+            return self._vectors[name]
+        except KeyError:
+            raise AttributeError(f"the loop state has no vector {name!r}; it has "
+                                 f"{sorted(self._vectors)}") from None
+
+    def __setattr__(self, name, value):
+        if name not in self._vectors:
+            raise AttributeError(f"the loop state has no vector {name!r} (its names are fixed "
+                                 f"when the loop starts: {sorted(self._vectors)})")
+        self._vectors[name] = value
+
+    def __getitem__(self, name):
+        return self._vectors[name]
+
+    def __setitem__(self, name, value):
+        self.__setattr__(name, value)
+
+    def keys(self):
+        return self._vectors.keys()
+
+    def _replace(self, vectors):
+        self._vectors.update(vectors)
+
+    def __repr__(self):
+        return f"LoopState({', '.join(sorted(self._vectors))})"
+
+
+class Workspace:
+    def __init__(self, signature):
+        cp = _cupy()
+        self.signature = signature
+        self.buffers = {name: (cp.empty(size, dtype), cp.empty(size, bool))
+                        for name, size, dtype in signature}
+        self.control = cp.zeros(_loop.CONTROL, np.int64)
+        self.iteration = self.control[_loop.ITERATION]  # a 0-d view the body's ops read
+        self._scratch = {}
+
+    def load(self, vectors, max_iterations):
+        """Copy a run's start state in and reset the control words and the scratch."""
+        cp = _cupy()
+        for name, v in vectors.items():
+            values, present = v._dense()
+            bv, bp = self.buffers[name]
+            cp.copyto(bv, values)
+            if present is None:
+                bp.fill(True)
+            else:
+                cp.copyto(bp, present)
+        start = np.zeros(_loop.CONTROL, np.int64)
+        start[_loop.MAX] = -1 if max_iterations is None else max_iterations
+        start[_loop.ITERATION] = 1
+        self.control.set(start)
+        for array, initial in self._scratch.values():
+            cp.copyto(array, initial)
+
+    def scratch(self, key, start):
+        """The array kept under ``key`` across iterations, ``start`` (a NumPy array) at the start
+        of every run. Made the first time a key is asked for, which is never while recording
+        (the first iteration runs unrecorded and asks first)."""
+        if key not in self._scratch:
+            initial = _cupy().asarray(start)
+            self._scratch[key] = (initial.copy(), initial)
+        return self._scratch[key][0]
+
+    def vectors(self):
+        """Vectors over the entry buffers, which ops may write in place."""
+        out = {}
+        for name, (values, present) in self.buffers.items():
+            out[name] = Vector._from_dense_arrays(values, present, "gpu")
+            out[name]._owned = True
+        return out
+
+    def store(self, state):
+        """End of an iteration: copy each state vector into its entry buffers (unless an op
+        wrote them in place) and point the state back at them. Raises ValueError when a state
+        vector changed size or dtype, or is no Vector any more."""
+        cp = _cupy()
+        for name, size, dtype in self.signature:
+            v = state[name]
+            if not isinstance(v, Vector) or v.size != size or v.dtype != dtype:
+                got = type(v).__name__ if not isinstance(v, Vector) else \
+                    f"size {v.size}, dtype {v.dtype.name}"
+                raise ValueError(f"state.{name} must stay a Vector of size {size} and dtype "
+                                 f"{np.dtype(dtype).name} through the body; got {got}")
+            values, present = v._dense()
+            bv, bp = self.buffers[name]
+            if values is not bv:
+                cp.copyto(bv, values)
+            if present is None:
+                bp.fill(True)
+            elif present is not bp:
+                cp.copyto(bp, present)
+        state._replace(self.vectors())
+
+    def results(self):
+        """New Vectors holding copies of the entry buffers (the workspace is reused)."""
+        return {name: Vector._from_dense_arrays(values.copy(), present.copy(), "gpu")
+                for name, (values, present) in self.buffers.items()}
+
+    def nbytes(self):
+        return sum(v.nbytes + p.nbytes for v, p in self.buffers.values()) + \
+            sum(a.nbytes * 2 for a, _ in self._scratch.values())

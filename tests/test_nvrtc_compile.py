@@ -1,0 +1,81 @@
+"""The kernel modules compile with NVRTC exactly as the loader hands them to CuPy on the GPU
+(prelude, the file with its headers inlined, the generated semiring struct, the name
+expressions): the path a device loop takes (loop.cu, spmv.cu's gather and binned push) is
+checked where no GPU is. Skips when cuda-bindings cannot load libnvrtc."""
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gbla import DEFAULT_POLICY, semirings
+from gbla.kernels import _codegen, _launch
+
+
+def _nvrtc():
+    try:
+        from cuda.bindings import nvrtc
+        err, *_ = nvrtc.nvrtcVersion()
+        return nvrtc if err == nvrtc.nvrtcResult.NVRTC_SUCCESS else None
+    except Exception:
+        return None
+
+
+NVRTC = _nvrtc()
+pytestmark = [pytest.mark.nvcc, pytest.mark.skipif(NVRTC is None, reason="no NVRTC library")]
+
+
+def _include_dirs():
+    """CUDA's headers (cooperative_groups, and CCCL's cuda/std under include/cccl), as CuPy
+    passes them; found beside nvcc, else in /usr/local/cuda."""
+    nvcc = shutil.which("nvcc")
+    roots = ([Path(nvcc).resolve().parents[1]] if nvcc else []) + [Path("/usr/local/cuda")]
+    root = next((r for r in roots if (r / "include" / "cooperative_groups.h").is_file()),
+                roots[-1])
+    return [d for d in (root / "include", root / "include" / "cccl") if d.is_dir()]
+
+
+def _compile(code, names):
+    """Lowered names of ``names`` after compiling ``code``; the log on failure."""
+    nv = NVRTC
+    ok = nv.nvrtcResult.NVRTC_SUCCESS
+    err, prog = nv.nvrtcCreateProgram(code.encode(), b"gbla.cu", 0, [], [])
+    assert err == ok
+    try:
+        for name in names:
+            assert nv.nvrtcAddNameExpression(prog, name.encode())[0] == ok
+        opts = [b"-std=c++17", b"--gpu-architecture=compute_90"] + \
+            [f"-I{d}".encode() for d in _include_dirs()]
+        (err,) = nv.nvrtcCompileProgram(prog, len(opts), opts)
+        _, size = nv.nvrtcGetProgramLogSize(prog)
+        log = b" " * size
+        nv.nvrtcGetProgramLog(prog, log)
+        assert err == ok, log.decode(errors="replace")[-4000:]
+        return [nv.nvrtcGetLoweredName(prog, name.encode())[1] for name in names]
+    finally:
+        nv.nvrtcDestroyProgram(prog)
+
+
+def test_the_loop_kernels_compile_behind_the_direction_rule():
+    lowered = _compile(DEFAULT_POLICY.cuda_source() + _launch.source("loop.cu"),
+                       ["gbla_loop_test", "gbla_direction_decide"])
+    assert lowered == [b"gbla_loop_test", b"gbla_direction_decide"]
+
+
+@pytest.mark.parametrize("semiring, dtype, a_dtype, flip", [
+    (semirings.any_pair, np.bool_, None, True),          # BFS levels
+    (semirings.any_secondi, np.int64, None, True),       # BFS parents
+    (semirings.min_plus, np.float64, np.float64, True),  # Bellman-Ford
+    (semirings.plus_times, np.float32, np.float32, False),
+], ids=["any_pair", "any_secondi", "min_plus", "plus_times"])
+@pytest.mark.parametrize("index", ["int", "long long"])
+def test_every_spmv_kernel_compiles_for_a_semiring_struct(semiring, dtype, a_dtype, flip, index):
+    dtype = np.dtype(dtype)
+    types = _codegen.SpmvTypes(semiring, None if a_dtype is None else np.dtype(a_dtype), dtype,
+                               dtype, flip)
+    name, struct = _codegen.struct(types)
+    names = [f"{k}<{name}, {index}>" for k in _codegen.SPMV_KERNELS] + \
+        [f"{_codegen.GATHER}<{index}>"]
+    lowered = _compile(_launch.source("spmv.cu") + "\n" + struct, names)
+    assert all(lowered)

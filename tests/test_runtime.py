@@ -1,0 +1,309 @@
+"""gbla.iterate, the loop of ops that runs on the device: device mode against eager mode and
+SciPy (BFS and Bellman-Ford written as loop bodies, and the library's own), its limits (what a
+recorded body may not do raises CaptureError and leaves the GPU usable), its cache, and the
+memory a loop takes (given back: a thousand traversals do not grow CuPy's pool)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given
+from scipy.sparse import csgraph
+
+import gbla
+from gbla import semirings
+
+from . import graphs as G
+from .conftest import SKIP_NO_GPU, host
+
+gpu = [SKIP_NO_GPU, pytest.mark.gpu]
+MODES = ["eager", pytest.param("device", marks=gpu)]
+
+#   0 -> 1 -> 2 -> 3     4 (isolated)
+PATH = sp.csr_array((np.ones(3), ([0, 1, 2], [1, 2, 3])), shape=(5, 5))
+
+
+def bfs_by_iterate(A, source, mode, *, max_iterations=None, direction="auto", stats=None):
+    """The levels of a BFS written as a loop body by a user: the public API only."""
+    n = A.nrows
+    q = gbla.Vector.from_coo([source], True, n, device=A.device)
+    levels = gbla.assign(gbla.Vector.new(n, np.int32, device=A.device), 0, mask=q.S)
+    tracker = gbla.DirectionPolicy().tracker() if direction == "auto" else direction
+
+    def level(s, depth):
+        s.q = gbla.vxm(s.q, A, "any_pair", mask=~s.levels.S, direction=tracker)
+        gbla.assign(s.levels, depth, mask=s.q.S)
+
+    out = gbla.iterate(level, {"q": q, "levels": levels}, while_nonempty="q",
+                       max_iterations=max_iterations, mode=mode, stats=stats)
+    return host(out["levels"].to_dense(-1))
+
+
+def expected_levels(S, source, limit=None):
+    d = csgraph.shortest_path(S, unweighted=True, indices=source)
+    levels = np.where(np.isinf(d), -1, d).astype(np.int64)
+    if limit is not None:
+        levels[levels > limit] = -1
+    return levels
+
+
+def device_of(mode):
+    return "gpu" if mode == "device" else "cpu"
+
+
+# ============================================================================== results
+@pytest.mark.parametrize("mode", MODES)
+def test_a_bfs_body_gives_scipy_levels_and_counts_its_iterations(mode):
+    A = gbla.Matrix.from_scipy(PATH, device=device_of(mode))
+    stats = {}
+    levels = bfs_by_iterate(A, 0, mode, stats=stats)
+    np.testing.assert_array_equal(levels, [0, 1, 2, 3, -1])
+    # levels 1, 2, 3 found something; the 4th iteration found the frontier empty
+    assert stats == {"iterations": 4, "mode": mode}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("limit", [0, 1, 2, 5])
+def test_max_iterations_is_exact(mode, limit):
+    A = gbla.Matrix.from_scipy(PATH, device=device_of(mode))
+    stats = {}
+    levels = bfs_by_iterate(A, 0, mode, max_iterations=limit, stats=stats)
+    np.testing.assert_array_equal(levels, expected_levels(PATH, 0, limit))
+    assert stats["iterations"] == min(limit, 4)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_loop_whose_condition_starts_empty_runs_nothing(mode):
+    device = device_of(mode)
+    empty = gbla.Vector.new(5, bool, device=device)
+    x = gbla.Vector.from_coo([1], 7., 5, device=device)
+    calls = []
+    stats = {}
+    out = gbla.iterate(lambda s, i: calls.append(i), {"q": empty, "x": x},
+                       while_nonempty="q", mode=mode, stats=stats)
+    assert calls == [] and stats["iterations"] == 0
+    assert out["x"].isequal(x) and out["q"].nvals == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_callers_state_is_not_modified(mode):
+    A = gbla.Matrix.from_scipy(PATH, device=device_of(mode))
+    q = gbla.Vector.from_coo([0], True, 5, device=A.device)
+    levels = gbla.assign(gbla.Vector.new(5, np.int32, device=A.device), 0, mask=q.S)
+    before = (q.dup(), levels.dup())
+
+    def level(s, depth):
+        s.q = gbla.vxm(s.q, A, "any_pair", mask=~s.levels.S)
+        gbla.assign(s.levels, depth, mask=s.q.S)
+
+    out = gbla.iterate(level, {"q": q, "levels": levels}, while_nonempty="q", mode=mode)
+    assert q.isequal(before[0]) and levels.isequal(before[1])
+    assert out["levels"].nvals == 4 and out["q"].nvals == 0
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@G.FIXTURE_OK
+@given(g=G.medium_graphs())
+def test_device_mode_equals_eager_mode_and_scipy_on_random_graphs(g):
+    S = g.scipy()
+    A = gbla.Matrix.from_scipy(S, device="gpu")
+    source = int(np.argmax(np.diff(S.indptr))) if g.n else 0
+    expected = expected_levels(S, source)
+    for direction in ("auto", "push", "pull"):
+        eager = bfs_by_iterate(gbla.Matrix.from_scipy(S, device="cpu"), source, "eager",
+                               direction=direction)
+        device = bfs_by_iterate(A, source, "device", direction=direction)
+        np.testing.assert_array_equal(eager, expected)
+        np.testing.assert_array_equal(device, expected)
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("case", ["one vertex", "no edges", "isolated source", "directed",
+                                  "self loops"])
+def test_the_library_bfs_and_bellman_ford_run_on_the_device_on_degenerate_graphs(case):
+    S = {"one vertex": sp.csr_array((1, 1)),
+         "no edges": sp.csr_array((6, 6)),
+         "isolated source": PATH,
+         "directed": PATH,
+         "self loops": sp.csr_array((np.ones(4), ([0, 0, 1, 2], [0, 1, 1, 0])), shape=(3, 3)),
+         }[case]
+    source = 4 if case == "isolated source" else 0
+    for mode_device in ("cpu", "gpu"):
+        A = gbla.Matrix.from_scipy(S, device=mode_device)
+        stats = {}
+        levels, parents = gbla.bfs(A, source, return_parents=True, stats=stats)
+        np.testing.assert_array_equal(host(levels), expected_levels(S, source))
+        gbla.verify.bfs(A, source, levels, parents)
+        assert stats["mode"] == ("device" if mode_device == "gpu" else "eager")
+        dist, pred = gbla.sssp(A, source, method="bellman_ford", return_predecessors=True)
+        np.testing.assert_allclose(host(dist), csgraph.shortest_path(S, indices=source))
+        gbla.verify.sssp(A, source, dist, pred)
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@G.FIXTURE_OK
+@given(g=G.graphs(max_n=40, weights=G.st.integers(1, 20)))
+def test_bellman_ford_on_the_device_equals_scipy(g):
+    S = g.scipy()
+    A = gbla.Matrix.from_scipy(S, device="gpu")
+    stats = {}
+    dist, pred = gbla.sssp(A, 0, method="bellman_ford", return_predecessors=True, stats=stats)
+    np.testing.assert_allclose(host(dist), csgraph.shortest_path(S, indices=0))
+    gbla.verify.sssp(A, 0, dist, pred)
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_a_negative_cycle_is_found_on_the_device():
+    S = sp.csr_array((np.array([1., -3., 1.]), ([0, 1, 2], [1, 2, 1])), shape=(3, 3))
+    with pytest.raises(gbla.NegativeCycleError):
+        gbla.sssp(gbla.Matrix.from_scipy(S, device="gpu"), 0, method="bellman_ford")
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_depth_limit_stays_exact_on_the_device():
+    S = sp.csr_array((np.ones(9), (np.arange(9), np.arange(1, 10))), shape=(10, 10))
+    A = gbla.Matrix.from_scipy(S, device="gpu")
+    for limit in (0, 1, 3, 9, 20):
+        levels = gbla.bfs(A, 0, depth_limit=limit)
+        np.testing.assert_array_equal(host(levels), expected_levels(S, 0, limit))
+
+
+# ============================================================================== the cache
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_a_cached_recording_is_reused_with_new_start_states_and_dropped_with_its_matrix():
+    S = sp.random_array((300, 300), density=0.02, random_state=1, format="csr")
+    A = gbla.Matrix.from_scipy(S, device="gpu")
+    gbla.bfs(A, 0)
+    P = A.pattern()
+    recordings = [k for k in P._cache if isinstance(k, tuple) and k[0] == "gbla.iterate"]
+    assert len(recordings) == 1
+    first = P._cache[recordings[0]]
+    for source in (5, 17, 0, 299):
+        np.testing.assert_array_equal(host(gbla.bfs(A, source)), expected_levels(S, source))
+    assert P._cache[recordings[0]] is first  # replayed, not recorded again
+    # parents ask for another semiring: another recording beside the first
+    gbla.bfs(A, 3, return_parents=True)
+    assert len([k for k in P._cache if isinstance(k, tuple) and k[0] == "gbla.iterate"]) == 2
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_a_thousand_traversals_give_back_their_memory():
+    import cupy as cp
+    S = sp.random_array((2000, 2000), density=0.002, random_state=2, format="csr")
+    A = gbla.Matrix.from_scipy(S, device="gpu")
+    pool = cp.get_default_memory_pool()
+    gbla.bfs(A, 0)
+    gbla.sssp(A, 0, method="bellman_ford")
+    cp.cuda.Device().synchronize()
+    start = pool.used_bytes()
+    for i in range(1000):
+        gbla.bfs(A, i % 2000)
+    for i in range(20):
+        gbla.sssp(A, i, method="bellman_ford")
+    cp.cuda.Device().synchronize()
+    assert pool.used_bytes() == start
+    del A
+    import gc
+    gc.collect()
+    assert pool.used_bytes() < start
+
+
+# ============================================================================== limits
+def _loop_state(device):
+    A = gbla.Matrix.from_scipy(PATH, device=device)
+    q = gbla.Vector.from_coo([0], True, 5, device=device)
+    levels = gbla.assign(gbla.Vector.new(5, np.int32, device=device), 0, mask=q.S)
+    return A, {"q": q, "levels": levels}
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("read", ["nvals", "reduce", "to_coo", "isequal"])
+def test_a_host_read_inside_a_recorded_body_raises_and_the_gpu_stays_usable(read):
+    A, state = _loop_state("gpu")
+
+    def body(s, depth):
+        s.q = gbla.vxm(s.q, A, "any_pair", mask=~s.levels.S)
+        {"nvals": lambda: s.q.nvals,
+         "reduce": lambda: gbla.reduce(s.levels, "max"),
+         "to_coo": lambda: s.q.to_coo(),
+         "isequal": lambda: s.q.isequal(s.q)}[read]()
+        gbla.assign(s.levels, depth, mask=s.q.S)
+
+    with pytest.raises(gbla.CaptureError, match="reads a value back to the host"):
+        gbla.iterate(body, state, while_nonempty="q", mode="device")
+    # the same body runs eagerly, and the GPU is usable afterwards
+    out = gbla.iterate(body, state, while_nonempty="q", mode="eager")
+    np.testing.assert_array_equal(host(out["levels"].to_dense(-1)), [0, 1, 2, 3, -1])
+    np.testing.assert_array_equal(bfs_by_iterate(A, 0, "device"), [0, 1, 2, 3, -1])
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("change", ["dtype", "size", "type"])
+def test_a_state_vector_that_changes_shape_raises(change):
+    A, state = _loop_state("gpu")
+
+    def body(s, depth):
+        s.q = {"dtype": lambda: gbla.apply(s.q, "plus", right=1.5),
+               "size": lambda: gbla.Vector.new(6, bool),
+               "type": lambda: 3}[change]()
+
+    with pytest.raises(gbla.CaptureError, match="state.q must stay a Vector of size 5"):
+        gbla.iterate(body, state, while_nonempty="q", mode="device")
+    np.testing.assert_array_equal(bfs_by_iterate(A, 0, "device"), [0, 1, 2, 3, -1])
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_a_semiring_that_fails_to_compile_raises_a_capture_error():
+    bad = semirings.Semiring(semirings.monoid.min,
+                             semirings.BinaryOp("broken", "x +* y", lambda x, y: x + y))
+    A, state = _loop_state("gpu")
+    state["d"] = gbla.Vector.from_coo([0], 0., 5)
+
+    def body(s, depth):
+        s.d = gbla.vxm(s.d, A, bad)
+        s.q = gbla.vxm(s.q, A, "any_pair", mask=~s.levels.S)
+
+    with pytest.raises(gbla.CaptureError):
+        gbla.iterate(body, state, while_nonempty="q", mode="device")
+    np.testing.assert_array_equal(bfs_by_iterate(A, 0, "device"), [0, 1, 2, 3, -1])
+
+
+@pytest.mark.parametrize("kwargs, error, name", [
+    ({"body": 3}, gbla.DomainMismatch, "body"),
+    ({"state": {}}, gbla.InvalidValue, "state"),
+    ({"state": {"q": 1}}, gbla.DomainMismatch, "state"),
+    ({"while_nonempty": "x"}, gbla.InvalidValue, "while_nonempty"),
+    ({"max_iterations": -1}, gbla.InvalidValue, "max_iterations"),
+    ({"mode": "fast"}, gbla.InvalidValue, "mode"),
+    ({"mode": "device"}, gbla.InvalidValue, "mode"),
+    ({"cache": 3}, gbla.DomainMismatch, "cache"),
+    ({"key": [1]}, gbla.InvalidValue, "key"),
+    ({"stats": []}, gbla.DomainMismatch, "stats"),
+])
+def test_bad_arguments_are_rejected_by_name(kwargs, error, name):
+    A, state = _loop_state("cpu")
+    args = {"body": lambda s, i: None, "state": state, "while_nonempty": "q"}
+    if "key" in kwargs:
+        args["cache"] = A
+    args.update(kwargs)
+    with pytest.raises(error, match=name):
+        gbla.iterate(**args)
+
+
+def test_the_loop_state_names_are_fixed():
+    _, state = _loop_state("cpu")
+
+    def body(s, i):
+        s.other = s.q
+
+    with pytest.raises(AttributeError, match="no vector 'other'"):
+        gbla.iterate(body, state, while_nonempty="q", mode="eager")
