@@ -16,18 +16,20 @@ The layers, each importing only those below it:
 - ``semirings`` (ops, monoids, semirings as data), ``_dtypes``;
 - ``_validation`` (the one place inputs are checked), ``_backend``, ``exceptions``.
 
-Beside them: ``io`` (graph files), ``datasets`` (graphs shipped in the package),
-``generators`` (rmat, grid2d, rgg, weights), ``verify`` (result checks).
+Beside them: ``csgraph`` (scipy.sparse.csgraph's functions over gbla), ``io`` (graph files),
+``datasets`` (graphs shipped in the package), ``generators`` (rmat, grid2d, rgg, weights),
+``verify`` (result checks).
 """
 
-from . import datasets, generators, io, kernels, methods, runtime, semirings, verify
+from . import (csgraph, datasets, generators, io, kernels, methods, runtime, semirings,
+               verify)
 from ._backend import default_device, gpu_available
 from ._version import __version__
-from .algorithms import bfs, sssp
+from .algorithms import bfs, connected_components, sssp
 from .direction import DEFAULT_POLICY, DirectionPolicy, DirectionTracker
-from .exceptions import (CaptureError, DeviceMismatch, DimensionMismatch, DomainMismatch, DuplicateIndex,
-                         GblaError, InvalidIndex, InvalidValue, NegativeCycleError, UnknownName,
-                         UnsupportedMethod, ValidationError)
+from .exceptions import (CaptureError, DeviceMismatch, DimensionMismatch, DomainMismatch,
+                         DuplicateIndex, GblaError, InvalidIndex, InvalidValue, NegativeCycleError,
+                         UnknownName, UnsupportedMethod, ValidationError)
 from .mask import Mask
 from .matrix import Matrix
 from .ops import apply, assign, ewise_add, ewise_mult, mxv, reduce, scale, select, vxm
@@ -35,8 +37,9 @@ from .runtime import LoopState, iterate
 from .vector import Vector
 
 __all__ = [
-    "Matrix", "Vector", "Mask", "semirings", "kernels", "generators", "datasets", "io",
-    "verify", "methods", "runtime", "bfs", "sssp", "iterate", "LoopState",
+    "Matrix", "Vector", "Mask", "semirings", "kernels", "generators", "datasets", "io", "csgraph",
+    "verify", "methods", "runtime", "bfs", "sssp", "connected_components", "iterate",
+    "LoopState",
     "mxv", "vxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign", "select", "scale",
     "DirectionPolicy", "DirectionTracker", "DEFAULT_POLICY",
     "gpu_available", "default_device",

@@ -12,6 +12,7 @@ from . import _backend as B
 from . import _validation as V
 from . import _storage
 from ._dtypes import BOOL
+from .semirings import binary
 
 __all__ = ["Matrix", "as_graph"]
 
@@ -152,6 +153,104 @@ class Matrix:
         arrays = (C.indptr.astype(idt), C.indices.astype(idt), C.data)
         arrays = tuple(B.to_device(a, device) for a in arrays)
         return cls._wrap(*arrays, C.shape, dtype, device)
+
+    @classmethod
+    def from_networkx(cls, G, *, weight="weight", nodelist=None, device=None):
+        """The adjacency Matrix of a networkx graph: entry (i, j) is the edge from the i-th node
+        to the j-th, in the order of ``nodelist`` (default ``list(G)``).
+
+        Parameters
+        ----------
+        G : networkx.Graph, DiGraph, MultiGraph or MultiDiGraph
+            An undirected graph gives a symmetric matrix (each edge both ways).
+        weight : str or None, default 'weight'
+            The edge attribute holding the weight (an edge without it weighs 1); None: an
+            unweighted pattern (bool). Parallel edges of a multigraph keep the smallest weight,
+            the one networkx's shortest paths take.
+        nodelist : sequence or None, default None
+            The nodes, in the order of the rows; every node of G, once.
+        device : {'cpu', 'gpu', None}, default None
+            As for :meth:`from_scipy`.
+
+        Returns
+        -------
+        Matrix
+            A new n x n Matrix (float64 weights, or bool when ``weight`` is None).
+
+        Raises
+        ------
+        DomainMismatch
+            ``G`` is not a networkx graph.
+        InvalidValue
+            ``nodelist`` misses a node of G or repeats one, or a weight is not a number.
+
+        Examples
+        --------
+        >>> import networkx as nx, gbla
+        >>> G = nx.Graph([(0, 1, {"weight": 2.5}), (1, 2, {})])
+        >>> gbla.Matrix.from_networkx(G, device="cpu").to_scipy().toarray()
+        array([[0. , 2.5, 0. ],
+               [2.5, 0. , 1. ],
+               [0. , 1. , 0. ]])
+        """
+        try:
+            import networkx as nx
+        except ImportError:  # pragma: no cover - networkx is what G would come from
+            raise V.domain("G", "be a networkx graph (networkx is not installed)",
+                           type(G).__name__) from None
+        if not isinstance(G, nx.Graph):
+            raise V.domain("G", "be a networkx graph", type(G).__name__)
+        nodes = list(G) if nodelist is None else list(nodelist)
+        index = {node: i for i, node in enumerate(nodes)}
+        if len(index) != len(nodes) or len(nodes) != G.number_of_nodes() or \
+                any(node not in index for node in G):
+            raise V.invalid_value("nodelist", "hold every node of G once", nodelist)
+        edges = list(G.edges(data=weight, default=1)) if weight is not None else \
+            [(u, v, True) for u, v in G.edges()]
+        src = np.array([index[u] for u, _, _ in edges], np.int64)
+        dst = np.array([index[v] for _, v, _ in edges], np.int64)
+        try:
+            values = None if weight is None else np.array([w for _, _, w in edges], np.float64)
+        except (TypeError, ValueError):
+            raise V.invalid_value("G", f"have numeric {weight!r} attributes",
+                                  next(w for _, _, w in edges)) from None
+        if not G.is_directed():
+            src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+            values = None if values is None else np.concatenate([values, values])
+        return cls.from_edges(src, dst, values, len(nodes), dup_op=binary.min, device=device)
+
+    def to_networkx(self, *, directed=True, weight="weight"):
+        """A networkx graph of this matrix: node i for row i, an edge i -> j of attribute
+        ``weight`` for each entry (explicit zeros included).
+
+        Parameters
+        ----------
+        directed : bool, default True
+            A DiGraph; False: a Graph (the matrix read as symmetric, an edge once).
+        weight : str or None, default 'weight'
+            The attribute the values go into; None: no attribute (an iso matrix has none).
+
+        Returns
+        -------
+        networkx.DiGraph or networkx.Graph
+
+        Examples
+        --------
+        >>> import gbla
+        >>> A = gbla.Matrix.from_edges([0, 1], [1, 2], [4., 5.], device="cpu")
+        >>> sorted(A.to_networkx().edges(data="weight"))
+        [(0, 1, 4.0), (1, 2, 5.0)]
+        """
+        import networkx as nx
+        G = nx.DiGraph() if directed else nx.Graph()
+        G.add_nodes_from(range(self.nrows))
+        S = self.to_scipy().tocoo()  # sync: copied to the host
+        if weight is None or self.is_iso:
+            G.add_edges_from(zip(S.row.tolist(), S.col.tolist()))
+        else:
+            G.add_weighted_edges_from(zip(S.row.tolist(), S.col.tolist(), S.data.tolist()),
+                                      weight=weight)
+        return G
 
     @classmethod
     def from_cupy(cls, C, *, index_dtype=None):

@@ -650,8 +650,9 @@ def assign(out, value, *, mask=None, accum=None, replace=False):
         A scalar must be representable in out.dtype (a NaN or an infinity into an integer
         vector raises InvalidValue, as do 1.5 or True; only 0, 1, True and False go into
         bool). A 0-d CuPy array (such as the iteration number of :func:`gbla.iterate` in
-        device mode) is read on the device and cast to out.dtype unchecked. A Vector of size out.size is written entry by entry, cast to out.dtype; its
-        missing entries count too (without mask and accum, ``out`` becomes a copy of it).
+        device mode) is read on the device and cast to out.dtype unchecked. A Vector of size
+        out.size is written entry by entry, cast to out.dtype; its missing entries count too
+        (without mask and accum, ``out`` becomes a copy of it).
     mask : Mask, Vector or None, default None
         ``w.S``, ``w.V``, ``~w.S``, ``~w.V`` (a bare Vector means its value mask), size
         out.size. None allows every position (a scalar then fills ``out`` entirely).

@@ -520,3 +520,21 @@ def test_bad_choices_raise_invalid_value(tmp_path, kwargs, arg):
     path = write(tmp_path, "g.txt", "0 1\n")
     with pytest.raises(gbla.InvalidValue, match=f"{arg} must be"):
         read(path, **kwargs)
+
+
+@pytest.mark.parametrize("text, declared", [
+    ("%%MatrixMarket matrix coordinate real general\n1000000000000 1000000000000 3\n1 1 1.0\n",
+     "a 1000000000000 x 1000000000000 matrix of 3 entries"),
+    ("%%MatrixMarket matrix coordinate pattern symmetric\n5 5 999999999999\n1 1\n",
+     "a 5 x 5 matrix of 999999999999 entries"),
+    ("p sp 1000000000000 2\na 1 2 3\n", "a graph of 1000000000000 nodes and 2 arcs"),
+    ("1000000000000 1\n2\n1\n", "a graph of 1000000000000 vertices and 1 edges"),
+], ids=["mtx rows", "mtx entries", "dimacs", "metis"])
+def test_a_header_larger_than_memory_raises_a_format_error_naming_the_size(tmp_path, text,
+                                                                         declared):
+    suffix = ".mtx" if text.startswith("%%") else (".gr" if text.startswith("p") else ".graph")
+    path = tmp_path / f"huge{suffix}"
+    path.write_text(text)
+    with pytest.raises(FormatError, match=rf"line \d: {declared} needs [\d,.]+ GiB to read; "
+                                          r"this machine has [\d,.]+ GiB"):
+        gbla.io.read(path)

@@ -179,3 +179,50 @@ def test_dup_op_sees_repeated_edges_in_the_order_given(device):
         assert R.nnz == len(expected)
         for k, t in expected.items():
             assert R[k // 3, k % 3] == t, (op.name, k)
+
+
+# ============================================================================== networkx
+nx = pytest.importorskip("networkx")
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=[SKIP_NO_GPU,
+                                                                      pytest.mark.gpu])])
+def test_a_networkx_graph_becomes_its_adjacency_matrix_and_back(device):
+    #   "a" -(2)- "b" -(w missing: 1)- "c"      "d" alone
+    G = nx.Graph()
+    G.add_nodes_from(["a", "b", "c", "d"])
+    G.add_edge("a", "b", weight=2.0)
+    G.add_edge("b", "c")
+    A = gbla.Matrix.from_networkx(G, device=device)
+    assert A.device == device
+    np.testing.assert_array_equal(A.to_scipy().toarray(), [[0, 2, 0, 0], [2, 0, 1, 0],
+                                                           [0, 1, 0, 0], [0, 0, 0, 0]])
+    P = gbla.Matrix.from_networkx(G, weight=None, nodelist=["d", "c", "b", "a"], device=device)
+    assert P.is_iso and P.to_scipy().toarray()[2, 3]
+    back = A.to_networkx(directed=False)
+    assert sorted(back.edges(data="weight")) == [(0, 1, 2.0), (1, 2, 1.0)]
+    assert back.number_of_nodes() == 4
+
+
+def test_parallel_edges_keep_the_lightest_and_directions_stay():
+    G = nx.MultiDiGraph([(0, 1, {"weight": 3}), (0, 1, {"weight": 1}), (2, 0, {"weight": 5})])
+    A = gbla.Matrix.from_networkx(G, device="cpu")
+    np.testing.assert_array_equal(A.to_scipy().toarray(), [[0, 1, 0], [0, 0, 0], [5, 0, 0]])
+    assert sorted(A.to_networkx().edges(data="weight")) == [(0, 1, 1.0), (2, 0, 5.0)]
+    # the SSSP of the matrix is networkx's
+    assert list(gbla.sssp(A, 2)) == [nx.single_source_dijkstra_path_length(G, 2)[v]
+                                     for v in range(3)]
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: gbla.Matrix.from_networkx([(0, 1)]), gbla.DomainMismatch, "G must be a networkx"),
+    (lambda: gbla.Matrix.from_networkx(nx.path_graph(3), nodelist=[0, 1]), gbla.InvalidValue,
+     "nodelist"),
+    (lambda: gbla.Matrix.from_networkx(nx.path_graph(3), nodelist=[0, 1, 1]),
+     gbla.InvalidValue, "nodelist"),
+    (lambda: gbla.Matrix.from_networkx(nx.Graph([(0, 1, {"weight": "x"})])), gbla.InvalidValue,
+     "numeric 'weight'"),
+])
+def test_a_bad_networkx_input_is_rejected_by_name(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

@@ -2,6 +2,7 @@
 push/pull decision, no environment."""
 
 from .bfs import bfs
+from .components import connected_components
 from .sssp import sssp
 
-__all__ = ["bfs", "sssp"]
+__all__ = ["bfs", "sssp", "connected_components"]

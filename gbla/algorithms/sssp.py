@@ -16,11 +16,12 @@ import numpy as np
 from .. import _backend as B
 from .. import _validation as V
 from .. import direction as _direction
-from .. import methods, ops, runtime
+from .. import methods, ops
 from ..exceptions import NegativeCycleError
 from ..matrix import as_graph
 from ..semirings import binary, min_plus, monoid, unary
 from ..vector import Vector
+from ._relax import policy_of, relax, relax_all
 from .bfs import bfs
 
 
@@ -100,12 +101,12 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     return result
 
 
-def _run(relax_all):
-    """A registry entry's run: ``relax_all(A, source, dtype, direction, products, **options)``
+def _run(solve):
+    """A registry entry's run: ``solve(A, source, dtype, direction, products, **options)``
     gives the distance Vector; predecessors and stats are shared."""
     def run(A, source, *, dtype, return_predecessors, direction, stats, **options):
         products = [0]
-        dist = relax_all(A, source, dtype, _direction.start(direction), products, **options)
+        dist = solve(A, source, dtype, _direction.start(direction), products, **options)
         stats["iterations"] = products[0]
         if return_predecessors:
             return dist.to_dense(np.inf), _predecessors(A, source, dist)
@@ -156,36 +157,19 @@ def _check_delta(delta):
     return float(delta)
 
 
-def _relax(dist, frontier, A, direction):
-    """d = min(d, frontier min.+ A); returns the entries that improved, with their new values."""
-    t = ops.vxm(frontier, A, min_plus, direction=direction)
-    better = ops.ewise_mult(t, dist, binary.lt)
-    improved = ops.apply(t, unary.identity, mask=~dist.S)
-    ops.assign(improved, t, mask=better.V)
-    ops.assign(dist, improved, mask=improved.S)
-    return improved
-
-
 def _bellman_ford(A, source, dtype, direction, products):
     n = A.nrows
     dist = Vector.from_coo([source], 0, n, dtype=dtype, device=A.device)
-
-    def round_(s, _):
-        s.frontier = _relax(s.dist, s.frontier, A, direction)
-
     # Without a negative cycle, n - 1 rounds settle every shortest path; a change in round n
     # proves a reachable negative cycle. The loop is bounded either way.
-    policy = direction.policy if isinstance(direction, _direction.DirectionTracker) \
-        else direction
-    run = {}
-    out = runtime.iterate(round_, {"dist": dist, "frontier": dist}, while_nonempty="frontier",
-                          max_iterations=n, cache=A, key=("gbla.bellman_ford", policy),
-                          stats=run)
-    products[0] += run["iterations"]
-    if run["iterations"] == n and out["frontier"].nvals:  # sync: a change in round n
+    dist, frontier, rounds = relax_all(
+        dist, lambda f: ops.vxm(f, A, min_plus, direction=direction), max_iterations=n,
+        cache=A, key=("gbla.bellman_ford", policy_of(direction)))
+    products[0] += rounds
+    if rounds == n and frontier.nvals:  # sync: a change in round n
         raise NegativeCycleError(V.message("A", "have no negative cycle reachable from the "
                                            "source", f"distances still falling after {n} rounds"))
-    return out["dist"]
+    return dist
 
 
 def _delta_stepping(A, source, dtype, direction, products, delta=None):
@@ -214,11 +198,12 @@ def _delta_stepping(A, source, dtype, direction, products, delta=None):
         while bucket.nvals:  # sync: the bucket's size
             ops.assign(reached, True, mask=bucket.S)
             products[0] += 1
-            improved = _relax(dist, bucket, light, direction)
+            improved = relax(dist, bucket, light, min_plus, binary.lt, direction)
             bucket = ops.select(ops.select(improved, ">=", lo), "<", hi)
         if heavy.nvals:
             products[0] += 1
-            _relax(dist, ops.apply(dist, unary.identity, mask=reached.S), heavy, direction)
+            relax(dist, ops.apply(dist, unary.identity, mask=reached.S), heavy, min_plus,
+                  binary.lt, direction)
         ops.assign(settled, True, mask=reached.S)
         lo = hi
 

@@ -1,5 +1,6 @@
 """One parser per text format: each reads a _Stream into the graph its file states."""
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +44,8 @@ def _parse_mtx(stream):
     nrows, ncols, nnz = _header_ints(stream, line, 3, "the size line 'rows columns entries'")
     if symmetry != "general" and nrows != ncols:
         raise stream.error(size_line, f"a {symmetry} matrix must be square; got {nrows} x {ncols}")
+    _check_fits(stream, size_line, max(nrows, ncols), nnz * (1 if symmetry == "general" else 2),
+                field != "pattern", f"a {nrows} x {ncols} matrix of {nnz} entries")
     width = 2 if field == "pattern" else 3
     form = "'row column'" if width == 2 else "'row column value'"
 
@@ -75,6 +78,25 @@ def _parse_mtx(stream):
             values = np.concatenate([values, mirror])
     return _Parsed(src, dst, values, (nrows, ncols),
                    "line 1: the header declares a pattern matrix (no values)")
+
+
+def _host_bytes():
+    """The machine's physical memory in bytes (None where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _check_fits(stream, line, n, entries, valued, declared):
+    """Raise FormatError at header ``line`` when the graph it declares (n vertices, ``entries``
+    arcs read, twice that for a symmetric file's mirror) cannot be held in this machine's
+    memory: the arrays read (two int64 ids and a value per arc) and the CSR row pointers."""
+    need = 8 * (n + 1) + entries * (16 + (8 if valued else 0))
+    have = _host_bytes()
+    if have is not None and need > have:
+        raise stream.error(line, f"{declared} needs {need / 2**30:,.1f} GiB to read; this "
+                           f"machine has {have / 2**30:,.1f} GiB")
 
 
 def _header_ints(stream, line, count, form, at_least=None):
@@ -140,6 +162,7 @@ def _parse_dimacs(stream):
         raise stream.error(p_line, "expected the problem line 'p sp <nodes> <arcs>'; got "
                            f"{line[:60].decode('ascii', 'replace')!r}")
     n, m = int(words[2]), int(words[3])
+    _check_fits(stream, p_line, n, m, True, f"a graph of {n} nodes and {m} arcs")
 
     def table(tok):
         return tok.table(3, ord("c"), prefix=ord("a"), form="an arc 'a u v w'")
@@ -162,6 +185,7 @@ def _parse_metis(stream):
     line = stream.content_line(b"%")
     h = stream.line - 1
     n, m, *rest = _header_ints(stream, line, 4, "the header 'n m [fmt [ncon]]'", at_least=2)
+    _check_fits(stream, h, n, 2 * m, True, f"a graph of {n} vertices and {m} edges")
     fmt = line.split()[2].decode() if rest else "0"
     if len(fmt) > 3 or set(fmt) - {"0", "1"}:
         raise stream.error(h, f"fmt must be up to three 0/1 digits (e.g. 1, 10, 11); got '{fmt}'")

@@ -104,9 +104,9 @@ def device_product(P, Q, u_values, u_present, types, mask, mask_mode, *, push, p
 
     ``P``, ``Q``: the push and pull matrices (a Matrix; None when that direction is never
     taken); ``u_values``, ``u_present``: u dense (present None: every entry). ``push`` and
-    ``pull`` say which directions may run; with both, ``decide(info)`` enqueues the
-    kernel that chooses between them (it writes info[4]) from the slot gather fills. Everything is enqueued on the current
-    stream; nothing is read back."""
+    ``pull`` say which directions may run; with both, ``decide(info)`` enqueues the kernel
+    that chooses between them (it writes info[4]) from the slot the gather fills. Everything
+    is enqueued on the current stream; nothing is read back."""
     cp = _cupy()
     sr = types.semiring
     z = sr.output_dtype(types.dtype)

@@ -1,0 +1,50 @@
+"""Label correcting in the algebra, shared by Bellman-Ford and the component labellings: each
+round multiplies only the entries that changed in the last one,
+
+    t = product(f) ;  f = t where better(t, d) (or d has no entry) ;  d<f.S> = f
+
+one round an iteration of gbla.iterate (so on the device when the matrix is there)."""
+
+from .. import direction as _direction
+from .. import ops, runtime
+from ..semirings import binary, unary
+
+
+def improve(dist, t, better):
+    """d<better(t, d) or no d> = t; returns the entries that improved, with their new values."""
+    wins = ops.ewise_mult(t, dist, better)
+    improved = ops.apply(t, unary.identity, mask=~dist.S)
+    ops.assign(improved, t, mask=wins.V)
+    ops.assign(dist, improved, mask=improved.S)
+    return improved
+
+
+def relax(dist, frontier, A, semiring, better, direction):
+    """d = better-of(d, frontier (+).(x) A): :func:`improve` with one vxm."""
+    return improve(dist, ops.vxm(frontier, A, semiring, direction=direction), better)
+
+
+def relax_all(start, product, *, better=binary.lt, max_iterations=None, cache=None, key=None,
+              stats=None):
+    """Rounds of ``improve(d, product(f), better)`` from ``start`` (the values and the first
+    frontier) until nothing improves or ``max_iterations``; returns (the values, the last
+    frontier, the rounds run). With ``cache`` (a Matrix), the recording is kept there under
+    ``key``, which must name everything ``product`` depends on besides that matrix."""
+    def round_(s, _):
+        s.frontier = improve(s.dist, product(s.frontier), better)
+
+    run = {}
+    out = runtime.iterate(round_, {"dist": start, "frontier": start}, while_nonempty="frontier",
+                          max_iterations=max_iterations, cache=cache, key=(key, better.name),
+                          stats=run)
+    if stats is not None:
+        stats.update(run)
+    return out["dist"], out["frontier"], run["iterations"]
+
+
+def policy_of(tracker):
+    """What a tracker's recording depends on: its policy (a fixed direction is itself)."""
+    return tracker.policy if isinstance(tracker, _direction.DirectionTracker) else tracker
+
+
+__all__ = ["improve", "relax", "relax_all", "policy_of"]

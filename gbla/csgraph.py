@@ -1,0 +1,409 @@
+"""``scipy.sparse.csgraph``'s traversal and shortest-path functions over gbla: the same names,
+signatures, outputs and sentinels, computed by gbla's algorithms (on the GPU when there is one).
+
+    from gbla import csgraph          # instead of: from scipy.sparse import csgraph
+    dist, pred = csgraph.dijkstra(A, indices=0, return_predecessors=True)
+
+What is SciPy's here: the input rules (a dense array's zeros, infinities and NaNs are no edge;
+a sparse matrix's explicit zeros are zero-weight edges and its duplicates are summed; weights
+are taken as float64), ``directed=False`` (an edge goes either way, the lighter direction where
+both exist), the sentinels (``inf`` for an unreached distance, ``-9999`` for "no predecessor",
+the source's own included), int32 predecessors, a 1-D result for one index and a 2-D one (index
+by vertex) otherwise, and the exceptions (:class:`NegativeCycleError` is SciPy's too; a bad
+argument raises a ValueError). NumPy or SciPy in, NumPy out; CuPy in, CuPy out.
+
+Where results are not unique (predecessors when shortest paths tie) they are valid, not
+necessarily SciPy's; :func:`breadth_first_order` gives SciPy's order exactly; strong component
+labels are numbered by each component's smallest vertex, weak ones exactly as SciPy's. A search
+from several indices runs one search per index.
+"""
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse import csgraph as _scipy
+
+from . import _backend as B
+from . import exceptions
+from .algorithms import bfs as _bfs
+from .algorithms import connected_components as _components
+from .algorithms import sssp as _sssp
+from .matrix import Matrix
+
+__all__ = ["shortest_path", "dijkstra", "bellman_ford", "breadth_first_order",
+           "breadth_first_tree", "connected_components", "NegativeCycleError", "NULL"]
+
+NULL = -9999  # SciPy's "no predecessor"
+METHODS = ("auto", "FW", "D", "BF", "J")
+
+
+class NegativeCycleError(exceptions.NegativeCycleError, _scipy.NegativeCycleError):
+    """A negative cycle: both gbla's and SciPy's exception, so either ``except`` catches it."""
+
+
+# ============================================================================== the graph
+class _Graph:
+    """The input as SciPy reads it: ``host`` a float64 CSR on the host (after ``directed``),
+    ``matrix`` the same on gbla's device, ``gpu_out`` whether results go back as CuPy."""
+
+    def __init__(self, csgraph, directed, unweighted=False):
+        self.gpu_out = False
+        device = None
+        if isinstance(csgraph, Matrix):
+            self.gpu_out = csgraph.device == "gpu"
+            device = csgraph.device
+            S = csgraph.to_scipy()
+        elif sp.issparse(csgraph):
+            S = csgraph
+        elif B.array_device(csgraph) == "gpu" or _is_cupy_sparse(csgraph):
+            self.gpu_out = True
+            device = "gpu"
+            S = csgraph.get() if _is_cupy_sparse(csgraph) else \
+                _scipy.csgraph_from_dense(B.to_host(csgraph), null_value=0)
+        else:
+            dense = np.asarray(csgraph)
+            if dense.ndim != 2:
+                raise exceptions.InvalidValue(
+                    f"csgraph must be a 2-D array or sparse matrix; got shape {dense.shape}")
+            S = _scipy.csgraph_from_dense(dense.astype(np.float64), null_value=0)
+        if S.ndim != 2 or S.shape[0] != S.shape[1]:
+            raise exceptions.DimensionMismatch(
+                f"csgraph must be square (N x N); got shape {S.shape}")
+        S = sp.csr_array(S, dtype=np.float64)  # duplicates summed, explicit zeros kept
+        if unweighted:
+            S = sp.csr_array((np.ones(S.nnz), S.indices, S.indptr), shape=S.shape)
+        if not directed:
+            S = _either_way(S)
+        self.n = S.shape[0]
+        self.host = S
+        self.matrix = Matrix.from_scipy(S, device=device)
+
+    def out(self, a):
+        """A result array in the caller's kind (NumPy, or CuPy for CuPy input)."""
+        return B.to_device(a, "gpu") if self.gpu_out else B.to_host(a)
+
+
+def _is_cupy_sparse(x):
+    cp = B._cupy()
+    if cp is None:
+        return False
+    import cupyx.scipy.sparse as csp
+    return csp.issparse(x)
+
+
+def _either_way(S):
+    """Every edge both ways, the lighter weight where both directions exist."""
+    coo = S.tocoo()
+    rows = np.concatenate([coo.row, coo.col])
+    cols = np.concatenate([coo.col, coo.row])
+    key = rows.astype(np.int64) * max(S.shape[0], 1) + cols
+    order = np.lexsort((np.concatenate([coo.data, coo.data]), key))
+    key, w = key[order], np.concatenate([coo.data, coo.data])[order]
+    first = np.ones(len(key), bool)
+    first[1:] = key[1:] != key[:-1]
+    n = max(S.shape[0], 1)
+    return sp.csr_array((w[first], (key[first] // n, key[first] % n)), shape=S.shape)
+
+
+def _indices(indices, n):
+    """(list of sources, whether the result is 1-D); ValueError as SciPy raises."""
+    if indices is None:
+        return list(range(n)), False
+    arr = np.asarray(indices)
+    if arr.dtype.kind not in "iu" and not (arr.dtype.kind == "f" and np.all(arr == arr // 1)):
+        raise ValueError(f"indices must be integer vertex ids; got {indices!r}")
+    flat = arr.astype(np.int64).ravel()
+    if flat.size and (flat.min() < 0 or flat.max() >= n):
+        raise ValueError(f"indices must satisfy 0 <= index < {n}; got {indices!r}")
+    return flat.tolist(), arr.ndim == 0
+
+
+# ============================================================================== searches
+def _search(g, source, *, method, unweighted):
+    """(dist float64, pred int32 with SciPy's sentinels) on the host from one source."""
+    if unweighted:
+        levels, parents = (B.to_host(a) for a in
+                           _bfs(g.matrix, source, return_parents=True))
+        dist = np.where(levels < 0, np.inf, levels.astype(np.float64))
+        pred = parents.astype(np.int32)
+    else:
+        try:
+            dist, pred = (B.to_host(a) for a in
+                          _sssp(g.matrix, source, method=method, return_predecessors=True))
+        except exceptions.NegativeCycleError as e:
+            raise NegativeCycleError(f"Negative cycle detected on node {source}: {e}") from None
+        pred = pred.astype(np.int32)
+    pred[pred < 0] = NULL
+    pred[source] = NULL
+    return dist.astype(np.float64, copy=False), pred
+
+
+def _many(g, indices, return_predecessors, *, method, unweighted, limit=np.inf):
+    sources, scalar = _indices(indices, g.n)
+    dists, preds = [], []
+    for s in sources:
+        dist, pred = _search(g, s, method=method, unweighted=unweighted)
+        if limit < np.inf:
+            beyond = dist > limit
+            dist[beyond] = np.inf
+            pred[beyond] = NULL
+        dists.append(dist)
+        preds.append(pred)
+    shape = (len(sources), g.n)
+    dist = dists[0] if scalar else (np.stack(dists) if dists else np.zeros(shape))
+    pred = preds[0] if scalar else (np.stack(preds) if preds else np.zeros(shape, np.int32))
+    if return_predecessors:
+        return g.out(dist), g.out(pred)
+    return g.out(dist)
+
+
+def _lowest_weight(g):
+    return float(g.host.data.min()) if g.host.nnz else 0.0
+
+
+def _warn_negative(g):
+    if _lowest_weight(g) < 0:
+        warnings.warn("Graph has negative weights: dijkstra will give inaccurate results if "
+                      "the graph contains negative cycles. Consider johnson or bellman_ford.",
+                      UserWarning, stacklevel=3)
+
+
+def shortest_path(csgraph, method="auto", directed=True, return_predecessors=False,
+                  unweighted=False, overwrite=False, indices=None):
+    """Shortest-path distances, as :func:`scipy.sparse.csgraph.shortest_path`.
+
+    Every ``method`` ('auto', 'FW', 'D', 'BF', 'J') gives the same distances: gbla runs
+    delta-stepping for non-negative weights and Bellman-Ford otherwise (BFS when
+    ``unweighted``); 'D' warns on negative weights as SciPy does. ``overwrite`` is accepted and
+    ignored (the input is never modified).
+
+    Returns
+    -------
+    dist : float64 array, (N,) for one index, else (len(indices) or N, N); inf = unreached
+    predecessors : int32 array of the same shape, when ``return_predecessors``; -9999 = none
+
+    Raises
+    ------
+    NegativeCycleError
+        A negative cycle reachable from an index (an undirected negative edge is one).
+    ValueError
+        An unknown method, a non-square graph, indices out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbla import csgraph
+    >>> G = np.array([[0, 1, 2], [0, 0, 0], [0, 0, 0]])
+    >>> csgraph.shortest_path(G, indices=0)
+    array([0., 1., 2.])
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
+    g = _Graph(csgraph, directed, unweighted)
+    if method == "D":
+        _warn_negative(g)
+    sssp_method = "bellman_ford" if _lowest_weight(g) < 0 else "auto"
+    return _many(g, indices, return_predecessors, method=sssp_method, unweighted=unweighted)
+
+
+def dijkstra(csgraph, directed=True, indices=None, return_predecessors=False, unweighted=False,
+             limit=np.inf, min_only=False):
+    """Shortest-path distances from non-negatively weighted edges, as
+    :func:`scipy.sparse.csgraph.dijkstra` (gbla runs delta-stepping; a negative weight warns as
+    SciPy does, and the distances are then Bellman-Ford's).
+
+    ``limit``: distances above it are inf (and their predecessors -9999). ``min_only``: one
+    search from all the indices at once; returns dist (N,) to the nearest index, and with
+    ``return_predecessors`` also the predecessors and ``sources`` (the index each vertex's path
+    starts from, -9999 where none).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbla import csgraph
+    >>> G = np.array([[0, 4, 9], [0, 0, 2], [0, 0, 0]])
+    >>> csgraph.dijkstra(G, indices=0, return_predecessors=True)
+    (array([0., 4., 6.]), array([-9999,     0,     1], dtype=int32))
+    """
+    limit = float(limit)
+    if np.isnan(limit):
+        raise ValueError("limit must be a number; got nan")
+    g = _Graph(csgraph, directed, unweighted)
+    _warn_negative(g)
+    method = "bellman_ford" if _lowest_weight(g) < 0 else "auto"
+    if min_only:
+        return _nearest(g, indices, return_predecessors, method=method, unweighted=unweighted,
+                        limit=limit)
+    return _many(g, indices, return_predecessors, method=method, unweighted=unweighted,
+                 limit=limit)
+
+
+def bellman_ford(csgraph, directed=True, indices=None, return_predecessors=False,
+                 unweighted=False):
+    """Shortest-path distances with negative weights allowed, as
+    :func:`scipy.sparse.csgraph.bellman_ford`: gbla's algebraic Bellman-Ford.
+
+    Raises
+    ------
+    NegativeCycleError
+        A negative cycle reachable from an index.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbla import csgraph
+    >>> G = np.array([[0, 4, 9], [0, 0, -2], [0, 0, 0]])
+    >>> csgraph.bellman_ford(G, indices=0)
+    array([0., 4., 2.])
+    """
+    g = _Graph(csgraph, directed, unweighted)
+    return _many(g, indices, return_predecessors, method="bellman_ford", unweighted=unweighted)
+
+
+def _nearest(g, indices, return_predecessors, *, method, unweighted, limit):
+    """dijkstra's min_only: one search from a vertex added with a zero-weight edge to each
+    index (an edge of weight 1 for an unweighted search, taken off again)."""
+    sources, _ = _indices(indices, g.n)
+    sources = sorted(set(sources))
+    n = g.n
+    coo = g.host.tocoo()
+    rows = np.concatenate([coo.row, np.full(len(sources), n)])
+    cols = np.concatenate([coo.col, sources])
+    w = np.concatenate([coo.data, np.full(len(sources), 1.0 if unweighted else 0.0)])
+    H = _Graph.__new__(_Graph)  # built here: a sum of sparse matrices would drop the zeros
+    H.gpu_out, H.n = g.gpu_out, n + 1
+    H.host = sp.csr_array((w, (rows, cols)), shape=(n + 1, n + 1))
+    H.matrix = Matrix.from_scipy(H.host, device=g.matrix.device)
+    dist, pred = _search(H, n, method=method, unweighted=unweighted)
+    dist, pred = dist[:n], pred[:n]
+    if unweighted:
+        dist = dist - 1
+    pred[pred == n] = NULL
+    beyond = dist > limit
+    dist[beyond] = np.inf
+    pred[beyond] = NULL
+    if not return_predecessors:
+        return g.out(dist)
+    origin = np.where(pred == NULL, np.arange(n), pred).astype(np.int64)
+    while True:  # pointer doubling to the root of each tree
+        nxt = origin[origin]
+        if np.array_equal(nxt, origin):
+            break
+        origin = nxt
+    origin = np.where(np.isinf(dist), NULL, origin).astype(np.int32)
+    return g.out(dist), g.out(pred), g.out(origin)
+
+
+# ============================================================================== traversals
+def breadth_first_order(csgraph, i_start, directed=True, return_predecessors=True):
+    """The vertices reached from ``i_start`` in SciPy's breadth-first order (each level in the
+    order its vertices are first seen, scanning the previous level in order and each vertex's
+    edges in stored order; out-edges then in-edges when ``directed`` is False), and the
+    predecessors (-9999 for the start and the unreached), as
+    :func:`scipy.sparse.csgraph.breadth_first_order`. The levels are gbla's BFS; the order is
+    put together on the host.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbla import csgraph
+    >>> G = np.array([[0, 1, 1, 0], [0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 0]])
+    >>> csgraph.breadth_first_order(G, 0)
+    (array([0, 1, 2, 3], dtype=int32), array([-9999,     0,     0,     1], dtype=int32))
+    """
+    g = _Graph(csgraph, True)  # the order scans stored rows: symmetrised here, not by _Graph
+    start = _start(i_start, g.n)
+    rows = [g.host]
+    if not directed:
+        rows.append(sp.csr_array(g.host.T))
+        g.matrix = Matrix.from_scipy(_either_way(g.host), device=g.matrix.device)
+    levels = B.to_host(_bfs(g.matrix, start))
+    order, pred = _bfs_order(rows, levels, start)
+    if return_predecessors:
+        return g.out(order), g.out(pred)
+    return g.out(order)
+
+
+def _start(i_start, n):
+    if isinstance(i_start, (bool, np.bool_)) or not isinstance(i_start, (int, np.integer)) \
+            or not 0 <= i_start < n:
+        raise ValueError(f"i_start must be a vertex id in [0, {n}); got {i_start!r}")
+    return int(i_start)
+
+
+def _bfs_order(rows, levels, start):
+    n = len(levels)
+    pred = np.full(n, NULL, np.int32)
+    order = [np.array([start], np.int64)]
+    for depth in range(int(levels.max()) if n else 0):
+        level = order[-1]
+        # every (u, v) edge of the level in scan order: by u's place, then matrix, then slot
+        heads, tails, keys = [], [], []
+        for part, S in enumerate(rows):
+            starts = S.indptr[level].astype(np.int64)
+            counts = S.indptr[level + 1] - starts
+            place = np.repeat(np.arange(len(level)), counts)
+            before = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+            slots = np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(starts - before,
+                                                                             counts)
+            heads.append(level[place])
+            tails.append(S.indices[slots].astype(np.int64))
+            keys.append(place * (2 * (S.nnz + 1)) + part * (S.nnz + 1) + (slots - starts[place]))
+        heads, tails, keys = (np.concatenate(a) for a in (heads, tails, keys))
+        new = levels[tails] == depth + 1
+        heads, tails, keys = heads[new], tails[new], keys[new]
+        order_keys = np.argsort(keys, kind="stable")
+        tails, heads = tails[order_keys], heads[order_keys]
+        _, first = np.unique(tails, return_index=True)
+        first.sort()
+        nxt = tails[first]
+        pred[nxt] = heads[first]
+        order.append(nxt)
+    return np.concatenate(order).astype(np.int32), pred
+
+
+def breadth_first_tree(csgraph, i_start, directed=True):
+    """The breadth-first tree from ``i_start`` as a sparse matrix holding the tree's edges with
+    their weights, as :func:`scipy.sparse.csgraph.breadth_first_tree` (SciPy's
+    ``reconstruct_path`` over :func:`breadth_first_order`'s predecessors).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbla import csgraph
+    >>> G = np.array([[0, 3, 1], [0, 0, 5], [0, 0, 0]])
+    >>> csgraph.breadth_first_tree(G, 0).toarray()
+    array([[0., 3., 1.],
+           [0., 0., 0.],
+           [0., 0., 0.]])
+    """
+    g = _Graph(csgraph, True)
+    _, pred = breadth_first_order(csgraph, i_start, directed, True)
+    tree = _scipy.reconstruct_path(g.host, B.to_host(pred), directed=directed)
+    if g.gpu_out:
+        import cupyx.scipy.sparse as csp
+        return csp.csr_matrix(tree)
+    return tree
+
+
+def connected_components(csgraph, directed=True, connection="weak", return_labels=True):
+    """The number of connected components and each vertex's label, as
+    :func:`scipy.sparse.csgraph.connected_components`, computed by
+    :func:`gbla.connected_components` (weak labels equal SciPy's; strong ones give the same
+    partition, numbered by each component's smallest vertex).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbla import csgraph
+    >>> G = np.array([[0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 0, 0]])
+    >>> csgraph.connected_components(G)
+    (2, array([0, 0, 1, 1], dtype=int32))
+    """
+    if connection not in ("weak", "strong"):
+        raise ValueError(f"connection must be 'weak' or 'strong'; got {connection!r}")
+    g = _Graph(csgraph, True)
+    count, labels = _components(g.matrix, directed=bool(directed), connection=connection)
+    return (count, g.out(labels)) if return_labels else count
+
