@@ -26,6 +26,7 @@ from scipy.sparse import csgraph as _scipy
 
 from . import _backend as B
 from . import exceptions
+from ._bfs_order import bfs_order
 from .algorithms import bfs as _bfs
 from .algorithms import connected_components as _components
 from .algorithms import sssp as _sssp
@@ -319,7 +320,9 @@ def breadth_first_order(csgraph, i_start, directed=True, return_predecessors=Tru
         rows.append(sp.csr_array(g.host.T))
         g.matrix = Matrix.from_scipy(_either_way(g.host), device=g.matrix.device)
     levels = B.to_host(_bfs(g.matrix, start))
-    order, pred = _bfs_order(rows, levels, start)
+    order, parent = bfs_order([(S.indptr, S.indices) for S in rows], levels, [start])
+    order = order.astype(np.int32)
+    pred = np.where(parent < 0, NULL, parent).astype(np.int32)
     if return_predecessors:
         return g.out(order), g.out(pred)
     return g.out(order)
@@ -330,37 +333,6 @@ def _start(i_start, n):
             or not 0 <= i_start < n:
         raise ValueError(f"i_start must be a vertex id in [0, {n}); got {i_start!r}")
     return int(i_start)
-
-
-def _bfs_order(rows, levels, start):
-    n = len(levels)
-    pred = np.full(n, NULL, np.int32)
-    order = [np.array([start], np.int64)]
-    for depth in range(int(levels.max()) if n else 0):
-        level = order[-1]
-        # every (u, v) edge of the level in scan order: by u's place, then matrix, then slot
-        heads, tails, keys = [], [], []
-        for part, S in enumerate(rows):
-            starts = S.indptr[level].astype(np.int64)
-            counts = S.indptr[level + 1] - starts
-            place = np.repeat(np.arange(len(level)), counts)
-            before = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-            slots = np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(starts - before,
-                                                                             counts)
-            heads.append(level[place])
-            tails.append(S.indices[slots].astype(np.int64))
-            keys.append(place * (2 * (S.nnz + 1)) + part * (S.nnz + 1) + (slots - starts[place]))
-        heads, tails, keys = (np.concatenate(a) for a in (heads, tails, keys))
-        new = levels[tails] == depth + 1
-        heads, tails, keys = heads[new], tails[new], keys[new]
-        order_keys = np.argsort(keys, kind="stable")
-        tails, heads = tails[order_keys], heads[order_keys]
-        _, first = np.unique(tails, return_index=True)
-        first.sort()
-        nxt = tails[first]
-        pred[nxt] = heads[first]
-        order.append(nxt)
-    return np.concatenate(order).astype(np.int32), pred
 
 
 def breadth_first_tree(csgraph, i_start, directed=True):

@@ -205,8 +205,9 @@ class Matrix:
         if len(index) != len(nodes) or len(nodes) != G.number_of_nodes() or \
                 any(node not in index for node in G):
             raise V.invalid_value("nodelist", "hold every node of G once", nodelist)
-        edges = list(G.edges(data=weight, default=1)) if weight is not None else \
-            [(u, v, True) for u, v in G.edges()]
+        # d.get, not G.edges(data=weight): an attribute may be named True, as networkx allows
+        edges = [(u, v, d.get(weight, 1)) for u, v, d in G.edges(data=True)] \
+            if weight is not None else [(u, v, True) for u, v in G.edges()]
         src = np.array([index[u] for u, _, _ in edges], np.int64)
         dst = np.array([index[v] for _, v, _ in edges], np.int64)
         try:

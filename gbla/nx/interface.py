@@ -1,0 +1,79 @@
+"""The object networkx loads for the backend named ``gbla`` (entry point group
+``networkx.backends``): the functions by name, the conversions, can_run and should_run."""
+
+import networkx as nx
+
+from . import FUNCTIONS, functions
+from .graph import GblaGraph, from_nx
+
+__all__ = ["BackendInterface", "backend_interface"]
+
+# Arguments gbla does not take: a weight given as a function, a neighbour order of the
+# caller's, and the one path networkx's bidirectional searches pick between two nodes.
+_SORTING = {"bfs_edges", "bfs_tree", "bfs_predecessors", "bfs_successors"}
+_WEIGHTED = {"shortest_path_length", "shortest_path", "single_source_dijkstra",
+             "single_source_dijkstra_path_length", "dijkstra_path_length",
+             "multi_source_dijkstra_path_length", "single_source_bellman_ford_path_length",
+             "bellman_ford_predecessor_and_distance", "negative_edge_cycle"}
+_DEFAULT_WEIGHT = {"shortest_path_length": None, "shortest_path": None}
+
+
+class BackendInterface:
+    """What networkx asks of a backend: the functions by name, the conversions, and whether
+    a call can (and should) run here."""
+
+    def __init__(self):
+        for name in FUNCTIONS:
+            setattr(self, name, getattr(functions, name))
+
+    @staticmethod
+    def convert_from_nx(G, *args, **kwargs):
+        return from_nx(G, *args, **kwargs)
+
+    @staticmethod
+    def convert_to_nx(obj, *, name=None):
+        return obj.nx if isinstance(obj, GblaGraph) else obj
+
+    @staticmethod
+    def can_run(name, args, kwargs):
+        """True, or a reason why not (networkx shows it and runs its own code instead)."""
+        if name not in FUNCTIONS:
+            return f"gbla has no {name}"
+        bound = _bind(name, args, kwargs)
+        if bound is None:
+            return "arguments networkx would reject"
+        G = bound.get("G")
+        if isinstance(G, nx.Graph) and G.is_multigraph() and name in _WEIGHTED and \
+                bound.get("weight", "weight") is None:
+            return "an unweighted multigraph path length"
+        if name in _SORTING and bound.get("sort_neighbors") is not None:
+            return "sort_neighbors: gbla keeps networkx's neighbour order only"
+        weight = bound.get("weight", _DEFAULT_WEIGHT.get(name, "weight"))
+        if name in _WEIGHTED and callable(weight):
+            return "a weight function: gbla reads weights from one edge attribute"
+        if name == "shortest_path":
+            if bound.get("source") is None or bound.get("target") is not None:
+                return "shortest_path between two nodes or all pairs (networkx's own choice " \
+                       "of path)"
+            if weight is not None:
+                return "weighted shortest paths (networkx's own choice among ties)"
+        return True
+
+    @staticmethod
+    def should_run(name, args, kwargs):
+        """Run here when asked to (backend='gbla' or a backend priority naming gbla)."""
+        return True
+
+
+def _bind(name, args, kwargs):
+    import inspect
+    try:
+        signature = inspect.signature(getattr(nx, name))
+        bound = signature.bind(*args, **kwargs)
+    except (TypeError, AttributeError):
+        return None
+    bound.apply_defaults()
+    return bound.arguments
+
+
+backend_interface = BackendInterface()
