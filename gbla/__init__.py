@@ -32,7 +32,8 @@ from .exceptions import (CaptureError, DeviceMismatch, DimensionMismatch, Domain
                          UnknownName, UnsupportedMethod, ValidationError)
 from .mask import Mask
 from .matrix import Matrix
-from .ops import apply, assign, ewise_add, ewise_mult, mxv, reduce, scale, select, vxm
+from .ops import (apply, assign, ewise_add, ewise_mult, mxm, mxv, reduce, scale, select,
+                  vxm)
 from .runtime import LoopState, iterate
 from .vector import Vector
 
@@ -40,7 +41,7 @@ __all__ = [
     "Matrix", "Vector", "Mask", "semirings", "kernels", "generators", "datasets", "io", "csgraph",
     "verify", "methods", "runtime", "bfs", "sssp", "connected_components", "iterate",
     "LoopState",
-    "mxv", "vxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign", "select", "scale",
+    "mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign", "select", "scale",
     "DirectionPolicy", "DirectionTracker", "DEFAULT_POLICY",
     "gpu_available", "default_device",
     "GblaError", "DimensionMismatch", "DomainMismatch", "DeviceMismatch", "InvalidIndex",

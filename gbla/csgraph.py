@@ -14,8 +14,9 @@ argument raises a ValueError). NumPy or SciPy in, NumPy out; CuPy in, CuPy out.
 
 Where results are not unique (predecessors when shortest paths tie) they are valid, not
 necessarily SciPy's; :func:`breadth_first_order` gives SciPy's order exactly; strong component
-labels are numbered by each component's smallest vertex, weak ones exactly as SciPy's. A search
-from several indices runs one search per index.
+labels are numbered by each component's smallest vertex, weak ones exactly as SciPy's. Several
+``indices`` of an unweighted search run as multi-source BFS (64 sources a matrix product); a
+weighted one still runs a search per index.
 """
 
 import warnings
@@ -140,11 +141,27 @@ def _search(g, source, *, method, unweighted):
     return dist.astype(np.float64, copy=False), pred
 
 
+BATCH = 64  # sources searched at once by one multi-source BFS (a 64 x n frontier)
+
+
+def _hop_rows(g, sources):
+    """(dist, pred) rows of unweighted searches from ``sources``, BATCH sources a search."""
+    for at in range(0, len(sources), BATCH):
+        batch = sources[at:at + BATCH]
+        levels, parents = (B.to_host(a) for a in _bfs(g.matrix, batch, return_parents=True))
+        for row, s in enumerate(batch):
+            pred = parents[row].astype(np.int32)
+            pred[pred < 0] = NULL
+            pred[s] = NULL
+            yield np.where(levels[row] < 0, np.inf, levels[row].astype(np.float64)), pred
+
+
 def _many(g, indices, return_predecessors, *, method, unweighted, limit=np.inf):
     sources, scalar = _indices(indices, g.n)
     dists, preds = [], []
-    for s in sources:
-        dist, pred = _search(g, s, method=method, unweighted=unweighted)
+    rows = _hop_rows(g, sources) if unweighted else \
+        (_search(g, s, method=method, unweighted=False) for s in sources)
+    for dist, pred in rows:
         if limit < np.inf:
             beyond = dist > limit
             dist[beyond] = np.inf

@@ -6,7 +6,7 @@ entry whose value is nonzero (true); a complemented mask allows the rest.
 
 from . import _backend as B
 
-__all__ = ["Mask"]
+__all__ = ["Mask", "MatrixMask"]
 
 # Kernel modes: how a bool array m selects allowed positions.
 MODE_NONE, MODE_TRUE, MODE_FALSE = 0, 1, 2
@@ -51,3 +51,40 @@ class Mask:
         if mode == MODE_NONE:
             return None
         return m if mode == MODE_TRUE else ~m
+
+
+class MatrixMask:
+    """Which positions of a matrix result may be written (mxm, a matrix ewise_add): structural
+    (``M.S``: where M has an entry) or value (``M.V``: an entry that is not zero), complemented
+    with ``~``. Positions are keys, row * ncols + column."""
+
+    __slots__ = ("matrix", "structural", "complement")
+
+    def __init__(self, matrix, structural, complement=False):
+        self.matrix, self.structural, self.complement = matrix, structural, complement
+
+    def __invert__(self):
+        return MatrixMask(self.matrix, self.structural, not self.complement)
+
+    def __repr__(self):
+        kind = "S" if self.structural else "V"
+        return f"{'~' if self.complement else ''}<mask {kind} of {self.matrix!r}>"
+
+    def keys(self):
+        """The sorted keys of the positions the uncomplemented mask names."""
+        M = self.matrix
+        keys = M._entry_rows().astype("int64") * max(M.ncols, 1) + M._indices.astype("int64")
+        if self.structural or M.is_iso:
+            return keys
+        return keys[M._values.astype(bool)]
+
+    def allows(self, keys):
+        """A bool array: which of ``keys`` the mask allows."""
+        named = self.keys()
+        xp = B.xp_of(self.matrix.device)
+        if len(named) == 0:
+            inside = xp.zeros(len(keys), bool)
+        else:
+            at = xp.minimum(xp.searchsorted(named, keys), len(named) - 1)
+            inside = named[at] == keys
+        return ~inside if self.complement else inside

@@ -12,6 +12,7 @@ from . import _backend as B
 from . import _validation as V
 from . import _storage
 from ._dtypes import BOOL
+from .mask import MatrixMask
 from .semirings import binary
 
 __all__ = ["Matrix", "as_graph"]
@@ -305,7 +306,7 @@ class Matrix:
 
     @classmethod
     def from_edges(cls, src, dst, values=None, n=None, *, dup_op=None, device=None,
-                   index_dtype=None):
+                   index_dtype=None, ncols=None):
         """An n x n Matrix with an edge src[t] -> dst[t] of weight values[t] for every t.
 
         Parameters
@@ -327,11 +328,13 @@ class Matrix:
             None: the GPU when ``src`` is a CuPy array, else as for :meth:`from_scipy`.
         index_dtype : {None, int32, int64}, default None
             As for :meth:`from_scipy`.
+        ncols : int or None, default None
+            A rectangular n x ncols matrix (dst < ncols); None: square.
 
         Returns
         -------
         Matrix
-            A new n x n Matrix on ``device``.
+            A new n x n (or n x ncols) Matrix on ``device``.
 
         Raises
         ------
@@ -375,8 +378,9 @@ class Matrix:
             s, d = V.index_array(s, xp, np.inf, "src"), V.index_array(d, xp, np.inf, "dst")
             n = int(max(s.max(), d.max())) + 1 if len(s) else 0  # sync: the vertex count
         n = V.size(n, "n")
+        ncols = n if ncols is None else V.size(ncols, "ncols")
         s = V.index_array(s, xp, n, "src")
-        d = V.index_array(d, xp, n, "dst")
+        d = V.index_array(d, xp, ncols, "dst")
         if values is None:
             vals, dtype = None, BOOL
         else:
@@ -390,13 +394,13 @@ class Matrix:
                 V.same_length(s, vals, "src", "values")
                 dtype = V.storage_dtype(vals.dtype, "values")
                 vals = vals.astype(dtype)
-        width = max(n, 1)
+        width = max(ncols, 1)
         key, vals = _storage.combine_duplicates(
             s * width + d, vals, dup_op, device, arg="src, dst", what="edge",
             show=lambda k: f"edge ({k // width}, {k % width})")
-        idt = _storage.index_dtype(n, len(key), index_dtype)
+        idt = _storage.index_dtype(max(n, ncols), len(key), index_dtype)
         indptr = _storage.indptr_of_sorted_rows(key // width, n, idt, xp)
-        return cls._wrap(indptr, (key % width).astype(idt), vals, (n, n), dtype, device)
+        return cls._wrap(indptr, (key % width).astype(idt), vals, (n, ncols), dtype, device)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -450,6 +454,28 @@ class Matrix:
         (False, True)
         """
         return self._values is None
+
+    @property
+    def S(self):
+        """Structural mask: allows (i, j) where the matrix has an entry (``~A.S``: elsewhere).
+
+        A :class:`~gbla.mask.MatrixMask` for :func:`gbla.mxm` and matrix
+        :func:`gbla.ewise_add`.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> A = gbla.Matrix.from_edges([0], [1], n=2, device="cpu")
+        >>> ~A.S
+        ~<mask S of <gbla.Matrix 2x2 nvals=1 dtype=bool device=cpu iso>>
+        """
+        return MatrixMask(self, structural=True)
+
+    @property
+    def V(self):
+        """Value mask: allows (i, j) where the matrix has an entry that is not zero (True for
+        bool; an iso matrix's entries are all True). ``~A.V`` allows the rest."""
+        return MatrixMask(self, structural=False)
 
     @property
     def T(self):
@@ -534,6 +560,38 @@ class Matrix:
         arrays = [B.to_host(a).copy() for a in (self._values_or_ones(), self._indices,
                                                  self._indptr)]
         return sp.csr_array(tuple(arrays), shape=self._shape)
+
+    def to_dense(self, fill_value=0):
+        """A new 2-D array (NumPy or CuPy, on the matrix's device) of its values, with
+        ``fill_value`` where it has no entry.
+
+        Parameters
+        ----------
+        fill_value : scalar, default 0
+            The array keeps the matrix's dtype when fill_value fits there exactly, else it
+            takes ``numpy.result_type`` of both (-1 with a bool matrix gives int64).
+
+        Returns
+        -------
+        numpy.ndarray or cupy.ndarray
+            Of the matrix's shape.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> gbla.Matrix.from_edges([0], [1], [5], n=2, device="cpu").to_dense(-1)
+        array([[-1,  5],
+               [-1, -1]])
+        """
+        xp = B.xp_of(self._device)
+        try:
+            V.representable(fill_value, self._dtype, "fill_value")
+            dtype = self._dtype
+        except V.InvalidValue:
+            dtype = np.result_type(self._dtype, np.asarray(fill_value).dtype)
+        out = xp.full(self._shape, fill_value, dtype=dtype)
+        out[self._entry_rows(), self._indices] = self._values_or_ones().astype(dtype)
+        return out
 
     def to_device(self, device):
         """This matrix on ``device`` ('cpu' or 'gpu').

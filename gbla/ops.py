@@ -14,6 +14,8 @@ import numpy as np
 
 from . import _backend as B
 from . import _cpu
+from . import _matrix_ops
+from ._backend import refuse_host_read
 from . import _validation as V
 from . import direction as _direction
 from . import semirings as _sr
@@ -24,7 +26,8 @@ from .matrix import Matrix
 from .semirings import BinaryOp, Monoid, Semiring, UnaryOp
 from .vector import Vector
 
-__all__ = ["mxv", "vxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign", "select", "scale"]
+__all__ = ["mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign", "select",
+           "scale"]
 
 
 # ---------------------------------------------------------------------- argument resolution
@@ -396,10 +399,110 @@ def vxm(u, A, semiring, *, mask=None, accum=None, replace=False, out=None, direc
                    accum=accum, replace=replace, out=out, direction=direction)
 
 
+# ---------------------------------------------------------------------- matrix times matrix
+def mxm(A, B, semiring, *, mask=None, accum=None, replace=False, out=None):
+    """C<mask, replace> accum= A (+).(x) B: C(i, j) = add over k of multiply(A(i, k), B(k, j)),
+    over the k where both are present.
+
+    Row-wise (Gustavson): every product A(i, k) B(k, j) is formed once, the positions the mask
+    excludes are dropped before the add monoid reduces each (i, j). A frontier of many sources
+    (one row each) times a graph is one call: a step of a multi-source search.
+
+    Parameters
+    ----------
+    A : Matrix, m x k
+    B : Matrix, k x n
+    semiring : Semiring or str
+        Computed in ``numpy.result_type(A.dtype, B.dtype)``, which it must take; a positional
+        multiply (``secondi``) gives k.
+    mask : MatrixMask, Matrix or None
+        ``M.S``, ``M.V``, ``~M.S``, ``~M.V`` (a bare Matrix means its value mask), m x n.
+    accum : BinaryOp, Monoid, str or None
+        Combines ``out``'s entries with the product where both have one.
+    replace : bool
+        Drop the entries of ``out`` the mask does not allow.
+    out : Matrix or None
+        m x n; read, never modified: the result is a new Matrix (gbla's matrices are
+        immutable), of ``out``'s dtype.
+
+    Returns
+    -------
+    Matrix
+        A new m x n Matrix (the semiring's output dtype, or ``out``'s).
+
+    Raises
+    ------
+    DimensionMismatch
+        B.nrows is not A.ncols, or the mask's or ``out``'s shape is not (m, n).
+    DomainMismatch
+        An operand of the wrong type, or dtypes the semiring or accum does not take.
+    DeviceMismatch
+        The operands are not all on one device.
+    CaptureError
+        Called inside a loop body recorded on the device (mxm reads sizes back).
+
+    Examples
+    --------
+    Two BFS steps at once, from vertices 0 and 2 of the path 0 -> 1 -> 2 -> 3:
+
+    >>> import numpy as np, scipy.sparse as sp, gbla
+    >>> A = gbla.Matrix.from_edges([0, 1, 2], [1, 2, 3], n=4, device="cpu")
+    >>> F = gbla.Matrix.from_scipy(sp.csr_array(([True, True], ([0, 1], [0, 2])),
+    ...                                         shape=(2, 4)), device="cpu")
+    >>> gbla.mxm(F, A, "any_pair").to_dense(False)
+    array([[False,  True, False, False],
+           [False, False, False,  True]])
+    """
+    A, Bm = _matrix(A, "A"), _matrix(B, "B")
+    V.dimension(Bm.nrows, A.ncols, "B.nrows", "A.ncols")
+    semiring = _semiring(semiring)
+    shape = (A.nrows, Bm.ncols)
+    mask = _matrix_ops.validate_mask(mask, shape)
+    if out is not None:
+        _matrix(out, "out")
+        V.dimension(out.shape, shape, "out.shape", "the output shape")
+    accum = None if accum is None else _binary_op(accum, "accum")
+    replace = V.flag(replace, "replace")
+    device = _device(A=A, B=Bm, mask=None if mask is None else mask.matrix, out=out)
+    dtype = np.result_type(A.dtype, Bm.dtype)
+    if dtype not in semiring.dtypes:
+        raise V.domain("A.dtype and B.dtype", f"combine to a dtype {semiring.name} takes "
+                       f"({', '.join(d.name for d in semiring.dtypes)})",
+                       f"{A.dtype.name} and {Bm.dtype.name} -> {dtype.name}")
+    refuse_host_read("gbla.mxm")
+    t = _matrix_ops.product(A, Bm, semiring, dtype, mask)
+    return _matrix_ops.write(out, t, shape, mask=mask, accum=accum, replace=replace,
+                             dtype=semiring.output_dtype(dtype), device=device)
+
+
+def _matrix_ewise_add(u, v, op, mask, accum, replace, out):
+    """ewise_add of two matrices (the union of their structures)."""
+    u, v = _matrix(u, "u"), _matrix(v, "v")
+    V.dimension(v.shape, u.shape, "v.shape", "u.shape")
+    op = _binary_op(op, "op")
+    mask = _matrix_ops.validate_mask(mask, u.shape)
+    if out is not None:
+        _matrix(out, "out")
+        V.dimension(out.shape, u.shape, "out.shape", "u.shape")
+    accum = None if accum is None else _binary_op(accum, "accum")
+    device = _device(u=u, v=v, mask=None if mask is None else mask.matrix, out=out)
+    dtype = _op_dtype(op, u.dtype, v.dtype, "op")
+    left, right = _matrix_ops.keys_of(u), _matrix_ops.keys_of(v)
+    keys, values = _matrix_ops.union(left, right, op, device)
+    values = values.astype(op.result_dtype(dtype), copy=False)
+    if mask is not None and out is None:
+        keep = mask.allows(keys)
+        keys, values = keys[keep], values[keep]
+    return _matrix_ops.write(out, (keys, values), u.shape, mask=mask, accum=accum,
+                             replace=V.flag(replace, "replace"), dtype=values.dtype,
+                             device=device)
+
+
 # ---------------------------------------------------------------------- element-wise
 def ewise_add(u, v, op, *, mask=None, accum=None, replace=False, out=None):
     """w<mask> accum= u (+) v over the union of the structures: op(u(i), v(i)) where both are
-    present, the lone value where one is.
+    present, the lone value where one is. Two Matrices give a new Matrix the same way (masks
+    ``M.S`` etc., ``out`` read and never modified).
 
     Parameters
     ----------
@@ -448,6 +551,8 @@ def ewise_add(u, v, op, *, mask=None, accum=None, replace=False, out=None):
     >>> gbla.ewise_add(u, v, "plus").to_coo()
     (array([0, 2, 3]), array([ 1., 12., 20.]))
     """
+    if isinstance(u, Matrix) or isinstance(v, Matrix):
+        return _matrix_ewise_add(u, v, op, mask, accum, replace, out)
     u, v = _vector(u, "u"), _vector(v, "v")
     V.dimension(v.size, u.size, "v.size", "u.size")
     op = _binary_op(op, "op")

@@ -12,8 +12,9 @@ import numpy as np
 from .. import _validation as V
 from .. import direction as _direction
 from .. import methods, ops, runtime
-from ..matrix import as_graph
-from ..semirings import any_pair, any_secondi
+from .. import _backend as B
+from ..matrix import Matrix, as_graph
+from ..semirings import any_pair, any_secondi, binary
 from ..vector import Vector
 
 
@@ -25,8 +26,9 @@ def bfs(A, source, *, return_parents=False, method="algebraic", direction="auto"
     ----------
     A : Matrix, scipy.sparse or cupyx.scipy.sparse, square
         Entry (i, j) is the edge i -> j; values are ignored.
-    source : int
-        0 <= source < n.
+    source : int, or a sequence or 1-D array of ints
+        0 <= source < n. Several sources search at once, one matrix product (mxm) a level for
+        all of them (method 'algebraic' only), and give 2-D results, a row per source.
     return_parents : bool
         Also return a BFS tree: parents[v] is the vertex v was reached from.
     method : str
@@ -44,7 +46,7 @@ def bfs(A, source, *, return_parents=False, method="algebraic", direction="auto"
     Returns
     -------
     levels : array (NumPy or CuPy, the matrix's device), int32 (int64 when n >= 2**31)
-        levels[source] == 0; -1 = unreached.
+        levels[source] == 0; -1 = unreached. (len(sources), n) for several sources.
     parents : array of the same dtype, when ``return_parents``
         parents[source] == source; -1 = unreached.
 
@@ -63,6 +65,9 @@ def bfs(A, source, *, return_parents=False, method="algebraic", direction="auto"
     """
     A = as_graph(A)
     n = A.nrows
+    if _several(source):
+        return _bfs_many(A, source, return_parents=return_parents, method=method,
+                         direction=direction, depth_limit=depth_limit, stats=stats)
     source = V.source(source, n)
     V.flag(return_parents, "return_parents")
     if depth_limit is not None:
@@ -110,6 +115,53 @@ def _bfs_algebraic(A, source, *, return_parents, depth_limit, direction, stats):
     if return_parents:
         return out["levels"].to_dense(-1), out["parents"].to_dense(-1)
     return out["levels"].to_dense(-1)
+
+
+def _several(source):
+    return isinstance(source, (list, tuple, range)) or \
+        (hasattr(source, "ndim") and getattr(source, "ndim", 0) == 1)
+
+
+def _bfs_many(A, sources, *, return_parents, method, direction, depth_limit, stats):
+    """Levels (and parents) from several sources at once: a frontier matrix F (a row per
+    source) and one product a level for all of them, F<!L.S> = F any.pair A."""
+    n = A.nrows
+    sources = [V.source(s, n) for s in B.to_host(np.asarray(sources) if not hasattr(
+        sources, "get") else sources).tolist()]
+    V.flag(return_parents, "return_parents")
+    if not (isinstance(method, str) and method == "algebraic"):
+        raise V.invalid_value("method", "be 'algebraic' with several sources", method)
+    _direction.resolve(direction)  # a row-wise product pushes; the argument is still checked
+    if depth_limit is not None:
+        depth_limit = V.size(depth_limit, "depth_limit")
+    if stats is not None and not isinstance(stats, dict):
+        raise V.domain("stats", "be a dict or None", type(stats).__name__)
+    k = len(sources)
+    level_dtype = np.int32 if n < 2**31 else np.int64
+    P = A.pattern()
+    semiring = any_secondi if return_parents else any_pair
+    rows = np.arange(k)
+    F = Matrix.from_edges(rows, sources, np.array(sources, np.int64) if return_parents else None,
+                          k, ncols=n, device=A.device)
+    L = Matrix.from_edges(rows, sources, np.zeros(k, level_dtype), k, ncols=n,
+                          device=A.device)
+    parents = Matrix.from_edges(rows, sources, np.array(sources, level_dtype), k, ncols=n,
+                                device=A.device) if return_parents else None
+    depth = 0
+    while F.nvals and (depth_limit is None or depth < depth_limit):  # sync: entries left
+        depth += 1
+        F = ops.mxm(F, P, semiring, mask=~L.S)
+        at_depth = Vector.from_dense(B.xp_of(A.device).full(k, depth, level_dtype),
+                                     device=A.device)
+        L = ops.ewise_add(L, ops.scale(F, at_depth, binary.first, side="left"), binary.first)
+        if return_parents:
+            parents = ops.ewise_add(parents, F, binary.first)
+    levels = L.to_dense(-1).astype(level_dtype)
+    if stats is not None:  # sync: only when asked for
+        stats.update(levels=int(levels.max()) + 1 if levels.size else 0, products=depth)
+    if return_parents:
+        return levels, parents.to_dense(-1).astype(level_dtype)
+    return levels
 
 
 methods.register(methods.Method(

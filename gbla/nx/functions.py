@@ -197,8 +197,15 @@ def single_target_shortest_path_length(G, target, cutoff=None):
 
 
 def all_pairs_shortest_path_length(G, cutoff=None):
-    for node in G.nodes:
-        yield node, _hop_lengths(G, G.index[node], cutoff)
+    # sources 64 at a time, one multi-source BFS each; networkx's order per source on the host
+    limit = None if cutoff is None else _depth_limit(cutoff if cutoff >= 0 else 0)
+    lists = [G.neighbour_lists()]
+    for at in range(0, len(G), 64):
+        batch = list(range(at, min(at + 64, len(G))))
+        levels = B.to_host(_bfs(G.matrix, batch, depth_limit=limit)).astype(np.int64)
+        for row, s in enumerate(batch):
+            order, _ = bfs_order(lists, levels[row], [s])
+            yield G.nodes[s], {G.nodes[v]: int(levels[row, v]) for v in order.tolist()}
 
 
 def _check_method(method):

@@ -1,0 +1,177 @@
+"""Operations whose operands and result are matrices: the semiring product (mxm) and the
+element-wise union, computed on entry keys (row * ncols + column, sorted as CSR stores them) with
+array code that runs on either device.
+
+mxm expands, for every entry A(i, k), row k of B (Gustavson's row-wise product, every product
+formed once), drops the positions the mask excludes, and reduces the products of each (i, j)
+with the add monoid. The write phase, C<M, replace> accum= T, merges keys the same way. On the
+GPU the reductions of min, max, plus, lor, land and any run as scatter kernels; another monoid
+is reduced on the host (a sync, said so below).
+"""
+
+import numpy as np
+
+from . import _backend as B
+from . import _storage
+from . import _validation as V
+from .mask import MatrixMask
+from .matrix import Matrix
+
+__all__ = ["product", "union", "write", "keys_of", "from_keys", "reduce_by_key",
+           "validate_mask"]
+
+
+def keys_of(M):
+    """(keys int64 sorted, values) of a Matrix's entries; an iso matrix's values are True."""
+    rows = M._entry_rows().astype(np.int64)
+    return rows * max(M.ncols, 1) + M._indices.astype(np.int64), M._values_or_ones()
+
+
+def from_keys(keys, values, shape, dtype, device, *, iso=False):
+    """A Matrix from sorted unique keys and their values (None with ``iso``)."""
+    xp = B.xp_of(device)
+    ncols = max(shape[1], 1)
+    rows, cols = keys // ncols, keys % ncols
+    idt = _storage.index_dtype(max(shape), len(keys), None)
+    indptr = _storage.indptr_of_sorted_rows(rows.astype(idt), shape[0], idt, xp)
+    return Matrix._wrap(indptr, cols.astype(idt), None if iso else values.astype(dtype),
+                        shape, dtype, device)
+
+
+def _segments(keys, xp):
+    """Start of each run of equal keys (keys sorted)."""
+    if len(keys) == 0:
+        return xp.zeros(0, np.int64)
+    first = xp.ones(len(keys), bool)
+    first[1:] = keys[1:] != keys[:-1]
+    return xp.nonzero(first)[0]  # sync: the number of distinct keys
+
+
+_SCATTER = {"min": "scatter_min", "max": "scatter_max", "plus": "scatter_add"}
+
+
+def reduce_by_key(keys, values, monoid, device):
+    """(unique sorted keys, each run of values reduced with ``monoid``) for sorted ``keys``."""
+    xp = B.xp_of(device)
+    starts = _segments(keys, xp)
+    if len(starts) == len(keys):
+        return keys, values
+    if device == "cpu":
+        return keys[starts], monoid.reduceat(values, starts)
+    if monoid.is_any:
+        return keys[starts], values[starts]
+    name = monoid.op.name if monoid.name == monoid.op.name else monoid.name
+    segment = xp.cumsum(xp.concatenate([xp.zeros(1, np.int64),
+                                        (keys[1:] != keys[:-1]).astype(np.int64)]))
+    import cupyx  # the GPU path only
+    if name in ("lor", "land") and values.dtype == np.bool_:
+        out = xp.full(len(starts), name == "land", np.uint8)
+        scatter = cupyx.scatter_min if name == "land" else cupyx.scatter_max
+        scatter(out, segment, values.astype(np.uint8))
+        return keys[starts], out.astype(bool)
+    if name in _SCATTER and values.dtype != np.bool_:
+        out = xp.full(len(starts), monoid.identity_for(values.dtype), values.dtype)
+        getattr(cupyx, _SCATTER[name])(out, segment, values)
+        return keys[starts], out
+    reduced = _storage._segment_reduce_op(monoid.op, values, starts, device)  # sync: host
+    return keys[starts], reduced.astype(values.dtype, copy=False)
+
+
+def product(A, Bm, semiring, dtype, mask):
+    """The keys and values of A (+).(x) Bm with only the positions ``mask`` allows."""
+    device = A.device
+    xp = B.xp_of(device)
+    ncols = Bm.ncols
+    a_rows = A._entry_rows().astype(np.int64)
+    a_cols = A._indices.astype(np.int64)
+    counts = (Bm._indptr[a_cols + 1] - Bm._indptr[a_cols]).astype(np.int64)
+    offsets = xp.cumsum(counts)
+    total = int(offsets[-1]) if len(offsets) else 0  # sync: the number of products
+    z_dtype = semiring.output_dtype(dtype)
+    if total == 0:
+        return xp.zeros(0, np.int64), xp.zeros(0, z_dtype)
+    position = xp.arange(total, dtype=np.int64)
+    owner = xp.searchsorted(offsets, position, side="right")  # the A entry of each product
+    within = position - (offsets[owner] - counts[owner])
+    b_entry = Bm._indptr[a_cols[owner]].astype(np.int64) + within
+    keys = a_rows[owner] * max(ncols, 1) + Bm._indices[b_entry].astype(np.int64)
+    if mask is not None:
+        keep = mask.allows(keys)
+        owner, b_entry, keys = owner[keep], b_entry[keep], keys[keep]
+    mult = semiring.multiply
+    if mult.positional:
+        z = a_cols[owner].astype(z_dtype)
+    else:
+        x = A._values_or_ones()[owner].astype(dtype, copy=False)
+        y = Bm._values_or_ones()[b_entry].astype(dtype, copy=False)
+        z = _apply_binary(mult, x, y, dtype, device).astype(z_dtype, copy=False)
+    order = xp.argsort(keys, kind="stable")
+    return reduce_by_key(keys[order], z[order], semiring.add, device)
+
+
+def _apply_binary(op, x, y, dtype, device):
+    if device == "gpu":
+        from .kernels import _elementwise
+        return _elementwise.binary(op, x, y, dtype)
+    return op.apply_numpy(x, y)
+
+
+def union(left, right, op, device):
+    """The union of two (keys, values) with ``op`` (a BinaryOp) where both have a key."""
+    xp = B.xp_of(device)
+    (kl, vl), (kr, vr) = left, right
+    dtype = np.result_type(vl.dtype, vr.dtype)
+    keys = xp.concatenate([kl, kr])
+    values = xp.concatenate([vl.astype(dtype), vr.astype(dtype)])
+    order = xp.argsort(keys, kind="stable")  # left before right within a key
+    keys, values = keys[order], values[order]
+    if len(keys) < 2:
+        return keys, values
+    both = xp.zeros(len(keys), bool)
+    both[:-1] = keys[:-1] == keys[1:]
+    first = xp.nonzero(both)[0]  # sync: where both have the key
+    combined = values.copy()
+    if len(first):
+        combined[first] = _apply_binary(op, values[first], values[first + 1], dtype,
+                                        device).astype(dtype, copy=False)
+    keep = xp.ones(len(keys), bool)
+    keep[first + 1] = False
+    return keys[keep], combined[keep]
+
+
+def write(out, t, shape, *, mask, accum, replace, dtype, device):
+    """C<mask, replace> accum= T for matrices, T given as (keys, values); a new Matrix."""
+    xp = B.xp_of(device)
+    if out is None:
+        keys, values = t
+        return from_keys(keys, values, shape, dtype, device)
+    o_keys, o_values = keys_of(out)
+    t_keys, t_values = t
+    if accum is not None:
+        t_keys, t_values = union((o_keys, o_values), (t_keys, t_values), accum, device)
+    if mask is None:
+        return from_keys(t_keys, t_values, shape, out.dtype, device)
+    t_keep = mask.allows(t_keys)
+    t_keys, t_values = t_keys[t_keep], t_values[t_keep]
+    if replace:
+        o_keys, o_values = o_keys[:0], o_values[:0]
+    else:
+        o_keep = ~mask.allows(o_keys)
+        o_keys, o_values = o_keys[o_keep], o_values[o_keep]
+    keys = xp.concatenate([o_keys, t_keys])
+    values = xp.concatenate([o_values.astype(out.dtype), t_values.astype(out.dtype)])
+    order = xp.argsort(keys)
+    return from_keys(keys[order], values[order], shape, out.dtype, device)
+
+
+def validate_mask(mask, shape):
+    """A MatrixMask for an output of ``shape`` (a bare Matrix is its value mask), or None."""
+    if mask is None:
+        return None
+    if isinstance(mask, Matrix):
+        mask = MatrixMask(mask, structural=False)
+    if not isinstance(mask, MatrixMask):
+        raise V.domain("mask", "be a matrix mask (M.S, M.V, ~M.S, ~M.V), a Matrix or None",
+                       mask)
+    V.dimension(mask.matrix.shape, shape, "mask.shape", "the output shape")
+    return mask

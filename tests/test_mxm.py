@@ -1,0 +1,170 @@
+"""gbla.mxm and the matrix ewise_add against a dense reference over (value, present) pairs,
+with every mask kind, accum and replace; several-source BFS against SciPy."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.sparse import csgraph
+
+import gbla
+from gbla import semirings
+
+from . import graphs as G
+from .conftest import host
+
+
+def dense(M):
+    """(values, present) of a Matrix on the host."""
+    S = M.to_scipy().tocoo()
+    values = np.zeros(M.shape, S.data.dtype)
+    present = np.zeros(M.shape, bool)
+    values[S.row, S.col] = S.data
+    present[S.row, S.col] = True
+    return values, present
+
+
+def reference_product(A, B, semiring):
+    (a, pa), (b, pb) = dense(A), dense(B)
+    m, n = a.shape[0], b.shape[1]
+    dtype = np.result_type(A.dtype, B.dtype)
+    out = np.zeros((m, n), semiring.output_dtype(dtype))
+    present = np.zeros((m, n), bool)
+    for i in range(m):
+        for j in range(n):
+            ks = [k for k in range(a.shape[1]) if pa[i, k] and pb[k, j]]
+            if not ks:
+                continue
+            if semiring.multiply.positional:
+                products = np.array(ks, out.dtype)
+            else:
+                products = semiring.multiply.apply_numpy(
+                    a[i, ks].astype(dtype), b[ks, j].astype(dtype)).astype(out.dtype)
+            out[i, j] = semiring.add.reduceat(products, np.zeros(1, np.int64))[0]
+            present[i, j] = True
+    return out, present
+
+
+def reference_write(t, out, mask, accum, replace):
+    tv, tp = t
+    if out is None:
+        allowed = np.ones(tp.shape, bool) if mask is None else mask
+        return tv, tp & allowed
+    ov, op = out
+    if accum is not None:
+        both = tp & op
+        merged = np.where(tp, tv, ov).astype(np.result_type(tv, ov))
+        merged[both] = accum.apply_numpy(ov[both], tv[both])
+        tv, tp = merged, tp | op
+    if mask is None:
+        return tv, tp
+    values = np.where(mask, tv, ov)
+    present = np.where(mask, tp, False if replace else op)
+    return values, present
+
+
+@st.composite
+def matrices(draw, shape, dtype=np.float64):
+    m, n = shape
+    cells = draw(st.lists(st.tuples(st.integers(0, m - 1), st.integers(0, n - 1),
+                                    st.integers(0, 9)), max_size=m * n, unique_by=lambda c: c[:2]))
+    rows = [c[0] for c in cells]
+    cols = [c[1] for c in cells]
+    vals = np.array([c[2] for c in cells], dtype)
+    return sp.csr_array((vals, (rows, cols)), shape=shape)
+
+
+SEMIRINGS = [semirings.plus_times, semirings.min_plus, semirings.max_first, semirings.any_pair,
+             semirings.min_secondi, semirings.lor_land]
+
+
+@G.FIXTURE_OK
+@given(data=st.data(), dims=st.tuples(st.integers(1, 6), st.integers(1, 6), st.integers(1, 6)),
+       semiring=st.sampled_from(SEMIRINGS), mask_kind=st.sampled_from(
+           [None, "S", "V", "~S", "~V"]), accum=st.sampled_from([None, "plus", "min"]),
+       replace=st.booleans(), with_out=st.booleans())
+def test_mxm_equals_the_dense_reference(device, data, dims, semiring, mask_kind, accum, replace,
+                                        with_out):
+    m, k, n = dims
+    as_bool = semiring.add.name in ("lor",)
+    dtype = np.bool_ if as_bool else np.float64
+    SA, SB = data.draw(matrices((m, k), dtype)), data.draw(matrices((k, n), dtype))
+    A = gbla.Matrix.from_scipy(SA, device=device)
+    B = gbla.Matrix.from_scipy(SB, device=device)
+    mask = out = None
+    mask_bool = None
+    if mask_kind is not None:
+        SM = data.draw(matrices((m, n)))
+        M = gbla.Matrix.from_scipy(SM, device=device)
+        mv, mp = dense(M)
+        mask = {"S": M.S, "V": M.V, "~S": ~M.S, "~V": ~M.V}[mask_kind]
+        mask_bool = {"S": mp, "V": mp & (mv != 0), "~S": ~mp, "~V": ~(mp & (mv != 0))}[mask_kind]
+    if with_out:
+        out = gbla.Matrix.from_scipy(data.draw(matrices((m, n), np.float64)), device=device)
+    accum_op = None if accum is None else getattr(semirings.binary, accum)
+    if as_bool and accum is not None:
+        accum_op = semirings.binary.lor
+    C = gbla.mxm(A, B, semiring, mask=mask, accum=accum_op, replace=replace, out=out)
+    t = reference_product(A, B, semiring)
+    ev, ep = reference_write(t, None if out is None else dense(out), mask_bool,
+                             accum_op if out is not None else None, replace)
+    cv, cp = dense(C)
+    np.testing.assert_array_equal(cp, ep)
+    np.testing.assert_allclose(cv[cp].astype(float), ev[ep].astype(float))
+
+
+@G.FIXTURE_OK
+@given(data=st.data(), shape=st.tuples(st.integers(1, 6), st.integers(1, 6)),
+       op=st.sampled_from(["plus", "min", "first", "second"]))
+def test_matrix_ewise_add_is_the_union(device, data, shape, op):
+    SU, SV = data.draw(matrices(shape)), data.draw(matrices(shape))
+    U, W = (gbla.Matrix.from_scipy(S, device=device) for S in (SU, SV))
+    C = gbla.ewise_add(U, W, op)
+    (u, pu), (w, pw) = dense(U), dense(W)
+    f = getattr(semirings.binary, op)
+    expected = np.where(pu & pw, f.apply_numpy(u, w), np.where(pu, u, w))
+    cv, cp = dense(C)
+    np.testing.assert_array_equal(cp, pu | pw)
+    np.testing.assert_allclose(cv[cp], expected[cp])
+
+
+def test_mxm_rejects_bad_operands_by_name():
+    A = gbla.Matrix.from_edges([0], [1], n=2, device="cpu")
+    R = gbla.Matrix.from_edges([0], [2], n=2, ncols=3, device="cpu")
+    with pytest.raises(gbla.DimensionMismatch, match="B.nrows"):
+        gbla.mxm(A, gbla.Matrix.from_edges([0], [1], n=3, device="cpu"), "any_pair")
+    with pytest.raises(gbla.DimensionMismatch, match="mask.shape"):
+        gbla.mxm(A, A, "any_pair", mask=R.S)
+    with pytest.raises(gbla.DomainMismatch, match="mask"):
+        gbla.mxm(A, A, "any_pair", mask="S")
+    with pytest.raises(gbla.DomainMismatch, match="B must be a gbla.Matrix"):
+        gbla.mxm(A, np.eye(2), "any_pair")
+    assert gbla.mxm(A, R, "any_pair").shape == (2, 3)
+
+
+@G.FIXTURE_OK
+@given(g=G.graphs(max_n=25), data=st.data())
+def test_several_sources_search_at_once_with_scipys_levels(device, g, data):
+    S = g.scipy()
+    A = g.matrix(device)
+    sources = data.draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=5))
+    limit = data.draw(st.none() | st.integers(0, 4))
+    levels, parents = gbla.bfs(A, sources, return_parents=True, depth_limit=limit)
+    d = csgraph.shortest_path(S, unweighted=True, indices=sources)
+    expected = np.where(np.isinf(d), -1, d)
+    if limit is not None:
+        expected[expected > limit] = -1
+    assert host(levels).shape == (len(sources), g.n)
+    np.testing.assert_array_equal(host(levels), expected)
+    if limit is None:
+        for row, s in enumerate(sources):
+            gbla.verify.bfs(A, s, levels[row], parents[row])
+
+
+def test_several_sources_take_the_algebra_only():
+    A = gbla.Matrix.from_edges([0], [1], n=2, device="cpu")
+    with pytest.raises(gbla.InvalidValue, match="method"):
+        gbla.bfs(A, [0, 1], method="edge_centric")
+    with pytest.raises(gbla.InvalidIndex, match="source"):
+        gbla.bfs(A, [0, 2])
