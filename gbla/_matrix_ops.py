@@ -17,7 +17,7 @@ from . import _validation as V
 from .mask import MatrixMask
 from .matrix import Matrix
 
-__all__ = ["product", "union", "write", "keys_of", "from_keys", "reduce_by_key",
+__all__ = ["product", "union", "intersection", "write", "keys_of", "from_keys", "reduce_by_key",
            "validate_mask"]
 
 
@@ -137,6 +137,19 @@ def union(left, right, op, device):
     keep = xp.ones(len(keys), bool)
     keep[first + 1] = False
     return keys[keep], combined[keep]
+
+
+def intersection(left, right, op, device):
+    """The keys both (keys, values) have, with op(left, right)."""
+    xp = B.xp_of(device)
+    (kl, vl), (kr, vr) = left, right
+    dtype = np.result_type(vl.dtype, vr.dtype)
+    if len(kl) == 0 or len(kr) == 0:
+        return kl[:0], xp.zeros(0, op.result_dtype(dtype))
+    at = xp.minimum(xp.searchsorted(kr, kl), len(kr) - 1)
+    both = kr[at] == kl
+    keys, x, y = kl[both], vl[both].astype(dtype), vr[at[both]].astype(dtype)
+    return keys, _apply_binary(op, x, y, dtype, device)
 
 
 def write(out, t, shape, *, mask, accum, replace, dtype, device):

@@ -15,8 +15,8 @@ argument raises a ValueError). NumPy or SciPy in, NumPy out; CuPy in, CuPy out.
 Where results are not unique (predecessors when shortest paths tie) they are valid, not
 necessarily SciPy's; :func:`breadth_first_order` gives SciPy's order exactly; strong component
 labels are numbered by each component's smallest vertex, weak ones exactly as SciPy's. Several
-``indices`` of an unweighted search run as multi-source BFS (64 sources a matrix product); a
-weighted one still runs a search per index.
+``indices`` search together, 64 at a time: multi-source BFS when unweighted, Bellman-Ford over
+a frontier matrix when weighted (one matrix product a level or round for all of them).
 """
 
 import warnings
@@ -156,11 +156,30 @@ def _hop_rows(g, sources):
             yield np.where(levels[row] < 0, np.inf, levels[row].astype(np.float64)), pred
 
 
+def _weighted_rows(g, sources):
+    """(dist, pred) rows of weighted searches from ``sources``: Bellman-Ford over a frontier
+    matrix, BATCH sources a search."""
+    for at in range(0, len(sources), BATCH):
+        batch = sources[at:at + BATCH]
+        try:
+            dist, parents = (B.to_host(a) for a in
+                             _sssp(g.matrix, batch, return_predecessors=True))
+        except exceptions.NegativeCycleError as e:
+            raise NegativeCycleError(f"Negative cycle detected from {batch}: {e}") from None
+        for row, s in enumerate(batch):
+            pred = parents[row].astype(np.int32)
+            pred[pred < 0] = NULL
+            pred[s] = NULL
+            yield dist[row].astype(np.float64, copy=False), pred
+
+
 def _many(g, indices, return_predecessors, *, method, unweighted, limit=np.inf):
     sources, scalar = _indices(indices, g.n)
     dists, preds = [], []
-    rows = _hop_rows(g, sources) if unweighted else \
-        (_search(g, s, method=method, unweighted=False) for s in sources)
+    if scalar:
+        rows = [_search(g, sources[0], method=method, unweighted=unweighted)]
+    else:
+        rows = _hop_rows(g, sources) if unweighted else _weighted_rows(g, sources)
     for dist, pred in rows:
         if limit < np.inf:
             beyond = dist > limit

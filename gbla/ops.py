@@ -475,8 +475,8 @@ def mxm(A, B, semiring, *, mask=None, accum=None, replace=False, out=None):
                              dtype=semiring.output_dtype(dtype), device=device)
 
 
-def _matrix_ewise_add(u, v, op, mask, accum, replace, out):
-    """ewise_add of two matrices (the union of their structures)."""
+def _matrix_ewise(combine, u, v, op, mask, accum, replace, out):
+    """ewise_add (``combine`` the union) or ewise_mult (the intersection) of two matrices."""
     u, v = _matrix(u, "u"), _matrix(v, "v")
     V.dimension(v.shape, u.shape, "v.shape", "u.shape")
     op = _binary_op(op, "op")
@@ -488,7 +488,7 @@ def _matrix_ewise_add(u, v, op, mask, accum, replace, out):
     device = _device(u=u, v=v, mask=None if mask is None else mask.matrix, out=out)
     dtype = _op_dtype(op, u.dtype, v.dtype, "op")
     left, right = _matrix_ops.keys_of(u), _matrix_ops.keys_of(v)
-    keys, values = _matrix_ops.union(left, right, op, device)
+    keys, values = combine(left, right, op, device)
     values = values.astype(op.result_dtype(dtype), copy=False)
     if mask is not None and out is None:
         keep = mask.allows(keys)
@@ -552,7 +552,7 @@ def ewise_add(u, v, op, *, mask=None, accum=None, replace=False, out=None):
     (array([0, 2, 3]), array([ 1., 12., 20.]))
     """
     if isinstance(u, Matrix) or isinstance(v, Matrix):
-        return _matrix_ewise_add(u, v, op, mask, accum, replace, out)
+        return _matrix_ewise(_matrix_ops.union, u, v, op, mask, accum, replace, out)
     u, v = _vector(u, "u"), _vector(v, "v")
     V.dimension(v.size, u.size, "v.size", "u.size")
     op = _binary_op(op, "op")
@@ -566,7 +566,7 @@ def ewise_add(u, v, op, *, mask=None, accum=None, replace=False, out=None):
 
 def ewise_mult(u, v, op, *, mask=None, accum=None, replace=False, out=None):
     """w<mask> accum= u (x) v over the intersection of the structures: op(u(i), v(i)) where both
-    are present, no entry elsewhere.
+    are present, no entry elsewhere. Two Matrices give a new Matrix the same way.
 
     Parameters
     ----------
@@ -591,6 +591,8 @@ def ewise_mult(u, v, op, *, mask=None, accum=None, replace=False, out=None):
     >>> gbla.ewise_mult(u, v, "times").to_coo()
     (array([2]), array([20.]))
     """
+    if isinstance(u, Matrix) or isinstance(v, Matrix):
+        return _matrix_ewise(_matrix_ops.intersection, u, v, op, mask, accum, replace, out)
     u, v = _vector(u, "u"), _vector(v, "v")
     V.dimension(v.size, u.size, "v.size", "u.size")
     op = _binary_op(op, "op")

@@ -29,9 +29,9 @@ LDBC_UNREACHED = 9223372036854775807
 BAD_SOURCES = [
     (1.0, gbla.InvalidValue), (np.float64(1.0), gbla.InvalidValue), (True, gbla.InvalidValue),
     (np.bool_(False), gbla.InvalidValue), ("0", gbla.InvalidValue), (None, gbla.InvalidValue),
-    ([0], gbla.InvalidValue), (-1, gbla.InvalidIndex), (4, gbla.InvalidIndex),
-    (2**70, gbla.InvalidIndex),
-]
+    ([[0]], gbla.InvalidValue), ([0, 7], gbla.InvalidIndex), (-1, gbla.InvalidIndex),
+    (4, gbla.InvalidIndex), (2**70, gbla.InvalidIndex),
+]  # a list is several sources; a list inside one is not a vertex
 
 
 # ============================================================================== random graphs

@@ -212,12 +212,7 @@ def test_the_callers_matrix_is_not_modified():
 
 
 # ============================================================================== bad input
-# a list is several sources for bfs (tests/test_mxm.py); a list inside one is not a vertex
-BFS_BAD_SOURCES = [case for case in G.BAD_SOURCES if not isinstance(case[0], list)] + \
-    [([[0]], gbla.InvalidValue), ([0, 7], gbla.InvalidIndex)]
-
-
-@pytest.mark.parametrize("source, error", BFS_BAD_SOURCES, ids=repr)
+@pytest.mark.parametrize("source, error", G.BAD_SOURCES, ids=repr)
 def test_a_bad_source_is_rejected(device, source, error):
     A = gbla.Matrix.from_edges([0, 1], [1, 2], n=4, device=device)
     with pytest.raises(error, match=r"^source must .*; got "):

@@ -168,3 +168,33 @@ def test_several_sources_take_the_algebra_only():
         gbla.bfs(A, [0, 1], method="edge_centric")
     with pytest.raises(gbla.InvalidIndex, match="source"):
         gbla.bfs(A, [0, 2])
+
+
+@G.FIXTURE_OK
+@given(g=G.graphs(max_n=20, weights=st.integers(-3, 9), directed=True), data=st.data())
+def test_several_sources_find_scipys_distances_or_the_negative_cycle(device, g, data):
+    S = g.scipy()
+    A = g.matrix(device)
+    sources = data.draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=4))
+    try:
+        expected = csgraph.bellman_ford(S, indices=sources)
+    except csgraph.NegativeCycleError:
+        with pytest.raises(gbla.NegativeCycleError):
+            gbla.sssp(A, sources)
+        return
+    stats = {}
+    dist, pred = gbla.sssp(A, sources, return_predecessors=True, stats=stats)
+    assert host(dist).shape == (len(sources), g.n)
+    np.testing.assert_allclose(host(dist), expected)
+    assert stats["method"] == "bellman_ford" and stats["iterations"] <= g.n
+    for row, s in enumerate(sources):
+        gbla.verify.sssp(A, s, dist[row], pred[row])
+
+
+def test_several_sources_take_bellman_ford_only():
+    A = gbla.Matrix.from_edges([0], [1], [1.0], n=2, device="cpu")
+    with pytest.raises(gbla.InvalidValue, match="method"):
+        gbla.sssp(A, [0, 1], method="delta_stepping")
+    with pytest.raises(gbla.InvalidValue, match="delta"):
+        gbla.sssp(A, [0, 1], delta=2.0)
+    np.testing.assert_array_equal(gbla.sssp(A, [1, 0]), [[np.inf, 0.], [0., 1.]])

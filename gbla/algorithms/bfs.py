@@ -122,12 +122,19 @@ def _several(source):
         (hasattr(source, "ndim") and getattr(source, "ndim", 0) == 1)
 
 
+def _sources(sources, n):
+    """Several sources as a list of checked vertex ids."""
+    if B.array_device(sources) == "gpu":
+        sources = B.to_host(sources)  # sync: the ids, once
+    return [V.source(s, n) for s in (sources.tolist() if hasattr(sources, "tolist")
+                                       else list(sources))]
+
+
 def _bfs_many(A, sources, *, return_parents, method, direction, depth_limit, stats):
     """Levels (and parents) from several sources at once: a frontier matrix F (a row per
     source) and one product a level for all of them, F<!L.S> = F any.pair A."""
     n = A.nrows
-    sources = [V.source(s, n) for s in B.to_host(np.asarray(sources) if not hasattr(
-        sources, "get") else sources).tolist()]
+    sources = _sources(sources, n)
     V.flag(return_parents, "return_parents")
     if not (isinstance(method, str) and method == "algebraic"):
         raise V.invalid_value("method", "be 'algebraic' with several sources", method)

@@ -18,11 +18,11 @@ from .. import _validation as V
 from .. import direction as _direction
 from .. import methods, ops
 from ..exceptions import NegativeCycleError
-from ..matrix import as_graph
+from ..matrix import Matrix, as_graph
 from ..semirings import binary, min_plus, monoid, unary
 from ..vector import Vector
 from ._relax import policy_of, relax, relax_all
-from .bfs import bfs
+from .bfs import _several, _sources, bfs
 
 
 def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, direction="auto",
@@ -34,7 +34,10 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     A : Matrix, scipy.sparse or cupyx.scipy.sparse, square
         Entry (i, j) is an edge i -> j of weight A[i, j]; an explicit zero is a zero-weight edge;
         an unweighted (bool) matrix has weight 1 on every edge.
-    source : int
+    source : int, or a sequence or 1-D array of ints
+        Several sources search at once by Bellman-Ford over a frontier matrix (one product a
+        round for all of them; method 'auto' or 'bellman_ford', no delta) and give 2-D
+        results, a row per source.
     return_predecessors : bool
         Also return a shortest-path tree: pred[v] is v's predecessor on a shortest path.
     method : 'auto' or a name from ``gbla.methods.names("sssp")``
@@ -70,6 +73,9 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     """
     A = as_graph(A)
     n = A.nrows
+    if _several(source):
+        return _sssp_many(A, source, return_predecessors=return_predecessors, method=method,
+                          delta=delta, direction=direction, stats=stats)
     source = V.source(source, n)
     V.flag(return_predecessors, "return_predecessors")
     if stats is not None and not isinstance(stats, dict):
@@ -77,12 +83,7 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     auto = isinstance(method, str) and method == "auto"
     if not auto:  # a bad method or direction raises before the weights are read
         entry, resolved = methods.resolve(method, "sssp", A, direction)
-    if A.dtype == np.bool_:  # unweighted: weight 1 on every edge, an explicit False included
-        A = A.pattern()
-    dtype = A.dtype if A.dtype.kind == "f" else np.dtype(np.float64)
-    lowest, infinite = _check_weights(A)
-    if infinite:  # an edge of weight +inf connects nothing: drop it
-        A = ops.select(A, "<", np.inf)
+    A, dtype, lowest = _weights(A)
     if auto:
         method = "bellman_ford" if lowest < 0 else "delta_stepping"
         entry, resolved = methods.resolve(method, "sssp", A, direction)
@@ -99,6 +100,64 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     if stats is not None:
         stats.update(run_stats, method=method)
     return result
+
+
+def _weights(A):
+    """(A as searched, the distance dtype, the smallest weight): a bool matrix weighs 1 an
+    edge (an explicit False included), an edge of weight +inf connects nothing and goes; NaN and
+    -inf raise."""
+    if A.dtype == np.bool_:
+        A = A.pattern()
+    dtype = A.dtype if A.dtype.kind == "f" else np.dtype(np.float64)
+    lowest, infinite = _check_weights(A)
+    if infinite:
+        A = ops.select(A, "<", np.inf)
+    return A, dtype, lowest
+
+
+def _sssp_many(A, sources, *, return_predecessors, method, delta, direction, stats):
+    """Distances from several sources at once: Bellman-Ford with a frontier matrix (a row per
+    source), one product a round for all of them, T = F min.+ A, the improved entries of T
+    becoming the next F."""
+    n = A.nrows
+    sources = _sources(sources, n)
+    V.flag(return_predecessors, "return_predecessors")
+    if not (isinstance(method, str) and method in ("auto", "bellman_ford")):
+        raise V.invalid_value("method", "be 'auto' or 'bellman_ford' with several sources",
+                              method)
+    if delta is not None:
+        raise V.invalid_value("delta", "be None with several sources", delta)
+    _direction.resolve(direction)  # a row-wise product pushes; the argument is still checked
+    if stats is not None and not isinstance(stats, dict):
+        raise V.domain("stats", "be a dict or None", type(stats).__name__)
+    A, dtype, _ = _weights(A)
+    k = len(sources)
+    rows = np.arange(k)
+    dist = Matrix.from_edges(rows, sources, np.zeros(k, dtype), k, ncols=n, device=A.device)
+    nothing = Matrix.from_edges([], [], np.zeros(0, dtype), k, ncols=n, device=A.device)
+    frontier, rounds = dist, 0
+    # n - 1 rounds settle every path without a negative cycle; a change in round n shows one
+    while frontier.nvals and rounds < n:  # sync: entries left
+        rounds += 1
+        t = ops.mxm(frontier, A, min_plus)
+        fresh = ops.ewise_add(t, nothing, binary.first, mask=~dist.S)
+        wins = ops.select(ops.ewise_mult(t, dist, binary.lt), "nonzero")
+        frontier = ops.ewise_add(fresh, ops.ewise_mult(t, wins, binary.first), binary.first)
+        dist = ops.ewise_add(dist, frontier, binary.second)
+    if frontier.nvals:
+        raise NegativeCycleError(V.message("A", "have no negative cycle reachable from the "
+                                           "sources", f"distances still falling after {n} "
+                                           "rounds"))
+    if stats is not None:
+        stats.update(method="bellman_ford", iterations=rounds)
+    dense = dist.to_dense(np.inf).astype(dtype, copy=False)
+    if not return_predecessors:
+        return dense
+    xp = B.xp_of(A.device)
+    pred = xp.stack([_predecessors(A, s, Vector.from_dense(dense[row], device=A.device))
+                     for row, s in enumerate(sources)]) if k else \
+        xp.zeros((0, n), np.int32 if n < 2**31 else np.int64)
+    return dense, pred
 
 
 def _run(solve):
