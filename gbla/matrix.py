@@ -15,6 +15,10 @@ from ._dtypes import BOOL
 from .mask import MatrixMask
 from .semirings import binary
 
+# How repeated entries combine, the same default in every entry point (from_scipy, from_cupy,
+# from_edges, gbla.io.read): the lightest edge, the one a shortest path takes.
+DUP_OP = binary.min
+
 __all__ = ["Matrix", "as_graph"]
 
 
@@ -100,15 +104,20 @@ class Matrix:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_scipy(cls, S, *, device=None, index_dtype=None):
+    def from_scipy(cls, S, *, dup_op=DUP_OP, device=None, index_dtype=None):
         """A Matrix from any scipy.sparse matrix or array, in any format (the input is copied;
-        duplicate entries are summed, as SciPy does; explicit zeros stay entries).
+        explicit zeros stay entries; repeated entries of a COO or non-canonical input combine
+        by ``dup_op``, the lightest by default, as in every entry point of gbla).
 
         Parameters
         ----------
         S : scipy.sparse matrix or array, two-dimensional
             Its dtype is kept, or widened losslessly to one gbla computes in (int8, int16,
             uint8, uint16 -> int32; uint32 -> int64; float16 -> float32).
+        dup_op : BinaryOp or None, default semirings.binary.min
+            How repeated (i, j) entries combine, in input order: the smallest (the edge a
+            shortest path takes) by default, ``binary.plus`` for SciPy's sum (what
+            ``S.tocsr()`` means), None to raise :class:`~gbla.DuplicateIndex`.
         device : {'cpu', 'gpu', None}, default None
             None: the GPU when CuPy sees one, else the CPU.
         index_dtype : {None, int32, int64}, default None
@@ -127,6 +136,8 @@ class Matrix:
         InvalidValue
             ``S`` is not two-dimensional, or ``index_dtype`` is int32 and the matrix needs
             int64.
+        DuplicateIndex
+            An entry repeats and ``dup_op`` is None.
         DeviceMismatch
             ``device`` is not 'cpu', 'gpu' or None, or is 'gpu' where no GPU can be used.
 
@@ -138,6 +149,10 @@ class Matrix:
         >>> A
         <gbla.Matrix 2x2 nvals=2 dtype=float64 device=cpu>
         >>> A.to_scipy().toarray()
+        array([[0., 1.],
+               [0., 0.]])
+        >>> from gbla.semirings import binary
+        >>> gbla.Matrix.from_scipy(S, dup_op=binary.plus, device="cpu").to_scipy().toarray()
         array([[0., 3.],
                [0., 0.]])
         """
@@ -148,8 +163,16 @@ class Matrix:
             raise V.invalid_value("S", "be two-dimensional", f"shape {S.shape}")
         device = B.resolve_device(device)
         dtype = V.storage_dtype(S.dtype, "S")
-        C = sp.csr_matrix(S, dtype=dtype, copy=True)
-        C.sum_duplicates()
+        if S.format == "csr" and S.has_canonical_format:
+            C = sp.csr_matrix(S, dtype=dtype, copy=True)
+        else:  # repeats possible: merged by dup_op, on the host
+            coo = sp.coo_matrix(S)
+            width = max(S.shape[1], 1)
+            keys = coo.row.astype(np.int64) * width + coo.col
+            keys, data = _storage.combine_duplicates(
+                keys, coo.data.astype(dtype), dup_op, "cpu", arg="S", what="entry",
+                show=lambda k: f"entry ({k // width}, {k % width})")
+            C = sp.csr_matrix((data, (keys // width, keys % width)), shape=S.shape, dtype=dtype)
         idt = _storage.index_dtype(max(C.shape), C.nnz, index_dtype)
         arrays = (C.indptr.astype(idt), C.indices.astype(idt), C.data)
         arrays = tuple(B.to_device(a, device) for a in arrays)
@@ -255,9 +278,11 @@ class Matrix:
         return G
 
     @classmethod
-    def from_cupy(cls, C, *, index_dtype=None):
+    def from_cupy(cls, C, *, dup_op=DUP_OP, index_dtype=None):
         """A GPU Matrix from a cupyx.scipy.sparse matrix. A canonical CSR matrix (sorted
-        indices, no duplicates) is used without copying its arrays; other inputs are converted.
+        indices, no duplicates) is used without copying its arrays; other inputs are converted,
+        repeated entries combined by ``dup_op`` (as :meth:`from_scipy`: the smallest by
+        default, None raises).
 
         Parameters
         ----------
@@ -297,15 +322,20 @@ class Matrix:
         if not csp.issparse(C):
             raise V.domain("C", "be a cupyx.scipy.sparse matrix", type(C).__name__)
         dtype = V.storage_dtype(C.dtype, "C")
-        if C.format != "csr" or not C.has_canonical_format:
-            C = C.tocsr(copy=True)
-            C.sum_duplicates()
+        if C.format != "csr" or not C.has_canonical_format:  # repeats merged by dup_op
+            coo = C.tocoo()
+            width = max(C.shape[1], 1)
+            keys = coo.row.astype(np.int64) * width + coo.col
+            keys, data = _storage.combine_duplicates(
+                keys, coo.data.astype(dtype), dup_op, "gpu", arg="C", what="entry",
+                show=lambda k: f"entry ({k // width}, {k % width})")
+            C = csp.csr_matrix((data, (keys // width, keys % width)), shape=C.shape)
         idt = _storage.index_dtype(max(C.shape), C.nnz, index_dtype)
         return cls._wrap(C.indptr.astype(idt, copy=False), C.indices.astype(idt, copy=False),
                          C.data.astype(dtype, copy=False), C.shape, dtype, "gpu")
 
     @classmethod
-    def from_edges(cls, src, dst, values=None, n=None, *, dup_op=None, device=None,
+    def from_edges(cls, src, dst, values=None, n=None, *, dup_op=DUP_OP, device=None,
                    index_dtype=None, ncols=None):
         """An n x n Matrix with an edge src[t] -> dst[t] of weight values[t] for every t.
 
@@ -320,10 +350,11 @@ class Matrix:
             losslessly as in :meth:`from_scipy`.
         n : int or None, default None
             Number of vertices; None: 1 + the largest endpoint (0 for no edges).
-        dup_op : BinaryOp or None, default None
-            How repeated (src, dst) pairs of a weighted graph combine (in input order; a
-            Monoid or a name is refused); None raises :class:`~gbla.DuplicateIndex` when a
-            pair repeats.
+        dup_op : BinaryOp or None, default semirings.binary.min
+            How repeated (src, dst) pairs of a weighted graph combine, in input order (a Monoid
+            or a name is refused): the smallest weight by default, as in every entry point of
+            gbla; None raises :class:`~gbla.DuplicateIndex` when a pair repeats. An unweighted
+            pattern keeps one edge.
         device : {'cpu', 'gpu', None}, default None
             None: the GPU when ``src`` is a CuPy array, else as for :meth:`from_scipy`.
         index_dtype : {None, int32, int64}, default None

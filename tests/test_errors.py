@@ -233,9 +233,10 @@ def test_integral_float_indices_are_accepted(device):
     assert host(idx).tolist() == [0, 2] and host(vals).tolist() == [7, 5]
 
 
-def test_duplicate_weighted_edges_without_dup_op_raise_duplicate_index(device):
+def test_duplicate_weighted_edges_with_dup_op_none_raise_duplicate_index(device):
     with raises(gbla.DuplicateIndex, "src, dst", "'edge (0, 1) repeated'"):
-        Matrix.from_edges([1, 0, 0], [2, 1, 1], [5.0, 1.0, 2.0], n=3, device=device)
+        Matrix.from_edges([1, 0, 0], [2, 1, 1], [5.0, 1.0, 2.0], n=3, dup_op=None,
+                          device=device)
     with raises(gbla.DuplicateIndex, "indices", "'1 repeated'"):
         Vector.from_coo([1, 2, 1], [1.0, 2.0, 3.0], 3, device=device)
     # a pattern (no values) merges duplicates: nothing to combine
@@ -351,7 +352,7 @@ def test_failing_constructors_leave_the_callers_arrays_unchanged(device):
     saved = [a.copy() for a in (src, dst, weights, indices, vals, frac)]
     S_saved = S.copy()
     with pytest.raises(gbla.DuplicateIndex):
-        Matrix.from_edges(src, dst, weights, n=3, device=device)
+        Matrix.from_edges(src, dst, weights, n=3, dup_op=None, device=device)
     with pytest.raises(gbla.InvalidIndex):
         Matrix.from_edges(src, dst, weights, n=2, device=device)
     with pytest.raises(gbla.DuplicateIndex):

@@ -35,15 +35,46 @@ def test_from_scipy_takes_sparse_arrays_and_keeps_explicit_zeros(device):
     assert R[0, 1] == 0 and R.nnz == 2
 
 
-def test_from_scipy_sums_duplicates_sorts_indices_and_leaves_the_input_alone(device):
-    # (0, 1) given twice: 1 + 2 = 3; row 0's indices unsorted.
+def test_from_scipy_merges_duplicates_sorts_indices_and_leaves_the_input_alone(device):
+    # (0, 1) given twice: min(1, 2) = 1 by default, 1 + 2 = 3 with plus; row 0 unsorted.
     S = sp.csr_matrix((np.array([1.0, 4.0, 2.0]), np.array([1, 0, 1]), np.array([0, 3, 3])),
                       shape=(2, 2))
     before = (S.data.copy(), S.indices.copy(), S.indptr.copy())
     A = gbla.Matrix.from_scipy(S, device=device)
-    np.testing.assert_array_equal(A.to_scipy().toarray(), [[4.0, 3.0], [0.0, 0.0]])
+    np.testing.assert_array_equal(A.to_scipy().toarray(), [[4.0, 1.0], [0.0, 0.0]])
+    plus = gbla.Matrix.from_scipy(S, dup_op=gbla.semirings.binary.plus, device=device)
+    np.testing.assert_array_equal(plus.to_scipy().toarray(), [[4.0, 3.0], [0.0, 0.0]])
+    with pytest.raises(gbla.DuplicateIndex, match=r"entry \(0, 1\)"):
+        gbla.Matrix.from_scipy(S, dup_op=None, device=device)
     for a, b in zip(before, (S.data, S.indices, S.indptr)):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dup_op, expected", [
+    ("default", [0., 3., 4.]),   # the lightest parallel edge: 1 -> 2 weighs 1
+    ("plus", [0., 3., 9.]),      # SciPy's sum: 1 -> 2 weighs 6
+    ("max", [0., 3., 8.]),
+])
+def test_every_entry_point_merges_parallel_edges_by_the_same_rule(device, tmp_path, dup_op,
+                                                                  expected):
+    #   0 -(3)-> 1, then 1 -> 2 twice, weights 5 and 1
+    src, dst, w = [0, 1, 1], [1, 2, 2], [3.0, 5.0, 1.0]
+    kwargs = {} if dup_op == "default" else {"dup_op": getattr(gbla.semirings.binary, dup_op)}
+    path = tmp_path / "g.txt"
+    path.write_text("0 1 3\n1 2 5\n1 2 1\n")
+    built = [gbla.Matrix.from_edges(src, dst, w, 3, device=device, **kwargs),
+             gbla.Matrix.from_scipy(sp.coo_array((w, (src, dst)), shape=(3, 3)), device=device,
+                                    **kwargs),
+             gbla.io.read(path, device=device, **kwargs)]
+    for A in built:
+        np.testing.assert_allclose(np.asarray(gbla.sssp(A, 0).tolist()), expected)
+    with pytest.raises(gbla.DuplicateIndex):
+        gbla.Matrix.from_edges(src, dst, w, 3, dup_op=None, device=device)
+    with pytest.raises(gbla.DuplicateIndex):
+        gbla.Matrix.from_scipy(sp.coo_array((w, (src, dst)), shape=(3, 3)), dup_op=None,
+                               device=device)
+    with pytest.raises(gbla.io.FormatError, match=r"edge \(2, 3\)"):
+        gbla.io.read(path, dup_op=None, device=device)
 
 
 def test_index_dtype_is_int32_by_default_and_int64_on_request(device):
@@ -89,8 +120,10 @@ def test_from_edges_combines_repeated_weighted_edges_with_dup_op(device):
     A = gbla.Matrix.from_edges(src, dst, w, n=3, dup_op=gbla.semirings.binary.min,
                                device=device)
     np.testing.assert_array_equal(A.to_scipy().toarray(), [[0, 2, 0], [7, 0, 0], [0, 0, 0]])
+    np.testing.assert_array_equal(gbla.Matrix.from_edges(src, dst, w, n=3, device=device)
+                                  .to_scipy().toarray(), A.to_scipy().toarray())  # the default
     with pytest.raises(gbla.DuplicateIndex, match=r"\(0, 1\)"):
-        gbla.Matrix.from_edges(src, dst, w, n=3, device=device)
+        gbla.Matrix.from_edges(src, dst, w, n=3, dup_op=None, device=device)
 
 
 def test_from_edges_with_no_edges_and_with_isolated_vertices(device):

@@ -286,10 +286,11 @@ def duplicate_graphs(rng, dtype):
     indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=9))])
     S = sp.csr_matrix((data[order], cols[order], indptr), shape=values.shape)
     S.has_sorted_indices = False
+    plus = gbla.semirings.binary.plus  # the pieces sum to the value: SciPy's rule
     return [Graph("duplicate coo entries", values, present,
-                  lambda device: gbla.Matrix.from_scipy(C, device=device)),
+                  lambda device: gbla.Matrix.from_scipy(C, dup_op=plus, device=device)),
             Graph("duplicate csr entries", values, present,
-                  lambda device: gbla.Matrix.from_scipy(S, device=device))]
+                  lambda device: gbla.Matrix.from_scipy(S, dup_op=plus, device=device))]
 
 
 def edge_graphs(rng, dtype):
@@ -585,7 +586,7 @@ def test_inputs_are_never_modified_and_out_is_returned(device):
     arrays = [dense, coo_idx, coo_val]
     arrays_saved = [a.copy() for a in arrays]
 
-    A = gbla.Matrix.from_scipy(S, device=device)
+    A = gbla.Matrix.from_scipy(S, dup_op=gbla.semirings.binary.plus, device=device)
     u_full = gbla.Vector.from_dense(dense, device=device)
     u_sparse = gbla.Vector.from_coo(coo_idx, coo_val, 3, device=device)
     m = gbla.Vector.from_coo([0, 2], [1, 0], 3, device=device)

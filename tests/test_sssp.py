@@ -331,12 +331,15 @@ def test_self_loops_change_nothing(device):
 
 
 @pytest.mark.parametrize("index_dtype", [None, np.int64])
-def test_duplicate_scipy_entries_are_summed(device, index_dtype):
-    # 0 -> 1 given as 2 and 3 (weight 5), 1 -> 2 given as 1 and 1 (2), 0 -> 2 weight 9, unsorted
+def test_duplicate_scipy_entries_combine_by_dup_op(device, index_dtype):
+    # 0 -> 1 given as 2 and 3, 1 -> 2 given as 1 and 1, 0 -> 2 weight 9, unsorted: the lightest
+    # by default (2 and 1), SciPy's sum with plus (5 and 2)
     S = sp.coo_array((np.array([1.0, 2, 9, 3, 1]), ([1, 0, 0, 0, 1], [2, 1, 2, 1, 2])),
                      shape=(3, 3))
     check_sssp(gbla.Matrix.from_scipy(S, device=device, index_dtype=index_dtype), 0,
-               [0.0, 5, 7])
+               [0.0, 2, 3])
+    check_sssp(gbla.Matrix.from_scipy(S, dup_op=gbla.semirings.binary.plus, device=device,
+                                      index_dtype=index_dtype), 0, [0.0, 5, 7])
 
 
 def test_duplicate_edges_without_values_are_merged(device):

@@ -6,7 +6,9 @@ import numpy as np
 
 from .. import _backend as B
 from .. import _validation as V
-from ..matrix import Matrix
+from .. import _storage
+from ..exceptions import DuplicateIndex
+from ..matrix import DUP_OP, Matrix
 from ._cache import _load_cache, _write_cache
 from ._errors import FormatError
 from ._formats import _PARSERS
@@ -19,7 +21,7 @@ _EXTENSIONS = tuple(_TEXT_KINDS) + (".npz",)
 
 
 # ================================================================================ public API
-def read(path, weighted=None, *, cache=False, device=None, directed=None):
+def read(path, weighted=None, *, dup_op=DUP_OP, cache=False, device=None, directed=None):
     """Read a graph file into a Matrix; the format follows the extension (``.gz`` after it:
     gzip).
 
@@ -54,12 +56,18 @@ def read(path, weighted=None, *, cache=False, device=None, directed=None):
         False: make the graph undirected (both directions of every edge). None or True: the
         arcs as the file gives them (undirected formats give both directions already).
 
+    dup_op : BinaryOp or None, default semirings.binary.min
+        How parallel edges of a weighted graph combine, in file order: the smallest weight by
+        default (the edge a shortest path takes, as in every entry point of gbla);
+        ``binary.plus`` sums them (SciPy's rule); None raises FormatError naming the first
+        repeated edge. An unweighted pattern keeps one. The cache holds the default's graph: a
+        call with another dup_op parses the text.
+
     Returns
     -------
     Matrix
         n x n (rows x columns for a rectangular Matrix Market file); entry (u, v) is the edge
-        u -> v. Parallel edges merge: an unweighted pattern keeps one, a weighted graph the
-        smallest weight (the ``min`` op), the edge a shortest path would take.
+        u -> v.
 
     Raises
     ------
@@ -86,7 +94,7 @@ def read(path, weighted=None, *, cache=False, device=None, directed=None):
     if kind == "npz":
         A, unweighted = _load_cache(path, str(path))
     else:
-        A, unweighted = _read_text(path, kind, cache)
+        A, unweighted = _read_text(path, kind, cache, dup_op)
     if weighted is False:
         A = A.pattern()
     elif weighted is True and A.is_iso:
@@ -95,7 +103,7 @@ def read(path, weighted=None, *, cache=False, device=None, directed=None):
         if A.nrows != A.ncols:
             raise V.invalid_value("directed", f"be None or True for the {A.nrows} x {A.ncols} "
                                   f"matrix of {path}", directed)
-        A = _symmetrized(A)
+        A = _symmetrized(A, dup_op)
     return A.to_device(device)
 
 
@@ -122,7 +130,7 @@ def read_mtx(path, *, device=None):
     """
     path = _existing(path)
     device = B.resolve_device(device)
-    A, _ = _read_text(path, "mtx", False)
+    A, _ = _read_text(path, "mtx", False, DUP_OP)
     return A.to_device(device)
 
 
@@ -147,39 +155,39 @@ def _kind(path):
 
 
 # ================================================================================ matrices
-def _csr(src, dst, values, shape):
-    """A canonical scipy CSR array of the arcs; a repeated (src, dst) keeps its smallest value
-    (fmin, as gbla's min op: NaN loses)."""
+def _csr(src, dst, values, shape, dup_op=DUP_OP):
+    """A canonical scipy CSR array of the arcs, repeated ones merged by ``dup_op``."""
     import scipy.sparse as sp
-    data = np.ones(len(src), np.bool_) if values is None else values
-    S = sp.coo_array((data, (src, dst)), shape=shape).tocsr()  # sums repeats (bool: or)
-    if values is not None and S.nnz < len(src):  # repeats were summed: merge them with min
-        key = src * max(shape[1], 1) + dst
-        order = np.argsort(key, kind="stable")
-        key, data = key[order], data[order]
-        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        data, key = np.fmin.reduceat(data, starts), key[starts]
-        S = sp.coo_array((data, (key // max(shape[1], 1), key % max(shape[1], 1))),
-                         shape=shape).tocsr()
-    return S
+    width = max(shape[1], 1)
+    keys = src.astype(np.int64) * width + dst
+    keys, values = _storage.combine_duplicates(
+        keys, values, dup_op, "cpu", arg="the file", what="edge",
+        show=lambda k: f"edge ({k // width + 1}, {k % width + 1}) (1-based)")
+    data = np.ones(len(keys), np.bool_) if values is None else values
+    return sp.csr_array((data, (keys // width, keys % width)), shape=shape)
 
 
-def _matrix(src, dst, values, shape):
-    A = Matrix.from_scipy(_csr(src, dst, values, shape), device="cpu")
+def _matrix(src, dst, values, shape, dup_op=DUP_OP):
+    A = Matrix.from_scipy(_csr(src, dst, values, shape, dup_op), device="cpu")
     return A.pattern() if values is None else A
 
 
-def _symmetrized(A):
+def _symmetrized(A, dup_op):
+    """Both directions of every edge; the two weights of a pair combine by ``dup_op``."""
     C = A.to_device("cpu").to_scipy().tocoo()
     src, dst = np.r_[C.row, C.col].astype(np.int64), np.r_[C.col, C.row].astype(np.int64)
-    return _matrix(src, dst, None if A.is_iso else np.r_[C.data, C.data], A.shape)
+    try:
+        return _matrix(src, dst, None if A.is_iso else np.r_[C.data, C.data], A.shape, dup_op)
+    except DuplicateIndex as e:
+        raise FormatError(f"directed=False: {e}") from None
 
 
-def _read_text(path, kind, cache):
+def _read_text(path, kind, cache, dup_op):
     """The graph of a text file as it states it (on the CPU) and why it has no weights; through
-    the cache when asked."""
+    the cache when asked (which holds the default dup_op's graph)."""
     cache_path = path.with_name(path.name + ".npz")
     stat = path.stat()
+    cache = cache and dup_op is DUP_OP
     if cache and cache_path.is_file():
         try:
             A, unweighted = _load_cache(cache_path, str(cache_path), source=stat)
@@ -187,7 +195,10 @@ def _read_text(path, kind, cache):
         except (OSError, ValueError):
             pass  # stale or damaged (FormatError is a ValueError): parse again and rewrite it
     parsed = _PARSERS[kind](_Stream(path, str(path)))
-    A = _matrix(parsed.src, parsed.dst, parsed.values, parsed.shape)
+    try:
+        A = _matrix(parsed.src, parsed.dst, parsed.values, parsed.shape, dup_op)
+    except DuplicateIndex as e:  # dup_op=None: the file's fault, said as FormatError
+        raise FormatError(f"{path}: {e}") from None
     if cache:
         _write_cache(cache_path, A, parsed.unweighted, stat)
     return A, parsed.unweighted
