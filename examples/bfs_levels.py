@@ -1,7 +1,7 @@
 """BFS levels and parents from random sources of a real graph (or, with no file, an embedded
 default: a generated Graph500 rmat graph), checked against SciPy and Graph500's rules.
 
-    python examples/bfs_levels.py [GRAPH.mtx[.gz]] [--scale 16] [--sources 4] [--device cpu|gpu]
+    python examples/bfs_levels.py [GRAPH file] [--scale 16] [--sources 4] [--device cpu|gpu]
 """
 
 import argparse
@@ -11,18 +11,17 @@ import numpy as np
 import scipy.sparse.csgraph as csgraph
 
 import gbla
-from gbla._backend import sync, to_host
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("graph", nargs="?", help="a Matrix Market file; default: rmat")
+    parser.add_argument("graph", nargs="?", help="a graph file (gbla.io.read); default: rmat")
     parser.add_argument("--scale", type=int, default=16, help="rmat scale of the default")
     parser.add_argument("--sources", type=int, default=4)
     parser.add_argument("--device", choices=["cpu", "gpu"], default=None)
     args = parser.parse_args(argv)
     if args.graph:
-        A = gbla.io.read_mtx(args.graph, device=args.device)
+        A = gbla.io.read(args.graph, device=args.device)
         name = args.graph
     else:
         A = gbla.generators.rmat(args.scale, seed=2, device=args.device)
@@ -34,15 +33,15 @@ def main(argv=None):
     print(f"{name} on {A.device}: {A.nrows} vertices, {A.nvals} stored edges")
     gbla.bfs(A, int(sources[0]))  # warm-up: kernels compile on first use
     for s in sources:
-        sync(A.device)
+        gbla.synchronize(A.device)
         t0 = time.perf_counter()
-        levels, parents = gbla.bfs(A, int(s), return_parents=True)
-        sync(A.device)
+        levels, parents = gbla.bfs(A, int(s), return_predecessors=True)
+        gbla.synchronize(A.device)
         ms = (time.perf_counter() - t0) * 1e3
         t0 = time.perf_counter()
         ref = csgraph.shortest_path(S, unweighted=True, indices=int(s))
         scipy_ms = (time.perf_counter() - t0) * 1e3
-        levels_h = to_host(levels)
+        levels_h = gbla.to_numpy(levels)
         ref = np.where(np.isinf(ref), -1, ref).astype(levels_h.dtype)
         assert np.array_equal(levels_h, ref), f"levels from {s} differ from SciPy"
         gbla.verify.bfs(A, int(s), levels, parents)

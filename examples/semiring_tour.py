@@ -12,14 +12,13 @@ import numpy as np
 
 import gbla
 from gbla import semirings
-from gbla._backend import sync, to_host
 
 
 def timed(device, fn):
-    sync(device)
+    gbla.synchronize(device)
     t0 = time.perf_counter()
     result = fn()
-    sync(device)
+    gbla.synchronize(device)
     return result, (time.perf_counter() - t0) * 1e3
 
 
@@ -43,14 +42,14 @@ def main(argv=None):
     for direction in ("push", "pull"):
         w, ms = timed(device, lambda: gbla.vxm(q, A, semirings.any_pair, mask=~q.S,
                                                direction=direction))
-        found = to_host(w.to_coo()[0])
+        found = gbla.to_numpy(w.to_coo()[0])
         assert np.array_equal(found, expected), f"{direction} disagrees with SciPy"
         print(f"  any_pair  {direction:>4}: {len(found)} new vertices in {ms:.2f} ms "
               "(equal to SciPy)")
 
     # Parents: any_secondi gives, for each new vertex, one frontier vertex with an edge to it.
     parents = gbla.vxm(q, A, semirings.any_secondi, mask=~q.S)
-    idx, par = (to_host(a) for a in parents.to_coo())
+    idx, par = (gbla.to_numpy(a) for a in parents.to_coo())
     assert all(S[p, v] != 0 and p in set(frontier) for v, p in zip(idx[:1000], par[:1000]))
     print(f"  any_secondi: {len(idx)} parents, every one a frontier vertex with an edge")
 
@@ -64,7 +63,7 @@ def main(argv=None):
     ref[0] = 0
     cols, weights = W.indices[W.indptr[0]:W.indptr[1]], W.data[W.indptr[0]:W.indptr[1]]
     ref[cols] = np.minimum(ref[cols], weights)
-    assert np.array_equal(to_host(d2.to_dense(np.inf)), ref)
+    assert np.array_equal(gbla.to_numpy(d2.to_dense(np.inf)), ref)
     print(f"  min_plus: one relaxation reaches {d2.nvals} vertices (equal to SciPy)")
 
 

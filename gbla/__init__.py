@@ -23,7 +23,7 @@ Beside them: ``csgraph`` (scipy.sparse.csgraph's functions over gbla), ``io`` (g
 
 from . import (csgraph, datasets, generators, io, kernels, methods, runtime, semirings,
                verify)
-from ._backend import default_device, gpu_available
+from ._backend import default_device, gpu_available, synchronize, to_numpy
 from ._version import __version__
 from .algorithms import bfs, connected_components, sssp
 from .direction import DEFAULT_POLICY, DirectionPolicy, DirectionTracker
@@ -43,7 +43,7 @@ __all__ = [
     "LoopState",
     "mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign", "select", "scale",
     "DirectionPolicy", "DirectionTracker", "DEFAULT_POLICY",
-    "gpu_available", "default_device",
+    "gpu_available", "default_device", "to_numpy", "synchronize",
     "GblaError", "DimensionMismatch", "DomainMismatch", "DeviceMismatch", "InvalidIndex",
     "InvalidValue", "DuplicateIndex", "UnknownName", "UnsupportedMethod", "NegativeCycleError",
     "ValidationError", "CaptureError",

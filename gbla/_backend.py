@@ -12,7 +12,8 @@ import numpy as np
 from .exceptions import CaptureError, DeviceMismatch
 
 __all__ = ["DEVICES", "gpu_available", "default_device", "resolve_device", "xp_of", "array_device",
-           "to_host", "to_device", "device_loop", "refuse_host_read"]
+           "to_host", "to_device", "device_loop", "refuse_host_read", "to_numpy",
+           "synchronize"]
 
 DEVICES = ("cpu", "gpu")
 
@@ -103,3 +104,21 @@ def refuse_host_read(what):
         raise CaptureError(f"{what} reads a value back to the host, which a loop body recorded "
                            "on the device cannot do; read it after gbla.iterate returns, or run "
                            "the loop with mode='eager'")
+
+
+def to_numpy(array):
+    """A NumPy array of a NumPy or CuPy array (copied from the GPU; a NumPy one as it is).
+
+    Examples
+    --------
+    >>> import numpy as np, gbla
+    >>> gbla.to_numpy(np.arange(3))
+    array([0, 1, 2])
+    """
+    return to_host(array)
+
+
+def synchronize(device=None):
+    """Wait for the work gbla queued on ``device`` (the default device when None): what a timing
+    of GPU calls needs before reading the clock. Nothing to wait for on the CPU."""
+    sync(resolve_device(device))

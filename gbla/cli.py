@@ -2,7 +2,7 @@
 is in :mod:`gbla.bench` and the public API.
 
     gbla bench [GRAPH ...] --algo bfs|sssp --methods all|NAME,... --sources 16 --peers
-    gbla bfs GRAPH --source S [--method NAME] [--parents] [--save out.npy]
+    gbla bfs GRAPH --source S [--method NAME] [--predecessors] [--save out.npy]
     gbla sssp GRAPH --source S [--method NAME] [--predecessors] [--save out.npy]
     gbla methods [--algo bfs|sssp]
 
@@ -55,9 +55,10 @@ def _parser():
                            parser_class=_Parser)
     device = dict(choices=["cpu", "gpu"], default=None,
                   help="where to run; default: the GPU when CuPy sees one, else the CPU")
-    weights = dict(type=int, nargs=2, metavar=("LO", "HI"), default=list(bench.DEFAULT_WEIGHTS),
-                   help="SSSP on a graph without weights: integer weights drawn uniformly "
-                   "from [LO, HI] (default 1 255); a weighted graph keeps its own")
+    weights = dict(type=int, nargs=2, metavar=("LO", "HI"), default=None,
+                   help="SSSP on a graph without weights: draw integer weights uniformly from "
+                   "[LO, HI] (seeded by --seed; the benchmarks use 1 255); without it every "
+                   "edge weighs 1. A weighted graph keeps its own")
 
     b = sub.add_parser("bench", help="time every method (and peers) on the same sources",
                        description="Time every registered method of an algorithm on the same "
@@ -90,8 +91,9 @@ def _parser():
     b.add_argument("--no-progress", action="store_true",
                    help="no progress bar on stderr (none when stderr is not a terminal)")
 
-    for algo, extra, what in (("bfs", "--parents", "parents (a BFS tree)"),
-                              ("sssp", "--predecessors", "predecessors (a shortest-path tree)")):
+    for algo, what in (("bfs", "predecessors (a BFS tree: the vertex each was reached from)"),
+                       ("sssp", "predecessors (a shortest-path tree)")):
+        extra = "--predecessors"
         s = sub.add_parser(algo, help=f"one {algo.upper()} from a source: a summary, the "
                            "result saved with --save",
                            description=f"Run one {algo.upper()} and print a summary.")
@@ -100,7 +102,9 @@ def _parser():
         s.add_argument("--method", default="algebraic" if algo == "bfs" else "auto",
                        help=f"a name from 'gbla methods --algo {algo}'"
                        + ("" if algo == "bfs" else " or auto (the default)"))
-        s.add_argument(extra, action="store_true", help=f"also compute the {what}")
+        aliases = ("--parents",) if algo == "bfs" else ()  # bfs's former name
+        s.add_argument(extra, *aliases, dest="predecessors", action="store_true",
+                       help=f"also compute the {what}")
         s.add_argument("--device", **device)
         if algo == "sssp":
             s.add_argument("--weights", **weights)
@@ -216,14 +220,14 @@ def _bench(args, argv):
         records = bench.run_bench(specs, algo=args.algo, methods=[m.name for m in chosen],
                                   sources=args.sources, seed=args.seed, peers=peers,
                                   peer_sources=args.peer_sources, device=device,
-                                  weights=tuple(args.weights), progress=progress,
+                                  weights=_weights(args), progress=progress,
                                   on_graph=show)
     finally:
         if progress is not None:
             progress.clear()
     settings = dict(algo=args.algo, methods=args.methods, sources=args.sources, seed=args.seed,
                     peers=peers, peer_sources=args.peer_sources, device=device,
-                    weights=list(args.weights), graphs=graphs)
+                    weights=args.weights, graphs=graphs)
     if args.json:
         doc = bench.bench_document(records, command=bench.command_line(argv),
                                    settings=settings)
@@ -239,6 +243,11 @@ def _bench(args, argv):
     return 1 if failed else 0
 
 
+def _weights(args):
+    """--weights as (lo, hi), or None: no random weights unless asked for."""
+    return None if getattr(args, "weights", None) is None else tuple(args.weights)
+
+
 # ------------------------------------------------------------------ bfs / sssp
 def _search(args, argv):
     spec = bench.parse_graph_spec(args.graph)
@@ -248,13 +257,17 @@ def _search(args, argv):
               f"({info['edges']:,} {'undirected edges' if info['symmetric'] else 'arcs'})")]
     stats = {}
     if args.command == "bfs":
-        extra, call = args.parents, lambda: bfs(A, args.source, method=args.method,
-                                                return_parents=args.parents)
+        extra, call = args.predecessors, lambda: bfs(A, args.source, method=args.method,
+                                                     return_predecessors=args.predecessors)
     else:
-        A, generated = bench.sssp_weights(A, tuple(args.weights), args.seed)
+        A, generated = bench.sssp_weights(A, _weights(args), args.seed)
         if generated:
-            lines.append(("weights", f"none in the graph: integers in [{args.weights[0]}, "
-                          f"{args.weights[1]}] (gbla.generators.with_weights, seed {args.seed})"))
+            lines.append(("weights", f"none in the graph: random integers in "
+                          f"[{args.weights[0]}, {args.weights[1]}] (--weights; "
+                          f"gbla.generators.with_weights, seed {args.seed})"))
+        elif A.dtype == np.bool_:
+            lines.append(("weights", "none in the graph: every edge weighs 1 (--weights LO HI "
+                          "draws random ones)"))
         extra, call = args.predecessors, lambda: sssp(A, args.source, method=args.method,
                                                       return_predecessors=args.predecessors,
                                                       stats=stats)

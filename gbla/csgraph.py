@@ -126,7 +126,7 @@ def _search(g, source, *, method, unweighted):
     """(dist float64, pred int32 with SciPy's sentinels) on the host from one source."""
     if unweighted:
         levels, parents = (B.to_host(a) for a in
-                           _bfs(g.matrix, source, return_parents=True))
+                           _bfs(g.matrix, source, return_predecessors=True))
         dist = np.where(levels < 0, np.inf, levels.astype(np.float64))
         pred = parents.astype(np.int32)
     else:
@@ -148,7 +148,7 @@ def _hop_rows(g, sources):
     """(dist, pred) rows of unweighted searches from ``sources``, BATCH sources a search."""
     for at in range(0, len(sources), BATCH):
         batch = sources[at:at + BATCH]
-        levels, parents = (B.to_host(a) for a in _bfs(g.matrix, batch, return_parents=True))
+        levels, parents = (B.to_host(a) for a in _bfs(g.matrix, batch, return_predecessors=True))
         for row, s in enumerate(batch):
             pred = parents[row].astype(np.int32)
             pred[pred < 0] = NULL

@@ -40,7 +40,7 @@ def check_bfs(A, S, source, directions=DIRECTIONS):
         levels = gbla.bfs(A, source, direction=direction)
         assert host(levels).dtype == np.int32
         np.testing.assert_array_equal(host(levels), expected, err_msg=f"direction={direction}")
-        levels, parents = gbla.bfs(A, source, return_parents=True, direction=direction)
+        levels, parents = gbla.bfs(A, source, return_predecessors=True, direction=direction)
         np.testing.assert_array_equal(host(levels), expected, err_msg=f"direction={direction}")
         assert host(parents).dtype == np.int32
         gbla.verify.bfs(A, source, levels, parents)
@@ -78,7 +78,7 @@ def test_depth_limit_stops_after_that_many_levels(device, g, data):
     inner = (expected[rows] >= 0) & (expected[rows] < limit)
     cut = G.csr(rows[inner], S.indices[inner], S.data[inner], g.n)
     for direction in ("push", "pull", "auto"):
-        levels, parents = gbla.bfs(A, source, return_parents=True, depth_limit=limit,
+        levels, parents = gbla.bfs(A, source, return_predecessors=True, depth_limit=limit,
                                    direction=direction)
         np.testing.assert_array_equal(host(levels), expected, err_msg=f"direction={direction}")
         gbla.verify.bfs(cut, source, levels, parents)
@@ -113,7 +113,7 @@ def test_an_edge_runs_from_row_to_column(device):
 @pytest.mark.parametrize("loop", [False, True])
 def test_a_single_vertex_is_its_own_tree(device, direction, loop):
     A = gbla.Matrix.from_edges([0] * loop, [0] * loop, n=1, device=device)
-    levels, parents = gbla.bfs(A, 0, return_parents=True, direction=direction)
+    levels, parents = gbla.bfs(A, 0, return_predecessors=True, direction=direction)
     np.testing.assert_array_equal(host(levels), [0])
     np.testing.assert_array_equal(host(parents), [0])
 
@@ -121,7 +121,7 @@ def test_a_single_vertex_is_its_own_tree(device, direction, loop):
 @pytest.mark.parametrize("direction", DIRECTIONS, ids=direction_id)
 def test_a_graph_without_edges_reaches_only_the_source(device, direction):
     A = gbla.Matrix.from_edges([], [], n=5, device=device)
-    levels, parents = gbla.bfs(A, 3, return_parents=True, direction=direction)
+    levels, parents = gbla.bfs(A, 3, return_predecessors=True, direction=direction)
     np.testing.assert_array_equal(host(levels), [-1, -1, -1, 0, -1])
     np.testing.assert_array_equal(host(parents), [-1, -1, -1, 3, -1])
 
@@ -130,7 +130,7 @@ def test_a_graph_without_edges_reaches_only_the_source(device, direction):
 def test_an_isolated_source_reaches_nothing(device, direction):
     # 0 <-> 1 <-> 2,  4 -> 3: the source 3 has no out-edge (its one in-edge does not count)
     A = gbla.Matrix.from_edges([0, 1, 1, 2, 4], [1, 0, 2, 1, 3], n=5, device=device)
-    levels, parents = gbla.bfs(A, 3, return_parents=True, direction=direction)
+    levels, parents = gbla.bfs(A, 3, return_predecessors=True, direction=direction)
     np.testing.assert_array_equal(host(levels), [-1, -1, -1, 0, -1])
     np.testing.assert_array_equal(host(parents), [-1, -1, -1, 3, -1])
 
@@ -139,7 +139,7 @@ def test_an_isolated_source_reaches_nothing(device, direction):
 def test_self_loops_change_nothing(device, direction):
     # 0 -> 1 -> 2 with a self-loop on every vertex; 3 has only its self-loop.
     A = gbla.Matrix.from_edges([0, 0, 1, 1, 2, 3], [0, 1, 1, 2, 2, 3], n=4, device=device)
-    levels, parents = gbla.bfs(A, 0, return_parents=True, direction=direction)
+    levels, parents = gbla.bfs(A, 0, return_predecessors=True, direction=direction)
     np.testing.assert_array_equal(host(levels), [0, 1, 2, -1])
     np.testing.assert_array_equal(host(parents), [0, 0, 1, -1])
     gbla.verify.bfs(A, 0, levels, parents)
@@ -152,7 +152,7 @@ def test_duplicate_scipy_entries_are_one_edge(device, index_dtype):
     S = sp.coo_array((np.array([1.0, 2.0, 1.0, 1.0, -2.0]),
                       (np.array([1, 0, 1, 0, 0]), np.array([2, 1, 2, 1, 1]))), shape=(4, 4))
     A = gbla.Matrix.from_scipy(S, device=device, index_dtype=index_dtype)
-    levels, parents = gbla.bfs(A, 0, return_parents=True)
+    levels, parents = gbla.bfs(A, 0, return_predecessors=True)
     np.testing.assert_array_equal(host(levels), [0, 1, 2, -1])
     np.testing.assert_array_equal(host(parents), [0, 0, 1, -1])
 
@@ -160,7 +160,7 @@ def test_duplicate_scipy_entries_are_one_edge(device, index_dtype):
 def test_duplicate_unweighted_edges_are_merged(device):
     # 2 -> 0 three times, 0 -> 1 twice
     A = gbla.Matrix.from_edges([2, 0, 2, 0, 2], [0, 1, 0, 1, 0], n=3, device=device)
-    levels, parents = gbla.bfs(A, 2, return_parents=True)
+    levels, parents = gbla.bfs(A, 2, return_predecessors=True)
     np.testing.assert_array_equal(host(levels), [1, 2, 0])
     np.testing.assert_array_equal(host(parents), [2, 0, 2])
 
@@ -192,7 +192,7 @@ def test_unreachable_components_stay_unreached(device, index_dtype, direction):
     A = gbla.Matrix.from_edges([0, 1, 2, 3, 4, 5], [1, 2, 0, 4, 3, 0], n=6, device=device,
                                index_dtype=index_dtype)
     assert A.index_dtype == (np.int64 if index_dtype else np.int32)
-    levels, parents = gbla.bfs(A, 0, return_parents=True, direction=direction)
+    levels, parents = gbla.bfs(A, 0, return_predecessors=True, direction=direction)
     np.testing.assert_array_equal(host(levels), [0, 1, 2, -1, -1, -1])
     np.testing.assert_array_equal(host(parents), [0, 0, 1, -1, -1, -1])
 
@@ -206,7 +206,7 @@ def test_numpy_integer_sources_are_accepted(device, source):
 def test_the_callers_matrix_is_not_modified():
     S = sp.csr_array((np.array([3.0, 0.0, 5.0]), ([0, 1, 0], [1, 2, 2])), shape=(3, 3))
     before = (S.data.copy(), S.indices.copy(), S.indptr.copy())
-    gbla.bfs(S, 0, return_parents=True)
+    gbla.bfs(S, 0, return_predecessors=True)
     for a, b in zip(before, (S.data, S.indices, S.indptr)):
         np.testing.assert_array_equal(a, b)
 
@@ -233,8 +233,8 @@ def test_no_source_exists_in_an_empty_graph(device):
     ({"depth_limit": -1}, gbla.InvalidValue, "depth_limit"),
     ({"depth_limit": 1.5}, gbla.InvalidValue, "depth_limit"),
     ({"depth_limit": True}, gbla.InvalidValue, "depth_limit"),
-    ({"return_parents": 1}, gbla.InvalidValue, "return_parents"),
-    ({"return_parents": "yes"}, gbla.InvalidValue, "return_parents"),
+    ({"return_predecessors": 1}, gbla.InvalidValue, "return_predecessors"),
+    ({"return_predecessors": "yes"}, gbla.InvalidValue, "return_predecessors"),
 ], ids=repr)
 def test_a_bad_keyword_is_rejected_by_name(device, kwargs, error, name):
     A = gbla.Matrix.from_edges([0, 1], [1, 2], n=3, device=device)
@@ -343,7 +343,7 @@ def test_ldbc_graphalytics_expected_levels(device, case):
     (source,) = np.flatnonzero(expected == 0)
     A = gbla.Matrix.from_scipy(S, device=device)
     for direction in DIRECTIONS:
-        levels, parents = gbla.bfs(A, source, return_parents=True, direction=direction)
+        levels, parents = gbla.bfs(A, source, return_predecessors=True, direction=direction)
         np.testing.assert_array_equal(host(levels), expected, err_msg=f"direction={direction}")
         gbla.verify.bfs(A, source, levels, parents)
 
@@ -364,3 +364,16 @@ def test_cugraph_networkx_levels_with_cutoffs(device):
         expected[list(values)] = list(values.values())
         levels = gbla.bfs(A, int(args["start_vertex"]), depth_limit=limit)
         np.testing.assert_array_equal(host(levels), expected, err_msg=repr(args))
+
+
+def test_bfs_and_sssp_take_one_name_for_the_tree_and_the_old_one_warns(device):
+    A = gbla.Matrix.from_edges([0, 1], [1, 2], n=3, device=device)
+    levels, parents = gbla.bfs(A, 0, return_predecessors=True)
+    dist, pred = gbla.sssp(A, 0, return_predecessors=True)
+    np.testing.assert_array_equal(host(parents), host(pred))
+    with pytest.warns(DeprecationWarning, match="return_predecessors"):
+        old = gbla.bfs(A, 0, return_parents=True)
+    np.testing.assert_array_equal(host(old[1]), host(parents))
+    with pytest.warns(DeprecationWarning), pytest.raises(gbla.InvalidValue,
+                                                          match="return_parents"):
+        gbla.bfs(A, 0, return_predecessors=True, return_parents=False)

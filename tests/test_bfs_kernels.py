@@ -32,7 +32,7 @@ def check_kernel(method, A, S, source, *, depth_limit=None, direction="auto"):
     levels = gbla.bfs(A, source, method=method, depth_limit=depth_limit, direction=direction)
     assert host(levels).dtype == np.int32
     np.testing.assert_array_equal(host(levels), expected, err_msg=method)
-    levels, parents = gbla.bfs(A, source, method=method, return_parents=True,
+    levels, parents = gbla.bfs(A, source, method=method, return_predecessors=True,
                                depth_limit=depth_limit, direction=direction)
     np.testing.assert_array_equal(host(levels), expected, err_msg=method)
     assert host(parents).dtype == np.int32
@@ -264,7 +264,7 @@ def test_the_callers_arrays_are_not_modified(method):
     S = _broom(50, 10)
     A = matrix(S)
     before = [host(a).copy() for a in (A._indptr, A._indices)]
-    gbla.bfs(A, 0, method=method, return_parents=True)
+    gbla.bfs(A, 0, method=method, return_predecessors=True)
     for a, b in zip(before, (A._indptr, A._indices)):
         np.testing.assert_array_equal(host(b), a)
 

@@ -123,9 +123,32 @@ def test_bench_reports_every_method_checked_with_positive_times_and_gteps(capsys
         assert f"{r['method']} " in out
     for r in doc["records"]:
         assert r["status"] in ("ok", "skipped") and (r["status"] == "ok") == (r["check"] == "ok")
-    if algo == "sssp":  # unweighted generators: weights drawn and said so
-        assert all(r["graph_info"]["weights"]["source"] == "generated" for r in ran)
-        assert "integers drawn uniformly from [1, 255]" in out
+    if algo == "sssp":  # unweighted generators: weight 1 an edge unless --weights, said so
+        assert all(r["graph_info"]["weights"]["source"] == "unit" for r in ran)
+        assert "every edge weighs 1" in out
+
+
+def test_random_sssp_weights_only_when_asked_and_said_so(capsys, tmp_path):
+    #   0 - 1 - 2, unweighted
+    path = tmp_path / "chain.txt"
+    path.write_text("0 1\n1 0\n1 2\n2 1\n")
+    out_path = tmp_path / "d.npy"
+    status = cli.main(["sssp", str(path), "--source", "0", "--device", "cpu", "--save",
+                   str(out_path)])
+    out = capsys.readouterr().out
+    assert status == 0 and "every edge weighs 1" in out
+    np.testing.assert_array_equal(np.load(out_path), [0., 1., 2.])
+    status = cli.main(["sssp", str(path), "--source", "0", "--device", "cpu", "--weights", "5",
+                   "9", "--save", str(out_path)])
+    out = capsys.readouterr().out
+    assert status == 0 and "random integers in [5, 9] (--weights" in out
+    d = np.load(out_path)
+    assert 5 <= d[1] <= 9 and 10 <= d[2] <= 18
+    status, out, _, doc = bench_json(capsys, tmp_path, str(path), "--algo", "sssp", "--sources",
+                                     1, "--device", "cpu", "--weights", "1", "255")
+    assert status == 0 and "as --weights asked" in out
+    assert doc["records"][0]["graph_info"]["weights"] == dict(source="generated", lo=1, hi=255,
+                                                              seed=0)
 
 
 def test_bench_uses_the_same_sources_for_every_method(capsys, tmp_path):
@@ -296,7 +319,7 @@ def test_bfs_subcommand_summary_and_saved_levels_match_scipy(capsys, tmp_path):
     np.testing.assert_array_equal(np.load(tmp_path / "levels.npy"), gbla.bfs(A, source))
 
     status, out, _ = run(capsys, "bfs", "rmat:8", "--source", source, "--device", "cpu",
-                         "--parents", "--save", tmp_path / "tree.npy")
+                         "--predecessors", "--save", tmp_path / "tree.npy")
     assert status == 0 and "tree.npz (levels and parents)" in out
     saved = np.load(tmp_path / "tree.npz")
     np.testing.assert_array_equal(saved["levels"], gbla.bfs(A, source))

@@ -36,3 +36,26 @@ def test_examples_read_a_real_graph_when_given_one(device, capsys):
     _load("sssp_road").main([str(path), "--sources", "1", "--device", device])
     out = capsys.readouterr().out
     assert "parents valid" in out and "predecessors valid" in out
+
+
+def test_sssp_road_keeps_a_files_weights(device, capsys, tmp_path):
+    # DIMACS: 1 -> 2 (7), 2 -> 3 (5): the distances are the file's, not random ones
+    path = tmp_path / "tiny.gr"
+    path.write_text("p sp 3 2\na 1 2 7\na 2 3 5\n")
+    _load("sssp_road").main([str(path), "--sources", "1", "--device", device])
+    out = capsys.readouterr().out
+    assert "weights: the file's (int64)" in out and "predecessors valid" in out
+
+
+def test_examples_use_the_public_api_only():
+    import ast
+    for path in sorted(EXAMPLES.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                assert not any(part.startswith("_") for part in name.split(".")), \
+                    f"{path.name} imports {name}"
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and \
+                    isinstance(node.value, ast.Name) and node.value.id == "gbla":
+                raise AssertionError(f"{path.name} uses gbla.{node.attr}")

@@ -64,7 +64,7 @@ def test_a_registered_bfs_method_runs_through_gbla_bfs(registered):
     assert methods.names("bfs")[0] == "algebraic"  # algebraic methods stay first
     A = gbla.Matrix.from_edges(SRC, DST, n=5, device="cpu")
     stats = {}
-    levels, parents = gbla.bfs(A, 0, method="scipy_bfs", return_parents=True, stats=stats)
+    levels, parents = gbla.bfs(A, 0, method="scipy_bfs", return_predecessors=True, stats=stats)
     assert levels.tolist() == [0, 1, 1, 2, -1]
     gbla.verify.bfs(A, 0, levels, parents)
     assert stats == {"seen": (gbla.DEFAULT_POLICY, None), "levels": 3}

@@ -150,7 +150,7 @@ def test_several_sources_search_at_once_with_scipys_levels(device, g, data):
     A = g.matrix(device)
     sources = data.draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=5))
     limit = data.draw(st.none() | st.integers(0, 4))
-    levels, parents = gbla.bfs(A, sources, return_parents=True, depth_limit=limit)
+    levels, parents = gbla.bfs(A, sources, return_predecessors=True, depth_limit=limit)
     d = csgraph.shortest_path(S, unweighted=True, indices=sources)
     expected = np.where(np.isinf(d), -1, d)
     if limit is not None:

@@ -132,7 +132,7 @@ def test_the_library_bfs_and_bellman_ford_run_on_the_device_on_degenerate_graphs
     for mode_device in ("cpu", "gpu"):
         A = gbla.Matrix.from_scipy(S, device=mode_device)
         stats = {}
-        levels, parents = gbla.bfs(A, source, return_parents=True, stats=stats)
+        levels, parents = gbla.bfs(A, source, return_predecessors=True, stats=stats)
         np.testing.assert_array_equal(host(levels), expected_levels(S, source))
         gbla.verify.bfs(A, source, levels, parents)
         assert stats["mode"] == ("device" if mode_device == "gpu" else "eager")
@@ -187,7 +187,7 @@ def test_a_cached_recording_is_reused_with_new_start_states_and_dropped_with_its
         np.testing.assert_array_equal(host(gbla.bfs(A, source)), expected_levels(S, source))
     assert P._cache[recordings[0]] is first  # replayed, not recorded again
     # parents ask for another semiring: another recording beside the first
-    gbla.bfs(A, 3, return_parents=True)
+    gbla.bfs(A, 3, return_predecessors=True)
     assert len([k for k in P._cache if isinstance(k, tuple) and k[0] == "gbla.iterate"]) == 2
 
 

@@ -35,7 +35,7 @@ def bfs_graph(device):
 
 @pytest.mark.parametrize("direction", ["push", "pull", "auto"])
 def test_bfs_results_pass(bfs_graph, direction):
-    levels, parents = gbla.bfs(bfs_graph, 0, return_parents=True, direction=direction)
+    levels, parents = gbla.bfs(bfs_graph, 0, return_predecessors=True, direction=direction)
     np.testing.assert_array_equal(host(levels), LEVELS)
     gbla.verify.bfs(bfs_graph, 0, levels, parents)  # arrays on the matrix's device
     gbla.verify.bfs(bfs_graph, 0, levels)

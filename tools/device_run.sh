@@ -45,7 +45,7 @@ if [ "$part" = all ] || [ "$part" = bfs ]; then
         --algo bfs --methods all --peers --json "$OUT/bfs_real.json"
 fi
 if [ "$part" = all ] || [ "$part" = sssp ]; then
-    bench rmat:22 rmat:24 --algo sssp --methods all --peers --peer-sources 1 --sources 8 --json "$OUT/sssp_rmat.json"
+    bench rmat:22 rmat:24 --algo sssp --methods all --peers --peer-sources 1 --sources 8 --weights 1 255 --json "$OUT/sssp_rmat.json"
     bench $D/road/USA-road-NE.mtx.gz $D/road/USA-road-FLA.mtx.gz $D/social/ego-Twitter.undirected.mtx.gz \
         --algo sssp --methods all --peers --sources 8 --json "$OUT/sssp_real.json"
 fi

@@ -38,7 +38,7 @@ def main(methods):
         d = csgraph.shortest_path(S, unweighted=True, indices=source)
         expected = np.where(np.isinf(d), -1, d).astype(np.int32)
         for method in methods:
-            levels, parents = gbla.bfs(A, source, method=method, return_parents=True)
+            levels, parents = gbla.bfs(A, source, method=method, return_predecessors=True)
             ok = np.array_equal(cupy.asnumpy(levels), expected)
             gbla.verify.bfs(A, source, levels, parents)
             print(f"{name:9s} {method:20s} {'ok' if ok else 'WRONG LEVELS'}", flush=True)

@@ -7,6 +7,8 @@ pull with early exit while it is large). The levels are iterations of :func:`gbl
 recorded once and run on the device when the graph is on the GPU.
 """
 
+import warnings
+
 import numpy as np
 
 from .. import _validation as V
@@ -18,8 +20,8 @@ from ..semirings import any_pair, any_secondi, binary
 from ..vector import Vector
 
 
-def bfs(A, source, *, return_parents=False, method="algebraic", direction="auto",
-        depth_limit=None, stats=None):
+def bfs(A, source, *, return_predecessors=False, method="algebraic", direction="auto",
+        depth_limit=None, stats=None, return_parents=None):
     """Levels (and parents) of a breadth-first search from ``source``.
 
     Parameters
@@ -29,8 +31,9 @@ def bfs(A, source, *, return_parents=False, method="algebraic", direction="auto"
     source : int, or a sequence or 1-D array of ints
         0 <= source < n. Several sources search at once, one matrix product (mxm) a level for
         all of them (method 'algebraic' only), and give 2-D results, a row per source.
-    return_parents : bool
-        Also return a BFS tree: parents[v] is the vertex v was reached from.
+    return_predecessors : bool
+        Also return a BFS tree: parents[v] is the vertex v was reached from (the same name as
+        :func:`gbla.sssp`'s).
     method : str
         A name from ``gbla.methods.names("bfs")``: ``"algebraic"`` (the default) or a
         hand-written CUDA kernel (GPU only). Every method gives the same levels.
@@ -42,12 +45,14 @@ def bfs(A, source, *, return_parents=False, method="algebraic", direction="auto"
     stats : dict or None
         When a dict is given, ``stats["levels"]`` is set to the number of levels reached
         (the source's level 0 included).
+    return_parents : bool or None
+        The former name of ``return_predecessors``: still taken, with a DeprecationWarning.
 
     Returns
     -------
     levels : array (NumPy or CuPy, the matrix's device), int32 (int64 when n >= 2**31)
         levels[source] == 0; -1 = unreached. (len(sources), n) for several sources.
-    parents : array of the same dtype, when ``return_parents``
+    parents : array of the same dtype, when ``return_predecessors``
         parents[source] == source; -1 = unreached.
 
     Raises
@@ -63,6 +68,7 @@ def bfs(A, source, *, return_parents=False, method="algebraic", direction="auto"
     >>> gbla.bfs(A, 0)
     array([ 0,  1,  2,  2, -1], dtype=int32)
     """
+    return_parents = _predecessors_flag(return_predecessors, return_parents)
     A = as_graph(A)
     n = A.nrows
     if _several(source):
@@ -115,6 +121,19 @@ def _bfs_algebraic(A, source, *, return_parents, depth_limit, direction, stats):
     if return_parents:
         return out["levels"].to_dense(-1), out["parents"].to_dense(-1)
     return out["levels"].to_dense(-1)
+
+
+def _predecessors_flag(return_predecessors, return_parents):
+    """The one flag, from the name both searches take or the former one."""
+    if return_parents is None:
+        return V.flag(return_predecessors, "return_predecessors")
+    warnings.warn("bfs(return_parents=) is now return_predecessors=, as in sssp",
+                  DeprecationWarning, stacklevel=3)
+    V.flag(return_parents, "return_parents")
+    if return_predecessors and not return_parents:
+        raise V.invalid_value("return_parents", "agree with return_predecessors or be None",
+                              return_parents)
+    return return_parents
 
 
 def _several(source):

@@ -273,7 +273,7 @@ def _predecessors(A, source, dist):
     # d(u) + w(u, v) for reached u, compared with d(v): the tight edges.
     sums = ops.scale(A, dist, binary.plus, side="left")
     tight = ops.select(ops.scale(sums, dist, binary.eq, side="right"), "nonzero")
-    return bfs(tight, source, return_parents=True)[1]
+    return bfs(tight, source, return_predecessors=True)[1]
 
 
 methods.register(methods.Method(

@@ -14,7 +14,7 @@ from .._storage import rows_of_entries
 from ..exceptions import InvalidValue
 
 SPEC_FORMS = "a graph file, rmat:SCALE[:EDGE_FACTOR], grid:ROWSxCOLS, rgg:SCALE or dataset:NAME"
-DEFAULT_WEIGHTS = (1, 255)
+DEFAULT_WEIGHTS = (1, 255)  # what --weights the SSSP benchmarks ask for
 
 
 @dataclass(frozen=True)
@@ -115,11 +115,12 @@ def load_graph(spec, *, device=None, seed=0):
     return io.read(spec.args[0], device=device)
 
 
-def sssp_weights(A, weights=DEFAULT_WEIGHTS, seed=0):
-    """``(W, generated)``: A itself when it has weights, else A's structure with symmetric
-    integer weights drawn uniformly from ``weights = (lo, hi)`` by
-    :func:`gbla.generators.with_weights`; ``generated`` says which."""
-    if A.dtype != np.bool_:
+def sssp_weights(A, weights=None, seed=0):
+    """``(W, generated)``: A itself when it has weights or ``weights`` is None (an unweighted
+    graph then weighs 1 an edge), else A's structure with symmetric integer weights drawn
+    uniformly from ``weights = (lo, hi)`` by :func:`gbla.generators.with_weights`;
+    ``generated`` says which."""
+    if A.dtype != np.bool_ or weights is None:
         return A, False
     return generators.with_weights(A, *weights, seed=seed), True
 

@@ -94,9 +94,11 @@ def describe(records):
             f"({shape}{loops}); {g['device']}, {len(r['sources'])} sources + 1 warm-up")
     w = g.get("weights")
     if r["algo"] == "sssp" and w is not None:
-        line += ("\n  weights: the graph has none, so integers drawn uniformly from "
-                 f"[{w['lo']}, {w['hi']}] (gbla.generators.with_weights, seed {w['seed']})"
-                 if w["source"] == "generated" else f"\n  weights: the graph's ({w['dtype']})")
+        line += ("\n  weights: the graph has none; random integers drawn uniformly from "
+                 f"[{w['lo']}, {w['hi']}] as --weights asked (gbla.generators.with_weights, "
+                 f"seed {w['seed']})" if w["source"] == "generated" else
+                 "\n  weights: the graph has none; every edge weighs 1" if w["source"] == "unit"
+                 else f"\n  weights: the graph's ({w['dtype']})")
     return line
 
 

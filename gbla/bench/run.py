@@ -231,7 +231,7 @@ def _summary(run, edges, level_synchronous=True):
 
 
 def run_bench(graphs, *, algo="bfs", methods="all", sources=16, seed=0, peers=(),
-              peer_sources=None, device=None, weights=DEFAULT_WEIGHTS, progress=None,
+              peer_sources=None, device=None, weights=None, progress=None,
               on_graph=None):
     """Benchmark ``methods`` of ``algo`` (and ``peers``) on each graph.
 
@@ -308,7 +308,8 @@ def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, wei
     info = graph_info(A)
     info["weights"] = (dict(source="generated", lo=int(weights[0]), hi=int(weights[1]),
                             seed=seed) if generated else
-                       dict(source="graph", dtype=A.dtype.name) if A.dtype != np.bool_ else None)
+                       dict(source="graph", dtype=A.dtype.name) if A.dtype != np.bool_ else
+                       dict(source="unit") if algo == "sssp" else None)
     vertex_edges = _edge_weights(A, info["symmetric"])
     divisor = 2 if info["symmetric"] else 1
     warmup, sources = pick_sources(A, n_sources, seed)

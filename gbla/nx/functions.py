@@ -71,7 +71,7 @@ def _distances(g, source, *, method, reverse=False, weighted=True):
     with ``reverse``, in a digraph); hops when not ``weighted`` or the graph has no weights."""
     A = g.matrix.T if (reverse and g.is_directed()) else g.matrix
     if g.weight is None or not weighted:
-        levels, parents = (B.to_host(a) for a in _bfs(A, source, return_parents=True))
+        levels, parents = (B.to_host(a) for a in _bfs(A, source, return_predecessors=True))
         return np.where(levels < 0, np.inf, levels.astype(np.float64)), parents.astype(np.int64)
     dist, pred = (B.to_host(a) for a in
                   _sssp(A, source, method=method, return_predecessors=True))
