@@ -21,6 +21,7 @@ import numpy as np
 from . import _backend as B
 from . import bench, methods
 from .algorithms import bfs, sssp
+from ._version import __version__
 from .exceptions import GblaError
 
 __all__ = ["main"]
@@ -51,8 +52,10 @@ def _positive(text):
 def _parser():
     p = _Parser(prog="gbla", description="GraphBLAS-style graph algorithms on the GPU and CPU: "
                 "benchmarks and single searches from the command line.")
+    p.add_argument("--version", action="version", version=f"gbla {__version__}",
+                   help="print gbla's version and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                           parser_class=_Parser)
+                           parser_class=_Parser, help="what to run ('gbla COMMAND --help')")
     device = dict(choices=["cpu", "gpu"], default=None,
                   help="where to run; default: the GPU when CuPy sees one, else the CPU")
     weights = dict(type=int, nargs=2, metavar=("LO", "HI"), default=None,
@@ -68,7 +71,8 @@ def _parser():
     b.add_argument("graphs", nargs="*", metavar="GRAPH",
                    help=GRAPH_HELP + "; default: dataset:power_grid and rmat:16 (GPU) or "
                    "rmat:12 (CPU)")
-    b.add_argument("--algo", choices=methods.ALGORITHMS, default="bfs")
+    b.add_argument("--algo", choices=methods.ALGORITHMS, default="bfs",
+                   help="the algorithm whose methods run (default bfs)")
     b.add_argument("--methods", default="all",
                    help="'all' (every registered method; those that cannot run here are "
                    "listed as skipped) or names joined by commas; the first is the reference")
@@ -114,7 +118,8 @@ def _parser():
 
     m = sub.add_parser("methods", help="list the registered methods",
                        description="List the registered methods and whether they run here.")
-    m.add_argument("--algo", choices=methods.ALGORITHMS, default=None)
+    m.add_argument("--algo", choices=methods.ALGORITHMS, default=None,
+                   help="only the methods of this algorithm (default: every algorithm)")
     return p
 
 
@@ -122,6 +127,9 @@ def main(argv=None):
     """Run the ``gbla`` command with ``argv`` (default: sys.argv[1:]); returns the exit
     status."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:  # run bare: what it can do, not an error
+        _parser().print_help()
+        return 0
     try:
         args = _parser().parse_args(argv)
         return _COMMANDS[args.command](args, argv)
@@ -234,7 +242,7 @@ def _bench(args, argv):
         Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
         print(f"\nwrote {args.json}")
     if args.plot:
-        bench.plot(records, args.plot)
+        bench.plot(records, args.plot, machine=bench.machine_info())
         print(f"wrote {args.plot}")
     failed = [r for r in records if r["check"] not in ("ok", None)]
     for r in failed:

@@ -390,3 +390,46 @@ def test_table_computes_us_per_level_for_records_older_than_the_column():
             bench.format_table([old, peer]).splitlines()[2:]}
     assert rows["old"][6] == "1250.0"  # mean of 500 and 2000 microseconds per level
     assert rows["scipy"][6] == "-"
+
+
+def test_version_and_bare_usage_and_help_on_every_option(capsys):
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"gbla {gbla.__version__}"
+    assert cli.main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: gbla") and "bench" in out and "sssp" in out
+    parser = cli._parser()
+    subparsers = next(a for a in parser._actions if a.dest == "command").choices
+    for name, sub in [("gbla", parser)] + list(subparsers.items()):
+        for action in sub._actions:
+            assert action.help, f"{name} {action.option_strings or action.dest} has no help"
+
+
+def test_an_unreadable_graph_is_recorded_and_the_others_still_run(capsys, tmp_path):
+    bad = tmp_path / "bad.mtx"
+    bad.write_text("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n")  # 1 of 2
+    status, out, err, doc = bench_json(capsys, tmp_path, "rmat:6", str(bad), "grid:5x5",
+                                       "--sources", 1, "--device", "cpu")
+    assert status == 1  # a failure to report, and the JSON written all the same
+    by_graph = {}
+    for r in doc["records"]:
+        by_graph.setdefault(r["graph"], []).append(r)
+    assert set(by_graph) == {"rmat:6", str(bad), "grid:5x5"}
+    (unreadable,) = by_graph[str(bad)]
+    assert unreadable["check"] == "UNREADABLE" and "ends after 1 entries" in unreadable["note"]
+    assert all(r["check"] in ("ok", None) for g in ("rmat:6", "grid:5x5") for r in by_graph[g])
+    assert "could not be read" in out and "UNREADABLE" in err
+
+
+def test_the_chart_names_graphs_by_file_name():
+    from gbla.bench import chart
+    assert chart.label("/data/road/USA-road-NE.mtx.gz") == "USA-road-NE"
+    assert chart.label("rmat:22") == "rmat:22" and chart.label("dataset:power_grid") == \
+        "dataset:power_grid"
+
+
+def test_the_chart_is_drawn_with_the_machine(tmp_path):
+    pytest.importorskip("matplotlib")  # gbla[plot]; the GPU machine has it
+    status = cli.main(["bench", "rmat:6", "--sources", "1", "--device", "cpu", "--plot",
+                       str(tmp_path / "c.png"), "--no-progress"])
+    assert status == 0 and (tmp_path / "c.png").stat().st_size > 0

@@ -1,11 +1,24 @@
 """The chart of a benchmark: mean time per source of every method, as a PNG."""
 
+from pathlib import PurePath
+
 from .report import group
 
 
-def plot(records, path):
+def label(graph):
+    """A graph's name on the chart: a file's name without directories and extensions."""
+    if ":" in graph and not PurePath(graph).suffix:  # rmat:22, dataset:power_grid
+        return graph
+    name = PurePath(graph).name
+    for suffix in (".gz", ".mtx", ".txt", ".el", ".wel", ".gr", ".graph", ".npz"):
+        name = name[: -len(suffix)] if name.endswith(suffix) else name
+    return name
+
+
+def plot(records, path, machine=None):
     """A PNG chart of the mean time per source of every method (grouped bars per graph and
-    algorithm, log-scale ms) at ``path``. Needs matplotlib (``pip install gbla[plot]``)."""
+    algorithm, log-scale ms) at ``path``, graphs labelled by file name (not path), the machine
+    (``bench.machine_info()``) in the title. Needs matplotlib (``pip install gbla[plot]``)."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -31,9 +44,14 @@ def plot(records, path):
                 ys.append(r["mean_ms"])
         ax.bar(xs, ys, width, label=name, color=colors(j % 20))
     ax.set_yscale("log")
-    ax.set_xticks(range(len(groups)), [f"{g}\n{a}" for g, a in groups])
+    ax.set_xticks(range(len(groups)), [f"{label(g)}\n{a}" for g, a in groups],
+                  rotation=30 if len(groups) > 4 else 0, ha="right" if len(groups) > 4 else "center")
     ax.set_ylabel("mean ms per source (log scale)")
-    ax.set_title("gbla bench: time per source, lower is better")
+    title = "gbla bench: time per source, lower is better"
+    if machine:
+        where = machine.get("gpu") or f"{machine.get('cpu')} ({machine.get('cpu_count')} cores)"
+        title += f"\n{where}; gbla {machine.get('gbla')}"
+    ax.set_title(title, fontsize="medium")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.savefig(path, dpi=120)
     return path

@@ -87,6 +87,8 @@ def describe(records):
     """One line about the graph of these records (one graph, one algo)."""
     r = records[0]
     g = r["graph_info"]
+    if g is None:  # the graph could not be read
+        return f"{r['algo']} on {r['graph']}: could not be read ({r['note']})"
     shape = (f"symmetric, {g['edges']:,} undirected edges" if g["symmetric"]
              else f"directed, {g['edges']:,} arcs")
     loops = f", {g['self_loops']:,} self-loops" if g["self_loops"] else ""

@@ -13,6 +13,7 @@ from .. import _backend as B
 from .. import _validation as V
 from .. import methods as registry
 from .. import verify
+from ..io import FormatError
 from ..algorithms import bfs, sssp
 from ..exceptions import UnknownName, ValidationError
 from .graphs import (DEFAULT_WEIGHTS, GraphSpec, _edge_weights, graph_info, load_graph,
@@ -230,6 +231,15 @@ def _summary(run, edges, level_synchronous=True):
                 us_per_level=us_per_level(times, run["counts"]) if level_synchronous else None)
 
 
+def _unreadable(spec, algo, device, error):
+    """The record of a graph that could not be read (check 'UNREADABLE', the reason in note)."""
+    return dict(graph=spec.text, graph_info=None, algo=algo, kind="graph", method="-",
+                device=device, status="unreadable", check="UNREADABLE",
+                note=f"{type(error).__name__}: {error}", sources=[], times_ms=[], counts=[],
+                edges=[], mean_ms=None, median_ms=None, gteps=None, peak_bytes=None,
+                us_per_level=None, count_name="levels" if algo == "bfs" else "iterations")
+
+
 def run_bench(graphs, *, algo="bfs", methods="all", sources=16, seed=0, peers=(),
               peer_sources=None, device=None, weights=None, progress=None,
               on_graph=None):
@@ -261,7 +271,9 @@ def run_bench(graphs, *, algo="bfs", methods="all", sources=16, seed=0, peers=()
     list of dict
         One record per (graph, method): see ``gbla bench --help`` and :func:`format_table`.
         ``check`` is 'ok', 'MISMATCH' (differs from the reference on some source), 'INVALID'
-        (the reference fails gbla.verify), 'ERROR' (the method raised) or None (skipped).
+        (the reference fails gbla.verify), 'ERROR' (the method raised), 'UNREADABLE' (the
+        graph's one record: its file could not be read; the other graphs still run) or None
+        (skipped).
 
     Raises
     ------
@@ -292,8 +304,11 @@ def run_bench(graphs, *, algo="bfs", methods="all", sources=16, seed=0, peers=()
     for spec in specs:
         if progress is not None:
             progress(done[0], total, f"loading {spec.text}")
-        graph_records = _bench_graph(spec, algo, chosen, sources, seed, peers, n_peer, device,
-                                     weights, tick)
+        try:
+            graph_records = _bench_graph(spec, algo, chosen, sources, seed, peers, n_peer,
+                                         device, weights, tick)
+        except (FormatError, OSError, MemoryError) as e:  # this graph only: the rest still run
+            graph_records = [_unreadable(spec, algo, device, e)]
         records.extend(graph_records)
         if on_graph is not None:
             on_graph(graph_records)
