@@ -43,17 +43,23 @@ def _scatter(n_out, dest, products, semiring):
     return t_values, t_present
 
 
-def push(P, n_out, idx, u_values, semiring, flip, dtype, allow):
-    """Scatter each present u(k) along row k of P (the CSR whose rows are the vector's index)."""
+def push(P, n_out, idx, u_values, semiring, flip, dtype, m, mode):
+    """Scatter each present u(k) along row k of P (the CSR whose rows are the vector's index):
+    (indices, values) of the result, sparse, its cost the frontier's edges alone (the mask
+    m, mode as Mask.kernel_args gives them, read only at the edges' ends)."""
     indptr, indices, values = P
     edge, owner = expand_rows(indptr, idx)
     dest = indices[edge].astype(np.int64)
-    if allow is not None:
-        keep = allow[dest]
+    if mode != 0:  # MODE_TRUE: m[i] allows i; MODE_FALSE: m[i] forbids it
+        keep = m[dest] if mode == 1 else ~m[dest]
         edge, owner, dest = edge[keep], owner[keep], dest[keep]
     products = multiply(semiring, _values(values, edge), u_values[owner], idx[owner], flip, dtype)
     order = np.argsort(dest, kind="stable")
-    return _scatter(n_out, dest[order], products[order], semiring)
+    dest, products = dest[order], products[order]
+    if not len(dest):
+        return dest, products
+    starts = np.flatnonzero(np.concatenate([[True], dest[1:] != dest[:-1]]))
+    return dest[starts], semiring.add.reduceat(products, starts)
 
 
 def pull(Q, n_out, u_values, u_present, semiring, flip, dtype, allow):

@@ -161,10 +161,69 @@ def _union(op, x, y, device, arg):
 
 
 # ---------------------------------------------------------------------- the write phase
+def _dense_of(indices, values, n):
+    """(values, present) of n entries from sparse ones (on the host)."""
+    t_values = np.zeros(n, values.dtype)
+    t_present = np.zeros(n, bool)
+    t_values[indices] = values
+    t_present[indices] = True
+    return t_values, t_present
+
+
+def _write_at(out, t, indices, replace):
+    """out<m.S, replace> = t on the CPU where the mask is a sparse vector's structure: only its
+    entries are read and written (the frontier of a traversal, not the whole vector)."""
+    if isinstance(t, Vector):  # a sparse value: looked up at the mask's entries
+        at = np.minimum(np.searchsorted(t._indices, indices), max(len(t._indices) - 1, 0))
+        took = t._indices[at] == indices if len(t._indices) else np.zeros(len(indices), bool)
+        new = t._values[at].astype(out.dtype, copy=False) if len(t._indices) else \
+            np.zeros(len(indices), out.dtype)
+        t_values = None
+    else:
+        t_values, t_present = t
+    if t_values is None:
+        pass
+    elif np.ndim(t_values) == 0:
+        new = np.full(len(indices), t_values, out.dtype)
+        took = None
+    else:
+        new = t_values[indices].astype(out.dtype, copy=False)
+        took = None if t_present is None else t_present[indices]
+    if replace:
+        keep = slice(None) if took is None else took
+        out._set_sparse(indices[keep], new[keep])
+        return out
+    o_values, o_present = out._dense()
+    if out._owned and o_present is not None:  # a loop's own state: written in place
+        if took is None:
+            o_values[indices] = new
+            o_present[indices] = True
+        else:
+            o_values[indices[took]] = new[took]
+            o_present[indices] = took
+        out._written_in_place()
+        return out
+    values = o_values.copy()
+    present = np.ones(out.size, bool) if o_present is None else o_present.copy()
+    if took is None:
+        values[indices] = new
+        present[indices] = True
+    else:
+        values[indices[took]] = new[took]
+        present[indices] = took
+    out._set_dense(values, present)
+    return out
+
+
 def _write(out, t, *, mask, accum, replace, device, masked=False):
     """out<mask, replace> accum= t, with t given as dense (values, present); ``t_values`` may be
     a scalar (an assign). ``masked``: t already has no entry the mask excludes."""
     xp = B.xp_of(device)
+    if device == "cpu" and accum is None and out is not None and mask is not None and \
+            mask.structural and not mask.complement and mask.vector._is_sparse:
+        return _write_at(out, t, mask.vector._indices, replace)
+    if isinstance(t, Vector):
+        t = t._dense()
     t_values, t_present = t
     if out is None and accum is None and (mask is None or masked):
         return Vector._from_dense_arrays(t_values, t_present, device)
@@ -253,9 +312,11 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
             t = _spmv.push((P._indptr, P._indices, P._values), n_out, idx, u_values, offsets,
                            total, types, m, mode)
         else:
-            allow = None if mask is None else mask.allowed()
-            t = _cpu.push((P._indptr, P._indices, P._values), n_out, idx, u_values, semiring,
-                          flip, dtype, allow)
+            hit, vals = _cpu.push((P._indptr, P._indices, P._values), n_out, idx, u_values,
+                                  semiring, flip, dtype, m, mode)
+            if out is None and accum is None:  # a sparse result stays sparse
+                return Vector._from_sparse_arrays(hit, vals, n_out, device)
+            t = _dense_of(hit, vals, n_out)
     else:
         Q = pull_of()
         u_values, u_present = u._dense()
@@ -806,7 +867,8 @@ def assign(out, value, *, mask=None, accum=None, replace=False):
     if isinstance(value, Vector):
         V.dimension(value.size, out.size, "value.size", "out.size")
         device = _device(out=out, value=value, mask=None if mask is None else mask.vector)
-        t = value._dense()
+        # a sparse value on the CPU is looked up where it is needed, not made dense
+        t = value if device == "cpu" and value._is_sparse else value._dense()
     elif B.array_device(value) == "gpu" and value.ndim == 0:  # a device scalar: no host read
         device = _device(out=out, mask=None if mask is None else mask.vector)
         if device != "gpu":

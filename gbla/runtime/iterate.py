@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from .. import _backend as B
 from .. import _validation as V
 from ..matrix import Matrix
 from ..vector import Vector
@@ -132,13 +133,29 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
 
 
 def _eager(body, state, condition, max_iterations, stats):
-    s = LoopState({name: v.dup() for name, v in state.items()})
+    # The state gets arrays of its own, which ops may then write in place (a level of a
+    # traversal costs its frontier, not a copy of every vector); the caller's stay untouched.
+    s = LoopState({name: _own(v) for name, v in state.items()})
     done = 0
     while (max_iterations is None or done < max_iterations) and s[condition].nvals:  # sync
         done += 1
         body(s, done)
     stats.update(iterations=done, mode="eager")
-    return {name: s[name] for name in s.keys()}
+    out = {name: s[name] for name in s.keys()}
+    for v in out.values():
+        if isinstance(v, Vector):
+            v._owned = False  # the caller's now: written as any vector is
+    return out
+
+
+def _own(v):
+    """A copy of v with dense arrays of its own, marked as a loop's state."""
+    xp = B.xp_of(v.device)
+    values, present = v._dense()
+    present = xp.ones(v.size, bool) if present is None else present.copy()
+    own = Vector._from_dense_arrays(values.copy(), present, v.device)
+    own._owned = True
+    return own
 
 
 def _signature(state):
