@@ -33,9 +33,25 @@ def host(a):
     return np.asarray(to_host(a))
 
 
+NO_DATA = "not found under"  # the skip reason of a test whose graph file is absent
+
+
 def data_file(relative):
-    """Path of a file in ../shared/data, skipping the test when it is absent."""
+    """Path of a file in ../shared/data (or $GBLA_DATA), skipping the test when it is absent."""
     path = DATA / relative
     if not path.exists():
-        pytest.skip(f"{relative} not found under {DATA}")
+        pytest.skip(f"{relative} {NO_DATA} {DATA} (set GBLA_DATA to the data folder)")
     return path
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Say how many tests skipped for want of the shared graph files, and where they were
+    looked for: a silent skip would hide that the real-graph tests did not run."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    missing = [r for r in skipped if NO_DATA in str(getattr(r, "longrepr", ""))]
+    if missing:
+        terminalreporter.write_line(
+            f"{len(missing)} tests skipped: graph files not found under {DATA} "
+            "(set GBLA_DATA to the folder holding road/, social/, mtx/ ...)", yellow=True)
+    else:
+        terminalreporter.write_line(f"real-graph tests read {DATA}")

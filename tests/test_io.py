@@ -6,6 +6,7 @@ import gzip
 import os
 import re
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -538,3 +539,16 @@ def test_a_header_larger_than_memory_raises_a_format_error_naming_the_size(tmp_p
     with pytest.raises(FormatError, match=rf"line \d: {declared} needs [\d,.]+ GiB to read; "
                                           r"this machine has [\d,.]+ GiB"):
         gbla.io.read(path)
+
+
+def test_the_test_summary_says_how_many_skipped_for_want_of_data(tmp_path):
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, GBLA_DATA=str(tmp_path))  # an empty folder: every data test skips
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                             "-p", "no:xdist", "tests/test_io.py", "-k", "real or snap"],
+                            cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    found = re.search(r"(\d+) tests skipped: graph files not found under (\S+)", result.stdout)
+    assert found and int(found.group(1)) > 0 and found.group(2) == str(tmp_path), \
+        result.stdout[-2000:]
