@@ -62,9 +62,25 @@ def push(P, n_out, idx, u_values, semiring, flip, dtype, m, mode):
     return dest[starts], semiring.add.reduceat(products, starts)
 
 
-def pull(Q, n_out, u_values, u_present, semiring, flip, dtype, allow):
-    """For each allowed output i, reduce row i of Q (its in-edges) over the present u(k)."""
+def pull(Q, n_out, u_values, u_present, semiring, flip, dtype, allow, entry_rows=None):
+    """For each allowed output i, reduce row i of Q (its in-edges) over the present u(k).
+
+    When most rows are allowed (``entry_rows``: Q's row of every edge, which the Matrix
+    caches), every edge is filtered at once instead of expanding the allowed rows' ranges."""
     indptr, indices, values = Q
+    if entry_rows is not None and (allow is None or 4 * np.count_nonzero(allow) > n_out):
+        keep = None if u_present is None else u_present[indices]
+        if allow is not None:
+            at_rows = allow[entry_rows]
+            keep = at_rows if keep is None else (keep & at_rows)
+        edge = np.arange(len(indices)) if keep is None else np.flatnonzero(keep)
+        dest = entry_rows[edge]
+        if semiring.add.is_any and len(edge):  # any: the first hit of each row will do
+            first = np.flatnonzero(np.concatenate([[True], dest[1:] != dest[:-1]]))
+            edge, dest = edge[first], dest[first]
+        k = indices[edge].astype(np.int64)
+        products = multiply(semiring, _values(values, edge), u_values[k], k, flip, dtype)
+        return _scatter(n_out, dest.astype(np.int64), products, semiring)
     rows = np.arange(n_out) if allow is None else np.flatnonzero(allow)
     edge, owner = expand_rows(indptr, rows)
     k = indices[edge].astype(np.int64)

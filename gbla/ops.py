@@ -325,7 +325,7 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
         else:
             allow = None if mask is None else mask.allowed()
             t = _cpu.pull((Q._indptr, Q._indices, Q._values), n_out, u_values, u_present,
-                          semiring, flip, dtype, allow)
+                          semiring, flip, dtype, allow, Q._entry_rows())
     return _write(out, t, mask=mask, accum=accum, replace=replace, device=device, masked=True)
 
 
