@@ -307,3 +307,17 @@ def test_the_loop_state_names_are_fixed():
 
     with pytest.raises(AttributeError, match="no vector 'other'"):
         gbla.iterate(body, state, while_nonempty="q", mode="eager")
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_a_loop_inside_a_recorded_body_raises():
+    A, state = _loop_state("gpu")
+
+    def body(s, depth):
+        gbla.bfs(A, 0)  # itself a loop on the device
+        s.q = gbla.vxm(s.q, A, "any_pair", mask=~s.levels.S)
+
+    with pytest.raises(gbla.CaptureError, match="inside a loop body"):
+        gbla.iterate(body, state, while_nonempty="q", mode="device")
+    np.testing.assert_array_equal(bfs_by_iterate(A, 0, "device"), [0, 1, 2, 3, -1])

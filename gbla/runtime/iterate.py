@@ -4,6 +4,7 @@ import numpy as np
 
 from .. import _backend as B
 from .. import _validation as V
+from ..exceptions import CaptureError
 from ..matrix import Matrix
 from ..vector import Vector
 from .capture import Recording
@@ -163,6 +164,10 @@ def _signature(state):
 
 
 def _device(body, state, condition, max_iterations, cache, key, stats):
+    if B.device_loop() is not None:
+        raise CaptureError("gbla.iterate inside a loop body recorded on the device: a loop "
+                           "there would read its condition back to the host; run the outer "
+                           "loop with mode='eager'")
     signature = _signature(state)
     recording = None
     slot = ("gbla.iterate", key, signature, condition)
