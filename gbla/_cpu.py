@@ -69,9 +69,9 @@ def pull(Q, n_out, u_values, u_present, semiring, flip, dtype, allow, entry_rows
     caches), every edge is filtered at once instead of expanding the allowed rows' ranges."""
     indptr, indices, values = Q
     if entry_rows is not None and (allow is None or 4 * np.count_nonzero(allow) > n_out):
-        keep = None if u_present is None else u_present[indices]
-        if allow is not None:
-            at_rows = allow[entry_rows]
+        keep = None if u_present is None else np.take(u_present, indices)
+        if allow is not None:  # rows are sorted: repeat, not gather (several times faster)
+            at_rows = np.repeat(allow, np.diff(indptr))
             keep = at_rows if keep is None else (keep & at_rows)
         edge = np.arange(len(indices)) if keep is None else np.flatnonzero(keep)
         dest = entry_rows[edge]
