@@ -17,7 +17,7 @@ from . import _validation as V
 from .mask import MatrixMask
 from .matrix import Matrix
 
-__all__ = ["product", "union", "intersection", "write", "keys_of", "from_keys", "reduce_by_key",
+__all__ = ["product", "product_pull", "pull_is_cheaper", "union", "intersection", "write", "keys_of", "from_keys", "reduce_by_key",
            "validate_mask"]
 
 
@@ -107,6 +107,53 @@ def product(A, Bm, semiring, dtype, mask):
         z = _apply_binary(mult, x, y, dtype, device).astype(z_dtype, copy=False)
     order = xp.argsort(keys, kind="stable")
     return reduce_by_key(keys[order], z[order], semiring.add, device)
+
+
+def product_pull(A, Bm, semiring, dtype, mask):
+    """The same product by dot products, for the positions a mask names (not complemented): for
+    each (i, j) there, the products A(i, k) B(k, j) over row i of A where B(k, j) exists (found
+    by a search among B's keys). Its cost is the mask's rows' entries, not the expansion's."""
+    device = A.device
+    xp = B.xp_of(device)
+    ncols = max(Bm.ncols, 1)
+    named = mask.keys()
+    z_dtype = semiring.output_dtype(dtype)
+    rows = named // ncols
+    counts = (A._indptr[rows + 1] - A._indptr[rows]).astype(np.int64)
+    offsets = xp.cumsum(counts)
+    total = int(offsets[-1]) if len(offsets) else 0  # sync: the products to try
+    b_keys, b_values = keys_of(Bm)
+    if total == 0 or len(b_keys) == 0:
+        return xp.zeros(0, np.int64), xp.zeros(0, z_dtype)
+    position = xp.arange(total, dtype=np.int64)
+    owner = xp.searchsorted(offsets, position, side="right")  # the mask entry of each try
+    a_entry = A._indptr[rows[owner]].astype(np.int64) + position - (offsets[owner] -
+                                                                     counts[owner])
+    k = A._indices[a_entry].astype(np.int64)
+    wanted = k * ncols + named[owner] % ncols
+    at = xp.minimum(xp.searchsorted(b_keys, wanted), len(b_keys) - 1)
+    hit = b_keys[at] == wanted
+    owner, a_entry, k, at = owner[hit], a_entry[hit], k[hit], at[hit]
+    if semiring.multiply.positional:
+        z = k.astype(z_dtype)
+    else:
+        x = A._values_or_ones()[a_entry].astype(dtype, copy=False)
+        y = b_values[at].astype(dtype, copy=False)
+        z = _apply_binary(semiring.multiply, x, y, dtype, device).astype(z_dtype, copy=False)
+    # mask entries ascending, k ascending within each: the keys come sorted, products in k order
+    return reduce_by_key(named[owner], z, semiring.add, device)
+
+
+def pull_is_cheaper(A, Bm, mask):
+    """Whether dot products over the mask's positions read fewer entries than the row-wise
+    expansion: the mask rows' entries of A against the products the expansion forms."""
+    xp = B.xp_of(A.device)
+    named = mask.keys()
+    rows = named // max(Bm.ncols, 1)
+    dots = int(xp.sum(A._indptr[rows + 1] - A._indptr[rows]))  # sync: two totals
+    a_cols = A._indices
+    expand = int(xp.sum(Bm._indptr[a_cols + 1] - Bm._indptr[a_cols]))
+    return dots * 4 < expand  # a dot product pays a search per try
 
 
 def _apply_binary(op, x, y, dtype, device):

@@ -461,7 +461,7 @@ def vxm(u, A, semiring, *, mask=None, accum=None, replace=False, out=None, direc
 
 
 # ---------------------------------------------------------------------- matrix times matrix
-def mxm(A, B, semiring, *, mask=None, accum=None, replace=False, out=None):
+def mxm(A, B, semiring, *, mask=None, accum=None, replace=False, out=None, direction="auto"):
     """C<mask, replace> accum= A (+).(x) B: C(i, j) = add over k of multiply(A(i, k), B(k, j)),
     over the k where both are present.
 
@@ -485,6 +485,11 @@ def mxm(A, B, semiring, *, mask=None, accum=None, replace=False, out=None):
     out : Matrix or None
         m x n; read, never modified: the result is a new Matrix (gbla's matrices are
         immutable), of ``out``'s dtype.
+    direction : {'auto', 'push', 'pull'}
+        Push expands every row of B an entry of A points at (Gustavson), then drops what the
+        mask excludes; pull computes a dot product for each position a mask names (M.S or M.V,
+        not complemented), searching B for each k of A's row. 'auto' pulls when the mask's
+        rows hold a quarter of the products push would form or fewer. Same results.
 
     Returns
     -------
@@ -531,7 +536,15 @@ def mxm(A, B, semiring, *, mask=None, accum=None, replace=False, out=None):
                        f"({', '.join(d.name for d in semiring.dtypes)})",
                        f"{A.dtype.name} and {Bm.dtype.name} -> {dtype.name}")
     refuse_host_read("gbla.mxm")
-    t = _matrix_ops.product(A, Bm, semiring, dtype, mask)
+    V.one_of(direction, _direction.DIRECTIONS, "direction")
+    names_positions = mask is not None and not mask.complement
+    if direction == "pull" and not names_positions:
+        raise V.invalid_value("direction", "be 'auto' or 'push' without a mask naming the "
+                              "positions to compute (M.S or M.V)", direction)
+    pull = direction == "pull" or (direction == "auto" and names_positions and
+                                   _matrix_ops.pull_is_cheaper(A, Bm, mask))
+    t = (_matrix_ops.product_pull if pull else _matrix_ops.product)(A, Bm, semiring, dtype,
+                                                                     mask)
     return _matrix_ops.write(out, t, shape, mask=mask, accum=accum, replace=replace,
                              dtype=semiring.output_dtype(dtype), device=device)
 

@@ -105,13 +105,17 @@ def test_mxm_equals_the_dense_reference(device, data, dims, semiring, mask_kind,
     accum_op = None if accum is None else getattr(semirings.binary, accum)
     if as_bool and accum is not None:
         accum_op = semirings.binary.lor
-    C = gbla.mxm(A, B, semiring, mask=mask, accum=accum_op, replace=replace, out=out)
     t = reference_product(A, B, semiring)
     ev, ep = reference_write(t, None if out is None else dense(out), mask_bool,
                              accum_op if out is not None else None, replace)
-    cv, cp = dense(C)
-    np.testing.assert_array_equal(cp, ep)
-    np.testing.assert_allclose(cv[cp].astype(float), ev[ep].astype(float))
+    directions = ["auto", "push"] + (["pull"] if mask_kind in ("S", "V") else [])
+    for direction in directions:
+        C = gbla.mxm(A, B, semiring, mask=mask, accum=accum_op, replace=replace, out=out,
+                     direction=direction)
+        cv, cp = dense(C)
+        np.testing.assert_array_equal(cp, ep, err_msg=direction)
+        np.testing.assert_allclose(cv[cp].astype(float), ev[ep].astype(float),
+                                   err_msg=direction)
 
 
 @G.FIXTURE_OK
@@ -140,6 +144,10 @@ def test_mxm_rejects_bad_operands_by_name():
         gbla.mxm(A, A, "any_pair", mask="S")
     with pytest.raises(gbla.DomainMismatch, match="B must be a gbla.Matrix"):
         gbla.mxm(A, np.eye(2), "any_pair")
+    with pytest.raises(gbla.InvalidValue, match="direction"):
+        gbla.mxm(A, A, "any_pair", mask=~A.S, direction="pull")
+    with pytest.raises(gbla.InvalidValue, match="direction"):
+        gbla.mxm(A, A, "any_pair", direction="sideways")
     assert gbla.mxm(A, R, "any_pair").shape == (2, 3)
 
 
