@@ -58,7 +58,9 @@ def test_a_bfs_body_gives_scipy_levels_and_counts_its_iterations(mode):
     levels = bfs_by_iterate(A, 0, mode, stats=stats)
     np.testing.assert_array_equal(levels, [0, 1, 2, 3, -1])
     # levels 1, 2, 3 found something; the 4th iteration found the frontier empty
-    assert stats == {"iterations": 4, "mode": mode}
+    assert stats["iterations"] == 4 and stats["mode"] == mode
+    if mode == "device":  # the H100's driver and cuda-bindings make conditional nodes
+        assert stats["graph"] == "while"
 
 
 @pytest.mark.parametrize("mode", MODES)

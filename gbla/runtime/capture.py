@@ -64,6 +64,7 @@ class Recording:
         self.pool = cp.cuda.MemoryPool(cp.get_default_memory_pool().malloc)
         self.rt = conditional_graphs()
         self._graph = self._exec = self._cupy_graph = None
+        self._body_recorded = False
 
     # ------------------------------------------------------------------ running
     def run(self, start, max_iterations):
@@ -126,13 +127,25 @@ class Recording:
         return True
 
     def _record(self):
-        state = _state(self.workspace)
         with _device_mode(self, "be recorded on the device"), \
                 B._cupy().cuda.using_allocator(self.pool.malloc):
             if self.rt is not None:
-                self._record_while(state)
-            else:
-                self._record_cupy(state)
+                self._body_recorded = False
+                try:
+                    self._record_while(_state(self.workspace))
+                    return
+                except Exception:
+                    if self._body_recorded:  # the graph API works: the body is at fault
+                        raise
+                    # the conditional-node API refused (another driver or cuda-bindings):
+                    # the iteration is replayed from the host instead, and stats say so
+                    self.rt = None
+            self._record_cupy(_state(self.workspace))
+
+    @property
+    def graph_kind(self):
+        """'while' (one launch a run) or 'per-iteration' (one launch an iteration)."""
+        return "while" if self._exec is not None else "per-iteration"
 
     def _record_while(self, state):
         rt, s = self.rt, self.stream.ptr
@@ -154,6 +167,7 @@ class Recording:
             except TypeError:  # cuda-bindings 12: no edge data argument
                 _check(rt, rt.cudaGraphAddNode(graph, nodes[:1], 1, params))
             body_graph = params.conditional.phGraph_out[0]
+            self._body_recorded = True  # from here on a failure is the body's
             _capture(rt, s, body_graph, relaxed, lambda: self._iteration(state, int(handle)))
             self._exec = _check(rt, rt.cudaGraphInstantiate(graph, 0))
             self._graph = graph

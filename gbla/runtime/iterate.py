@@ -62,7 +62,10 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
     mode : {'auto', 'device', 'eager'}
         'auto': device mode when the state is on the GPU.
     stats : dict or None
-        ``stats["iterations"]``: the iterations run; ``stats["mode"]``: 'device' or 'eager'.
+        ``stats["iterations"]``: the iterations run; ``stats["mode"]``: 'device' or 'eager';
+        in device mode ``stats["graph"]``: 'while' (a conditional WHILE node, one launch a
+        run) or 'per-iteration' (where conditional nodes cannot be made: one launch and one
+        read an iteration).
 
     Returns
     -------
@@ -180,6 +183,8 @@ def _device(body, state, condition, max_iterations, cache, key, stats):
     if cache is not None and recording.recorded:
         cache._cache[slot] = recording
     stats.update(iterations=done, mode="device")
+    if recording.recorded:
+        stats["graph"] = recording.graph_kind
     return result
 
 
