@@ -91,7 +91,7 @@ def product(A, Bm, semiring, dtype, mask):
     if total == 0:
         return xp.zeros(0, np.int64), xp.zeros(0, z_dtype)
     position = xp.arange(total, dtype=np.int64)
-    owner = xp.searchsorted(offsets, position, side="right")  # the A entry of each product
+    owner = _owners(counts, offsets, position, xp)  # the A entry of each product
     within = position - (offsets[owner] - counts[owner])
     b_entry = Bm._indptr[a_cols[owner]].astype(np.int64) + within
     keys = a_rows[owner] * max(ncols, 1) + Bm._indices[b_entry].astype(np.int64)
@@ -126,7 +126,7 @@ def product_pull(A, Bm, semiring, dtype, mask):
     if total == 0 or len(b_keys) == 0:
         return xp.zeros(0, np.int64), xp.zeros(0, z_dtype)
     position = xp.arange(total, dtype=np.int64)
-    owner = xp.searchsorted(offsets, position, side="right")  # the mask entry of each try
+    owner = _owners(counts, offsets, position, xp)  # the mask entry of each try
     a_entry = A._indptr[rows[owner]].astype(np.int64) + position - (offsets[owner] -
                                                                      counts[owner])
     k = A._indices[a_entry].astype(np.int64)
@@ -154,6 +154,13 @@ def pull_is_cheaper(A, Bm, mask):
     a_cols = A._indices
     expand = int(xp.sum(Bm._indptr[a_cols + 1] - Bm._indptr[a_cols]))
     return dots * 4 < expand  # a dot product pays a search per try
+
+
+def _owners(counts, offsets, position, xp):
+    """For each position of an expansion, the item it belongs to (item i owns counts[i])."""
+    if xp is np:  # a repeat is a single pass on the CPU
+        return np.repeat(np.arange(len(counts)), counts)
+    return xp.searchsorted(offsets, position, side="right")  # CuPy repeats only scalars
 
 
 def _apply_binary(op, x, y, dtype, device):

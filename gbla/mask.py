@@ -8,6 +8,9 @@ from . import _backend as B
 
 __all__ = ["Mask", "MatrixMask"]
 
+# Matrix masks up to this many positions are answered by a bitmap (64 MiB at most).
+BITMAP_POSITIONS = 1 << 26
+
 # Kernel modes: how a bool array m selects allowed positions.
 MODE_NONE, MODE_TRUE, MODE_FALSE = 0, 1, 2
 
@@ -79,11 +82,17 @@ class MatrixMask:
         return keys[M._values.astype(bool)]
 
     def allows(self, keys):
-        """A bool array: which of ``keys`` the mask allows."""
+        """A bool array: which of ``keys`` the mask allows. Up to 2**26 positions, a bitmap of
+        the named ones answers each key in one read; beyond, a search among them."""
         named = self.keys()
         xp = B.xp_of(self.matrix.device)
+        positions = self.matrix.nrows * self.matrix.ncols
         if len(named) == 0:
             inside = xp.zeros(len(keys), bool)
+        elif positions <= BITMAP_POSITIONS:
+            bitmap = xp.zeros(positions, bool)
+            bitmap[named] = True
+            inside = bitmap[keys]
         else:
             at = xp.minimum(xp.searchsorted(named, keys), len(named) - 1)
             inside = named[at] == keys
