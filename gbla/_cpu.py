@@ -62,12 +62,38 @@ def push(P, n_out, idx, u_values, semiring, flip, dtype, m, mode):
     return dest[starts], semiring.add.reduceat(products, starts)
 
 
-def pull(Q, n_out, u_values, u_present, semiring, flip, dtype, allow, entry_rows=None):
+def _structural(semiring):
+    """Whether a product's value is the same whatever the operands and how many there are: a
+    multiply that reads neither (pair) under an idempotent add (any, lor, min, max, ...)."""
+    mul = semiring.multiply
+    return not (mul.uses_x or mul.uses_y or mul.positional) and semiring.add.idempotent
+
+
+def _structural_value(semiring, dtype):
+    """The value a structural product gives (the multiply of two ones, in the output dtype)."""
+    one = np.ones(1, dtype)
+    return np.asarray(semiring.multiply.apply_numpy(one, one)).astype(
+        semiring.output_dtype(dtype))[0]
+
+
+def pull(Q, n_out, u_values, u_present, semiring, flip, dtype, allow, entry_rows=None,
+         counter=None):
     """For each allowed output i, reduce row i of Q (its in-edges) over the present u(k).
 
     When most rows are allowed (``entry_rows``: Q's row of every edge, which the Matrix
-    caches), every edge is filtered at once instead of expanding the allowed rows' ranges."""
+    caches), every edge is filtered at once instead of expanding the allowed rows' ranges. A
+    structural product (any.pair: is some in-neighbour present?) is one sparse matrix-vector
+    count in SciPy's C loop (``counter``: Q's pattern as a SciPy CSR of int32 ones)."""
     indptr, indices, values = Q
+    if counter is not None and _structural(semiring):
+        present = np.ones(len(u_values), np.int32) if u_present is None else \
+            u_present.view(np.uint8).astype(np.int32)
+        found = (counter @ present) > 0
+        if allow is not None:
+            found &= allow
+        t_values = np.zeros(n_out, semiring.output_dtype(dtype))
+        t_values[found] = _structural_value(semiring, dtype)
+        return t_values, found
     if entry_rows is not None and (allow is None or 4 * np.count_nonzero(allow) > n_out):
         keep = None if u_present is None else np.take(u_present, indices)
         if allow is not None:  # rows are sorted: repeat, not gather (several times faster)

@@ -325,8 +325,18 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
         else:
             allow = None if mask is None else mask.allowed()
             t = _cpu.pull((Q._indptr, Q._indices, Q._values), n_out, u_values, u_present,
-                          semiring, flip, dtype, allow, Q._entry_rows())
+                          semiring, flip, dtype, allow, Q._entry_rows(), _counter(Q))
     return _write(out, t, mask=mask, accum=accum, replace=replace, device=device, masked=True)
+
+
+def _counter(Q):
+    """Q's pattern as a SciPy CSR of int32 ones (made once per matrix): the CPU pull of a
+    structural product counts present in-neighbours with it."""
+    if "counter" not in Q._cache:
+        import scipy.sparse as sp
+        Q._cache["counter"] = sp.csr_array((np.ones(Q.nvals, np.int32), Q._indices, Q._indptr),
+                                           shape=Q.shape)
+    return Q._cache["counter"]
 
 
 def _device_matvec(loop, push_of, pull_of, u, semiring, dtype, types, direction, traversal, m,
