@@ -23,8 +23,7 @@ __all__ = ["product", "product_pull", "pull_is_cheaper", "union", "intersection"
 
 def keys_of(M):
     """(keys int64 sorted, values) of a Matrix's entries; an iso matrix's values are True."""
-    rows = M._entry_rows().astype(np.int64)
-    return rows * max(M.ncols, 1) + M._indices.astype(np.int64), M._values_or_ones()
+    return M._entry_keys(), M._values_or_ones()
 
 
 def from_keys(keys, values, shape, dtype, device, *, iso=False):

@@ -91,3 +91,16 @@ def combine_duplicates(keys, values, dup_op, device, *, arg, what, show):
             raise V.domain("dup_op", "be a gbla BinaryOp", dup_op)
         values = _segment_reduce_op(dup_op, values, starts, device)
     return keys[starts], values
+
+
+def merge_entries(rows, cols, values, shape, dup_op, device, *, arg, what="entry", base=0):
+    """(rows, cols, values) of a COO list sorted by (row, column), each position once: repeats
+    combined by ``dup_op`` in input order (values None: kept once), or DuplicateIndex naming
+    the first repeat as ``what (row, col)`` counted from ``base``."""
+    width = max(shape[1], 1)
+    keys = rows.astype(np.int64) * width + cols
+    keys, values = combine_duplicates(
+        keys, values, dup_op, device, arg=arg, what=what,
+        show=lambda k: f"{what} ({k // width + base}, {k % width + base})"
+        + (" (1-based)" if base else ""))
+    return keys // width, keys % width, values

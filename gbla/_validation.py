@@ -66,6 +66,17 @@ def storage_dtype(dtype, arg):
     return out
 
 
+def fill_dtype(fill_value, dtype):
+    """The dtype of an array of ``dtype`` values with ``fill_value`` where they are missing:
+    ``dtype`` when the fill fits there exactly, else ``numpy.result_type`` of both (-1 with bool
+    gives int64, inf with int32 float64)."""
+    try:
+        representable(fill_value, dtype, "fill_value")
+        return dtype
+    except InvalidValue:
+        return np.result_type(dtype, np.asarray(fill_value).dtype)
+
+
 def representable(value, dtype, arg):
     """``value`` converts to ``dtype`` without loss (a non-finite float into an integer does not)."""
     try:

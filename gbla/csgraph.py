@@ -26,12 +26,13 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph as _scipy
 
 from . import _backend as B
-from . import exceptions
-from ._bfs_order import bfs_order
+from . import _storage, exceptions
+from ._compat import BATCH, bfs_order, with_hub
 from .algorithms import bfs as _bfs
 from .algorithms import connected_components as _components
 from .algorithms import sssp as _sssp
 from .matrix import Matrix
+from .semirings import binary
 
 __all__ = ["shortest_path", "dijkstra", "bellman_ford", "breadth_first_order",
            "breadth_first_tree", "connected_components", "NegativeCycleError", "NULL"]
@@ -79,7 +80,23 @@ class _Graph:
             S = _either_way(S)
         self.n = S.shape[0]
         self.host = S
-        self.matrix = Matrix.from_scipy(S, device=device)
+        self.device = device
+        self._matrix = None
+
+    @classmethod
+    def of(cls, host, like):
+        """A graph over another host CSR, results going where ``like``'s go."""
+        g = cls.__new__(cls)
+        g.n, g.host, g.device, g.gpu_out, g._matrix = host.shape[0], host, like.device, \
+            like.gpu_out, None
+        return g
+
+    @property
+    def matrix(self):
+        """``host`` on gbla's device, moved there on first use."""
+        if self._matrix is None:
+            self._matrix = Matrix.from_scipy(self.host, device=self.device)
+        return self._matrix
 
     def out(self, a):
         """A result array in the caller's kind (NumPy, or CuPy for CuPy input)."""
@@ -97,15 +114,10 @@ def _is_cupy_sparse(x):
 def _either_way(S):
     """Every edge both ways, the lighter weight where both directions exist."""
     coo = S.tocoo()
-    rows = np.concatenate([coo.row, coo.col])
-    cols = np.concatenate([coo.col, coo.row])
-    key = rows.astype(np.int64) * max(S.shape[0], 1) + cols
-    order = np.lexsort((np.concatenate([coo.data, coo.data]), key))
-    key, w = key[order], np.concatenate([coo.data, coo.data])[order]
-    first = np.ones(len(key), bool)
-    first[1:] = key[1:] != key[:-1]
-    n = max(S.shape[0], 1)
-    return sp.csr_array((w[first], (key[first] // n, key[first] % n)), shape=S.shape)
+    rows, cols, w = _storage.merge_entries(
+        np.concatenate([coo.row, coo.col]), np.concatenate([coo.col, coo.row]),
+        np.concatenate([coo.data, coo.data]), S.shape, binary.min, "cpu", arg="csgraph")
+    return sp.csr_array((w, (rows, cols)), shape=S.shape)
 
 
 def _indices(indices, n):
@@ -122,26 +134,31 @@ def _indices(indices, n):
 
 
 # ============================================================================== searches
+def _scipy_pred(parents, source):
+    """gbla's predecessors (-1 unreached, the source its own) with SciPy's sentinel, int32."""
+    pred = parents.astype(np.int32)
+    pred[pred < 0] = NULL
+    pred[source] = NULL
+    return pred
+
+
+def _hops(levels):
+    """BFS levels (-1 unreached) as csgraph's float64 distances (inf unreached)."""
+    return np.where(levels < 0, np.inf, levels.astype(np.float64))
+
+
 def _search(g, source, *, method, unweighted):
     """(dist float64, pred int32 with SciPy's sentinels) on the host from one source."""
     if unweighted:
         levels, parents = (B.to_host(a) for a in
                            _bfs(g.matrix, source, return_predecessors=True))
-        dist = np.where(levels < 0, np.inf, levels.astype(np.float64))
-        pred = parents.astype(np.int32)
-    else:
-        try:
-            dist, pred = (B.to_host(a) for a in
-                          _sssp(g.matrix, source, method=method, return_predecessors=True))
-        except exceptions.NegativeCycleError as e:
-            raise NegativeCycleError(f"Negative cycle detected on node {source}: {e}") from None
-        pred = pred.astype(np.int32)
-    pred[pred < 0] = NULL
-    pred[source] = NULL
-    return dist.astype(np.float64, copy=False), pred
-
-
-BATCH = 64  # sources searched at once by one multi-source BFS (a 64 x n frontier)
+        return _hops(levels), _scipy_pred(parents, source)
+    try:
+        dist, pred = (B.to_host(a) for a in
+                      _sssp(g.matrix, source, method=method, return_predecessors=True))
+    except exceptions.NegativeCycleError as e:
+        raise NegativeCycleError(f"Negative cycle detected on node {source}: {e}") from None
+    return dist.astype(np.float64, copy=False), _scipy_pred(pred, source)
 
 
 def _hop_rows(g, sources):
@@ -150,10 +167,7 @@ def _hop_rows(g, sources):
         batch = sources[at:at + BATCH]
         levels, parents = (B.to_host(a) for a in _bfs(g.matrix, batch, return_predecessors=True))
         for row, s in enumerate(batch):
-            pred = parents[row].astype(np.int32)
-            pred[pred < 0] = NULL
-            pred[s] = NULL
-            yield np.where(levels[row] < 0, np.inf, levels[row].astype(np.float64)), pred
+            yield _hops(levels[row]), _scipy_pred(parents[row], s)
 
 
 def _weighted_rows(g, sources):
@@ -167,10 +181,7 @@ def _weighted_rows(g, sources):
         except exceptions.NegativeCycleError as e:
             raise NegativeCycleError(f"Negative cycle detected from {batch}: {e}") from None
         for row, s in enumerate(batch):
-            pred = parents[row].astype(np.int32)
-            pred[pred < 0] = NULL
-            pred[s] = NULL
-            yield dist[row].astype(np.float64, copy=False), pred
+            yield dist[row].astype(np.float64, copy=False), _scipy_pred(parents[row], s)
 
 
 def _many(g, indices, return_predecessors, *, method, unweighted, limit=np.inf):
@@ -304,14 +315,7 @@ def _nearest(g, indices, return_predecessors, *, method, unweighted, limit):
     sources, _ = _indices(indices, g.n)
     sources = sorted(set(sources))
     n = g.n
-    coo = g.host.tocoo()
-    rows = np.concatenate([coo.row, np.full(len(sources), n)])
-    cols = np.concatenate([coo.col, sources])
-    w = np.concatenate([coo.data, np.full(len(sources), 1.0 if unweighted else 0.0)])
-    H = _Graph.__new__(_Graph)  # built here: a sum of sparse matrices would drop the zeros
-    H.gpu_out, H.n = g.gpu_out, n + 1
-    H.host = sp.csr_array((w, (rows, cols)), shape=(n + 1, n + 1))
-    H.matrix = Matrix.from_scipy(H.host, device=g.matrix.device)
+    H = _Graph.of(with_hub(g.host, sources, 1.0 if unweighted else 0.0), g)
     dist, pred = _search(H, n, method=method, unweighted=unweighted)
     dist, pred = dist[:n], pred[:n]
     if unweighted:
@@ -350,18 +354,23 @@ def breadth_first_order(csgraph, i_start, directed=True, return_predecessors=Tru
     (array([0, 1, 2, 3], dtype=int32), array([-9999,     0,     0,     1], dtype=int32))
     """
     g = _Graph(csgraph, True)  # the order scans stored rows: symmetrised here, not by _Graph
-    start = _start(i_start, g.n)
-    rows = [g.host]
-    if not directed:
-        rows.append(sp.csr_array(g.host.T))
-        g.matrix = Matrix.from_scipy(_either_way(g.host), device=g.matrix.device)
-    levels = B.to_host(_bfs(g.matrix, start))
-    order, parent = bfs_order([(S.indptr, S.indices) for S in rows], levels, [start])
-    order = order.astype(np.int32)
-    pred = np.where(parent < 0, NULL, parent).astype(np.int32)
+    order, pred = _order(g, _start(i_start, g.n), directed)
     if return_predecessors:
         return g.out(order), g.out(pred)
     return g.out(order)
+
+
+def _order(g, start, directed):
+    """(order, pred) on the host, int32: SciPy's visit order over g's stored rows (out-rows,
+    then in-rows when undirected), levels from gbla's BFS."""
+    rows = [g.host]
+    searched = g
+    if not directed:
+        rows.append(sp.csr_array(g.host.T))
+        searched = _Graph.of(_either_way(g.host), g)
+    levels = B.to_host(_bfs(searched.matrix, start))
+    order, parent = bfs_order([(S.indptr, S.indices) for S in rows], levels, [start])
+    return order.astype(np.int32), np.where(parent < 0, NULL, parent).astype(np.int32)
 
 
 def _start(i_start, n):
@@ -387,8 +396,8 @@ def breadth_first_tree(csgraph, i_start, directed=True):
            [0., 0., 0.]])
     """
     g = _Graph(csgraph, True)
-    _, pred = breadth_first_order(csgraph, i_start, directed, True)
-    tree = _scipy.reconstruct_path(g.host, B.to_host(pred), directed=directed)
+    _, pred = _order(g, _start(i_start, g.n), directed)
+    tree = _scipy.reconstruct_path(g.host, pred, directed=directed)
     if g.gpu_out:
         import cupyx.scipy.sparse as csp
         return csp.csr_matrix(tree)

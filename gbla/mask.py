@@ -24,7 +24,7 @@ class Mask:
         self.complement = complement
 
     def __invert__(self):
-        return Mask(self.vector, self.structural, not self.complement)
+        return type(self)(self.vector, self.structural, not self.complement)
 
     def __repr__(self):
         kind = "S" if self.structural else "V"
@@ -56,27 +56,21 @@ class Mask:
         return m if mode == MODE_TRUE else ~m
 
 
-class MatrixMask:
+class MatrixMask(Mask):
     """Which positions of a matrix result may be written (mxm, a matrix ewise_add): structural
     (``M.S``: where M has an entry) or value (``M.V``: an entry that is not zero), complemented
-    with ``~``. Positions are keys, row * ncols + column."""
+    with ``~``. Positions are keys, row * ncols + column. ``vector`` holds the matrix."""
 
-    __slots__ = ("matrix", "structural", "complement")
+    __slots__ = ()
 
-    def __init__(self, matrix, structural, complement=False):
-        self.matrix, self.structural, self.complement = matrix, structural, complement
-
-    def __invert__(self):
-        return MatrixMask(self.matrix, self.structural, not self.complement)
-
-    def __repr__(self):
-        kind = "S" if self.structural else "V"
-        return f"{'~' if self.complement else ''}<mask {kind} of {self.matrix!r}>"
+    @property
+    def matrix(self):
+        return self.vector
 
     def keys(self):
         """The sorted keys of the positions the uncomplemented mask names."""
         M = self.matrix
-        keys = M._entry_rows().astype("int64") * max(M.ncols, 1) + M._indices.astype("int64")
+        keys = M._entry_keys()
         if self.structural or M.is_iso:
             return keys
         return keys[M._values.astype(bool)]

@@ -167,12 +167,9 @@ class Matrix:
             C = sp.csr_matrix(S, dtype=dtype, copy=True)
         else:  # repeats possible: merged by dup_op, on the host
             coo = sp.coo_matrix(S)
-            width = max(S.shape[1], 1)
-            keys = coo.row.astype(np.int64) * width + coo.col
-            keys, data = _storage.combine_duplicates(
-                keys, coo.data.astype(dtype), dup_op, "cpu", arg="S", what="entry",
-                show=lambda k: f"entry ({k // width}, {k % width})")
-            C = sp.csr_matrix((data, (keys // width, keys % width)), shape=S.shape, dtype=dtype)
+            rows, cols, data = _storage.merge_entries(coo.row, coo.col, coo.data.astype(dtype),
+                                                      S.shape, dup_op, "cpu", arg="S")
+            C = sp.csr_matrix((data, (rows, cols)), shape=S.shape, dtype=dtype)
         idt = _storage.index_dtype(max(C.shape), C.nnz, index_dtype)
         arrays = (C.indptr.astype(idt), C.indices.astype(idt), C.data)
         arrays = tuple(B.to_device(a, device) for a in arrays)
@@ -324,12 +321,9 @@ class Matrix:
         dtype = V.storage_dtype(C.dtype, "C")
         if C.format != "csr" or not C.has_canonical_format:  # repeats merged by dup_op
             coo = C.tocoo()
-            width = max(C.shape[1], 1)
-            keys = coo.row.astype(np.int64) * width + coo.col
-            keys, data = _storage.combine_duplicates(
-                keys, coo.data.astype(dtype), dup_op, "gpu", arg="C", what="entry",
-                show=lambda k: f"entry ({k // width}, {k % width})")
-            C = csp.csr_matrix((data, (keys // width, keys % width)), shape=C.shape)
+            rows, cols, data = _storage.merge_entries(coo.row, coo.col, coo.data.astype(dtype),
+                                                      C.shape, dup_op, "gpu", arg="C")
+            C = csp.csr_matrix((data, (rows, cols)), shape=C.shape)
         idt = _storage.index_dtype(max(C.shape), C.nnz, index_dtype)
         return cls._wrap(C.indptr.astype(idt, copy=False), C.indices.astype(idt, copy=False),
                          C.data.astype(dtype, copy=False), C.shape, dtype, "gpu")
@@ -425,13 +419,11 @@ class Matrix:
                 V.same_length(s, vals, "src", "values")
                 dtype = V.storage_dtype(vals.dtype, "values")
                 vals = vals.astype(dtype)
-        width = max(ncols, 1)
-        key, vals = _storage.combine_duplicates(
-            s * width + d, vals, dup_op, device, arg="src, dst", what="edge",
-            show=lambda k: f"edge ({k // width}, {k % width})")
-        idt = _storage.index_dtype(max(n, ncols), len(key), index_dtype)
-        indptr = _storage.indptr_of_sorted_rows(key // width, n, idt, xp)
-        return cls._wrap(indptr, (key % width).astype(idt), vals, (n, ncols), dtype, device)
+        rows, cols, vals = _storage.merge_entries(s, d, vals, (n, ncols), dup_op, device,
+                                                  arg="src, dst", what="edge")
+        idt = _storage.index_dtype(max(n, ncols), len(rows), index_dtype)
+        indptr = _storage.indptr_of_sorted_rows(rows, n, idt, xp)
+        return cls._wrap(indptr, cols.astype(idt), vals, (n, ncols), dtype, device)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -615,11 +607,7 @@ class Matrix:
                [-1, -1]])
         """
         xp = B.xp_of(self._device)
-        try:
-            V.representable(fill_value, self._dtype, "fill_value")
-            dtype = self._dtype
-        except V.InvalidValue:
-            dtype = np.result_type(self._dtype, np.asarray(fill_value).dtype)
+        dtype = V.fill_dtype(fill_value, self._dtype)  # -1 into bool or inf into int widens
         out = xp.full(self._shape, fill_value, dtype=dtype)
         out[self._entry_rows(), self._indices] = self._values_or_ones().astype(dtype)
         return out
@@ -731,6 +719,14 @@ class Matrix:
             self._cache["rows"] = _storage.rows_of_entries(self._indptr, self.nvals,
                                                            B.xp_of(self._device))
         return self._cache["rows"]
+
+    def _entry_keys(self):
+        """The key of every stored entry, row * max(ncols, 1) + column (int64, sorted as CSR
+        stores them): the positions matrix-matrix operations merge on; cached."""
+        if "keys" not in self._cache:
+            self._cache["keys"] = (self._entry_rows().astype(np.int64) * max(self.ncols, 1)
+                                   + self._indices.astype(np.int64))
+        return self._cache["keys"]
 
     def _keep_entries(self, keep, values, dtype):
         """A new Matrix of the entries where ``keep`` (a bool array over the entries), with

@@ -21,7 +21,7 @@ from . import direction as _direction
 from . import semirings as _sr
 from .direction import DirectionTracker
 from .kernels import _elementwise, _loop, _spmv
-from .mask import MODE_NONE, Mask
+from .mask import MODE_NONE, Mask, MatrixMask
 from .matrix import Matrix
 from .semirings import BinaryOp, Monoid, Semiring, UnaryOp
 from .vector import Vector
@@ -82,7 +82,7 @@ def _mask(mask, size):
         return None
     if isinstance(mask, Vector):
         mask = mask.V
-    if not isinstance(mask, Mask):
+    if not isinstance(mask, Mask) or isinstance(mask, MatrixMask):
         raise V.domain("mask", "be a mask (u.S, u.V, ~u.S, ~u.V), a Vector or None", mask)
     V.dimension(mask.vector.size, size, "mask.size", "the output size")
     return mask
@@ -100,6 +100,17 @@ def _device(**operands):
     devices = {name: x.device for name, x in operands.items() if x is not None}
     V.same_device(devices)
     return next(iter(devices.values()))
+
+
+def _product_dtype(semiring, x_dtype, y_dtype, arg):
+    """The dtype a semiring product computes in: the operands' result type, which it must
+    take."""
+    dtype = np.result_type(x_dtype, y_dtype)
+    if dtype not in semiring.dtypes:
+        raise V.domain(arg, f"combine to a dtype {semiring.name} takes "
+                       f"({', '.join(d.name for d in semiring.dtypes)})",
+                       f"{np.dtype(x_dtype).name} and {np.dtype(y_dtype).name} -> {dtype.name}")
+    return dtype
 
 
 def _op_dtype(op, x_dtype, y_dtype, arg):
@@ -277,11 +288,7 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
     accum = None if accum is None else _binary_op(accum, "accum")
     replace = V.flag(replace, "replace")
     device = _device(A=A, u=u, mask=None if mask is None else mask.vector, out=out)
-    dtype = np.result_type(A.dtype, u.dtype)
-    if dtype not in semiring.dtypes:
-        raise V.domain("A.dtype and u.dtype", f"combine to a dtype {semiring.name} takes "
-                       f"({', '.join(d.name for d in semiring.dtypes)})",
-                       f"{A.dtype.name} and {u.dtype.name} -> {dtype.name}")
+    dtype = _product_dtype(semiring, A.dtype, u.dtype, "A.dtype and u.dtype")
     traversal = isinstance(direction, DirectionTracker)  # the caller's, across products
     direction = _direction.start(direction, trackers=True)
     xp = B.xp_of(device)
@@ -540,11 +547,7 @@ def mxm(A, B, semiring, *, mask=None, accum=None, replace=False, out=None, direc
     accum = None if accum is None else _binary_op(accum, "accum")
     replace = V.flag(replace, "replace")
     device = _device(A=A, B=Bm, mask=None if mask is None else mask.matrix, out=out)
-    dtype = np.result_type(A.dtype, Bm.dtype)
-    if dtype not in semiring.dtypes:
-        raise V.domain("A.dtype and B.dtype", f"combine to a dtype {semiring.name} takes "
-                       f"({', '.join(d.name for d in semiring.dtypes)})",
-                       f"{A.dtype.name} and {Bm.dtype.name} -> {dtype.name}")
+    dtype = _product_dtype(semiring, A.dtype, Bm.dtype, "A.dtype and B.dtype")
     refuse_host_read("gbla.mxm")
     V.one_of(direction, _direction.DIRECTIONS, "direction")
     names_positions = mask is not None and not mask.complement

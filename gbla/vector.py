@@ -384,11 +384,7 @@ class Vector:
                 return values.copy()
             raise V.invalid_value("fill_value", "be given: the vector has missing entries", None)
         xp = B.xp_of(self._device)
-        try:
-            V.representable(fill_value, self._dtype, "fill_value")
-            dtype = self._dtype
-        except V.InvalidValue:  # e.g. -1 into bool or inf into int: widen instead
-            dtype = np.result_type(self._dtype, np.asarray(fill_value).dtype)
+        dtype = V.fill_dtype(fill_value, self._dtype)  # -1 into bool or inf into int widens
         return xp.where(present, values.astype(dtype), xp.asarray(fill_value, dtype=dtype))
 
     def to_coo(self):

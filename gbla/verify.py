@@ -39,6 +39,19 @@ def _tree_depths(parents, source):
     return np.where(reached & ok, depth, -1), reached & ~ok
 
 
+def _tree_array(tree, name, n, source):
+    """A parent or predecessor array on the host, int64, checked for its shape, its root and
+    its range (vertex ids or -1)."""
+    tree = np.asarray(B.to_host(tree)).astype(np.int64)
+    if tree.shape != (n,):
+        _fail(f"{name} must have shape ({n},); got {tree.shape}")
+    if tree[source] != source:
+        _fail(f"{name}[source] must be the source {source}; got {tree[source]}")
+    if ((tree < -1) | (tree >= n)).any():
+        _fail(f"{name} must hold vertex ids or -1")
+    return tree
+
+
 def bfs(A, source, levels, parents=None):
     """Check BFS levels (and a parent tree) from ``source``; raise ValidationError with the
     first violation.
@@ -78,13 +91,7 @@ def bfs(A, source, levels, parents=None):
               f"{levels[orphan[0]] - 1}")
     if parents is None:
         return
-    parents = np.asarray(B.to_host(parents)).astype(np.int64)
-    if parents.shape != (n,):
-        _fail(f"parents must have shape ({n},); got {parents.shape}")
-    if parents[source] != source:
-        _fail(f"parents[source] must be the source {source}; got {parents[source]}")
-    if ((parents < -1) | (parents >= n)).any():
-        _fail("parents must hold vertex ids or -1")
+    parents = _tree_array(parents, "parents", n, source)
     span = np.flatnonzero((parents >= 0) != reached)
     if span.size:
         v = span[0]
@@ -149,13 +156,7 @@ def sssp(A, source, dist, pred=None, *, rtol=1e-9):
         _fail(f"vertex {orphan[0]} has dist {dist[orphan[0]]} but no in-edge achieves it")
     if pred is None:
         return
-    pred = np.asarray(B.to_host(pred)).astype(np.int64)
-    if pred.shape != (n,):
-        _fail(f"pred must have shape ({n},); got {pred.shape}")
-    if pred[source] != source:
-        _fail(f"pred[source] must be the source {source}; got {pred[source]}")
-    if ((pred < -1) | (pred >= n)).any():
-        _fail("pred must hold vertex ids or -1")
+    pred = _tree_array(pred, "pred", n, source)
     span = np.flatnonzero((pred >= 0) != reached)
     if span.size:
         _fail(f"pred must be -1 exactly where unreached: vertex {span[0]} has dist "

@@ -142,6 +142,11 @@ def test_mxm_rejects_bad_operands_by_name():
         gbla.mxm(A, A, "any_pair", mask=R.S)
     with pytest.raises(gbla.DomainMismatch, match="mask"):
         gbla.mxm(A, A, "any_pair", mask="S")
+    u = gbla.Vector.from_coo([0], True, 2, device="cpu")
+    with pytest.raises(gbla.DomainMismatch, match="matrix mask"):
+        gbla.mxm(A, A, "any_pair", mask=u.S)  # a vector's mask on a matrix product
+    with pytest.raises(gbla.DomainMismatch, match=r"mask must be a mask \(u.S"):
+        gbla.vxm(u, A, "any_pair", mask=A.S)  # and the other way round
     with pytest.raises(gbla.DomainMismatch, match="B must be a gbla.Matrix"):
         gbla.mxm(A, np.eye(2), "any_pair")
     with pytest.raises(gbla.InvalidValue, match="direction"):

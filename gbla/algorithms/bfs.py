@@ -18,6 +18,7 @@ from .. import _backend as B
 from ..matrix import Matrix, as_graph
 from ..semirings import any_pair, any_secondi, binary
 from ..vector import Vector
+from ._relax import policy_of
 
 
 def bfs(A, source, *, return_predecessors=False, method="algebraic", direction="auto",
@@ -75,7 +76,6 @@ def bfs(A, source, *, return_predecessors=False, method="algebraic", direction="
         return _bfs_many(A, source, return_parents=return_parents, method=method,
                          direction=direction, depth_limit=depth_limit, stats=stats)
     source = V.source(source, n)
-    V.flag(return_parents, "return_parents")
     if depth_limit is not None:
         depth_limit = V.size(depth_limit, "depth_limit")
     if stats is not None and not isinstance(stats, dict):
@@ -115,9 +115,9 @@ def _bfs_algebraic(A, source, *, return_parents, depth_limit, direction, stats):
         if return_parents:
             ops.assign(s.parents, s.q, mask=s.q.S)
 
-    policy = tracker.policy if isinstance(tracker, _direction.DirectionTracker) else tracker
     out = runtime.iterate(level, state, while_nonempty="q", max_iterations=depth_limit,
-                          cache=P, key=("gbla.bfs", semiring.name, policy), stats=stats)
+                          cache=P, key=("gbla.bfs", semiring.name, policy_of(tracker)),
+                          stats=stats)
     if return_parents:
         return out["levels"].to_dense(-1), out["parents"].to_dense(-1)
     return out["levels"].to_dense(-1)
@@ -154,7 +154,6 @@ def _bfs_many(A, sources, *, return_parents, method, direction, depth_limit, sta
     source) and one product a level for all of them, F<!L.S> = F any.pair A."""
     n = A.nrows
     sources = _sources(sources, n)
-    V.flag(return_parents, "return_parents")
     if not (isinstance(method, str) and method == "algebraic"):
         raise V.invalid_value("method", "be 'algebraic' with several sources", method)
     _direction.resolve(direction)  # a row-wise product pushes; the argument is still checked

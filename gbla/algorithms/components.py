@@ -102,15 +102,16 @@ def _strong(P, direction):
     labels = Vector.new(n, np.int64, device=device)
     left = ops.assign(Vector.new(n, bool, device=device), True)  # the unlabelled vertices
     tracker = _direction.start(direction)
+    ids = _ids(n, device)  # made once: every round reads it
     while True:
-        left, labels = _trim(P, left, labels, tracker)
+        left, labels = _trim(P, left, labels, tracker, ids)
         if not left.nvals:  # sync: anything left to colour
             return labels
-        colour = ops.apply(_ids(n, device), unary.identity, mask=left.S)
+        colour = ops.apply(ids, unary.identity, mask=left.S)
         colour, _, _ = relax_all(
             colour, lambda f: ops.vxm(f, P, max_first, mask=left.S, direction=tracker),
             better=binary.gt, cache=None)  # the mask changes each round: nothing to keep
-        roots = ops.select(ops.ewise_mult(colour, _ids(n, device), binary.eq), "nonzero")
+        roots = ops.select(ops.ewise_mult(colour, ids, binary.eq), "nonzero")
         # the edges inside one colour, then every vertex that reaches its root through them
         same = ops.select(ops.scale(ops.scale(P, colour, binary.first, side="left"), colour,
                                     binary.eq, side="right"), "nonzero")
@@ -119,15 +120,15 @@ def _strong(P, direction):
         left = ops.apply(left, unary.identity, mask=~reached.S)
 
 
-def _trim(P, left, labels, tracker):
+def _trim(P, left, labels, tracker, ids):
     """Label, round after round, the unlabelled vertices with no in-edge or no out-edge from an
-    unlabelled vertex: each is a strong component alone."""
+    unlabelled vertex: each is a strong component alone (labelled by its id, from ``ids``)."""
     def round_(s, _):
         has_in = ops.vxm(s.left, P, any_pair, mask=s.left.S, direction=tracker)
         has_out = ops.mxv(P, s.left, any_pair, mask=s.left.S, direction=tracker)
         both = ops.ewise_mult(has_in, has_out, binary.land)
         s.trimmed = ops.apply(s.left, unary.identity, mask=~both.S)
-        ops.assign(s.labels, _ids(P.nrows, P.device), mask=s.trimmed.S)
+        ops.assign(s.labels, ids, mask=s.trimmed.S)
         s.left = ops.apply(s.left, unary.identity, mask=both.S)
 
     out = runtime.iterate(round_, {"left": left, "trimmed": left, "labels": labels},

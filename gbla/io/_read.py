@@ -158,13 +158,10 @@ def _kind(path):
 def _csr(src, dst, values, shape, dup_op=DUP_OP):
     """A canonical scipy CSR array of the arcs, repeated ones merged by ``dup_op``."""
     import scipy.sparse as sp
-    width = max(shape[1], 1)
-    keys = src.astype(np.int64) * width + dst
-    keys, values = _storage.combine_duplicates(
-        keys, values, dup_op, "cpu", arg="the file", what="edge",
-        show=lambda k: f"edge ({k // width + 1}, {k % width + 1}) (1-based)")
-    data = np.ones(len(keys), np.bool_) if values is None else values
-    return sp.csr_array((data, (keys // width, keys % width)), shape=shape)
+    rows, cols, values = _storage.merge_entries(src, dst, values, shape, dup_op, "cpu",
+                                                arg="the file", what="edge", base=1)
+    data = np.ones(len(rows), np.bool_) if values is None else values
+    return sp.csr_array((data, (rows, cols)), shape=shape)
 
 
 def _matrix(src, dst, values, shape, dup_op=DUP_OP):

@@ -10,10 +10,9 @@ import math
 
 import networkx as nx
 import numpy as np
-import scipy.sparse as sp
 
 from .. import _backend as B
-from .._bfs_order import bfs_order
+from .._compat import BATCH, bfs_order, with_hub
 from ..algorithms import bfs as _bfs
 from ..algorithms import connected_components as _components
 from ..algorithms import sssp as _sssp
@@ -27,13 +26,8 @@ __all__ = list(FUNCTIONS)
 # ============================================================================== searches
 def _with_hub(matrix, starts, weight):
     """The matrix with one more vertex, n, and an edge n -> s (of ``weight``) to each start."""
-    S = matrix.to_scipy().tocoo()  # sync: to the host, once per multi-source search
-    n = matrix.nrows
-    rows = np.concatenate([S.row, np.full(len(starts), n)])
-    cols = np.concatenate([S.col, starts])
-    values = np.concatenate([S.data.astype(np.float64), np.full(len(starts), weight, float)])
-    hub = sp.csr_array((values, (rows, cols)), shape=(n + 1, n + 1))
-    return Matrix.from_scipy(hub, device=matrix.device)
+    # sync: to the host, once per multi-source search
+    return Matrix.from_scipy(with_hub(matrix.to_scipy(), starts, weight), device=matrix.device)
 
 
 def _levels(g, starts, *, reverse=False, depth_limit=None):
@@ -79,10 +73,10 @@ def _distances(g, source, *, method, reverse=False, weighted=True):
 
 
 def _integral(g):
-    if "integral" not in g._lists:
+    if "integral" not in g._cache:
         values = B.to_host(g.matrix._values_or_ones()) if g.matrix.nvals else np.zeros(0)
-        g._lists["integral"] = bool(np.all(np.asarray(values, np.float64) % 1 == 0))
-    return g._lists["integral"]
+        g._cache["integral"] = bool(np.all(np.asarray(values, np.float64) % 1 == 0))
+    return g._cache["integral"]
 
 
 def _negative(g):
@@ -197,11 +191,11 @@ def single_target_shortest_path_length(G, target, cutoff=None):
 
 
 def all_pairs_shortest_path_length(G, cutoff=None):
-    # sources 64 at a time, one multi-source BFS each; networkx's order per source on the host
+    # BATCH sources at a time, one multi-source BFS each; networkx's order per source on the host
     limit = None if cutoff is None else _depth_limit(cutoff if cutoff >= 0 else 0)
     lists = [G.neighbour_lists()]
-    for at in range(0, len(G), 64):
-        batch = list(range(at, min(at + 64, len(G))))
+    for at in range(0, len(G), BATCH):
+        batch = list(range(at, min(at + BATCH, len(G))))
         levels = B.to_host(_bfs(G.matrix, batch, depth_limit=limit)).astype(np.int64)
         for row, s in enumerate(batch):
             order, _ = bfs_order(lists, levels[row], [s])
@@ -287,7 +281,7 @@ def single_source_dijkstra(G, source, target=None, cutoff=None, weight="weight")
     s = G.index[source]
     dist, pred = _distances(G, s, method="auto")
     lengths = _length_dict(G, dist, cutoff)
-    if _tight_in_edges(G, dist, s).max(initial=0) > 1:
+    if np.bincount(_tight_edges(G, dist, s)[1], minlength=len(G)).max(initial=0) > 1:
         # networkx's path is the first its heap finds: gbla gives paths only where unique
         raise NotImplementedError("gbla: shortest paths that tie (networkx's own choice)")
     tree = pred.copy()
@@ -300,12 +294,14 @@ def single_source_dijkstra(G, source, target=None, cutoff=None, weight="weight")
     return lengths[target], paths[target]
 
 
-def _tight_in_edges(g, dist, source):
-    """How many edges u -> v achieve dist[v] (u reached, u != v), for each v but the source."""
+def _tight_edges(g, dist, source):
+    """(u, v) of every edge u -> v that achieves dist[v]: u reached, u != v, v not the source
+    (equal within rounding of a sum taken in another order)."""
     S = g.matrix.to_scipy().tocoo()  # sync: to the host
     u, v, w = S.row, S.col, S.data.astype(np.float64)
-    tight = np.isfinite(dist[u]) & (u != v) & (v != source) & (dist[u] + w == dist[v])
-    return np.bincount(v[tight], minlength=len(dist))
+    tight = np.isfinite(dist[u]) & np.isfinite(dist[v]) & (u != v) & (v != source)
+    tight &= np.isclose(dist[u] + w, dist[v], rtol=1e-12, atol=0)
+    return u[tight], v[tight]
 
 
 def dijkstra_path_length(G, source, target, weight="weight"):
@@ -347,13 +343,9 @@ def bellman_ford_predecessor_and_distance(G, source, target=None, weight="weight
     dist, _ = _bellman(G, G.index[source])
     lengths = _length_dict(G, dist)
     # every tight in-edge u -> v of a reached v, as networkx lists them (the source keeps [])
-    S = G.matrix.to_scipy().tocoo()  # sync: to the host
-    u, v, w = S.row, S.col, S.data.astype(np.float64)
-    reached = np.isfinite(dist[u]) & np.isfinite(dist[v])
-    tight = reached & np.isclose(dist[u] + w, dist[v], rtol=1e-12, atol=0) & (v != u)
-    tight &= v != G.index[source]
+    u, v = _tight_edges(G, dist, G.index[source])
     pred = {node: [] for node in lengths}
-    for a, b in sorted(zip(v[tight].tolist(), u[tight].tolist())):
+    for a, b in sorted(zip(v.tolist(), u.tolist())):
         pred[G.nodes[a]].append(G.nodes[b])
     return pred, lengths
 

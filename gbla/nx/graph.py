@@ -24,7 +24,7 @@ class GblaGraph:
         self._directed = G.is_directed()
         self._multigraph = G.is_multigraph()
         self.matrix = Matrix.from_networkx(G, weight=weight, nodelist=self.nodes)
-        self._lists = {}
+        self._cache = {}  # neighbour lists, whether weights are integers
 
     def is_directed(self):
         return self._directed
@@ -47,14 +47,14 @@ class GblaGraph:
     def neighbour_lists(self, reverse=False):
         """(indptr, indices) of the successors (predecessors with ``reverse``) of each node, in
         networkx's order, on the host."""
-        if reverse not in self._lists:
+        if ("lists", reverse) not in self._cache:
             adj = self.nx._pred if (reverse and self._directed) else self.nx._adj
             counts = np.fromiter((len(adj[v]) for v in self.nodes), np.int64, len(self.nodes))
             indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
             indices = np.fromiter((self.index[u] for v in self.nodes for u in adj[v]),
                                   np.int64, int(indptr[-1]))
-            self._lists[reverse] = (indptr, indices)
-        return self._lists[reverse]
+            self._cache["lists", reverse] = (indptr, indices)
+        return self._cache["lists", reverse]
 
     def ids(self, nodes, what="node", error=nx.NodeNotFound):
         """The indices of ``nodes``; ``error`` naming the first missing one."""

@@ -1,12 +1,32 @@
-"""The order a queue-based breadth-first search visits vertices in, put together on the host
-from levels gbla computed: within each level, vertices in the order they are first seen,
-scanning the previous level in its order and each vertex's neighbour lists in their stored
-order. SciPy's breadth_first_order and networkx's bfs_edges and bfs_layers visit so; their
-compatibility layers (gbla.csgraph, gbla.nx) share this."""
+"""What the compatibility layers (gbla.csgraph, gbla.nx) share, on the host:
+
+- :func:`bfs_order`, the order a queue-based breadth-first search visits vertices in, put
+  together from levels gbla computed (within each level, vertices in the order they are first
+  seen, scanning the previous level in its order and each vertex's neighbour lists in their
+  stored order), as SciPy's breadth_first_order and networkx's bfs_edges visit;
+- :func:`with_hub`, a graph with one more vertex joined to some (a search from several
+  vertices at once, each at distance 0, or 1 hop);
+- :data:`BATCH`, how many sources one multi-source search takes.
+"""
 
 import numpy as np
+import scipy.sparse as sp
 
-__all__ = ["bfs_order"]
+__all__ = ["bfs_order", "with_hub", "BATCH"]
+
+BATCH = 64  # sources a multi-source search takes at once (a 64 x n frontier)
+
+
+def with_hub(S, starts, weight):
+    """S (a SciPy matrix, n x n) with one more vertex, n, and an edge n -> s of ``weight`` to
+    each start, as a float64 CSR; built from the entries, since a sum of sparse matrices would
+    drop zero weights."""
+    coo = S.tocoo()
+    n = S.shape[0]
+    rows = np.concatenate([coo.row, np.full(len(starts), n)])
+    cols = np.concatenate([coo.col, np.asarray(starts, np.int64)])
+    values = np.concatenate([coo.data.astype(np.float64), np.full(len(starts), float(weight))])
+    return sp.csr_array((values, (rows, cols)), shape=(n + 1, n + 1))
 
 
 def bfs_order(adjacency, levels, starts):
