@@ -47,6 +47,8 @@ def _segments(keys, xp):
 
 
 _SCATTER = {"min": "scatter_min", "max": "scatter_max", "plus": "scatter_add"}
+_SCATTER_DTYPES = tuple(np.dtype(t) for t in ("int32", "int64", "uint32", "uint64", "float32",
+                                              "float64"))  # what cupyx's scatters take
 
 
 def reduce_by_key(keys, values, monoid, device):
@@ -64,11 +66,11 @@ def reduce_by_key(keys, values, monoid, device):
                                         (keys[1:] != keys[:-1]).astype(np.int64)]))
     import cupyx  # the GPU path only
     if name in ("lor", "land") and values.dtype == np.bool_:
-        out = xp.full(len(starts), name == "land", np.uint8)
+        out = xp.full(len(starts), name == "land", np.int32)  # the scatters take no bool
         scatter = cupyx.scatter_min if name == "land" else cupyx.scatter_max
-        scatter(out, segment, values.astype(np.uint8))
+        scatter(out, segment, values.astype(np.int32))
         return keys[starts], out.astype(bool)
-    if name in _SCATTER and values.dtype != np.bool_:
+    if name in _SCATTER and values.dtype in _SCATTER_DTYPES:
         out = xp.full(len(starts), monoid.identity_for(values.dtype), values.dtype)
         getattr(cupyx, _SCATTER[name])(out, segment, values)
         return keys[starts], out

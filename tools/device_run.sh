@@ -26,7 +26,10 @@ if ! (cd /tmp && python3 -c "import gbla") 2>/dev/null; then
 fi
 status=0
 if [ "$part" = all ] || [ "$part" = tests ]; then
-    python3 -m pytest -q -p no:cacheprovider -ra -n 8 "$@" 2>&1 | tee "$OUT/pytest.log" | tail -n 30
+    # a test that hangs (a kernel that never ends) is killed after 5 minutes, naming itself,
+    # instead of eating the whole call
+    limit=(); python3 -c "import pytest_timeout" 2>/dev/null && limit=(--timeout 300 --timeout-method thread)
+    python3 -m pytest -q -p no:cacheprovider -ra -n 8 "${limit[@]}" "$@" 2>&1 | tee "$OUT/pytest.log" | tail -n 30
     status=${PIPESTATUS[0]}
     echo "pytest exit status: $status"
 fi

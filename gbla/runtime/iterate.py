@@ -8,7 +8,7 @@ from ..exceptions import CaptureError
 from ..matrix import Matrix
 from ..vector import Vector
 from .capture import Recording
-from .workspace import LoopState, Workspace
+from .workspace import LoopState, Workspace, conform
 
 __all__ = ["iterate", "LoopState"]
 
@@ -31,7 +31,9 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
 
     - call ops (mxv, vxm, ewise_add, ewise_mult, apply, assign, select, scale) on the state,
       on matrices and on vectors it makes; rebind a state name to a new Vector of the same
-      size and dtype, or write one in place (``out=``, :func:`~gbla.assign`);
+      size (cast at the end of the iteration to the dtype the name started with, as
+      GraphBLAS casts into a typed output), or write one in place (``out=``,
+      :func:`~gbla.assign`);
     - use ``iteration`` (1 in the first iteration) only as an op's value: in device mode it
       is a device scalar, written by the loop between iterations;
     - never read a value back to the host: ``Vector.nvals``, :func:`~gbla.reduce`,
@@ -82,8 +84,9 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
     DeviceMismatch
         The state's vectors on different devices.
     CaptureError
-        The body did what a recorded body cannot (above); the loop ran nothing beyond its
-        first iteration, and the state passed in is untouched.
+        The body did what a recorded body cannot (above), or left a state name bound to
+        something other than a Vector of its size (in either mode, so that a body which runs
+        eagerly also runs on the device); the state passed in is untouched.
 
     Examples
     --------
@@ -140,10 +143,16 @@ def _eager(body, state, condition, max_iterations, stats):
     # The state gets arrays of its own, which ops may then write in place (a level of a
     # traversal costs its frontier, not a copy of every vector); the caller's stay untouched.
     s = LoopState({name: _own(v) for name, v in state.items()})
+    signature = _signature(state)
     done = 0
     while (max_iterations is None or done < max_iterations) and s[condition].nvals:  # sync
         done += 1
         body(s, done)
+        try:  # what device mode does at the end of an iteration, so both modes agree
+            s._replace({name: conform(name, s[name], size, dtype)
+                        for name, size, dtype in signature})
+        except ValueError as e:
+            raise CaptureError(str(e)) from None
     stats.update(iterations=done, mode="eager")
     out = {name: s[name] for name in s.keys()}
     for v in out.values():

@@ -14,8 +14,9 @@ __all__ = ["Workspace", "LoopState"]
 
 class LoopState:
     """The state a loop body reads and writes: Vectors by name, as attributes (``s.q``) or
-    items (``s["q"]``). The body may rebind a name to a new Vector of the same size and dtype,
-    or write one in place with ``out=`` / :func:`gbla.assign`."""
+    items (``s["q"]``). The body may rebind a name to a new Vector of the same size (cast to
+    the name's dtype at the end of the iteration), or write one in place with ``out=`` /
+    :func:`gbla.assign`."""
 
     __slots__ = ("_vectors",)
 
@@ -49,6 +50,21 @@ class LoopState:
 
     def __repr__(self):
         return f"LoopState({', '.join(sorted(self._vectors))})"
+
+
+def conform(name, v, size, dtype):
+    """State vector ``name`` at the end of an iteration, in the dtype the loop started with (a
+    new Vector of another dtype is cast, as GraphBLAS casts into a typed output: a product of
+    a bool frontier and a float matrix stays a bool frontier). Raises ValueError when it is no
+    Vector or has another size: the loop's buffers cannot follow."""
+    if not isinstance(v, Vector) or v.size != size:
+        got = type(v).__name__ if not isinstance(v, Vector) else f"size {v.size}"
+        raise ValueError(f"state.{name} must stay a Vector of size {size} through the body; "
+                         f"got {got}")
+    if v.dtype == dtype:
+        return v
+    values, present = v._dense()
+    return Vector._from_dense_arrays(values.astype(dtype), present, v.device)
 
 
 class Workspace:
@@ -98,16 +114,11 @@ class Workspace:
 
     def store(self, state):
         """End of an iteration: copy each state vector into its entry buffers (unless an op
-        wrote them in place) and point the state back at them. Raises ValueError when a state
-        vector changed size or dtype, or is no Vector any more."""
+        wrote them in place, cast to its dtype where an op made another) and point the state
+        back at them. Raises ValueError when a state vector changed size or is no Vector."""
         cp = _cupy()
         for name, size, dtype in self.signature:
-            v = state[name]
-            if not isinstance(v, Vector) or v.size != size or v.dtype != dtype:
-                got = type(v).__name__ if not isinstance(v, Vector) else \
-                    f"size {v.size}, dtype {v.dtype.name}"
-                raise ValueError(f"state.{name} must stay a Vector of size {size} and dtype "
-                                 f"{np.dtype(dtype).name} through the body; got {got}")
+            v = conform(name, state[name], size, dtype)
             values, present = v._dense()
             bv, bp = self.buffers[name]
             if values is not bv:
