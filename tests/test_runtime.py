@@ -63,6 +63,8 @@ def test_a_bfs_body_gives_scipy_levels_and_counts_its_iterations(mode):
     assert stats["iterations"] == 4 and stats["mode"] == mode
     if mode == "device":  # the H100's driver and cuda-bindings make conditional nodes
         assert stats["graph"] == "while"
+        # one iteration's graph: the product's kernels, the assign, the loop's test at least
+        assert stats["body_nodes"]["kernels"] >= 5, stats["body_nodes"]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one script for the lent GPU machine: install gbla, run the test suite with the GPU tests
 # enabled, then the benchmarks. From the repo root on the GPU machine:
-#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs|sssp] [pytest args...]
+#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs|sssp|profile] [pytest args | graph]
 # 'all' (the default) = every part: the test suite, compute-sanitizer over the BFS kernels,
 # one vxm timing, and the `gbla bench` runs behind BENCHMARKS.md (bfs, sssp). Real graphs are
 # read from .device-data/ (a copy of ../shared/data carried along) when present. Logs and JSON go to $OUT when it is set.
@@ -38,6 +38,16 @@ if [ "$part" = all ] || [ "$part" = sanitize ]; then
 fi
 if [ "$part" = all ] || [ "$part" = bench ]; then
     python3 benchmarks/bench_mxv.py --scale 22 --json "$OUT/bench_mxv.json" 2>&1 | tee "$OUT/bench_mxv.log"
+fi
+# Where a level of the algebra goes: graph nodes an iteration, us/level, kernels under ncu.
+if [ "$part" = profile ]; then
+    g=${1:-.device-data/road/USA-road-NE.mtx.gz}
+    python3 tools/profile_loop.py "$g" 2>&1 | tee "$OUT/profile.log"
+    if command -v ncu >/dev/null; then
+        ncu --graph-profiling node --metrics gpu__time_duration.sum --launch-skip 400 \
+            --launch-count 120 --csv --log-file "$OUT/ncu.csv" python3 tools/profile_loop.py "$g" --once \
+            >/dev/null 2>&1 && python3 tools/profile_loop.py --summarize "$OUT/ncu.csv" 2>&1 | tee -a "$OUT/profile.log"
+    fi
 fi
 # The BENCHMARKS.md runs: every method plus peers, one JSON per (algorithm, graph set).
 D=.device-data

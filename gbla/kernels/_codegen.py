@@ -10,8 +10,11 @@ import numpy as np
 from .._dtypes import BOOL, CUDA_TYPES, INT32, INT64, cuda_literal
 from . import _launch
 
-SPMV_KERNELS = ("gbla_spmv_push", "gbla_spmv_pull", "gbla_spmv_pull_warp",
-                "gbla_spmv_push_binned")
+# The kernels an eager product needs, and those only a product inside a loop recorded on the
+# device adds: compiled as two modules, so that a plain mxv never waits for the second set.
+EAGER_KERNELS = ("gbla_spmv_push", "gbla_spmv_pull", "gbla_spmv_pull_warp")
+DEVICE_KERNELS = ("gbla_spmv_push_binned", "gbla_spmv_pull", "gbla_spmv_pull_warp")
+SPMV_KERNELS = EAGER_KERNELS + ("gbla_spmv_push_binned",)
 GATHER = "gbla_spmv_gather"  # templated on the index type alone
 INDEX_CTYPES = {INT32: "int", INT64: "long long"}
 

@@ -75,21 +75,41 @@ def _masked_write_kernel():
         """, name="gbla_masked_write")
 
 
+@functools.lru_cache(maxsize=None)
+def _masked_update_kernel():
+    """masked_write in place: only the positions the mask allows (and, with replace, those it
+    does not) are touched, so a traversal's sparse level costs a pass over the mask, not a read
+    and a write of the whole output."""
+    cp = _cupy()
+    return cp.ElementwiseKernel(
+        "T tv, bool tp, bool m, int32 mode, bool replace", "O ov, bool op",
+        """
+        const bool allow = (mode == 0) || (m == (mode == 1));
+        if (allow) { if (tp) ov = (O)tv; op = tp; } else if (replace) { op = false; }
+        """, name="gbla_masked_update")
+
+
 def masked_write(t_values, t_present, o_values, o_present, m, mode, replace, dtype, into=None):
     """The write phase out<m, replace> = t in one pass: (values, present) of the new output,
     new arrays or ``into`` (which may be o_values and o_present themselves: each element reads
-    only its own position). ``t_values`` may be a scalar (a 0-d CuPy array too); a None
-    presence means every entry is present."""
+    only its own position, and then only the allowed ones are written). ``t_values`` may be a
+    scalar (a 0-d CuPy array too); a None presence means every entry is present."""
     cp = _cupy()
     n = o_values.size
     if np.ndim(t_values) == 0:  # a scalar (an assign) broadcasts as a 0-d array of its dtype
         t_values = cp.asarray(t_values)
+    t_present = True if t_present is None else t_present
+    m = False if m is None else m
+    if into is not None and into[0] is o_values and into[1] is o_present and \
+            o_present is not None:
+        _masked_update_kernel()(t_values, t_present, m, mode, replace, o_values, o_present)
+        return o_values, o_present
     if into is None:
         into = (cp.empty(n, dtype=dtype), cp.empty(n, dtype=bool))
     values, present = into
-    _masked_write_kernel()(t_values, True if t_present is None else t_present, o_values,
-                           True if o_present is None else o_present,
-                           False if m is None else m, mode, replace, values, present)
+    _masked_write_kernel()(t_values, t_present, o_values,
+                           True if o_present is None else o_present, m, mode, replace, values,
+                           present)
     return values, present
 
 

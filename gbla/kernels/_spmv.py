@@ -6,6 +6,8 @@ struct and index type, and cached in memory (and by CuPy on disk).
 nothing: the frontier is binned on the device, the direction chosen there, and push and pull
 both launched, the one not chosen returning at once."""
 
+import functools
+
 import numpy as np
 
 from .._backend import _cupy
@@ -21,13 +23,16 @@ PULL = 4  # info slot field: 1 when the product pulls (GBLA_INFO_PULL in spmv.cu
 LONG_ROW = 32
 
 
-def kernels(types, index_dtype):
-    """The spmv kernels instantiated for ``types`` and the index dtype, on the current device."""
+def kernels(types, index_dtype, *, device_loop=False):
+    """The spmv kernels instantiated for ``types`` and the index dtype, on the current device:
+    an eager product's set, or (``device_loop``) a device product's, with the gather."""
     name, src = _codegen.struct(types)
     index_ctype = INDEX_CTYPES[np.dtype(index_dtype)]
-    kinds = _codegen.SPMV_KERNELS + (_codegen.GATHER,)
-    names = tuple(f"{k}<{name}, {index_ctype}>" for k in _codegen.SPMV_KERNELS) + \
-        (f"{_codegen.GATHER}<{index_ctype}>",)
+    kinds = _codegen.DEVICE_KERNELS if device_loop else _codegen.EAGER_KERNELS
+    names = tuple(f"{k}<{name}, {index_ctype}>" for k in kinds)
+    if device_loop:
+        kinds += (_codegen.GATHER,)
+        names += (f"{_codegen.GATHER}<{index_ctype}>",)
     return {k: _launch.function("spmv.cu", n, epilogue="\n" + src, name_expressions=names)
             for k, n in zip(kinds, names)}
 
@@ -77,7 +82,7 @@ def _pull_into(Q_matrix, u_values, u_present, types, mask, mask_mode, w, present
     grid instead of one sized by the rows."""
     indptr, indices, values = Q_matrix._indptr, Q_matrix._indices, Q_matrix._values
     n_out = Q_matrix.nrows
-    ks = kernels(types, indices.dtype)
+    ks = kernels(types, indices.dtype, device_loop=info is not None)
     a = ptr(values if types.uses_a else None)
     u = ptr(u_values if types.uses_u else None)
     if n_out:
@@ -98,6 +103,12 @@ def _device_blocks():
     return (sm_count() * 8,)
 
 
+@functools.lru_cache(maxsize=None)
+def _start_kernel():
+    return _cupy().ElementwiseKernel("Z identity", "Z w, uint8 present",
+                                     "w = identity; present = 0;", name="gbla_spmv_start")
+
+
 def device_product(P, Q, u_values, u_present, types, mask, mask_mode, *, push, pull,
                    decide=None):
     """Dense (values, present) of a product whose sizes and direction never reach the host.
@@ -111,13 +122,14 @@ def device_product(P, Q, u_values, u_present, types, mask, mask_mode, *, push, p
     sr = types.semiring
     z = sr.output_dtype(types.dtype)
     n_out = Q.nrows if pull else P.ncols
-    w = cp.full(n_out, sr.add.identity_for(z), dtype=z)
-    present = cp.zeros(n_out, np.uint8)
+    w, present = cp.empty(n_out, z), cp.empty(n_out, np.uint8)
+    if n_out:  # the launch contract: w the identity, present zeroed, in one pass
+        _start_kernel()(z.type(sr.add.identity_for(z)), w, present)
     info = cp.zeros(SLOT, np.uint64)
     blocks = _device_blocks()
     if push:
         n_in = P.nrows
-        ks = kernels(types, P._indices.dtype)
+        ks = kernels(types, P._indices.dtype, device_loop=True)
         bins = cp.empty(3 * max(n_in, 1), P._indices.dtype)
         if n_in:
             ks[_codegen.GATHER](blocks, (THREADS,), (np.int64(n_in), ptr(u_present), P._indptr,

@@ -65,6 +65,7 @@ class Recording:
         self.rt = conditional_graphs()
         self._graph = self._exec = self._cupy_graph = None
         self._body_recorded = False
+        self.body_nodes = None  # {node kind: count} of one recorded iteration
 
     # ------------------------------------------------------------------ running
     def run(self, start, max_iterations):
@@ -169,6 +170,7 @@ class Recording:
             body_graph = params.conditional.phGraph_out[0]
             self._body_recorded = True  # from here on a failure is the body's
             _capture(rt, s, body_graph, relaxed, lambda: self._iteration(state, int(handle)))
+            self.body_nodes = _node_counts(rt, body_graph)
             self._exec = _check(rt, rt.cudaGraphInstantiate(graph, 0))
             self._graph = graph
         except BaseException:
@@ -192,6 +194,22 @@ class Recording:
                 rt.cudaGraphDestroy(self._graph)
         except Exception:  # interpreter shutdown
             pass
+
+
+_NODE_KINDS = {"cudaGraphNodeTypeKernel": "kernels", "cudaGraphNodeTypeMemset": "memsets",
+               "cudaGraphNodeTypeMemcpy": "copies"}
+
+
+def _node_counts(rt, graph):
+    """What one iteration costs in graph nodes: {'kernels': k, 'memsets': m, 'copies': c,
+    'other': o} (an iteration's time is mostly a few microseconds a node)."""
+    _, count = _check(rt, rt.cudaGraphGetNodes(graph, 0))
+    nodes, _ = _check(rt, rt.cudaGraphGetNodes(graph, count))
+    counts = dict.fromkeys(("kernels", "memsets", "copies", "other"), 0)
+    for node in nodes[:count]:
+        kind = _check(rt, rt.cudaGraphNodeGetType(node))
+        counts[_NODE_KINDS.get(getattr(kind, "name", ""), "other")] += 1
+    return counts
 
 
 def _capture(rt, stream, graph, mode, record):

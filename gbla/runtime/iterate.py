@@ -67,7 +67,8 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
         ``stats["iterations"]``: the iterations run; ``stats["mode"]``: 'device' or 'eager';
         in device mode ``stats["graph"]``: 'while' (a conditional WHILE node, one launch a
         run) or 'per-iteration' (where conditional nodes cannot be made: one launch and one
-        read an iteration).
+        read an iteration); with 'while', ``stats["body_nodes"]``: the graph nodes of one
+        iteration by kind ('kernels', 'memsets', 'copies', 'other'), what an iteration costs.
 
     Returns
     -------
@@ -194,6 +195,8 @@ def _device(body, state, condition, max_iterations, cache, key, stats):
     stats.update(iterations=done, mode="device")
     if recording.recorded:
         stats["graph"] = recording.graph_kind
+        if recording.body_nodes is not None:
+            stats["body_nodes"] = dict(recording.body_nodes)
     return result
 
 
