@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compute-sanitizer over every hand-written BFS kernel on small graphs (GPU machine):
+# compute-sanitizer over every hand-written BFS and SSSP kernel on small graphs (GPU machine):
 #   bash tools/sanitize.sh [method ...]
 # memcheck (out-of-bounds and misaligned accesses, leaks of device memory by the kernels) and
 # racecheck (shared-memory hazards: the block, warp and single-block queues). Exit status
@@ -11,7 +11,7 @@ status=0
 for tool in memcheck racecheck; do
     log="$OUT/sanitize_$tool.log"
     compute-sanitizer --tool "$tool" --error-exitcode 3 --print-limit 20 \
-        python3 tools/sanitize_bfs.py "$@" > "$log" 2>&1
+        python3 tools/sanitize_kernels.py "$@" > "$log" 2>&1
     rc=$?
     summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -n 1)
     echo "$tool: exit $rc; ${summary:-no summary line}"

@@ -41,17 +41,36 @@ def _kernel(name, policy=None):
 
 
 class _Search:
-    """The arrays of one search: CSR, CSC, levels and parents, with the source labelled by
-    :meth:`start`."""
+    """The arrays of one search: CSR, CSC (made when first asked for), levels and parents, with
+    the source labelled by :meth:`start`."""
 
     def __init__(self, A, source, return_parents):
+        self._setup(A.nrows, *int32_csr(A), source, return_parents)
+        self._A = A
+
+    @classmethod
+    def over(cls, indptr, indices, source, return_parents=True):
+        """A search over int32 CSR arrays of a graph that is no Matrix (push kernels only)."""
+        s = cls.__new__(cls)
+        s._setup(len(indptr) - 1, indptr, indices, source, return_parents)
+        s._A = None
+        return s
+
+    def _setup(self, n, indptr, indices, source, return_parents):
         cp = _cupy()
-        self.n, self.nnz = A.nrows, A.nvals
-        self.indptr, self.indices = int32_csr(A)
-        self.t_indptr, self.t_indices = int32_csr(A.T)
-        self.levels = cp.full(self.n, -1, np.int32)
-        self.parents = cp.full(self.n, -1, np.int32) if return_parents else None
+        self.n, self.nnz = n, len(indices)
+        self.indptr, self.indices = indptr, indices
+        self.levels = cp.full(n, -1, np.int32)
+        self.parents = cp.full(n, -1, np.int32) if return_parents else None
         self.source = source
+
+    @property
+    def t_indptr(self):
+        return int32_csr(self._A.T)[0]
+
+    @property
+    def t_indices(self):
+        return int32_csr(self._A.T)[1]
 
     def start(self, bins, slot):
         """The source in the small bin of ``bins`` (or at q[0]) and described in ``slot``."""
@@ -118,24 +137,37 @@ def _queue(kernel_name, grid_stride):
     size comes back to the host each level (one 64-byte read) to size the next launch."""
 
     def run(A, source, *, return_parents, depth_limit, direction, stats):
-        cp = _cupy()
         s = _Search(A, source, return_parents)
-        q_in, q_out = cp.empty(max(s.n, 1), np.int32), cp.empty(max(s.n, 1), np.int32)
-        slots = cp.zeros((3, SLOT), np.uint64)
-        s.start(q_in, slots[0])
-        kernel = _kernel(kernel_name)
-        count, depth = 1, 0
-        while count and _deeper(depth, depth_limit):
-            depth += 1
-            slot, clear = slots[depth % 3], slots[(depth + 1) % 3]
-            blocks = grid(count) if grid_stride else (-(-count // THREADS),)
-            kernel(blocks, (THREADS,), (q_in, np.int32(count), np.int32(depth), s.levels,
-                                      ptr(s.parents), s.indptr, s.indices, q_out, slot, clear))
-            count = int(slot[0].get())  # sync: the next frontier's size
-            q_in, q_out = q_out, q_in
+        _queue_levels(s, kernel_name, grid_stride, depth_limit)
         return s.result()
 
     return run
+
+
+def _queue_levels(s, kernel_name, grid_stride, depth_limit=None):
+    cp = _cupy()
+    q_in, q_out = cp.empty(max(s.n, 1), np.int32), cp.empty(max(s.n, 1), np.int32)
+    slots = cp.zeros((3, SLOT), np.uint64)
+    s.start(q_in, slots[0])
+    kernel = _kernel(kernel_name)
+    count, depth = 1, 0
+    while count and _deeper(depth, depth_limit):
+        depth += 1
+        slot, clear = slots[depth % 3], slots[(depth + 1) % 3]
+        blocks = grid(count) if grid_stride else (-(-count // THREADS),)
+        kernel(blocks, (THREADS,), (q_in, np.int32(count), np.int32(depth), s.levels,
+                                  ptr(s.parents), s.indptr, s.indices, q_out, slot, clear))
+        count = int(slot[0].get())  # sync: the next frontier's size
+        q_in, q_out = q_out, q_in
+
+
+def bfs_tree(indptr, indices, source):
+    """Parents of a breadth-first tree over int32 CSR arrays from ``source`` (parents[source]
+    == source, -1 unreached), by the frontier_queue kernel: what the SSSP kernels turn their
+    graph of tight edges into predecessors with."""
+    s = _Search.over(indptr, indices, source)
+    _queue_levels(s, "gbla_bfs_frontier_queue", True)
+    return s.parents
 
 
 # ------------------------------------------------------------------ binned frontiers

@@ -1,0 +1,202 @@
+"""Drivers of the hand-written SSSP kernels of sssp.cu, registered as drop-in methods of
+gbla.sssp.
+
+Each driver takes what the algebraic methods take (A already checked by gbla.sssp: no NaN or
+-inf weight, +inf edges dropped, an unweighted graph as its pattern; ``dtype`` the distances'
+floating dtype) and returns the same arrays: distances of ``dtype`` (inf = unreached) and, when
+asked, int32 predecessors (pred[source] == source, -1 = unreached), a breadth-first tree over
+the tight edges (d[u] + w(u, v) == d[v], summed in ``dtype`` as the kernels sum), so a
+zero-weight cycle never makes a cycle of predecessors. Both kernels take negative weights; a
+distance still falling in round n raises NegativeCycleError.
+
+The article's ablation of edge_bellman_ford is four registered methods: ``edge_bellman_ford``
+(read-only path and cache-blocked edge order), ``edge_bellman_ford_no_reorder``,
+``edge_bellman_ford_no_ldg`` and ``edge_bellman_ford_plain`` (neither).
+"""
+
+import numpy as np
+
+from .. import _backend as B
+from .. import _validation as V
+from .. import methods
+from .._backend import _cupy
+from ..exceptions import NegativeCycleError
+from . import _launch
+from ._bfs import bfs_tree
+from ._frontier import BinnedFrontier, int32_csr, int32_rows
+from ._launch import THREADS, grid, ptr
+
+__all__ = ["segment_order", "name_expressions"]
+
+CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+WARP = 32
+
+
+def name_expressions(ctype):
+    """The kernels of sssp.cu instantiated for distances of C type ``ctype``: one module."""
+    return (f"gbla_sssp_edge<{ctype}, true>", f"gbla_sssp_edge<{ctype}, false>",
+            f"gbla_sssp_frontier_expand<{ctype}>", f"gbla_sssp_init<{ctype}>")
+
+
+def _kernel(name, dtype, *template):
+    """``name<dtype, template...>`` of sssp.cu on the current device."""
+    t = CTYPES[np.dtype(dtype)]
+    args = ", ".join([t] + [str(x).lower() for x in template])
+    return _launch.function("sssp.cu", f"{name}<{args}>", name_expressions=name_expressions(t))
+
+
+def _weights(A, dtype):
+    """A's weights as ``dtype`` in CSR order (None for an iso pattern: every edge weighs 1),
+    converted once and cached."""
+    if A.is_iso:
+        return None
+    if A._values.dtype == dtype:
+        return A._values
+    key = ("sssp_weights", np.dtype(dtype).name)
+    if key not in A._cache:
+        A._cache[key] = A._values.astype(dtype)
+    return A._cache[key]
+
+
+def _negative_cycle(n):
+    return NegativeCycleError(V.message("A", "have no negative cycle reachable from the source",
+                                        f"distances still falling after {n} rounds"))
+
+
+# ------------------------------------------------------------------ predecessors
+def _predecessors(A, source, dist, w):
+    """A breadth-first tree over the tight edges of A from ``source``: pred[v] is an in-neighbour
+    u with dist[u] + w(u, v) == dist[v] in the distances' dtype."""
+    cp = _cupy()
+    indptr, indices = int32_csr(A)
+    rows = int32_rows(A)
+    du = dist[rows]
+    weight = cp.ones(1, dist.dtype) if w is None else w
+    tight = cp.isfinite(du) & (du + weight == dist[indices])
+    counts = cp.bincount(rows[tight], minlength=A.nrows)
+    tight_indptr = cp.zeros(A.nrows + 1, np.int32)
+    tight_indptr[1:] = cp.cumsum(counts)
+    return bfs_tree(tight_indptr, indices[tight], source)
+
+
+def _result(A, source, dist, w, return_predecessors):
+    if return_predecessors:
+        return dist, _predecessors(A, source, dist, w)
+    return dist
+
+
+# ------------------------------------------------------------------ 1. edge_bellman_ford
+def segment_order(src, dst, segment):
+    """The permutation that orders edges by (segment of dst, segment of src, src): a stretch of
+    edges then reads distances from one segment and writes them in one, each ``segment``
+    vertices long (sized so that two segments' distances fit in L2)."""
+    xp = B.xp_of(B.array_device(src))  # NumPy too, which the CPU tests use
+    if len(src) == 0:
+        return xp.zeros(0, np.int64)
+    n_seg = int(max(int(src.max()), int(dst.max())) // segment) + 1  # sync: two maxima
+    src, dst = src.astype(np.int64), dst.astype(np.int64)
+    key = (dst // segment * n_seg + src // segment) << 32
+    return xp.argsort(key | src, kind="stable")
+
+
+def _segment(dtype):
+    """Vertices a segment holds: two segments' distances in half the L2 cache."""
+    l2 = _cupy().cuda.Device().attributes["L2CacheSize"]
+    return max(1024, l2 // 4 // np.dtype(dtype).itemsize)
+
+
+def _edges(A, dtype, reorder):
+    """(src, dst, weights, both) of A's edges as the edge kernel reads them, cached on A: a
+    symmetric matrix keeps each undirected edge once (src <= dst) and relaxes it both ways;
+    ``reorder`` orders them by :func:`segment_order`."""
+    key = ("sssp_edges", np.dtype(dtype).name, reorder)
+    if key in A._cache:
+        return A._cache[key]
+    w = _weights(A, dtype)
+    src, dst = int32_rows(A), int32_csr(A)[1]
+    both = A.is_symmetric
+    if both:
+        keep = src <= dst
+        src, dst = src[keep], dst[keep]
+        w = None if w is None else w[keep]
+    if reorder and len(src):
+        order = segment_order(src, dst, _segment(dtype))
+        src, dst = src[order], dst[order]
+        w = None if w is None else w[order]
+    A._cache[key] = (src, dst, w, both)
+    return A._cache[key]
+
+
+def _edge_bellman_ford(ldg, reorder):
+    def run(A, source, *, dtype, return_predecessors, direction, stats):
+        cp = _cupy()
+        n = A.nrows
+        src, dst, w, both = _edges(A, dtype, reorder)
+        dist = cp.full(n, np.inf, dtype)
+        dist[source] = 0
+        modified = cp.zeros(1, np.int32)
+        kernel = _kernel("gbla_sssp_edge", dtype, ldg)
+        m = len(src)
+        rounds = 0
+        while m:
+            rounds += 1
+            kernel(grid(m), (THREADS,), (np.int64(m), src, dst, ptr(w), np.int32(both), dist,
+                                         dist, np.int32(rounds), modified))
+            if int(modified.get()[0]) != rounds:  # sync: did this round lower a distance
+                break
+            if rounds == n:
+                raise _negative_cycle(n)
+        stats["iterations"] = rounds
+        return _result(A, source, dist, _weights(A, dtype), return_predecessors)
+    return run
+
+
+# ------------------------------------------------------------------ 2. frontier_bellman_ford
+def _frontier_bellman_ford(A, source, *, dtype, return_predecessors, direction, stats):
+    cp = _cupy()
+    n = A.nrows
+    indptr, indices = int32_csr(A)
+    w = _weights(A, dtype)
+    dist = cp.full(n, np.inf, dtype)
+    stamp = cp.zeros(n, np.int32)  # rounds count from 1: 0 is "never queued"
+    f = BinnedFrontier(n)
+    _kernel("gbla_sssp_init", dtype)((1,), (1,), (np.int32(source), dist, f.bins[0], indptr,
+                                                  f.slots[0]))
+    expand = _kernel("gbla_sssp_frontier_expand", dtype)
+    rounds = 0
+    while f.size:
+        rounds += 1
+        if rounds > n:
+            raise _negative_cycle(n)
+        q, out = f.current
+        slot, clear = f.next_slot()
+        for view, count, group in zip(f.bin_views(q), f.counts, (1, WARP, THREADS)):
+            if count:
+                expand(grid(count * group), (THREADS,),
+                       (view, np.int32(count), np.int32(group), np.int32(rounds), np.int32(n),
+                        dist, stamp, indptr, indices, ptr(w), out, slot, clear))
+        f.read()  # sync: the next frontier's size
+    stats["iterations"] = rounds
+    return _result(A, source, dist, w, return_predecessors)
+
+
+# ------------------------------------------------------------------ the registry entries
+_EDGE = "a thread per stored edge (COO, an undirected edge once, relaxed both ways), " \
+    "atomicMin on the distances, one 4-byte flag read a round"
+_KERNELS = (
+    ("edge_bellman_ford", _edge_bellman_ford(True, True),
+     _EDGE + "; distances read through the read-only path, edges in L2-sized segment order"),
+    ("edge_bellman_ford_no_reorder", _edge_bellman_ford(True, False),
+     _EDGE + "; read-only path, edges in CSR order (the ablation without reordering)"),
+    ("edge_bellman_ford_no_ldg", _edge_bellman_ford(False, True),
+     _EDGE + "; ordinary loads, segment order (the ablation without the read-only path)"),
+    ("edge_bellman_ford_plain", _edge_bellman_ford(False, False),
+     _EDGE + "; ordinary loads, CSR order (the ablation without either)"),
+    ("frontier_bellman_ford", _frontier_bellman_ford,
+     "only the vertices whose distance fell push (CSR), a thread / warp / block each by "
+     "out-degree, atomicMin, each lowered vertex queued once a round"),
+)
+
+for _name, _run, _description in _KERNELS:
+    methods.register(methods.Method(_name, "sssp", _description, _run, devices=("gpu",),
+                                    negative_weights=True, max_index=methods.INT32_MAX - 1))

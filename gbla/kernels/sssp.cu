@@ -1,0 +1,136 @@
+// Hand-written SSSP kernels, registered as drop-in methods of gbla.sssp (driven by _sssp.py).
+// Distances are T (float or double, the weights' floating dtype), vertex ids and edge offsets
+// int32, +inf = unreached; a weight pointer may be null (every edge weighs 1). Both kernels are
+// Bellman-Ford: label correcting, any order of relaxations converges to the same distances, and
+// without a negative cycle no distance falls after n - 1 rounds (a round relaxes every edge that
+// could matter at least once, with values at least as new as a synchronous round's), so a change
+// in round n proves a negative cycle reachable from the source.
+//
+// 1. edge_bellman_ford (gbla_sssp_edge): the classic GPU Bellman-Ford. A thread per stored edge
+//    (COO); on a symmetric graph each undirected edge is stored once and relaxed both ways by
+//    its thread. Distances are read through a read-only alias (LDG: __ldg, the non-coherent
+//    path) and written through another with atomicMin: a read may be stale within a launch, but
+//    a stale distance is only larger, so it can waste an atomic, never miss an improvement.
+//    Every thread that lowers a distance writes the round number into *modified; the host reads
+//    that one word a round. The driver may order the edges by cache-blocked segments of the
+//    distance array (sized to the L2 cache), so one stretch of edges touches one pair of
+//    segments that stay in L2.
+// 2. frontier_bellman_ford (gbla_sssp_frontier_expand): vertex-centric; only the vertices whose
+//    distance fell last round push along their out-edges (CSR), a thread, a warp or a block per
+//    vertex by out-degree (frontier.cuh's bins, as the BFS kernels); a vertex whose distance it
+//    lowers joins the next frontier once (a stamp per vertex holds the round it was queued in).
+#include "frontier.cuh"
+
+// atomicMin on a float or double (any sign): a compare-and-swap loop on its bits. True when
+// this call lowered the value.
+__device__ __forceinline__ bool gbla_atomic_min(double* addr, double value) {
+    unsigned long long* bits = (unsigned long long*)addr;
+    unsigned long long old = *(volatile unsigned long long*)bits;
+    while (value < __longlong_as_double((long long)old)) {
+        unsigned long long seen =
+            atomicCAS(bits, old, (unsigned long long)__double_as_longlong(value));
+        if (seen == old) return true;
+        old = seen;
+    }
+    return false;
+}
+
+__device__ __forceinline__ bool gbla_atomic_min(float* addr, float value) {
+    unsigned int* bits = (unsigned int*)addr;
+    unsigned int old = *(volatile unsigned int*)bits;
+    while (value < __int_as_float((int)old)) {
+        unsigned int seen = atomicCAS(bits, old, (unsigned int)__float_as_int(value));
+        if (seen == old) return true;
+        old = seen;
+    }
+    return false;
+}
+
+// LDG: through the read-only (non-coherent) path; else an ordinary load. The pointer is not
+// __restrict__, so the compiler never takes the read-only path on its own.
+template <class T, bool LDG>
+__device__ __forceinline__ T gbla_read_dist(const T* dist, int v) {
+    if (LDG) return __ldg(dist + v);
+    return dist[v];
+}
+
+template <class T>
+__device__ __forceinline__ T gbla_weight(const T* __restrict__ w, long long e) {
+    return w == nullptr ? (T)1 : w[e];
+}
+
+// One relaxation u -> v of weight we; true when it lowered dist[v].
+template <class T, bool LDG>
+__device__ __forceinline__ bool gbla_relax(int u, int v, T we, const T* read, T* dist) {
+    const T du = gbla_read_dist<T, LDG>(read, u);
+    const T candidate = du + we;  // +inf stays +inf: an unreached u lowers nothing
+    return candidate < gbla_read_dist<T, LDG>(read, v) && gbla_atomic_min(dist + v, candidate);
+}
+
+// ------------------------------------------------------------------ 1. edge_bellman_ford
+// Round `round` (1-based) over m edges src[e] -> dst[e] (and back when `both`). `read` and
+// `dist` are the same array: read-only alias and written alias.
+template <class T, bool LDG>
+__global__ void gbla_sssp_edge(long long m, const int* __restrict__ src,
+                               const int* __restrict__ dst, const T* __restrict__ w, int both,
+                               const T* read, T* dist, int round, int* modified) {
+    bool changed = false;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < m; e += stride) {
+        const int u = src[e], v = dst[e];
+        const T we = gbla_weight(w, e);
+        changed |= gbla_relax<T, LDG>(u, v, we, read, dist);
+        if (both) changed |= gbla_relax<T, LDG>(v, u, we, read, dist);
+    }
+    // every thread of the block reaches this point (no early return): one write a warp
+    if (__ballot_sync(0xffffffffu, changed) && (threadIdx.x & 31) == 0) *modified = round;
+}
+
+// ------------------------------------------------------------------ 2. frontier_bellman_ford
+// Vertex u of the frontier pushes along its out-edges, `lane` of `group` threads. A v it lowers
+// is queued for the next round unless already queued in this one (stamp[v] == round).
+template <class T>
+__device__ __forceinline__ void gbla_sssp_push_group(int u, int lane, int group, int round,
+                                                     int n, T* dist, int* stamp,
+                                                     const int* __restrict__ indptr,
+                                                     const int* __restrict__ indices,
+                                                     const T* __restrict__ w, int* bins,
+                                                     u64* slot) {
+    const T du = dist[u];
+    for (int e = indptr[u] + lane; e < indptr[u + 1]; e += group) {
+        const int v = indices[e];
+        const T candidate = du + gbla_weight(w, e);
+        if (candidate < dist[v] && gbla_atomic_min(dist + v, candidate) &&
+            atomicExch(stamp + v, round) != round)
+            gbla_append_binned<int>(v, n, indptr, bins, slot);
+    }
+}
+
+// One bin of the frontier (n_in vertices, `group` threads each: 1, 32 or the block). Builds the
+// next frontier in bins, described in slot; clears the slot the round after next will write.
+template <class T>
+__global__ void gbla_sssp_frontier_expand(const int* __restrict__ q_in, int n_in, int group,
+                                          int round, int n, T* dist, int* stamp,
+                                          const int* __restrict__ indptr,
+                                          const int* __restrict__ indices,
+                                          const T* __restrict__ w, int* bins, u64* slot,
+                                          u64* clear) {
+    gbla_clear_slot(clear);
+    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long groups = (long long)gridDim.x * blockDim.x / group;
+    const int lane = (int)(tid % group);
+    for (long long i = tid / group; i < n_in; i += groups)
+        gbla_sssp_push_group<T>(q_in[i], lane, group, round, n, dist, stamp, indptr, indices,
+                                w, bins, slot);
+}
+
+// The source at distance 0 in the small bin, described in slot (one vertex, its out-edges).
+// One thread.
+template <class T>
+__global__ void gbla_sssp_init(int source, T* dist, int* bins, const int* indptr, u64* slot) {
+    dist[source] = (T)0;
+    bins[0] = source;
+    for (int j = 0; j < GBLA_SLOT; ++j) slot[j] = 0;
+    slot[0] = 1;
+    slot[3] = indptr[source + 1] - indptr[source];
+}

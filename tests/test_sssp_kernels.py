@@ -1,0 +1,242 @@
+"""The hand-written SSSP kernels (gbla.kernels, sssp.cu) against SciPy and the algebraic
+methods: distances equal (exact with integer weights), predecessor trees valid by
+gbla.verify.sssp, negative weights taken, negative cycles raised. The kernels run only on the
+GPU: those tests skip on a machine without one; the registry's entries and refusals, and the
+edge order of the cache-blocked variant, are checked everywhere."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.sparse import csgraph
+
+import gbla
+from gbla.kernels import _sssp
+
+from . import graphs as G
+from .conftest import SKIP_NO_GPU, host
+from .test_sssp import NEGATIVE_CYCLE, assert_distances, dijkstra, potential_graphs
+
+KERNELS = [name for name in gbla.methods.names("sssp") if not gbla.methods.get(name).algebraic]
+ABLATION = ["edge_bellman_ford", "edge_bellman_ford_no_reorder", "edge_bellman_ford_no_ldg",
+            "edge_bellman_ford_plain"]
+ON_GPU = [pytest.param(name, marks=[SKIP_NO_GPU, pytest.mark.gpu]) for name in KERNELS]
+
+
+def check(method, A, source, expected, *, rtol=None, dtype=np.float64):
+    """Distances equal ``expected`` with and without predecessors; the tree validates."""
+    dist, pred = gbla.sssp(A, source, method=method, return_predecessors=True)
+    assert host(pred).dtype == np.int32, method
+    assert_distances(dist, expected, rtol, dtype, method)
+    gbla.verify.sssp(A, source, dist, pred, rtol=rtol or 1e-9)
+    assert_distances(gbla.sssp(A, source, method=method), expected, rtol, dtype, method)
+
+
+@pytest.fixture
+def tiny_segments(monkeypatch):
+    """Segments of 1024 vertices (the smallest): the cache-blocked order then differs from CSR
+    order on the test graphs past 1024 vertices."""
+    monkeypatch.setattr(_sssp, "_segment", lambda dtype: 1024)
+
+
+# ============================================================================== the registry
+def test_every_kernel_is_registered_after_the_algebraic_methods():
+    names = gbla.methods.names("sssp")
+    assert names[:2] == ["delta_stepping", "bellman_ford"]
+    assert set(KERNELS) == set(ABLATION) | {"frontier_bellman_ford"}
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_a_kernel_entry_describes_itself(name):
+    entry = gbla.methods.get(name)
+    assert (entry.algorithm, entry.devices, entry.algebraic, entry.negative_weights,
+            entry.directions) == ("sssp", ("gpu",), False, True, False)
+    assert entry.description and "\n" not in entry.description
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_a_kernel_refuses_a_cpu_matrix_instead_of_falling_back(name):
+    A = gbla.Matrix.from_edges([0, 1], [1, 2], [1.0, 2.0], device="cpu")
+    with pytest.raises(gbla.UnsupportedMethod, match=f"method '{name}' runs on the gpu only"):
+        gbla.sssp(A, 0, method=name)
+
+
+def test_a_kernel_refuses_a_direction_and_a_delta():
+    A = gbla.Matrix.from_edges([0, 1], [1, 2], [1.0, 2.0], device="cpu")
+    with pytest.raises(gbla.InvalidValue, match=r"^direction must be 'auto'"):
+        gbla.sssp(A, 0, method="frontier_bellman_ford", direction="push")
+    if gbla.methods.get("edge_bellman_ford").supports(A):  # a GPU matrix gets this far
+        with pytest.raises(gbla.InvalidValue, match=r"^delta must be None"):
+            gbla.sssp(A, 0, method="edge_bellman_ford", delta=2.0)
+
+
+@given(st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 5000)), max_size=60),
+       st.sampled_from([1024, 2048, 4096]))
+def test_the_segment_order_groups_edges_by_segment_pair_and_keeps_csr_order_inside(pairs,
+                                                                                   segment):
+    src = np.array([p[0] for p in pairs], np.int32)
+    dst = np.array([p[1] for p in pairs], np.int32)
+    order = _sssp.segment_order(src, dst, segment)
+    assert sorted(order.tolist()) == list(range(len(pairs)))  # a permutation
+    keys = [(dst[e] // segment, src[e] // segment, src[e], e) for e in order]
+    assert keys == sorted(keys)  # segment pairs, then source, then the original order
+
+
+# ============================================================================== results
+@pytest.mark.parametrize("method", ON_GPU)
+@G.FIXTURE_OK
+@given(g=G.graphs(), data=st.data())
+def test_integer_weights_match_dijkstra(method, g, data):
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    A = gbla.Matrix.from_edges(g.src, g.dst, g.w, g.n, device="gpu")
+    check(method, A, source, dijkstra(g.scipy(), source))
+
+
+@pytest.mark.parametrize("method", ON_GPU)
+@G.FIXTURE_OK
+@given(g=G.medium_graphs(), data=st.data())
+def test_medium_graphs_match_dijkstra(method, g, data):
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    A = gbla.Matrix.from_edges(g.src, g.dst, g.w, g.n, device="gpu")
+    check(method, A, source, dijkstra(g.scipy(), source))
+
+
+@pytest.mark.parametrize("method", ON_GPU)
+@G.FIXTURE_OK
+@given(g=G.graphs(weights=st.floats(0, 10, allow_subnormal=False)), data=st.data())
+def test_float_weights_match_dijkstra_within_rounding(method, g, data):
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    A = gbla.Matrix.from_edges(g.src, g.dst, g.w, g.n, device="gpu")
+    check(method, A, source, dijkstra(g.scipy(), source), rtol=1e-9)
+
+
+@pytest.mark.parametrize("method", ON_GPU)
+@G.FIXTURE_OK
+@given(g=G.graphs(weights=st.integers(0, 20)), data=st.data())
+def test_float32_weights_give_float32_distances(method, g, data):
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    A = gbla.Matrix.from_edges(g.src, g.dst, g.w.astype(np.float32), g.n, device="gpu")
+    check(method, A, source, dijkstra(g.scipy(), source).astype(np.float32),
+          dtype=np.float32)
+
+
+@pytest.mark.parametrize("method", ON_GPU)
+@pytest.mark.parametrize("dtype", [np.int32, np.uint16, bool])
+def test_integer_and_unweighted_graphs(method, dtype):
+    S = sp.random_array((300, 300), density=0.02, random_state=3, format="csr")
+    S.data = np.floor(S.data * 9) + 1
+    S = S.astype(dtype)
+    A = gbla.Matrix.from_scipy(S, device="gpu")
+    expected = dijkstra(S.astype(np.float64) if dtype is not bool else
+                        S.astype(np.float64).sign(), 0)
+    check(method, A, 0, expected)
+
+
+@pytest.mark.parametrize("method", ON_GPU)
+@G.FIXTURE_OK
+@given(gp=potential_graphs(), data=st.data())
+def test_negative_weights_without_negative_cycles(method, gp, data):
+    g, p = gp
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    w = g.w + p[g.src] - p[g.dst]
+    A = gbla.Matrix.from_edges(g.src, g.dst, w, g.n, device="gpu")
+    check(method, A, source, dijkstra(g.scipy(), source) + p[source] - p)
+
+
+@pytest.mark.parametrize("method", ON_GPU)
+@pytest.mark.parametrize("edges", [
+    ([0, 1, 2], [1, 2, 1], [1.0, 2.0, -3.0]),   # a directed cycle of weight -1
+    ([0, 1], [1, 1], [4.0, -0.5]),              # a negative self-loop
+    ([0, 1, 1], [1, 0, 2], [-1.0, -1.0, 5.0]),  # an undirected negative edge
+])
+def test_a_reachable_negative_cycle_raises(method, edges):
+    A = gbla.Matrix.from_edges(*edges, 3, device="gpu")
+    with pytest.raises(gbla.NegativeCycleError, match=NEGATIVE_CYCLE):
+        gbla.sssp(A, 0, method=method, return_predecessors=True)
+
+
+@pytest.mark.parametrize("method", ON_GPU)
+def test_an_unreachable_negative_cycle_is_harmless(method):
+    A = gbla.Matrix.from_edges([0, 2, 3, 3], [1, 3, 2, 0], [2.0, -4.0, 3.0, -7.0], 4,
+                               device="gpu")
+    check(method, A, 0, [0.0, 2.0, np.inf, np.inf])
+
+
+@pytest.mark.parametrize("method", ON_GPU)
+def test_a_zero_weight_cycle_keeps_the_tree_acyclic(method):
+    A = gbla.Matrix.from_edges([0, 1, 2, 3, 1], [1, 2, 3, 1, 4], [1.0, 0.0, 0.0, 0.0, 2.0], 5,
+                               device="gpu")
+    check(method, A, 0, [0.0, 1, 1, 1, 3])
+
+
+@pytest.mark.parametrize("method", ON_GPU)
+def test_degenerate_graphs(method):
+    one = gbla.Matrix.from_edges([], [], [], 1, device="gpu")
+    check(method, one, 0, [0.0])
+    loop = gbla.Matrix.from_edges([0], [0], [3.0], 1, device="gpu")
+    check(method, loop, 0, [0.0])
+    isolated = gbla.Matrix.from_edges([1], [2], [1.0], 4, device="gpu")
+    check(method, isolated, 0, [0.0, np.inf, np.inf, np.inf])
+    check(method, isolated, 1, [np.inf, 0.0, 1.0, np.inf])
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("method", ABLATION)
+@pytest.mark.parametrize("directed", [True, False])
+def test_the_cache_blocked_order_on_a_graph_of_several_segments(tiny_segments, method,
+                                                                directed):
+    n = 5000
+    rng = np.random.default_rng(7)
+    src, dst = rng.integers(0, n, 4 * n), rng.integers(0, n, 4 * n)
+    w = rng.integers(1, 50, 4 * n).astype(np.float64)
+    if not directed:
+        src, dst, w = np.r_[src, dst], np.r_[dst, src], np.r_[w, w]
+    S = G.csr(src, dst, w, n)
+    A = gbla.Matrix.from_scipy(S, device="gpu")
+    assert A.is_symmetric == (not directed)
+    for source in (0, 4321):
+        check(method, A, source, dijkstra(S, source))
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("method", KERNELS)
+def test_agrees_with_the_algebraic_methods_on_rmat(method):
+    A = gbla.generators.rmat(12, seed=5, device="gpu")
+    W = gbla.generators.with_weights(A, 1, 255, seed=1)
+    for source in (0, 17):
+        expected = host(gbla.sssp(W, source, method="bellman_ford"))
+        check(method, W, source, expected)
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("method", KERNELS)
+def test_the_callers_matrix_is_not_modified_and_memory_is_given_back(method):
+    import cupy as cp
+    S = sp.random_array((500, 500), density=0.01, random_state=4, format="csr")
+    A = gbla.Matrix.from_scipy(S, device="gpu")
+    before = [host(a).copy() for a in (A._indptr, A._indices, A._values)]
+    gbla.sssp(A, 0, method=method, return_predecessors=True)  # caches the edge arrays
+    pool = cp.get_default_memory_pool()
+    cp.cuda.Device().synchronize()
+    start = pool.used_bytes()
+    for s in range(100):
+        gbla.sssp(A, s, method=method, return_predecessors=s % 2 == 0)
+    cp.cuda.Device().synchronize()
+    assert pool.used_bytes() <= start
+    for a, b in zip(before, (A._indptr, A._indices, A._values)):
+        np.testing.assert_array_equal(host(b), a)
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("relative", ["weighted/OL.mtx.gz", "weighted/TG.mtx.gz"])
+def test_road_networks_with_float_lengths(relative):
+    S = G.read_mtx(relative)
+    A = gbla.Matrix.from_scipy(S, device="gpu")
+    for method in KERNELS:
+        for source in (0, S.shape[0] // 2):
+            check(method, A, source, csgraph.dijkstra(S, indices=source), rtol=1e-9)

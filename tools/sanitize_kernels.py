@@ -1,0 +1,78 @@
+"""Runs every hand-written BFS and SSSP kernel once on small graphs, for compute-sanitizer (see
+tools/sanitize.sh). CuPy's memory pool is turned off so that every array is its own
+allocation and memcheck sees an access past its end. Exits non-zero on a wrong level or
+distance."""
+
+import sys
+
+import cupy
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+import gbla
+
+cupy.cuda.set_allocator(None)
+
+
+def graphs():
+    # a path (many levels in one single_block launch), a star past the block queues' capacity,
+    # an out-star past the single block's edge budget, and a small RMAT graph (pull levels)
+    n = 400
+    path = sp.csr_array((np.ones(n - 1), (np.arange(n - 1), np.arange(1, n))), shape=(n, n))
+    yield "path", path + path.T, 0
+    leaves = 9000
+    star = sp.csr_array((np.ones(leaves), (np.zeros(leaves, int), np.arange(1, leaves + 1))),
+                        shape=(leaves + 1, leaves + 1))
+    yield "star", (star + star.T).tocsr(), 5
+    leaves = 33000
+    out = sp.csr_array((np.ones(leaves), (np.zeros(leaves, int), np.arange(1, leaves + 1))),
+                       shape=(leaves + 1, leaves + 1))
+    yield "out_star", out, 0
+    yield "rmat_9", gbla.generators.rmat(9, device="cpu").to_scipy(), 1
+
+
+def weighted(S, seed):
+    """S with integer weights 1..20, the same both ways where S is symmetric."""
+    upper = sp.triu(S, format="csr")
+    upper.data = np.random.default_rng(seed).integers(1, 21, upper.nnz).astype(np.float64)
+    lower = sp.tril(S, -1, format="csr")
+    if (abs(S - S.T)).nnz == 0:  # symmetric: mirror the upper weights
+        return (upper + sp.triu(upper, 1).T).tocsr()
+    lower.data = np.random.default_rng(seed + 1).integers(1, 21, lower.nnz).astype(np.float64)
+    return (upper + lower).tocsr()
+
+
+def check(method, name, A, S, source):
+    """One run of a kernel; True when its result is right."""
+    if gbla.methods.get(method).algorithm == "bfs":
+        d = csgraph.shortest_path(S, unweighted=True, indices=source)
+        expected = np.where(np.isinf(d), -1, d).astype(np.int32)
+        levels, parents = gbla.bfs(A, source, method=method, return_predecessors=True)
+        gbla.verify.bfs(A, source, levels, parents)
+        return np.array_equal(cupy.asnumpy(levels), expected)
+    W = weighted(S, len(name))
+    dist, pred = gbla.sssp(gbla.Matrix.from_scipy(W, device="gpu"), source, method=method,
+                           return_predecessors=True)
+    gbla.verify.sssp(W, source, dist, pred)
+    return np.array_equal(cupy.asnumpy(dist), csgraph.dijkstra(W, indices=source))
+
+
+def main(methods):
+    failures = 0
+    for name, S, source in graphs():
+        A = gbla.Matrix.from_scipy(S, device="gpu")
+        for method in methods:
+            ok = check(method, name, A, S, source)
+            print(f"{name:9s} {method:28s} {'ok' if ok else 'WRONG'}", flush=True)
+            failures += not ok
+    return failures
+
+
+def kernels():
+    return [name for algo in ("bfs", "sssp") for name in gbla.methods.names(algo)
+            if not gbla.methods.get(name).algebraic]
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:] or kernels()))
