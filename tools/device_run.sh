@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one script for the lent GPU machine: install gbla, run the test suite with the GPU tests
 # enabled, then the benchmarks. From the repo root on the GPU machine:
-#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs|sssp|profile] [pytest args | graph]
+#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs|sssp|profile|ablation] [args]
 # 'all' (the default) = every part: the test suite, compute-sanitizer over the BFS kernels,
 # one vxm timing, and the `gbla bench` runs behind BENCHMARKS.md (bfs, sssp). Real graphs are
 # read from .device-data/ (a copy of ../shared/data carried along) when present. Logs and JSON go to $OUT when it is set.
@@ -48,6 +48,11 @@ if [ "$part" = profile ]; then
             --launch-count 120 --csv --log-file "$OUT/ncu.csv" python3 tools/profile_loop.py "$g" --once \
             >/dev/null 2>&1 && python3 tools/profile_loop.py --summarize "$OUT/ncu.csv" 2>&1 | tee -a "$OUT/profile.log"
     fi
+fi
+# The article's ablation of edge_bellman_ford (R-MAT, average degree 32, scales 14-24).
+if [ "$part" = ablation ]; then
+    python3 benchmarks/bench_sssp_ablation.py "$@" --json "$OUT/sssp_ablation.json" \
+        --plot "$OUT/sssp_ablation.png" 2>&1 | tee "$OUT/sssp_ablation.log"
 fi
 # The BENCHMARKS.md runs: every method plus peers, one JSON per (algorithm, graph set).
 D=.device-data
