@@ -44,7 +44,7 @@ def tiny_segments(monkeypatch):
 def test_every_kernel_is_registered_after_the_algebraic_methods():
     names = gbla.methods.names("sssp")
     assert names[:2] == ["delta_stepping", "bellman_ford"]
-    assert set(KERNELS) == set(ABLATION) | {"frontier_bellman_ford"}
+    assert set(KERNELS) == set(ABLATION) | {"frontier_bellman_ford", "persistent_bellman_ford"}
 
 
 @pytest.mark.parametrize("name", KERNELS)

@@ -22,7 +22,7 @@ from .. import methods
 from .._backend import _cupy
 from ..exceptions import NegativeCycleError
 from . import _launch
-from ._bfs import bfs_tree
+from ._bfs import PERSISTENT_BLOCKS_PER_SM, PERSISTENT_THREADS, bfs_tree
 from ._frontier import BinnedFrontier, int32_csr, int32_rows
 from ._launch import THREADS, grid, ptr
 
@@ -43,6 +43,13 @@ def _kernel(name, dtype, *template):
     t = CTYPES[np.dtype(dtype)]
     args = ", ".join([t] + [str(x).lower() for x in template])
     return _launch.function("sssp.cu", f"{name}<{args}>", name_expressions=name_expressions(t))
+
+
+def _persistent_kernel(dtype):
+    """The cooperative kernel, a module of its own (compiled for cooperative launch)."""
+    t = CTYPES[np.dtype(dtype)]
+    return _launch.function("sssp.cu", f"gbla_sssp_persistent<{t}>",
+                            name_expressions=(f"gbla_sssp_persistent<{t}>",), cooperative=True)
 
 
 def _weights(A, dtype):
@@ -152,16 +159,26 @@ def _edge_bellman_ford(ldg, reorder):
 
 
 # ------------------------------------------------------------------ 2. frontier_bellman_ford
+class _Frontier:
+    """The arrays of a frontier search: distances, stamps, the binned frontier holding the
+    source (slot 0 describes it)."""
+
+    def __init__(self, A, source, dtype, n_slots=3):
+        cp = _cupy()
+        self.n = A.nrows
+        self.indptr, self.indices = int32_csr(A)
+        self.w = _weights(A, dtype)
+        self.dist = cp.full(self.n, np.inf, dtype)
+        self.stamp = cp.zeros(self.n, np.int32)  # rounds count from 1: 0 is "never queued"
+        self.f = BinnedFrontier(self.n, n_slots)
+        _kernel("gbla_sssp_init", dtype)((1,), (1,), (np.int32(source), self.dist,
+                                                      self.f.bins[0], self.indptr,
+                                                      self.f.slots[0]))
+
+
 def _frontier_bellman_ford(A, source, *, dtype, return_predecessors, direction, stats):
-    cp = _cupy()
-    n = A.nrows
-    indptr, indices = int32_csr(A)
-    w = _weights(A, dtype)
-    dist = cp.full(n, np.inf, dtype)
-    stamp = cp.zeros(n, np.int32)  # rounds count from 1: 0 is "never queued"
-    f = BinnedFrontier(n)
-    _kernel("gbla_sssp_init", dtype)((1,), (1,), (np.int32(source), dist, f.bins[0], indptr,
-                                                  f.slots[0]))
+    s = _Frontier(A, source, dtype)
+    f, n = s.f, s.n
     expand = _kernel("gbla_sssp_frontier_expand", dtype)
     rounds = 0
     while f.size:
@@ -174,10 +191,27 @@ def _frontier_bellman_ford(A, source, *, dtype, return_predecessors, direction, 
             if count:
                 expand(grid(count * group), (THREADS,),
                        (view, np.int32(count), np.int32(group), np.int32(rounds), np.int32(n),
-                        dist, stamp, indptr, indices, ptr(w), out, slot, clear))
+                        s.dist, s.stamp, s.indptr, s.indices, ptr(s.w), out, slot, clear))
         f.read()  # sync: the next frontier's size
     stats["iterations"] = rounds
-    return _result(A, source, dist, w, return_predecessors)
+    return _result(A, source, s.dist, s.w, return_predecessors)
+
+
+# ------------------------------------------------------------------ 3. persistent_bellman_ford
+def _persistent_bellman_ford(A, source, *, dtype, return_predecessors, direction, stats):
+    cp = _cupy()
+    s = _Frontier(A, source, dtype)
+    kernel = _persistent_kernel(dtype)
+    blocks = _launch.cooperative_blocks(kernel, PERSISTENT_THREADS, PERSISTENT_BLOCKS_PER_SM)
+    result = cp.zeros(2, np.int64)
+    kernel((blocks,), (PERSISTENT_THREADS,),
+           (np.int32(s.n), s.dist, s.stamp, s.indptr, s.indices, ptr(s.w), s.f.bins[0],
+            s.f.bins[1], s.f.slots, result))
+    rounds, bounded = (int(x) for x in result.get())  # sync: the rounds run
+    if bounded:
+        raise _negative_cycle(s.n)
+    stats["iterations"] = rounds
+    return _result(A, source, s.dist, s.w, return_predecessors)
 
 
 # ------------------------------------------------------------------ the registry entries
@@ -195,6 +229,9 @@ _KERNELS = (
     ("frontier_bellman_ford", _frontier_bellman_ford,
      "only the vertices whose distance fell push (CSR), a thread / warp / block each by "
      "out-degree, atomicMin, each lowered vertex queued once a round"),
+    ("persistent_bellman_ford", _persistent_bellman_ford,
+     "frontier_bellman_ford's rounds in one cooperative launch, grid.sync() between rounds: "
+     "no launch and no host round trip a round"),
 )
 
 for _name, _run, _description in _KERNELS:

@@ -19,6 +19,9 @@
 //    distance fell last round push along their out-edges (CSR), a thread, a warp or a block per
 //    vertex by out-degree (frontier.cuh's bins, as the BFS kernels); a vertex whose distance it
 //    lowers joins the next frontier once (a stamp per vertex holds the round it was queued in).
+// 3. persistent_bellman_ford (gbla_sssp_persistent): frontier_bellman_ford's rounds inside one
+//    cooperative launch, grid.sync() between rounds: no launch and no host round trip a round,
+//    which is what a road network's thousands of short rounds cost the others.
 #include "frontier.cuh"
 
 // atomicMin on a float or double (any sign): a compare-and-swap loop on its bits. True when
@@ -122,6 +125,53 @@ __global__ void gbla_sssp_frontier_expand(const int* __restrict__ q_in, int n_in
     for (long long i = tid / group; i < n_in; i += groups)
         gbla_sssp_push_group<T>(q_in[i], lane, group, round, n, dist, stamp, indptr, indices,
                                 w, bins, slot);
+}
+
+// ------------------------------------------------------------------ 3. persistent_bellman_ford
+// Every round of frontier_bellman_ford in one launch. Counter slots rotate as the persistent
+// BFS's: round r reads slot (r-1)%3, appends to r%3 and clears (r+1)%3; bins0 holds the frontier
+// of odd rounds. Stops when a round's frontier is empty, or when round n + 1 would start with
+// one (a negative cycle). result[0] = rounds run, result[1] = 1 when stopped by the bound.
+// Launch: cooperative, grid <= the co-resident block count; slots[0] and bins0 from
+// gbla_sssp_init, the other slots zeroed.
+template <class T>
+__global__ void gbla_sssp_persistent(int n, T* dist, int* stamp, const int* __restrict__ indptr,
+                                     const int* __restrict__ indices, const T* __restrict__ w,
+                                     int* bins0, int* bins1, u64* slots, long long* result) {
+    cg::grid_group grid = cg::this_grid();
+    const long long tid = grid.thread_rank(), threads = grid.size();
+    const long long warp = tid >> 5, warps = threads >> 5;
+    const int lane = threadIdx.x & 31;
+    int round = 1;
+    bool bounded = false;
+    for (;; ++round) {
+        const u64* cur = slots + GBLA_SLOT * ((round - 1) % 3);
+        u64* nxt = slots + GBLA_SLOT * (round % 3);
+        u64* clr = slots + GBLA_SLOT * ((round + 1) % 3);
+        const long long c0 = (long long)cur[0], c1 = (long long)cur[1], c2 = (long long)cur[2];
+        if (c0 + c1 + c2 == 0) break;
+        if (round > n) {
+            bounded = true;
+            break;
+        }
+        if (tid < GBLA_SLOT) clr[tid] = 0;
+        const int* q = (round & 1) ? bins0 : bins1;
+        int* out = (round & 1) ? bins1 : bins0;
+        for (long long i = tid; i < c0; i += threads)
+            gbla_sssp_push_group<T>(q[i], 0, 1, round, n, dist, stamp, indptr, indices, w, out,
+                                    nxt);
+        for (long long i = warp; i < c1; i += warps)
+            gbla_sssp_push_group<T>(q[(long long)n + i], lane, 32, round, n, dist, stamp,
+                                    indptr, indices, w, out, nxt);
+        for (long long i = blockIdx.x; i < c2; i += gridDim.x)
+            gbla_sssp_push_group<T>(q[2LL * n + i], threadIdx.x, blockDim.x, round, n, dist,
+                                    stamp, indptr, indices, w, out, nxt);
+        grid.sync();
+    }
+    if (tid == 0) {
+        result[0] = round - 1;
+        result[1] = bounded ? 1 : 0;
+    }
 }
 
 // The source at distance 0 in the small bin, described in slot (one vertex, its out-edges).
