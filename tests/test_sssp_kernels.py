@@ -21,7 +21,14 @@ from .test_sssp import NEGATIVE_CYCLE, assert_distances, dijkstra, potential_gra
 KERNELS = [name for name in gbla.methods.names("sssp") if not gbla.methods.get(name).algebraic]
 ABLATION = ["edge_bellman_ford", "edge_bellman_ford_no_reorder", "edge_bellman_ford_no_ldg",
             "edge_bellman_ford_plain"]
-ON_GPU = [pytest.param(name, marks=[SKIP_NO_GPU, pytest.mark.gpu]) for name in KERNELS]
+NEGATIVE = [name for name in KERNELS if gbla.methods.get(name).negative_weights]
+
+
+def on_gpu(names):
+    return [pytest.param(name, marks=[SKIP_NO_GPU, pytest.mark.gpu]) for name in names]
+
+
+ON_GPU = on_gpu(KERNELS)
 
 
 def check(method, A, source, expected, *, rtol=None, dtype=np.float64):
@@ -44,14 +51,17 @@ def tiny_segments(monkeypatch):
 def test_every_kernel_is_registered_after_the_algebraic_methods():
     names = gbla.methods.names("sssp")
     assert names[:2] == ["delta_stepping", "bellman_ford"]
-    assert set(KERNELS) == set(ABLATION) | {"frontier_bellman_ford", "persistent_bellman_ford"}
+    assert set(KERNELS) == set(ABLATION) | {"frontier_bellman_ford", "persistent_bellman_ford",
+                                            "near_far"}
+    assert set(KERNELS) - set(NEGATIVE) == {"near_far"}  # buckets need non-negative weights
 
 
 @pytest.mark.parametrize("name", KERNELS)
 def test_a_kernel_entry_describes_itself(name):
     entry = gbla.methods.get(name)
-    assert (entry.algorithm, entry.devices, entry.algebraic, entry.negative_weights,
-            entry.directions) == ("sssp", ("gpu",), False, True, False)
+    assert (entry.algorithm, entry.devices, entry.algebraic, entry.directions) == \
+        ("sssp", ("gpu",), False, False)
+    assert entry.options == (("delta",) if name == "near_far" else ())
     assert entry.description and "\n" not in entry.description
 
 
@@ -133,7 +143,7 @@ def test_integer_and_unweighted_graphs(method, dtype):
     check(method, A, 0, expected)
 
 
-@pytest.mark.parametrize("method", ON_GPU)
+@pytest.mark.parametrize("method", on_gpu(NEGATIVE))
 @G.FIXTURE_OK
 @given(gp=potential_graphs(), data=st.data())
 def test_negative_weights_without_negative_cycles(method, gp, data):
@@ -144,7 +154,27 @@ def test_negative_weights_without_negative_cycles(method, gp, data):
     check(method, A, source, dijkstra(g.scipy(), source) + p[source] - p)
 
 
-@pytest.mark.parametrize("method", ON_GPU)
+@pytest.mark.parametrize("method", on_gpu(sorted(set(KERNELS) - set(NEGATIVE))))
+def test_a_bucketed_kernel_refuses_a_negative_weight(method):
+    A = gbla.Matrix.from_edges([0, 1], [1, 2], [1.0, -2.0], device="gpu")
+    with pytest.raises(gbla.InvalidValue, match=r"^A must hold no negative weight"):
+        gbla.sssp(A, 0, method=method)
+
+
+@pytest.mark.parametrize("delta", [0.5, 1.0, 3.0, 7.5, 100.0, 1e9])
+@pytest.mark.parametrize("method", on_gpu(["near_far"]))
+@G.FIXTURE_OK
+@given(g=G.medium_graphs(max_weight=20), data=st.data())
+def test_every_delta_gives_the_same_distances(method, delta, g, data):
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    A = gbla.Matrix.from_edges(g.src, g.dst, g.w, g.n, device="gpu")
+    stats = {}
+    dist = gbla.sssp(A, source, method=method, delta=delta, stats=stats)
+    assert_distances(dist, dijkstra(g.scipy(), source), None, np.float64, f"delta={delta}")
+    assert stats["iterations"] >= 1
+
+
+@pytest.mark.parametrize("method", on_gpu(NEGATIVE))
 @pytest.mark.parametrize("edges", [
     ([0, 1, 2], [1, 2, 1], [1.0, 2.0, -3.0]),   # a directed cycle of weight -1
     ([0, 1], [1, 1], [4.0, -0.5]),              # a negative self-loop
@@ -156,7 +186,7 @@ def test_a_reachable_negative_cycle_raises(method, edges):
         gbla.sssp(A, 0, method=method, return_predecessors=True)
 
 
-@pytest.mark.parametrize("method", ON_GPU)
+@pytest.mark.parametrize("method", on_gpu(NEGATIVE))
 def test_an_unreachable_negative_cycle_is_harmless(method):
     A = gbla.Matrix.from_edges([0, 2, 3, 3], [1, 3, 2, 0], [2.0, -4.0, 3.0, -7.0], 4,
                                device="gpu")

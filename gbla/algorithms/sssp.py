@@ -90,10 +90,10 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     if lowest < 0 and not entry.negative_weights:
         raise V.invalid_value("A", f"hold no negative weight with method={method!r}", lowest)
     options = {}
-    if delta is not None:
-        if "delta" not in entry.options:
-            raise V.invalid_value("delta", f"be None with method={method!r}", delta)
-        options["delta"] = delta
+    if "delta" in entry.options:  # resolved here, so every bucketed method has one default
+        options["delta"] = default_delta(A) if delta is None else _check_delta(delta)
+    elif delta is not None:
+        raise V.invalid_value("delta", f"be None with method={method!r}", delta)
     run_stats = {}
     result = entry.run(A, source, dtype=dtype, return_predecessors=return_predecessors,
                        direction=resolved, stats=run_stats, **options)
@@ -231,8 +231,7 @@ def _bellman_ford(A, source, dtype, direction, products):
     return dist
 
 
-def _delta_stepping(A, source, dtype, direction, products, delta=None):
-    delta = default_delta(A) if delta is None else _check_delta(delta)
+def _delta_stepping(A, source, dtype, direction, products, delta):
     n = A.nrows
     light = ops.select(A, "<=", delta)
     heavy = ops.select(A, ">", delta)

@@ -35,7 +35,9 @@ WARP = 32
 def name_expressions(ctype):
     """The kernels of sssp.cu instantiated for distances of C type ``ctype``: one module."""
     return (f"gbla_sssp_edge<{ctype}, true>", f"gbla_sssp_edge<{ctype}, false>",
-            f"gbla_sssp_frontier_expand<{ctype}>", f"gbla_sssp_init<{ctype}>")
+            f"gbla_sssp_frontier_expand<{ctype}>", f"gbla_sssp_init<{ctype}>",
+            f"gbla_sssp_near_expand<{ctype}>", f"gbla_sssp_far_min<{ctype}>",
+            f"gbla_sssp_far_split<{ctype}>")
 
 
 def _kernel(name, dtype, *template):
@@ -214,6 +216,60 @@ def _persistent_bellman_ford(A, source, *, dtype, return_predecessors, direction
     return _result(A, source, s.dist, s.w, return_predecessors)
 
 
+# ------------------------------------------------------------------ 4. near_far
+def _near_far(A, source, *, dtype, return_predecessors, direction, stats, delta):
+    cp = _cupy()
+    s = _Frontier(A, source, dtype)
+    f, n, T = s.f, s.n, np.dtype(dtype).type
+    far_flag = cp.zeros(n, np.int32)
+    piles = [cp.empty(max(n, 1), np.int32) for _ in range(2)]
+    counts = cp.zeros(2, np.uint64)  # the two piles' sizes
+    smallest = cp.empty(1, dtype)
+    near_expand = _kernel("gbla_sssp_near_expand", dtype)
+    far_min, far_split = _kernel("gbla_sssp_far_min", dtype), _kernel("gbla_sssp_far_split", dtype)
+    split = T(delta)
+    rounds = phases = 0
+    pile = 0  # the pile the near rounds append to
+    while True:
+        while f.size:
+            rounds += 1
+            q, out = f.current
+            slot, clear = f.next_slot()
+            for view, count, group in zip(f.bin_views(q), f.counts, (1, WARP, THREADS)):
+                if count:
+                    near_expand(grid(count * group), (THREADS,),
+                                (view, np.int32(count), np.int32(group), np.int32(rounds),
+                                 np.int32(n), s.dist, s.stamp, far_flag, s.indptr, s.indices,
+                                 ptr(s.w), split, out, slot, clear, piles[pile],
+                                 counts[pile:pile + 1]))
+            f.read()  # sync: the next near frontier's size
+        size = int(counts[pile].get())  # sync: the far pile's size
+        if size == 0:
+            break
+        phases += 1
+        smallest.fill(np.inf)
+        far_min(grid(size), (THREADS,), (piles[pile], np.int64(size), s.dist, split, smallest))
+        m = T(smallest.get()[0])  # sync: where the next phase starts
+        if not m < T(np.inf):  # only stale entries (or sums that overflowed): nothing left
+            break
+        # the new split holds m, whatever the rounding of m / delta
+        hi = T(max(T(np.floor(m / T(delta)) + 1) * T(delta), split + T(delta)))
+        hi = max(hi, np.nextafter(m, T(np.inf)))
+        other = 1 - pile
+        counts[other] = 0
+        slot, clear = f.next_slot()
+        clear.fill(0)
+        slot.fill(0)
+        far_split(grid(size), (THREADS,),
+                  (piles[pile], np.int64(size), s.dist, split, hi, far_flag, np.int32(n),
+                   s.indptr, f.bins[0], slot, piles[other], counts[other:other + 1]))
+        f.read(swap=False)  # the near frontier is in bins[0], where the rounds read it
+        pile, split = other, hi
+    stats["iterations"] = rounds
+    stats["phases"] = phases
+    return _result(A, source, s.dist, s.w, return_predecessors)
+
+
 # ------------------------------------------------------------------ the registry entries
 _EDGE = "a thread per stored edge (COO, an undirected edge once, relaxed both ways), " \
     "atomicMin on the distances, one 4-byte flag read a round"
@@ -233,6 +289,10 @@ _KERNELS = (
      "frontier_bellman_ford's rounds in one cooperative launch, grid.sync() between rounds: "
      "no launch and no host round trip a round"),
 )
+methods.register(methods.Method(
+    "near_far", "sssp", "Davidson et al.'s near-far pile: the binned push of vertices below a "
+    "split distance, the rest set aside once in a far pile; the split moves by delta at least",
+    _near_far, devices=("gpu",), max_index=methods.INT32_MAX - 1, options=("delta",)))
 
 for _name, _run, _description in _KERNELS:
     methods.register(methods.Method(_name, "sssp", _description, _run, devices=("gpu",),

@@ -19,6 +19,13 @@
 //    distance fell last round push along their out-edges (CSR), a thread, a warp or a block per
 //    vertex by out-degree (frontier.cuh's bins, as the BFS kernels); a vertex whose distance it
 //    lowers joins the next frontier once (a stamp per vertex holds the round it was queued in).
+// 4. near_far (gbla_sssp_near_expand, gbla_sssp_far_min, gbla_sssp_far_split): Davidson et
+//    al.'s near-far work-saving pile (IPDPS 2014). A split distance cuts the work: a vertex
+//    lowered below it joins the near frontier (processed now, by the binned push above), one
+//    lowered to it or beyond is set aside once in the far pile (a flag per vertex). When the near
+//    frontier empties, the split moves past the smallest distance in the far pile (by delta at
+//    least) and the pile is split: stale entries (already processed below the old split) go,
+//    those below the new split become the near frontier, the rest stay. Non-negative weights.
 // 3. persistent_bellman_ford (gbla_sssp_persistent): frontier_bellman_ford's rounds inside one
 //    cooperative launch, grid.sync() between rounds: no launch and no host round trip a round,
 //    which is what a road network's thousands of short rounds cost the others.
@@ -55,6 +62,11 @@ template <class T, bool LDG>
 __device__ __forceinline__ T gbla_read_dist(const T* dist, int v) {
     if (LDG) return __ldg(dist + v);
     return dist[v];
+}
+
+__device__ __forceinline__ void gbla_set_inf(float* x) { *x = __int_as_float(0x7f800000); }
+__device__ __forceinline__ void gbla_set_inf(double* x) {
+    *x = __longlong_as_double(0x7ff0000000000000LL);
 }
 
 template <class T>
@@ -171,6 +183,88 @@ __global__ void gbla_sssp_persistent(int n, T* dist, int* stamp, const int* __re
     if (tid == 0) {
         result[0] = round - 1;
         result[1] = bounded ? 1 : 0;
+    }
+}
+
+// ------------------------------------------------------------------ 4. near_far
+// As gbla_sssp_push_group, but a lowered v joins the near frontier only below `split`; at or
+// beyond it, v goes to the far pile unless it is there already (far_flag[v]).
+template <class T>
+__device__ __forceinline__ void gbla_sssp_near_group(int u, int lane, int group, int round,
+                                                     int n, T* dist, int* stamp, int* far_flag,
+                                                     const int* __restrict__ indptr,
+                                                     const int* __restrict__ indices,
+                                                     const T* __restrict__ w, T split,
+                                                     int* bins, u64* slot, int* far,
+                                                     u64* far_count) {
+    const T du = dist[u];
+    for (int e = indptr[u] + lane; e < indptr[u + 1]; e += group) {
+        const int v = indices[e];
+        const T candidate = du + gbla_weight(w, e);
+        if (!(candidate < dist[v] && gbla_atomic_min(dist + v, candidate))) continue;
+        if (candidate < split) {
+            if (atomicExch(stamp + v, round) != round)
+                gbla_append_binned<int>(v, n, indptr, bins, slot);
+        } else if (atomicExch(far_flag + v, 1) == 0) {
+            far[atomicAdd(far_count, 1ULL)] = v;
+        }
+    }
+}
+
+template <class T>
+__global__ void gbla_sssp_near_expand(const int* __restrict__ q_in, int n_in, int group,
+                                      int round, int n, T* dist, int* stamp, int* far_flag,
+                                      const int* __restrict__ indptr,
+                                      const int* __restrict__ indices, const T* __restrict__ w,
+                                      T split, int* bins, u64* slot, u64* clear, int* far,
+                                      u64* far_count) {
+    gbla_clear_slot(clear);
+    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long groups = (long long)gridDim.x * blockDim.x / group;
+    const int lane = (int)(tid % group);
+    for (long long i = tid / group; i < n_in; i += groups)
+        gbla_sssp_near_group<T>(q_in[i], lane, group, round, n, dist, stamp, far_flag, indptr,
+                                indices, w, split, bins, slot, far, far_count);
+}
+
+// The smallest distance at or beyond `lo` among the far pile's `count` entries, into *out
+// (+inf before the launch; entries below lo are stale and skipped).
+template <class T>
+__global__ void gbla_sssp_far_min(const int* __restrict__ far, long long count,
+                                  const T* __restrict__ dist, T lo, T* out) {
+    T best;
+    gbla_set_inf(&best);
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
+        const T d = dist[far[i]];
+        if (d >= lo && d < best) best = d;
+    }
+    for (int off = 16; off > 0; off >>= 1) {
+        const T other = __shfl_down_sync(0xffffffffu, best, off);
+        if (other < best) best = other;
+    }
+    if ((threadIdx.x & 31) == 0) gbla_atomic_min(out, best);  // +inf lowers nothing
+}
+
+// Splits the far pile at [lo, hi): entries below lo are stale and dropped, those below hi join
+// the near frontier (bins, described in slot), the rest go to far_out (counted in *out_count).
+// A vertex leaving the pile has its flag cleared.
+template <class T>
+__global__ void gbla_sssp_far_split(const int* __restrict__ far, long long count,
+                                    const T* __restrict__ dist, T lo, T hi, int* far_flag,
+                                    int n, const int* __restrict__ indptr, int* bins, u64* slot,
+                                    int* far_out, u64* out_count) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += stride) {
+        const int v = far[i];
+        const T d = dist[v];
+        if (d >= hi) {
+            far_out[atomicAdd(out_count, 1ULL)] = v;
+            continue;
+        }
+        far_flag[v] = 0;
+        if (d >= lo) gbla_append_binned<int>(v, n, indptr, bins, slot);
     }
 }
 
