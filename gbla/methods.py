@@ -13,7 +13,8 @@ call the chosen method's ``run`` with the keywords its algorithm's contract name
   no NaN or -inf weight, +inf edges dropped, an unweighted graph as its bool pattern (weight
   1), and no negative weight unless the method declares ``negative_weights``. ``options`` are
   the keywords the method lists in ``options``: ``delta`` (a bucket width) is always given,
-  the caller's or the default one (``gbla.algorithms.sssp.default_delta``), checked positive.
+  the caller's or the default one (``default_delta`` of gbla/algorithms/sssp.py), checked
+  positive.
 
 ``direction`` is 'push', 'pull' or a :class:`~gbla.DirectionPolicy` ('auto' arrives as the
 default policy), and anything but the default policy only for methods with ``directions``.

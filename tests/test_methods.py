@@ -9,6 +9,7 @@ from scipy.sparse import csgraph
 
 import gbla
 from gbla import methods
+from gbla.algorithms.sssp import default_delta
 from gbla.methods import Method
 
 from .conftest import SKIP_NO_GPU, host
@@ -79,7 +80,9 @@ def test_a_registered_sssp_method_runs_through_gbla_sssp_with_checked_weights(re
                            stats=stats)
     assert host(dist).tolist() == [0, 1, 2, 3, np.inf]
     gbla.verify.sssp(A, 0, dist, pred)
-    assert stats["method"] == "scipy_dijkstra" and stats["options"] == {}
+    # a listed delta always arrives: the default width when none is given
+    default = default_delta(A)
+    assert stats["method"] == "scipy_dijkstra" and stats["options"] == {"delta": default}
     assert stats["dtype"] == np.float64 and stats["direction"] is gbla.DEFAULT_POLICY
     gbla.sssp(A, 0, method="scipy_dijkstra", delta=2.5, stats=stats)
     assert stats["options"] == {"delta": 2.5}  # a listed option reaches the method
