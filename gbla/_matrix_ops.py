@@ -81,6 +81,9 @@ def reduce_by_key(keys, values, monoid, device):
 def product(A, Bm, semiring, dtype, mask):
     """The keys and values of A (+).(x) Bm with only the positions ``mask`` allows."""
     device = A.device
+    if device == "cpu" and semiring.multiply.name == "pair" and \
+            (semiring.add.idempotent or semiring.add.name == "plus"):
+        return _structural_product(A, Bm, semiring, dtype, mask)
     xp = B.xp_of(device)
     ncols = Bm.ncols
     a_rows = A._entry_rows().astype(np.int64)
@@ -108,6 +111,28 @@ def product(A, Bm, semiring, dtype, mask):
         z = _apply_binary(mult, x, y, dtype, device).astype(z_dtype, copy=False)
     order = xp.argsort(keys, kind="stable")
     return reduce_by_key(keys[order], z[order], semiring.add, device)
+
+
+def _structural_product(A, Bm, semiring, dtype, mask):
+    """A (+).pair Bm on the CPU by SciPy's sparse product of the patterns (compiled, a dense
+    accumulator a row, no sort): each position holds the number of k where both A(i, k) and
+    Bm(k, j) exist, which is the result under plus and 1 under an idempotent monoid."""
+    import scipy.sparse as sp
+    ones = [sp.csr_array((np.ones(M.nvals, np.int64), M._indices, M._indptr), shape=M.shape)
+            for M in (A, Bm)]
+    C = ones[0] @ ones[1]  # one entry a position, in no order within a row
+    rows = np.repeat(np.arange(C.shape[0], dtype=np.int64), np.diff(C.indptr))
+    keys = rows * max(Bm.ncols, 1) + C.indices.astype(np.int64)
+    counts = C.data
+    if mask is not None:  # before the sort: a traversal's mask leaves few
+        keep = mask.allows(keys)
+        keys, counts = keys[keep], counts[keep]
+    order = np.argsort(keys)  # keys are distinct: any sort is stable
+    keys, counts = keys[order], counts[order]
+    z_dtype = semiring.output_dtype(dtype)
+    if semiring.add.name == "plus":
+        return keys, counts.astype(z_dtype)
+    return keys, np.ones(len(keys), z_dtype)
 
 
 def product_pull(A, Bm, semiring, dtype, mask):

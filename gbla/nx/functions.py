@@ -191,15 +191,20 @@ def single_target_shortest_path_length(G, target, cutoff=None):
 
 
 def all_pairs_shortest_path_length(G, cutoff=None):
-    # BATCH sources at a time, one multi-source BFS each; networkx's order per source on the host
+    # BATCH sources at a time, one multi-source BFS each. Each dict lists its targets by
+    # distance, ties in node order: networkx lists them as its search meets them, an order it
+    # does not promise, and one that costs a scan of every edge per source to reproduce.
     limit = None if cutoff is None else _depth_limit(cutoff if cutoff >= 0 else 0)
-    lists = [G.neighbour_lists()]
+    nodes = G.nodes
     for at in range(0, len(G), BATCH):
         batch = list(range(at, min(at + BATCH, len(G))))
         levels = B.to_host(_bfs(G.matrix, batch, depth_limit=limit)).astype(np.int64)
         for row, s in enumerate(batch):
-            order, _ = bfs_order(lists, levels[row], [s])
-            yield G.nodes[s], {G.nodes[v]: int(levels[row, v]) for v in order.tolist()}
+            reached = np.flatnonzero(levels[row] >= 0)
+            hops = levels[row, reached]
+            by_distance = np.argsort(hops, kind="stable")
+            yield nodes[s], dict(zip(map(nodes.__getitem__, reached[by_distance].tolist()),
+                                     hops[by_distance].tolist()))
 
 
 def _check_method(method):
