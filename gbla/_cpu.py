@@ -53,6 +53,11 @@ def push(P, n_out, idx, u_values, semiring, flip, dtype, m, mode):
     if mode != 0:  # MODE_TRUE: m[i] allows i; MODE_FALSE: m[i] forbids it
         keep = m[dest] if mode == 1 else ~m[dest]
         edge, owner, dest = edge[keep], owner[keep], dest[keep]
+    if _structural(semiring):  # each reached i gets the one value: no products to reduce
+        dest.sort()
+        if len(dest) > 1:
+            dest = dest[np.concatenate(([True], dest[1:] != dest[:-1]))]
+        return dest, np.full(len(dest), _structural_value(semiring, dtype))
     products = multiply(semiring, _values(values, edge), u_values[owner], idx[owner], flip, dtype)
     order = np.argsort(dest, kind="stable")
     dest, products = dest[order], products[order]
@@ -69,11 +74,19 @@ def _structural(semiring):
     return not (mul.uses_x or mul.uses_y or mul.positional) and semiring.add.idempotent
 
 
+_ONES = {}  # (id of a multiply, dtype) -> (the op, kept alive; its value on ones)
+
+
 def _structural_value(semiring, dtype):
-    """The value a structural product gives (the multiply of two ones, in the output dtype)."""
-    one = np.ones(1, dtype)
-    return np.asarray(semiring.multiply.apply_numpy(one, one)).astype(
-        semiring.output_dtype(dtype))[0]
+    """The value a structural product gives (the multiply of two ones, in the output dtype),
+    computed once per multiply and dtype: a traversal asks every level."""
+    op, dtype = semiring.multiply, np.dtype(dtype)
+    key = (id(op), dtype)
+    if key not in _ONES:
+        one = np.ones(1, dtype)
+        _ONES[key] = (op, np.asarray(op.apply_numpy(one, one)).astype(
+            semiring.output_dtype(dtype))[0])
+    return _ONES[key][1]
 
 
 def pull(Q, n_out, u_values, u_present, semiring, flip, dtype, allow, entry_rows=None,

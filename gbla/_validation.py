@@ -1,6 +1,7 @@
 """The one place public inputs are checked. Every message reads
 ``"<arg> must <condition>; got <value>"``."""
 
+import functools
 import numbers
 import os
 import re
@@ -90,11 +91,17 @@ def representable(value, dtype, arg):
             if fvalue not in (0.0, 1.0):
                 raise invalid_value(arg, "be True, False, 0 or 1 to go into bool", value)
             return
-        info = np.iinfo(dtype)
+        low, high = _integer_range(dtype)
         integral = isinstance(value, (numbers.Integral, np.integer)) or fvalue.is_integer()
         if isinstance(value, (bool, np.bool_)) or not integral or \
-                not info.min <= int(value) <= info.max:
-            raise invalid_value(arg, f"be an integer in [{info.min}, {info.max}]", value)
+                not low <= int(value) <= high:
+            raise invalid_value(arg, f"be an integer in [{low}, {high}]", value)
+
+
+@functools.lru_cache(maxsize=None)
+def _integer_range(dtype):
+    info = np.iinfo(dtype)  # a few microseconds each time: a traversal asks once a level
+    return int(info.min), int(info.max)
 
 
 def scalar_value(value, dtype, arg):

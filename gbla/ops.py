@@ -305,7 +305,10 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
     if isinstance(direction, DirectionTracker):
         P, Q = push_of(), pull_of()
         idx, u_values = u._sparse()
-        offsets, total = _frontier_offsets(P, idx, xp)
+        if device == "gpu":  # the push kernel takes the prefix sums too
+            offsets, total = _frontier_offsets(P, idx, xp)
+        else:
+            total = int(P._degrees()[idx].sum())
         direction = direction.choose(
             frontier_vertices=len(idx), frontier_edges=total, edges=Q.nvals, n=n_out,
             early_exit=semiring.add.terminal_for(semiring.output_dtype(dtype)) is not None)
