@@ -131,6 +131,8 @@ def test_algorithms_are_written_against_ops_and_semirings_only():
     ("gbla.runtime", "gbla.algorithms"),
     ("gbla.kernels", "gbla.runtime"),
     ("gbla.kernels", "gbla.algorithms"),
+    ("gbla.outofcore", "gbla.ops"),            # out-of-core traversal: arrays, not the algebra
+    ("gbla.outofcore", "gbla.algorithms"),
     ("gbla.methods", "gbla.algorithms"),       # the registry knows neither side
     ("gbla.methods", "gbla.kernels"),
     ("gbla.matrix", "gbla.ops"),               # storage below the operations

@@ -1,0 +1,18 @@
+"""Graphs larger than the GPU's memory: the graph stays in host memory, cut into subgraphs by a
+static 1D partition of its source vertices (:mod:`.partition`); each iteration of a traversal
+a scheduler decides what crosses the bus (:mod:`.schedule`: the differential scheme of Song et
+al., 2022, resident high-value subgraphs and compacted edges for the rest, and the GraphCage-,
+Subway- and EMOGI-like baselines), and the traversal expands its frontier from wherever the
+edges are (:mod:`.traverse`), keeping the accounts: host-to-device bytes, transfers, the peak
+bytes held.
+
+The schedule and the traversals run with NumPy as the "device" too, which is how the CPU tests
+check them; on the GPU the device is CuPy.
+"""
+
+from .partition import DEFAULT_PART_BYTES, Partition, partition
+from .schedule import STRATEGIES, Accounts, MemoryBudgetError, Scheduler, Step
+from .traverse import HostGraph, bfs, sssp
+
+__all__ = ["Partition", "partition", "DEFAULT_PART_BYTES", "STRATEGIES", "Scheduler", "Step",
+           "Accounts", "MemoryBudgetError", "HostGraph", "bfs", "sssp"]

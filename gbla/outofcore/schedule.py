@@ -1,0 +1,213 @@
+"""What moves to the device each iteration of a traversal over a partitioned host graph.
+
+Each iteration the traversal tells the :class:`Scheduler` each subgraph's value (the out-edges
+of its active vertices) and active vertex count; the scheduler answers with a plan, a
+:class:`Step` per active subgraph, and keeps the accounts (host-to-device bytes, transfers).
+Strategies:
+
+- ``"differential"`` (the default; Song et al., 2022): a subgraph whose active edges are at
+  least ``whole_ratio`` of its edges is sent whole and kept resident for later iterations
+  (room made by evicting the residents of least value this iteration, never one it uses); so
+  is any active subgraph while there is room without evicting (device memory otherwise idle,
+  and a subgraph touched again costs nothing more); a resident one costs nothing; the others
+  send only their active vertices' edges, compacted on the host.
+- ``"all"`` (GraphCage-like): the subgraphs that fit are resident from the start, in order;
+  every other active subgraph is sent whole every iteration, never kept.
+- ``"compact"`` (Subway-like): every active subgraph sends its active edges, compacted;
+  nothing is resident.
+- ``"zerocopy"`` (EMOGI-like): nothing is sent; the kernels read the edges they need from
+  mapped pinned host memory (counted as bytes read over the bus, not as transfers).
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import _validation as V
+from ..exceptions import InvalidValue
+
+__all__ = ["STRATEGIES", "Step", "Accounts", "Scheduler", "MemoryBudgetError"]
+
+STRATEGIES = ("differential", "all", "compact", "zerocopy")
+
+
+class MemoryBudgetError(InvalidValue):
+    """A device memory budget too small for one iteration's working set."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one active subgraph needs this iteration: ``kind`` is 'resident' (already on the
+    device), 'whole' (sent whole, then resident unless the strategy keeps nothing), 'compact'
+    (its active edges sent) or 'zerocopy' (read in place); ``bytes`` what crosses the bus."""
+
+    subgraph: int
+    kind: str
+    bytes: int
+
+
+@dataclass
+class Accounts:
+    """A run's traffic: host-to-device bytes and transfers (whole subgraphs, compacted
+    batches), bytes read in place (zero-copy), iterations, and the peak device bytes the
+    scheduler held (residents and staging)."""
+
+    h2d_bytes: int = 0
+    whole: int = 0
+    compact: int = 0
+    zerocopy_bytes: int = 0
+    resident_hits: int = 0
+    iterations: int = 0
+    peak_bytes: int = 0
+    per_iteration: list = field(default_factory=list)
+
+    def as_dict(self):
+        return {"h2d_bytes": self.h2d_bytes, "transfers": self.whole + self.compact,
+                "whole_transfers": self.whole, "compact_transfers": self.compact,
+                "zerocopy_bytes": self.zerocopy_bytes, "resident_hits": self.resident_hits,
+                "iterations": self.iterations, "peak_bytes": self.peak_bytes}
+
+
+class Scheduler:
+    """Plans the transfers of a traversal over ``part`` (a Partition) within ``budget`` device
+    bytes, of which ``fixed_bytes`` (the traversal's vertex arrays) are taken before any edge.
+
+    The rest holds a staging buffer for compacted edges (``staging_bytes``: a quarter of it by
+    default, at least the largest vertex's edges, so any vertex can be sent) and the resident
+    subgraphs. A budget that cannot hold the vertex arrays and that much staging raises
+    :class:`MemoryBudgetError` naming both sizes.
+    """
+
+    def __init__(self, part, budget, *, fixed_bytes, strategy="differential", whole_ratio=0.5,
+                 largest_vertex_edges=0, staging_bytes=None):
+        V.one_of(strategy, STRATEGIES, "strategy")
+        budget = V.integer(budget, "memory_budget")
+        if not 0 < float(whole_ratio) <= 1:
+            raise V.invalid_value("whole_ratio", "be in (0, 1]", whole_ratio)
+        self.part, self.strategy, self.whole_ratio = part, strategy, float(whole_ratio)
+        self.sizes = part.nbytes()
+        self.edges = part.edges()
+        least_staging = int(largest_vertex_edges) * part.edge_bytes + 2 * part.index_bytes
+        if strategy == "zerocopy":
+            least_staging = 0
+        needed = int(fixed_bytes) + least_staging
+        if budget < needed:
+            raise MemoryBudgetError(V.message(
+                "memory_budget", f"hold one iteration's working set, {needed} bytes "
+                f"({fixed_bytes} for the vertex arrays, {least_staging} to stage the largest "
+                "vertex's edges)", budget))
+        free = budget - int(fixed_bytes)
+        if strategy == "zerocopy":
+            staging = 0
+        elif staging_bytes is None:
+            staging = max(least_staging, free // 4) if strategy != "all" else least_staging
+        else:
+            staging = max(least_staging, V.integer(staging_bytes, "staging_bytes"))
+        self.staging = min(staging, free)
+        self.capacity = free - self.staging  # for resident subgraphs
+        self.fixed = int(fixed_bytes)
+        self.resident = {}  # subgraph -> bytes
+        self.accounts = Accounts()
+        if strategy == "all":  # a static resident set, in order, as far as it fits
+            used = 0
+            for i, size in enumerate(self.sizes.tolist()):
+                if used + size <= self.capacity:
+                    self.resident[i] = size
+                    used += size
+            self._initial = dict(self.resident)  # sent once, at the first iteration
+        self._note_peak()
+
+    @property
+    def resident_bytes(self):
+        return sum(self.resident.values())
+
+    def _note_peak(self):
+        self.accounts.peak_bytes = max(self.accounts.peak_bytes,
+                                       self.fixed + self.staging + self.resident_bytes)
+
+    def plan(self, value, active, active_edges_bytes=None):
+        """The steps of one iteration. ``value[i]``: out-edges of subgraph i's active vertices;
+        ``active[i]``: its active vertex count (int arrays over the subgraphs). A compact step
+        sends those edges and one offset per active vertex. Updates the accounts."""
+        value = np.asarray(value, np.int64)
+        active = np.asarray(active, np.int64)
+        acc = self.accounts
+        acc.iterations += 1
+        moved_before = acc.h2d_bytes
+        used = np.flatnonzero(active > 0)
+        compact_cost = value * self.part.edge_bytes + (active + 1) * self.part.index_bytes
+        steps = []
+        if self.strategy == "zerocopy":
+            for i in used.tolist():
+                steps.append(Step(i, "zerocopy", int(value[i] * self.part.edge_bytes)))
+                acc.zerocopy_bytes += steps[-1].bytes
+        elif self.strategy == "compact":
+            steps = [self._compact(i, compact_cost[i]) for i in used.tolist()]
+        elif self.strategy == "all":
+            for i in used.tolist():
+                if i in self.resident:
+                    if i in self._initial:  # the first use sends it, once
+                        del self._initial[i]
+                        steps.append(self._send_whole(i, keep=True))
+                    else:
+                        steps.append(self._hit(i))
+                else:
+                    steps.append(self._send_whole(i, keep=False))
+        else:
+            steps = self._differential(used, value, compact_cost)
+        acc.per_iteration.append(acc.h2d_bytes - moved_before)
+        self._note_peak()
+        return steps
+
+    def _differential(self, used, value, compact_cost):
+        ratio = value[used] / np.maximum(self.edges[used], 1)
+        steps = {}
+        # most valuable first, so that they get the room
+        for i in used[np.argsort(-ratio, kind="stable")].tolist():
+            if i in self.resident:
+                steps[i] = self._hit(i)
+            elif self.sizes[i] <= self.capacity - self.resident_bytes or \
+                    (value[i] >= self.whole_ratio * self.edges[i] and
+                     self._make_room(i, value, used)):
+                steps[i] = self._send_whole(i, keep=True)
+            else:
+                steps[i] = self._compact(i, compact_cost[i])
+        return [steps[i] for i in used.tolist()]
+
+    def _make_room(self, i, value, used):
+        """Evict residents this iteration does not use, least valuable first, until subgraph i
+        fits; False (evicting nothing) when it cannot."""
+        need = int(self.sizes[i])
+        if need > self.capacity:
+            return False
+        free = self.capacity - self.resident_bytes
+        if free >= need:
+            return True
+        in_use = set(used.tolist())
+        idle = sorted((j for j in self.resident if j not in in_use), key=lambda j: value[j])
+        if free + sum(self.resident[j] for j in idle) < need:
+            return False
+        for j in idle:
+            if free >= need:
+                break
+            free += self.resident.pop(j)
+        return True
+
+    def _hit(self, i):
+        self.accounts.resident_hits += 1
+        return Step(i, "resident", 0)
+
+    def _send_whole(self, i, keep):
+        size = int(self.sizes[i])
+        if keep:
+            self.resident[i] = size
+        self.accounts.h2d_bytes += size
+        self.accounts.whole += 1
+        return Step(i, "whole", size)
+
+    def _compact(self, i, cost):
+        cost = int(cost)
+        self.accounts.h2d_bytes += cost
+        # a staging buffer's worth per transfer
+        self.accounts.compact += max(1, -(-cost // max(self.staging, 1)))
+        return Step(i, "compact", cost)

@@ -1,0 +1,208 @@
+"""BFS and SSSP over a graph kept in host memory, the device holding only the vertex arrays, a
+staging buffer and the subgraphs the :class:`~.schedule.Scheduler` keeps resident.
+
+Each iteration brings the frontier to the host (its ids: the plan needs each active
+subgraph's value), asks the scheduler for the plan, and expands the frontier subgraph by
+subgraph from wherever the plan puts the edges: a resident or just-sent subgraph on the device,
+a compacted batch of the active vertices' edges, or (zero-copy) the host arrays read in place.
+``xp`` is the array module of the "device": CuPy on the GPU, NumPy to run the same schedule on
+the CPU (what the CPU tests check: results, accounts and the budget).
+"""
+
+import numpy as np
+
+from .. import _validation as V
+from .._matrix_ops import _owners
+from ..exceptions import NegativeCycleError
+from .partition import partition
+from .schedule import Scheduler
+
+__all__ = ["HostGraph", "bfs", "sssp"]
+
+
+class HostGraph:
+    """A CSR graph on the host (``indptr``, ``indices``, ``values`` or None for weight 1), cut
+    into subgraphs on first use. On the GPU path its arrays should be pinned (page-locked) so
+    that transfers run at the bus's speed."""
+
+    def __init__(self, indptr, indices, values=None):
+        self.indptr = np.asarray(indptr, np.int64)
+        self.indices = np.asarray(indices)
+        self.values = None if values is None else np.asarray(values)
+        self.n = len(self.indptr) - 1
+        self.degrees = np.diff(self.indptr)
+
+    @classmethod
+    def of(cls, A):
+        """The host CSR of a gbla Matrix (copied to the host when it is on the GPU)."""
+        from .._backend import to_host
+        return cls(to_host(A._indptr), to_host(A._indices),
+                   None if A._values is None else to_host(A._values))
+
+    @property
+    def nbytes(self):
+        return self.indptr.nbytes + self.indices.nbytes + \
+            (0 if self.values is None else self.values.nbytes)
+
+    def edge_bytes(self, value_dtype=None):
+        return self.indices.itemsize + (0 if self.values is None else
+                                        np.dtype(value_dtype or self.values.dtype).itemsize)
+
+
+class _Device:
+    """The subgraphs held on the device, kept in step with the scheduler's residents."""
+
+    def __init__(self, graph, part, xp, weights):
+        self.graph, self.part, self.xp, self.weights = graph, part, xp, weights
+        self.held = {}
+
+    def whole(self, i, keep):
+        """Subgraph i on the device: (row pointers from 0, targets, weights or None)."""
+        if i in self.held:
+            return self.held[i]
+        g, p, xp = self.graph, self.part, self.xp
+        lo, hi = int(p.vertex_bounds[i]), int(p.vertex_bounds[i + 1])
+        e0, e1 = int(p.edge_bounds[i]), int(p.edge_bounds[i + 1])
+        sub = (xp.asarray(g.indptr[lo:hi + 1] - e0), xp.asarray(g.indices[e0:e1]),
+               None if self.weights is None else xp.asarray(self.weights[e0:e1]))
+        if keep:
+            self.held[i] = sub
+        return sub
+
+    def forget_evicted(self, resident):
+        for i in [i for i in self.held if i not in resident]:
+            del self.held[i]
+
+
+def _expand(indptr, rows, xp):
+    """Edge positions of ``rows`` in a CSR's row pointers, and each edge's row (position in
+    ``rows``)."""
+    starts = indptr[rows]
+    counts = indptr[rows + 1] - starts
+    offsets = xp.cumsum(counts)
+    total = int(offsets[-1]) if len(offsets) else 0  # sync: the edges to expand
+    position = xp.arange(total, dtype=np.int64)
+    owner = _owners(counts, offsets, position, xp)
+    return starts[owner] + position - (offsets[owner] - counts[owner]), owner
+
+
+def _edges_of(graph, part, device, step, verts, xp):
+    """(sources, targets, weights) of the active vertices ``verts`` (host ids, all in
+    ``step.subgraph``), from wherever the step puts them."""
+    i = step.subgraph
+    if step.kind in ("resident", "whole"):
+        indptr, indices, weights = device.whole(i, keep=step.kind == "resident" or
+                                                i in device.scheduler.resident)
+        local = xp.asarray(verts - part.vertex_bounds[i])
+        edge, owner = _expand(indptr, local, xp)
+        src = xp.asarray(verts)[owner]
+        return src, indices[edge], None if weights is None else weights[edge]
+    # compact (a batch gathered on the host, then sent) or zero-copy (read in place)
+    edge, owner = _expand(graph.indptr, verts, np)
+    src, dst = verts[owner], graph.indices[edge]
+    w = None if device.weights is None else device.weights[edge]
+    return xp.asarray(src), xp.asarray(dst), None if w is None else xp.asarray(w)
+
+
+def _setup(graph, budget, strategy, fixed_bytes, parts, part_bytes, xp, weights, tuning):
+    edge_bytes = graph.indices.itemsize + (0 if weights is None else weights.itemsize)
+    part = partition(graph.indptr, edge_bytes=edge_bytes, index_bytes=8, parts=parts,
+                     part_bytes=part_bytes)
+    largest = int(graph.degrees.max()) if graph.n else 0
+    scheduler = Scheduler(part, budget, fixed_bytes=fixed_bytes, strategy=strategy,
+                          largest_vertex_edges=largest, **tuning)
+    device = _Device(graph, part, xp, weights)
+    device.scheduler = scheduler
+    return part, scheduler, device
+
+
+def _iteration(graph, part, scheduler, device, frontier, xp):
+    """Plan the iteration of ``frontier`` (host ids) and give its edges, subgraph by subgraph,
+    as (sources, targets, weights) device arrays."""
+    sub = part.of(frontier)
+    value = np.bincount(sub, weights=graph.degrees[frontier], minlength=part.count)
+    active = np.bincount(sub, minlength=part.count)
+    steps = scheduler.plan(value.astype(np.int64), active)
+    device.forget_evicted(scheduler.resident)
+    by_sub = np.argsort(sub, kind="stable")
+    bounds = np.searchsorted(sub[by_sub], np.arange(part.count + 1))
+    for step in steps:
+        i = step.subgraph
+        verts = frontier[by_sub[bounds[i]:bounds[i + 1]]]
+        yield _edges_of(graph, part, device, step, verts, xp)
+
+
+def bfs(graph, source, *, memory_budget, strategy="differential", parts=None,
+        part_bytes=None, xp=np, stats=None, **tuning):
+    """BFS levels (int32 on ``xp``, -1 unreached) from ``source`` over a HostGraph, within
+    ``memory_budget`` device bytes; ``parts`` / ``part_bytes`` size the partition, ``tuning``
+    goes to the :class:`~.schedule.Scheduler` (``whole_ratio``, ``staging_bytes``). ``stats``
+    gets the scheduler's accounts and ``graph_bytes``, the graph as the device holds it (all
+    subgraphs whole), what ``h2d_bytes`` compares with."""
+    n = graph.n
+    source = V.source(source, n)
+    fixed = n * 4 + n * 8  # levels, and the frontier's ids
+    part, scheduler, device = _setup(graph, memory_budget, strategy, fixed, parts, part_bytes,
+                                     xp, None, tuning)
+    levels = xp.full(n, -1, np.int32)
+    levels[source] = 0
+    frontier = np.array([source], np.int64)
+    depth = 0
+    while len(frontier):
+        depth += 1
+        reached = [dst for _, dst, _ in _iteration(graph, part, scheduler, device, frontier,
+                                                   xp)]
+        targets = xp.concatenate(reached) if reached else xp.zeros(0, np.int64)
+        new = xp.unique(targets[levels[targets] == -1])
+        levels[new] = depth
+        frontier = np.asarray(new.get() if hasattr(new, "get") else new, np.int64)  # sync
+    if stats is not None:
+        stats.update(scheduler.accounts.as_dict(), levels=depth, subgraphs=part.count,
+                     graph_bytes=int(part.nbytes().sum()))
+    return levels
+
+
+def sssp(graph, source, *, memory_budget, dtype=np.float64, strategy="differential",
+         parts=None, part_bytes=None, xp=np, stats=None, **tuning):
+    """Bellman-Ford distances (``dtype`` on ``xp``, inf unreached) from ``source`` over a
+    HostGraph, only the vertices whose distance fell relaxing, within ``memory_budget`` device
+    bytes. Negative weights are taken; a distance still falling after n rounds raises
+    NegativeCycleError."""
+    n = graph.n
+    source = V.source(source, n)
+    dtype = np.dtype(dtype)
+    weights = None if graph.values is None else graph.values.astype(dtype, copy=False)
+    fixed = n * dtype.itemsize + n * 8  # distances, and the frontier's ids
+    part, scheduler, device = _setup(graph, memory_budget, strategy, fixed, parts, part_bytes,
+                                     xp, weights, tuning)
+    dist = xp.full(n, np.inf, dtype)
+    dist[source] = 0
+    frontier = np.array([source], np.int64)
+    rounds = 0
+    while len(frontier):
+        rounds += 1
+        if rounds > n:
+            raise NegativeCycleError(V.message(
+                "A", "have no negative cycle reachable from the source",
+                f"distances still falling after {n} rounds"))
+        parts_ = list(_iteration(graph, part, scheduler, device, frontier, xp))
+        if not parts_:
+            break
+        src = xp.concatenate([p[0] for p in parts_])
+        dst = xp.concatenate([p[1] for p in parts_])
+        w = xp.ones(len(dst), dtype) if weights is None else \
+            xp.concatenate([p[2] for p in parts_])
+        candidate = dist[src] + w
+        before = dist.copy()
+        if xp is np:
+            np.minimum.at(dist, dst, candidate)
+        else:
+            import cupyx  # the GPU path only
+            cupyx.scatter_min(dist, dst, candidate)
+        changed = xp.flatnonzero(dist < before)
+        frontier = np.asarray(changed.get() if hasattr(changed, "get") else changed,
+                              np.int64)  # sync
+    if stats is not None:
+        stats.update(scheduler.accounts.as_dict(), iterations=rounds, subgraphs=part.count,
+                     graph_bytes=int(part.nbytes().sum()))
+    return dist

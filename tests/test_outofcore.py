@@ -1,0 +1,229 @@
+"""gbla.outofcore: the partition of a host graph, the scheduler's plans and accounts for every
+strategy, and BFS / SSSP over the partitioned graph against SciPy, with NumPy as the device
+(the GPU runs the same schedule with CuPy)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.sparse import csgraph
+
+import gbla
+from gbla import outofcore as oc
+
+from . import graphs as G
+from .test_sssp import potential_graphs
+
+
+def host_graph(S):
+    return oc.HostGraph(S.indptr, S.indices.astype(np.int64), S.data)
+
+
+def expected_levels(S, source):
+    d = csgraph.shortest_path(S, unweighted=True, indices=source)
+    return np.where(np.isinf(d), -1, d).astype(np.int32)
+
+
+def budget_for(g, fraction, per_vertex):
+    """Room for the vertex arrays, a staging buffer and ``fraction`` of the graph."""
+    largest = int(g.degrees.max()) if g.n else 0
+    return g.n * per_vertex + 4 * (largest * 16 + 16) + int(fraction * g.nbytes)
+
+
+# ============================================================================== the partition
+@given(st.lists(st.integers(0, 30), min_size=0, max_size=60), st.integers(1, 12))
+def test_a_partition_covers_every_vertex_once_in_ranges_that_hold_edges(degrees, parts):
+    indptr = np.concatenate([[0], np.cumsum(degrees)]).astype(np.int64)
+    p = oc.partition(indptr, edge_bytes=4, index_bytes=8, parts=parts)
+    b = p.vertex_bounds
+    assert b[0] == 0 and b[-1] == len(degrees) and (np.diff(b) >= 0).all()
+    np.testing.assert_array_equal(p.edge_bounds, indptr[b])
+    assert p.count <= parts
+    if indptr[-1] > 0:
+        assert (p.edges() > 0).all()  # no edgeless subgraph: it would only cost a plan entry
+    # every vertex in exactly the subgraph whose range holds it
+    v = np.arange(len(degrees))
+    s = p.of(v)
+    assert ((b[s] <= v) & (v < b[s + 1])).all()
+
+
+def test_part_bytes_sets_the_subgraph_size_and_a_hub_is_never_split():
+    degrees = [5] * 100 + [400] + [5] * 100
+    indptr = np.concatenate([[0], np.cumsum(degrees)])
+    p = oc.partition(indptr, edge_bytes=4, index_bytes=8, part_bytes=400)  # ~100 edges each
+    assert p.count >= 8
+    hub = int(p.of(np.array([100]))[0])
+    assert p.edges()[hub] >= 400  # the hub's 400 edges stay together
+    np.testing.assert_array_equal(p.nbytes(), p.edges() * 4 + (p.vertices() + 1) * 8)
+
+
+@pytest.mark.parametrize("kwargs, arg", [({"parts": 0}, "parts"), ({"part_bytes": 0},
+                                         "part_bytes"), ({"parts": 2, "part_bytes": 9}, "parts")])
+def test_bad_partition_arguments_raise_naming_them(kwargs, arg):
+    with pytest.raises(gbla.InvalidValue, match=f"^{arg} must"):
+        oc.partition(np.array([0, 1, 2]), edge_bytes=4, index_bytes=8, **kwargs)
+
+
+# ============================================================================== the accounts
+# A directed path 0 -> 1 -> ... -> 7 cut in four: {0}, {1, 2}, {3, 4}, {5, 6, 7}, with 1, 2, 2
+# and 2 edges; 8 bytes an edge (int64 ids, no weights) and 8 a row pointer, so whole sizes 24,
+# 40, 40 and 48. A BFS from 0 has one active vertex a level, with one edge (vertex 7: none):
+# compacted, a level costs 8 + 2 * 8 = 24 bytes (16 for vertex 7).
+PATH = sp.csr_array((np.ones(7), (np.arange(7), np.arange(1, 8))), shape=(8, 8))
+FIXED = 8 * 12  # a BFS's vertex arrays: levels (int32) and the frontier (int64)
+
+
+def test_the_path_is_cut_as_the_accounts_below_assume():
+    p = oc.partition(PATH.indptr, edge_bytes=8, index_bytes=8, parts=4)
+    np.testing.assert_array_equal(p.vertex_bounds, [0, 1, 3, 5, 8])
+    np.testing.assert_array_equal(p.nbytes(), [24, 40, 40, 48])
+
+
+def path_bfs(strategy, budget, **kwargs):
+    g = oc.HostGraph(PATH.indptr, PATH.indices.astype(np.int64))
+    stats = {}
+    levels = oc.bfs(g, 0, memory_budget=budget, strategy=strategy, parts=4, stats=stats,
+                    **kwargs)
+    np.testing.assert_array_equal(levels, np.arange(8))
+    assert stats["subgraphs"] == 4 and stats["levels"] == 8 and stats["iterations"] == 8
+    assert stats["peak_bytes"] <= budget
+    return stats
+
+
+def test_compact_sends_each_levels_edges_and_offsets():
+    stats = path_bfs("compact", 10_000)
+    # 7 levels of one edge and two offsets (24 bytes), the last of two offsets alone
+    assert (stats["h2d_bytes"], stats["compact_transfers"], stats["whole_transfers"]) == \
+        (7 * 24 + 16, 8, 0)
+
+
+def test_differential_with_room_sends_each_subgraph_once():
+    stats = path_bfs("differential", 10_000)
+    assert (stats["h2d_bytes"], stats["whole_transfers"], stats["resident_hits"]) == \
+        (24 + 40 + 40 + 48, 4, 4)
+
+
+def test_differential_evicts_an_idle_subgraph_for_a_valuable_one():
+    # room for one subgraph of 40 bytes: {0} is sent and kept; {1, 2}, half active, is worth
+    # sending whole (whole_ratio 0.5), so {0}, idle, goes; then {3, 4} replaces it; {5, 6, 7}
+    # (48 bytes) never fits and is compacted at each of its three levels
+    stats = path_bfs("differential", FIXED + 24 + 40, staging_bytes=24)
+    assert (stats["whole_transfers"], stats["resident_hits"], stats["compact_transfers"]) == \
+        (3, 2, 3)
+    assert stats["h2d_bytes"] == 24 + 40 + 40 + 24 + 24 + 16
+
+
+def test_differential_compacts_below_the_whole_ratio_once_memory_is_taken():
+    stats = path_bfs("differential", FIXED + 24 + 40, whole_ratio=1.0, staging_bytes=24)
+    assert (stats["whole_transfers"], stats["resident_hits"]) == (1, 0)  # {0}, while room
+    assert stats["h2d_bytes"] == 24 + 6 * 24 + 16
+
+
+def test_all_sends_what_does_not_fit_every_time_it_is_active():
+    # room for 80 bytes: {0} and {1, 2} stay (sent at their first use); {3, 4} and {5, 6, 7}
+    # go over the bus at each of their levels
+    stats = path_bfs("all", FIXED + 24 + 80)
+    assert stats["h2d_bytes"] == 24 + 40 + 2 * 40 + 3 * 48
+    assert stats["whole_transfers"] == 7 and stats["resident_hits"] == 1
+
+
+def test_zerocopy_moves_nothing_and_counts_what_it_reads():
+    stats = path_bfs("zerocopy", FIXED)
+    assert (stats["h2d_bytes"], stats["transfers"], stats["zerocopy_bytes"]) == (0, 0, 7 * 8)
+
+
+def test_the_scheduler_evicts_the_least_valuable_idle_resident():
+    p = oc.partition(np.array([0, 4, 8, 12]), edge_bytes=8, index_bytes=8, parts=3)
+    size = int(p.nbytes()[0])  # 4 edges and 2 row pointers: 48 bytes
+    # staging: at least two row pointers (16 bytes), even for vertices without edges
+    s = oc.Scheduler(p, 2 * size + 116, fixed_bytes=100, staging_bytes=0, whole_ratio=0.5)
+    assert (s.capacity, s.staging) == (2 * size, 16)
+    s.plan([4, 4, 0], [1, 1, 0])          # 0 and 1 sent whole, both resident
+    assert set(s.resident) == {0, 1}
+    steps = s.plan([0, 1, 4], [0, 1, 1])  # 2 is valuable: 0 (idle) makes room, 1 is in use
+    assert set(s.resident) == {1, 2}
+    assert [(x.subgraph, x.kind) for x in steps] == [(1, "resident"), (2, "whole")]
+    assert s.accounts.peak_bytes == 2 * size + 116
+
+
+def test_a_budget_below_one_iterations_working_set_names_the_bytes():
+    g = host_graph(PATH)
+    with pytest.raises(oc.MemoryBudgetError, match=r"^memory_budget must hold one "
+                       r"iteration's working set, 120 bytes \(96 for the vertex arrays, 24 to "
+                       r"stage the largest vertex's edges\); got 119$"):
+        oc.bfs(g, 0, memory_budget=FIXED + 23, parts=4)
+    assert issubclass(oc.MemoryBudgetError, gbla.InvalidValue)
+    with pytest.raises(gbla.InvalidValue, match="^strategy must be one of"):
+        oc.bfs(g, 0, memory_budget=10_000, strategy="fast")
+
+
+# ============================================================================== the results
+@pytest.mark.parametrize("strategy", oc.STRATEGIES)
+@settings(max_examples=30, deadline=None)
+@given(g=G.medium_graphs(), data=st.data())
+def test_bfs_matches_scipy_for_every_strategy_and_budget(strategy, g, data):
+    S = g.scipy()
+    hg = host_graph(S)
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    fraction = data.draw(st.sampled_from([0.1, 0.5, 2.0]), label="budget fraction")
+    parts = data.draw(st.integers(1, 16), label="parts")
+    budget = budget_for(hg, fraction, 12)
+    stats = {}
+    levels = oc.bfs(hg, source, memory_budget=budget, strategy=strategy, parts=parts,
+                    stats=stats)
+    np.testing.assert_array_equal(levels, expected_levels(S, source))
+    assert stats["peak_bytes"] <= budget
+
+
+@pytest.mark.parametrize("strategy", oc.STRATEGIES)
+@settings(max_examples=30, deadline=None)
+@given(g=G.medium_graphs(), data=st.data())
+def test_sssp_matches_dijkstra_for_every_strategy_and_budget(strategy, g, data):
+    S = g.scipy()
+    hg = host_graph(S)
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    fraction = data.draw(st.sampled_from([0.1, 0.5, 2.0]), label="budget fraction")
+    budget = budget_for(hg, fraction, 16)
+    stats = {}
+    dist = oc.sssp(hg, source, memory_budget=budget, strategy=strategy, parts=8, stats=stats)
+    np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=source))
+    assert stats["peak_bytes"] <= budget
+
+
+@given(gp=potential_graphs(), data=st.data())
+def test_sssp_takes_negative_weights(gp, data):
+    g, p = gp
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    w = g.w + p[g.src] - p[g.dst]
+    S = G.csr(g.src, g.dst, w, g.n)
+    hg = oc.HostGraph(S.indptr, S.indices, S.data)
+    dist = oc.sssp(hg, source, memory_budget=budget_for(hg, 0.5, 16), parts=3)
+    expected = csgraph.dijkstra(g.scipy(), indices=source) + p[source] - p
+    np.testing.assert_array_equal(dist, expected)
+
+
+def test_a_negative_cycle_raises():
+    S = G.csr([0, 1, 2], [1, 2, 1], [1.0, 2.0, -3.0], 3)
+    with pytest.raises(gbla.NegativeCycleError, match="^A must have no negative cycle"):
+        oc.sssp(host_graph(S), 0, memory_budget=10_000)
+
+
+def test_a_host_graph_of_a_gbla_matrix():
+    A = gbla.Matrix.from_edges([0, 1, 2], [1, 2, 0], [1.0, 2.0, 3.0], device="cpu")
+    hg = oc.HostGraph.of(A)
+    np.testing.assert_array_equal(oc.sssp(hg, 0, memory_budget=10_000), [0.0, 1.0, 3.0])
+    assert hg.nbytes == A._indptr.astype(np.int64).nbytes + A._indices.nbytes + \
+        A._values.nbytes
+
+
+@pytest.mark.parametrize("relative", ["road/luxembourg_osm.mtx.gz"])
+def test_a_road_network_at_half_its_bytes(relative):
+    S = G.read_mtx(relative)
+    hg = host_graph(S)
+    for strategy in ("differential", "compact"):
+        stats = {}
+        budget = budget_for(hg, 0.5, 12)
+        levels = oc.bfs(hg, 0, memory_budget=budget, strategy=strategy, stats=stats)
+        np.testing.assert_array_equal(levels, expected_levels(S, 0))
+        assert stats["peak_bytes"] <= budget
