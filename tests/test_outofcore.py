@@ -191,6 +191,43 @@ def test_sssp_matches_dijkstra_for_every_strategy_and_budget(strategy, g, data):
     assert stats["peak_bytes"] <= budget
 
 
+@settings(max_examples=30, deadline=None)
+@given(g=G.medium_graphs(), data=st.data())
+def test_every_bucket_width_gives_dijkstras_distances(g, data):
+    S = g.scipy()
+    hg = host_graph(S)
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    delta = data.draw(st.sampled_from([None, "auto", 0.5, 1, 7, 30.5, 1e9]), label="delta")
+    stats = {}
+    dist = oc.sssp(hg, source, memory_budget=budget_for(hg, 0.5, 16), parts=6, delta=delta,
+                   stats=stats)
+    np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=source))
+    assert stats["delta"] is None if delta is None else stats["delta"] > 0
+
+
+def test_smaller_buckets_move_fewer_bytes_on_a_road_network():
+    # the reason for buckets out of core: a vertex relaxed nearer its final distance sends
+    # its edges fewer times (Bellman-Ford resends them each time its distance falls)
+    S = G.read_mtx("road/luxembourg_osm.mtx.gz")
+    S.data = np.random.default_rng(0).integers(1, 255, S.nnz).astype(np.float64)
+    S = S.maximum(S.T).tocsr()  # one weight both ways
+    hg = host_graph(S)
+    moved = {}
+    for delta in (None, 255.0):
+        stats = {}
+        dist = oc.sssp(hg, 0, memory_budget=budget_for(hg, 0.5, 16), parts=64, delta=delta,
+                       stats=stats)
+        np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=0))
+        moved[delta] = stats["h2d_bytes"]
+    assert moved[255.0] < moved[None] / 2
+
+
+@pytest.mark.parametrize("delta", [0, -1.0, np.inf, "fast", True])
+def test_a_bad_delta_raises_naming_it(delta):
+    with pytest.raises(gbla.InvalidValue, match="^delta must be None, 'auto' or a positive"):
+        oc.sssp(host_graph(PATH), 0, memory_budget=10_000, delta=delta)
+
+
 @given(gp=potential_graphs(), data=st.data())
 def test_sssp_takes_negative_weights(gp, data):
     g, p = gp
@@ -198,9 +235,13 @@ def test_sssp_takes_negative_weights(gp, data):
     w = g.w + p[g.src] - p[g.dst]
     S = G.csr(g.src, g.dst, w, g.n)
     hg = oc.HostGraph(S.indptr, S.indices, S.data)
-    dist = oc.sssp(hg, source, memory_budget=budget_for(hg, 0.5, 16), parts=3)
+    dist = oc.sssp(hg, source, memory_budget=budget_for(hg, 0.5, 16), parts=3)  # 'auto'
     expected = csgraph.dijkstra(g.scipy(), indices=source) + p[source] - p
     np.testing.assert_array_equal(dist, expected)
+    if (w < 0).any():  # buckets need non-negative weights: 'auto' took Bellman-Ford
+        with pytest.raises(gbla.InvalidValue, match="^delta must be None or 'auto' with a "
+                           "negative weight"):
+            oc.sssp(hg, source, memory_budget=10**6, delta=2.0)
 
 
 def test_a_negative_cycle_raises():

@@ -163,46 +163,95 @@ def bfs(graph, source, *, memory_budget, strategy="differential", parts=None,
 
 
 def sssp(graph, source, *, memory_budget, dtype=np.float64, strategy="differential",
-         parts=None, part_bytes=None, xp=np, stats=None, **tuning):
-    """Bellman-Ford distances (``dtype`` on ``xp``, inf unreached) from ``source`` over a
-    HostGraph, only the vertices whose distance fell relaxing, within ``memory_budget`` device
-    bytes. Negative weights are taken; a distance still falling after n rounds raises
-    NegativeCycleError."""
+         parts=None, part_bytes=None, delta="auto", xp=np, stats=None, **tuning):
+    """Shortest-path distances (``dtype`` on ``xp``, inf unreached) from ``source`` over a
+    HostGraph within ``memory_budget`` device bytes; only vertices whose distance fell relax.
+
+    ``delta=None``: Bellman-Ford rounds (negative weights taken; a distance still falling after
+    n rounds raises NegativeCycleError). ``delta`` a positive number: the fallen vertices wait
+    in buckets of width delta and only those of the lowest bucket relax, so a vertex relaxes
+    (and its edges cross the bus) closer to its final distance, fewer times (non-negative
+    weights); a smaller delta moves fewer bytes in more iterations. ``'auto'`` (the default):
+    32 x the mean weight / the mean out-degree, or Bellman-Ford when a weight is negative."""
     n = graph.n
     source = V.source(source, n)
     dtype = np.dtype(dtype)
     weights = None if graph.values is None else graph.values.astype(dtype, copy=False)
+    delta = _delta(graph, weights, delta)
     fixed = n * dtype.itemsize + n * 8  # distances, and the frontier's ids
     part, scheduler, device = _setup(graph, memory_budget, strategy, fixed, parts, part_bytes,
                                      xp, weights, tuning)
     dist = xp.full(n, np.inf, dtype)
     dist[source] = 0
-    frontier = np.array([source], np.int64)
+    pending = np.array([source], np.int64)
+    top = dtype.type(np.inf if delta is None else delta)  # the lowest bucket's end
     rounds = 0
-    while len(frontier):
+    while len(pending):
         rounds += 1
-        if rounds > n:
+        if delta is None and rounds > n:
             raise NegativeCycleError(V.message(
                 "A", "have no negative cycle reachable from the source",
                 f"distances still falling after {n} rounds"))
+        frontier, pending, top = _bucket(dist, pending, top, delta, xp)
         parts_ = list(_iteration(graph, part, scheduler, device, frontier, xp))
-        if not parts_:
-            break
-        src = xp.concatenate([p[0] for p in parts_])
-        dst = xp.concatenate([p[1] for p in parts_])
-        w = xp.ones(len(dst), dtype) if weights is None else \
-            xp.concatenate([p[2] for p in parts_])
-        candidate = dist[src] + w
-        before = dist.copy()
-        if xp is np:
-            np.minimum.at(dist, dst, candidate)
-        else:
-            import cupyx  # the GPU path only
-            cupyx.scatter_min(dist, dst, candidate)
-        changed = xp.flatnonzero(dist < before)
-        frontier = np.asarray(changed.get() if hasattr(changed, "get") else changed,
-                              np.int64)  # sync
+        if parts_:
+            changed = _relax(dist, parts_, weights, dtype, xp)
+            pending = np.union1d(pending, changed)
     if stats is not None:
         stats.update(scheduler.accounts.as_dict(), iterations=rounds, subgraphs=part.count,
-                     graph_bytes=int(part.nbytes().sum()))
+                     graph_bytes=int(part.nbytes().sum()), delta=delta)
     return dist
+
+
+def _delta(graph, weights, delta):
+    if delta is None:
+        return None
+    w = np.ones(1) if weights is None else weights
+    auto = isinstance(delta, str) and delta == "auto"
+    if len(w) and w.min() < 0:
+        if auto:
+            return None
+        raise V.invalid_value("delta", "be None or 'auto' with a negative weight", delta)
+    if auto:
+        positive = w[w > 0]
+        if not len(positive):
+            return 1.0
+        degree = max(len(graph.indices) / max(graph.n, 1), 1.0)
+        return max(32.0 * float(positive.mean()) / degree, float(positive.min()))
+    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.number)) or \
+            not np.isfinite(delta) or delta <= 0:
+        raise V.invalid_value("delta", "be None, 'auto' or a positive finite number", delta)
+    return float(delta)
+
+
+def _bucket(dist, pending, top, delta, xp):
+    """(the pending vertices that relax now, the rest, the bucket's end): all of them for
+    Bellman-Ford; else those below ``top``, which moves up by whole deltas past the smallest
+    pending distance when none is below it."""
+    if delta is None:
+        return pending, pending[:0], top
+    d = dist[xp.asarray(pending)]
+    d = d.get() if hasattr(d, "get") else d  # sync: the pending distances
+    now = d < top
+    if not now.any():
+        m = d.min()
+        top = max(type(top)((np.floor(m / delta) + 1) * delta), np.nextafter(m, type(m)(np.inf)))
+        now = d < top
+    return pending[now], pending[~now], top
+
+
+def _relax(dist, parts_, weights, dtype, xp):
+    """Relax the edges of one iteration into ``dist``; the host ids whose distance fell."""
+    src = xp.concatenate([p[0] for p in parts_])
+    dst = xp.concatenate([p[1] for p in parts_])
+    w = xp.ones(len(dst), dtype) if weights is None else \
+        xp.concatenate([p[2] for p in parts_])
+    candidate = dist[src] + w
+    before = dist.copy()
+    if xp is np:
+        np.minimum.at(dist, dst, candidate)
+    else:
+        import cupyx  # the GPU path only
+        cupyx.scatter_min(dist, dst, candidate)
+    changed = xp.flatnonzero(dist < before)
+    return np.asarray(changed.get() if hasattr(changed, "get") else changed, np.int64)  # sync
