@@ -13,6 +13,7 @@ import gbla
 from gbla import outofcore as oc
 
 from . import graphs as G
+from .conftest import SKIP_NO_GPU
 from .test_sssp import potential_graphs
 
 
@@ -268,3 +269,24 @@ def test_a_road_network_at_half_its_bytes(relative):
         levels = oc.bfs(hg, 0, memory_budget=budget, strategy=strategy, stats=stats)
         np.testing.assert_array_equal(levels, expected_levels(S, 0))
         assert stats["peak_bytes"] <= budget
+
+
+# ============================================================================== on the GPU
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("strategy", oc.STRATEGIES)
+def test_the_gpu_runs_the_same_schedule_from_pinned_memory(strategy):
+    import cupy as cp
+    S = G.read_mtx("road/luxembourg_osm.mtx.gz")
+    S.data = np.random.default_rng(0).integers(1, 255, S.nnz).astype(np.float64)
+    S = S.maximum(S.T).tocsr()
+    hg = host_graph(S).pin()
+    stats_gpu, stats_cpu = {}, {}
+    budget = budget_for(hg, 0.5, 16)
+    levels = oc.bfs(hg, 0, memory_budget=budget, strategy=strategy, parts=64, xp=cp,
+                    stats=stats_gpu)
+    np.testing.assert_array_equal(cp.asnumpy(levels), expected_levels(S, 0))
+    oc.bfs(hg, 0, memory_budget=budget, strategy=strategy, parts=64, stats=stats_cpu)
+    assert stats_gpu["h2d_bytes"] == stats_cpu["h2d_bytes"]  # the schedule is the device's
+    dist = oc.sssp(hg, 0, memory_budget=budget, strategy=strategy, parts=64, xp=cp)
+    np.testing.assert_array_equal(cp.asnumpy(dist), csgraph.dijkstra(S, indices=0))

@@ -6,8 +6,9 @@ Each driver takes what the algebraic methods take (A already checked by gbla.sss
 floating dtype) and returns the same arrays: distances of ``dtype`` (inf = unreached) and, when
 asked, int32 predecessors (pred[source] == source, -1 = unreached), a breadth-first tree over
 the tight edges (d[u] + w(u, v) == d[v], summed in ``dtype`` as the kernels sum), so a
-zero-weight cycle never makes a cycle of predecessors. Both kernels take negative weights; a
-distance still falling in round n raises NegativeCycleError.
+zero-weight cycle never makes a cycle of predecessors. The Bellman-Ford kernels take negative
+weights (a distance still falling in round n raises NegativeCycleError); near_far, bucketed,
+does not (gbla.sssp refuses a negative weight for it).
 
 The article's ablation of edge_bellman_ford is four registered methods: ``edge_bellman_ford``
 (read-only path and cache-blocked edge order), ``edge_bellman_ford_no_reorder``,
