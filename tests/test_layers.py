@@ -133,6 +133,8 @@ def test_algorithms_are_written_against_ops_and_semirings_only():
     ("gbla.kernels", "gbla.algorithms"),
     ("gbla.outofcore", "gbla.ops"),            # out-of-core traversal: arrays, not the algebra
     ("gbla.outofcore", "gbla.algorithms"),
+    ("gbla.distributed", "gbla.ops"),          # several GPUs: arrays and a communicator
+    ("gbla.distributed", "gbla.algorithms"),
     ("gbla.methods", "gbla.algorithms"),       # the registry knows neither side
     ("gbla.methods", "gbla.kernels"),
     ("gbla.matrix", "gbla.ops"),               # storage below the operations

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _validation as V
 
-__all__ = ["Partition", "partition", "DEFAULT_PART_BYTES"]
+__all__ = ["Partition", "partition", "balanced_bounds", "DEFAULT_PART_BYTES"]
 
 DEFAULT_PART_BYTES = 50 * 2**20  # the H100's L2: one subgraph's edges stay in it
 
@@ -46,6 +46,17 @@ class Partition:
         return np.searchsorted(self.vertex_bounds, vertices, side="right") - 1
 
 
+def balanced_bounds(indptr, parts):
+    """``parts + 1`` row bounds (non-decreasing, from 0 to n) that cut a CSR's rows into
+    ``parts`` contiguous ranges of about equal edge counts; a range may be empty (a vertex's
+    edges are never split). What a partition over subgraphs or over ranks starts from."""
+    indptr = np.asarray(indptr, np.int64)
+    n, m = len(indptr) - 1, int(indptr[-1])
+    targets = (np.arange(1, parts, dtype=np.int64) * m) // parts
+    cuts = np.searchsorted(indptr, targets, side="left")  # the first row past each target
+    return np.concatenate([[0], cuts, [n]]).astype(np.int64)
+
+
 def partition(indptr, *, edge_bytes, index_bytes, parts=None, part_bytes=None):
     """Cut the rows of a host CSR (``indptr``) into contiguous subgraphs of about equal edge
     bytes: ``parts`` of them, or as many as make each about ``part_bytes`` (default
@@ -59,7 +70,7 @@ def partition(indptr, *, edge_bytes, index_bytes, parts=None, part_bytes=None):
         Both or a non-positive ``parts`` / ``part_bytes``.
     """
     indptr = np.asarray(indptr, np.int64)
-    n, m = len(indptr) - 1, int(indptr[-1])
+    m = int(indptr[-1])
     if parts is not None and part_bytes is not None:
         raise V.invalid_value("parts", "be None when part_bytes is given", parts)
     if parts is None:
@@ -69,9 +80,7 @@ def partition(indptr, *, edge_bytes, index_bytes, parts=None, part_bytes=None):
         parts = max(1, -(-m * edge_bytes // part_bytes))
     elif V.integer(parts, "parts") < 1:
         raise V.invalid_value("parts", "be a positive integer", parts)
-    targets = (np.arange(1, parts, dtype=np.int64) * m) // parts
-    cuts = np.searchsorted(indptr, targets, side="left")  # the first row past each target
-    bounds = np.unique(np.concatenate([[0], cuts, [n]]))
+    bounds = np.unique(balanced_bounds(indptr, parts))
     edge_bounds = indptr[bounds]
     keep = np.concatenate([[True], np.diff(edge_bounds) > 0])  # drop edgeless ranges
     keep[-1] = True

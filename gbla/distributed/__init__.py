@@ -1,0 +1,48 @@
+"""Past one GPU: a matrix cut by rows over the ranks of a communicator (one per GPU), the push
+product on it with frontiers exchanged all-to-all, and BFS and SSSP written with it.
+
+- :mod:`.comm`: the communicators (one rank; threads in one process; NCCL between GPUs);
+- :mod:`.matrix`: :class:`DistMatrix`, :class:`DistVector` and the distributed ``vxm``;
+- :mod:`.traverse`: ``bfs`` and ``sssp`` over it.
+
+Run a rank per thread with :func:`run_threads` (what the CPU tests do, several ranks in one
+process); with NCCL, one process per GPU, each making its :class:`NcclComm` from rank 0's
+unique id.
+"""
+
+import threading
+
+from .comm import NcclComm, SelfComm, ThreadComm
+from .matrix import DistMatrix, DistVector, vxm
+from .traverse import bfs, sssp
+
+__all__ = ["SelfComm", "ThreadComm", "NcclComm", "DistMatrix", "DistVector", "vxm", "bfs",
+           "sssp", "run_threads"]
+
+
+def run_threads(size, work, xp=None):
+    """Run ``work(comm)`` on ``size`` ranks, a thread each with its :class:`ThreadComm`; the
+    results in rank order. An exception on any rank is raised here (the first by rank)."""
+    import numpy as np
+    comms = ThreadComm.group(size, np if xp is None else xp)
+    results, errors = [None] * size, [None] * size
+
+    def rank(r):
+        try:
+            results[r] = work(comms[r])
+        except BaseException as e:  # reported to the caller below
+            errors[r] = e
+            comms[r]._shared["barrier"].abort()  # the other ranks stop waiting for this one
+
+    threads = [threading.Thread(target=rank, args=(r,)) for r in range(size)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    first = next((e for e in errors if e is not None and
+                  not isinstance(e, threading.BrokenBarrierError)), None)
+    if first is None:
+        first = next((e for e in errors if e is not None), None)
+    if first is not None:
+        raise first
+    return results

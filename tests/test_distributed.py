@@ -1,0 +1,187 @@
+"""gbla.distributed on the CPU: the communicators' exchanges, the row partition, the
+distributed vxm against gbla.vxm for several semirings and masks, and BFS / SSSP against SciPy,
+on 1 to 4 ranks run as threads of one process (the exchange logic NCCL runs between GPUs)."""
+
+import threading
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.sparse import csgraph
+
+import gbla
+from gbla import distributed as D
+
+from . import graphs as G
+from .test_sssp import potential_graphs
+
+SIZES = [1, 2, 3, 4]
+
+
+def on_ranks(size, work):
+    return D.run_threads(size, work)
+
+
+# ============================================================================== communicators
+@pytest.mark.parametrize("size", SIZES)
+def test_alltoallv_delivers_each_ranks_array_to_its_destination_in_rank_order(size):
+    def work(comm):
+        sends = [np.array([comm.rank * 10 + r] * (r + 1)) for r in range(comm.size)]
+        got = comm.alltoallv(sends)
+        return got, comm.allreduce_sum(comm.rank + 1), comm.allgather(np.array([comm.rank]))
+
+    for rank, (got, total, gathered) in enumerate(on_ranks(size, work)):
+        assert [g.tolist() for g in got] == [[r * 10 + rank] * (rank + 1) for r in range(size)]
+        assert total == size * (size + 1) // 2
+        assert [g.tolist() for g in gathered] == [[r] for r in range(size)]
+
+
+def test_a_failing_rank_raises_instead_of_hanging_the_others():
+    def work(comm):
+        if comm.rank == 1:
+            raise ValueError("rank 1 failed")
+        return comm.allreduce_sum(1)
+
+    with pytest.raises(ValueError, match="rank 1 failed"):
+        on_ranks(3, work)
+    assert threading.active_count() < 20  # every rank's thread ended
+
+
+def test_a_communicator_of_one():
+    comm = D.SelfComm()
+    assert (comm.rank, comm.size, comm.allreduce_sum(5)) == (0, 1, 5)
+    assert comm.alltoallv([np.arange(3)])[0].tolist() == [0, 1, 2]
+
+
+# ============================================================================== the partition
+@pytest.mark.parametrize("size", SIZES)
+def test_every_row_on_exactly_one_rank_with_its_edges(size):
+    S = sp.random_array((50, 50), density=0.1, random_state=1, format="csr")
+
+    def work(comm):
+        A = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+        return A.lo, A.hi, A.indptr.copy(), A.indices.copy()
+
+    parts = on_ranks(size, work)
+    assert parts[0][0] == 0 and parts[-1][1] == 50
+    assert all(parts[r][1] == parts[r + 1][0] for r in range(size - 1))
+    for lo, hi, indptr, indices in parts:
+        np.testing.assert_array_equal(indptr, S.indptr[lo:hi + 1] - S.indptr[lo])
+        np.testing.assert_array_equal(indices, S.indices[S.indptr[lo]:S.indptr[hi]])
+
+
+# ============================================================================== the product
+@pytest.mark.parametrize("semiring", ["plus_times", "min_plus", "max_second", "any_pair",
+                                      "lor_land", "any_secondi"])
+@settings(max_examples=25, deadline=None)
+@given(g=G.graphs(max_n=30), data=st.data())
+def test_vxm_equals_gbla_vxm_on_any_number_of_ranks(semiring, g, data):
+    sr = gbla.semirings.get(semiring)
+    dtype = sr.dtypes[-1] if np.dtype(np.float64) not in sr.dtypes else np.dtype(np.float64)
+    S = g.scipy().astype(dtype)
+    A = gbla.Matrix.from_scipy(S, device="cpu")
+    k = data.draw(st.lists(st.integers(0, g.n - 1), unique=True, max_size=g.n), label="u")
+    idx = np.array(sorted(k), np.int64)
+    vals = np.array(data.draw(st.lists(st.integers(0, 9), min_size=len(idx),
+                                       max_size=len(idx)), label="values"), dtype)
+    allow = np.array(data.draw(st.lists(st.booleans(), min_size=g.n, max_size=g.n),
+                               label="mask"), bool)
+    u = gbla.Vector.from_coo(idx, vals, g.n, dtype=dtype, device="cpu")
+    mask = gbla.Vector.from_dense(allow, device="cpu")
+    expected = gbla.vxm(u, A, sr, mask=mask.V, direction="push")
+    e_idx, e_vals = expected.to_coo()
+    size = data.draw(st.sampled_from(SIZES), label="ranks")
+
+    def work(comm):
+        Ad = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+        mine = (idx >= Ad.lo) & (idx < Ad.hi)
+        w = D.vxm(Ad.vector(idx[mine], vals[mine]), Ad, sr, allow=allow[Ad.lo:Ad.hi])
+        return w.indices, w.values
+
+    got = on_ranks(size, work)
+    np.testing.assert_array_equal(np.concatenate([i for i, _ in got]), e_idx)
+    got_vals = np.concatenate([v for _, v in got])
+    if sr.add.is_any and not sr.multiply.positional and sr.multiply.name != "pair":
+        return  # any: one of the products, which may differ
+    np.testing.assert_array_equal(got_vals, e_vals)
+
+
+# ============================================================================== traversals
+@pytest.mark.parametrize("size", SIZES)
+@settings(max_examples=20, deadline=None)
+@given(g=G.medium_graphs(), data=st.data())
+def test_bfs_gives_scipys_levels_and_a_valid_tree_on_every_rank(size, g, data):
+    S = g.scipy()
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    d = csgraph.shortest_path(S, unweighted=True, indices=source)
+    expected = np.where(np.isinf(d), -1, d)
+
+    def work(comm):
+        A = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+        return D.bfs(A, source, return_predecessors=True)
+
+    A = gbla.Matrix.from_scipy(S, device="cpu")
+    for levels, parents in on_ranks(size, work):
+        np.testing.assert_array_equal(levels, expected)
+        gbla.verify.bfs(A, source, levels, parents)
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_bfs_depth_limit(size):
+    S = sp.csr_array((np.ones(5), (np.arange(5), np.arange(1, 6))), shape=(6, 6))
+
+    def work(comm):
+        return D.bfs(D.DistMatrix.from_csr(comm, S.indptr, S.indices), 0, depth_limit=2)
+
+    for levels in on_ranks(size, work):
+        assert levels.tolist() == [0, 1, 2, -1, -1, -1]
+
+
+@pytest.mark.parametrize("size", SIZES)
+@settings(max_examples=20, deadline=None)
+@given(g=G.medium_graphs(), data=st.data())
+def test_sssp_gives_dijkstras_distances_on_every_rank(size, g, data):
+    S = g.scipy()
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+
+    def work(comm):
+        return D.sssp(D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data), source)
+
+    for dist in on_ranks(size, work):
+        np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=source))
+
+
+@settings(max_examples=20, deadline=None)
+@given(gp=potential_graphs(), data=st.data(), size=st.sampled_from(SIZES))
+def test_sssp_takes_negative_weights_and_raises_on_a_negative_cycle(gp, data, size):
+    g, p = gp
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    w = g.w + p[g.src] - p[g.dst]
+    S = G.csr(g.src, g.dst, w, g.n)
+
+    def work(comm):
+        return D.sssp(D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data), source)
+
+    expected = csgraph.dijkstra(g.scipy(), indices=source) + p[source] - p
+    for dist in on_ranks(size, work):
+        np.testing.assert_array_equal(dist, expected)
+    C = G.csr([0, 1, 2], [1, 2, 1], [1.0, 2.0, -3.0], 3)
+
+    def cycle(comm):
+        return D.sssp(D.DistMatrix.from_csr(comm, C.indptr, C.indices, C.data), 0)
+
+    with pytest.raises(gbla.NegativeCycleError, match="^A must have no negative cycle"):
+        on_ranks(size, cycle)
+
+
+def test_a_gbla_matrix_cut_over_ranks():
+    A = gbla.generators.rmat(8, seed=2, device="cpu")
+    expected = gbla.bfs(A, 3)
+
+    def work(comm):
+        return D.bfs(D.DistMatrix.of(comm, A), 3)
+
+    for levels in on_ranks(2, work):
+        np.testing.assert_array_equal(levels, expected)
