@@ -21,8 +21,8 @@ Beside them: ``csgraph`` (scipy.sparse.csgraph's functions over gbla), ``io`` (g
 ``verify`` (result checks).
 """
 
-from . import (csgraph, datasets, generators, io, kernels, methods, runtime, semirings,
-               verify)
+from . import (csgraph, datasets, generators, io, kernels, methods, outofcore, runtime,
+               semirings, verify)
 from ._backend import default_device, gpu_available, synchronize, to_numpy
 from ._version import __version__
 from .algorithms import bfs, connected_components, sssp
@@ -39,6 +39,7 @@ from .vector import Vector
 
 __all__ = [
     "Matrix", "Vector", "Mask", "semirings", "kernels", "generators", "datasets", "io", "csgraph",
+    "outofcore",
     "verify", "methods", "runtime", "bfs", "sssp", "connected_components", "iterate",
     "LoopState",
     "mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign", "select", "scale",

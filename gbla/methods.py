@@ -6,15 +6,16 @@ Algorithms (``gbla.algorithms``) and kernels (``gbla.kernels``) register themsel
 neither imports the other. ``gbla.bfs`` and ``gbla.sssp`` check their arguments once and then
 call the chosen method's ``run`` with the keywords its algorithm's contract names:
 
-- ``"bfs"``: ``run(A, source, *, return_parents, depth_limit, direction, stats)`` returns
-  levels (int32, -1 = unreached), or (levels, parents) with parents[source] == source.
+- ``"bfs"``: ``run(A, source, *, return_parents, depth_limit, direction, stats, **options)``
+  returns levels (int32, -1 = unreached), or (levels, parents) with parents[source] ==
+  source.
 - ``"sssp"``: ``run(A, source, *, dtype, return_predecessors, direction, stats, **options)``
   returns distances of ``dtype`` (inf = unreached), or (dist, pred). ``A`` is checked first:
   no NaN or -inf weight, +inf edges dropped, an unweighted graph as its bool pattern (weight
   1), and no negative weight unless the method declares ``negative_weights``. ``options`` are
   the keywords the method lists in ``options``: ``delta`` (a bucket width) is always given,
   the caller's or the default one (``default_delta`` of gbla/algorithms/sssp.py), checked
-  positive.
+  positive; ``memory_budget`` (bfs and sssp) only to the methods that list it, which need it.
 
 ``direction`` is 'push', 'pull' or a :class:`~gbla.DirectionPolicy` ('auto' arrives as the
 default policy), and anything but the default policy only for methods with ``directions``.
@@ -32,7 +33,8 @@ from . import _validation as V
 from . import direction as _direction
 from .exceptions import UnknownName, UnsupportedMethod
 
-__all__ = ["Method", "ALGORITHMS", "register", "unregister", "get", "names", "resolve"]
+__all__ = ["Method", "ALGORITHMS", "register", "unregister", "get", "names", "resolve",
+           "budget_option"]
 
 ALGORITHMS = ("bfs", "sssp")
 INT32_MAX = 2**31 - 1
@@ -177,3 +179,23 @@ def resolve(name, algorithm, A, direction):
                               "switch direction)", direction)
     method.check(A)
     return method, resolved
+
+
+def budget_option(method, memory_budget):
+    """The keywords a ``memory_budget`` adds to ``method``'s run: it must be given to a method
+    that lists it in ``options`` (the out-of-core ones) and to no other.
+
+    Raises
+    ------
+    InvalidValue
+        A budget for a method that takes none, or none for one that needs it.
+    """
+    if "memory_budget" in method.options:
+        if memory_budget is None:
+            raise V.invalid_value("memory_budget", f"be given with method={method.name!r}",
+                                  memory_budget)
+        return {"memory_budget": memory_budget}
+    if memory_budget is not None:
+        raise V.invalid_value("memory_budget", f"be None with method={method.name!r} (the "
+                              f"out-of-core methods take it)", memory_budget)
+    return {}

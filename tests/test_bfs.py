@@ -227,7 +227,7 @@ def test_no_source_exists_in_an_empty_graph(device):
 
 @pytest.mark.parametrize("kwargs, error, name", [
     ({"method": "dfs"}, gbla.UnknownName, "method"),
-    ({"method": None}, gbla.UnknownName, "method"),
+    ({"method": 3}, gbla.UnknownName, "method"),
     ({"direction": "sideways"}, gbla.InvalidValue, "direction"),
     ({"direction": None}, gbla.InvalidValue, "direction"),
     ({"depth_limit": -1}, gbla.InvalidValue, "depth_limit"),

@@ -110,8 +110,9 @@ def test_bench_reports_every_method_checked_with_positive_times_and_gteps(capsys
         assert key in doc["machine"]
     ran = [r for r in doc["records"] if r["status"] == "ok"]
     assert {r["graph"] for r in ran} == set(GRAPHS)
-    assert {r["method"] for r in ran} == {m for m in gbla.methods.names(algo)
-                                          if "cpu" in gbla.methods.get(m).devices}
+    assert {r["method"] for r in ran} == {
+        m for m in gbla.methods.names(algo) if "cpu" in gbla.methods.get(m).devices and
+        "memory_budget" not in gbla.methods.get(m).options}  # out of core: not benched yet
     for r in ran:
         assert r["algo"] == algo and r["device"] == "cpu" and r["check"] == "ok"
         assert len(r["times_ms"]) == len(r["sources"]) == 3

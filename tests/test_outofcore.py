@@ -290,3 +290,61 @@ def test_the_gpu_runs_the_same_schedule_from_pinned_memory(strategy):
     assert stats_gpu["h2d_bytes"] == stats_cpu["h2d_bytes"]  # the schedule is the device's
     dist = oc.sssp(hg, 0, memory_budget=budget, strategy=strategy, parts=64, xp=cp)
     np.testing.assert_array_equal(cp.asnumpy(dist), csgraph.dijkstra(S, indices=0))
+
+
+# ============================================================================== gbla.bfs / gbla.sssp
+def test_gbla_bfs_and_sssp_keep_within_a_memory_budget():
+    S = sp.random_array((400, 400), density=0.02, random_state=5, format="csr")
+    S.data = np.floor(S.data * 9) + 1
+    A = gbla.Matrix.from_scipy(S, device="cpu")
+    stats = {}
+    levels, parents = gbla.bfs(A, 3, memory_budget=20_000, return_predecessors=True,
+                               stats=stats)
+    np.testing.assert_array_equal(levels, gbla.bfs(A, 3))
+    gbla.verify.bfs(A, 3, levels, parents)
+    assert levels.dtype == parents.dtype == np.int32
+    assert stats["h2d_bytes"] > 0 and stats["peak_bytes"] <= 20_000
+    np.testing.assert_array_equal(gbla.bfs(A, 3, memory_budget=20_000, depth_limit=2),
+                                  gbla.bfs(A, 3, depth_limit=2))
+    dist, pred = gbla.sssp(A, 3, memory_budget=20_000, return_predecessors=True, stats=stats)
+    np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=3))
+    gbla.verify.sssp(A, 3, dist, pred)
+    assert stats["method"] == "out_of_core_sssp" and stats["peak_bytes"] <= 20_000
+
+
+def test_gbla_sssp_out_of_core_takes_negative_weights_and_zero_weight_cycles():
+    A = gbla.Matrix.from_edges([0, 1, 2, 3, 1, 2], [1, 2, 3, 1, 4, 0],
+                               [1.0, 0.0, 0.0, 0.0, -2.0, 5.0], 5, device="cpu")
+    dist, pred = gbla.sssp(A, 0, memory_budget=10_000, return_predecessors=True)
+    np.testing.assert_array_equal(dist, [0.0, 1, 1, 1, -1])
+    gbla.verify.sssp(A, 0, dist, pred)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda A: gbla.bfs(A, 0, method="algebraic", memory_budget=10_000),
+     "^memory_budget must be None with method='algebraic'"),
+    (lambda A: gbla.bfs(A, 0, method="out_of_core_bfs"),
+     "^memory_budget must be given with method='out_of_core_bfs'"),
+    (lambda A: gbla.sssp(A, 0, method="bellman_ford", memory_budget=10_000),
+     "^memory_budget must be None with method='bellman_ford'"),
+    (lambda A: gbla.bfs(A, [0, 1], memory_budget=10_000),
+     "^memory_budget must be None with several sources"),
+    (lambda A: gbla.sssp(A, [0, 1], memory_budget=10_000),
+     "^memory_budget must be None with several sources"),
+    (lambda A: gbla.bfs(A, 0, memory_budget=0), "^memory_budget must be a positive number"),
+    (lambda A: gbla.bfs(A, 0, memory_budget=1.5), "^memory_budget must be bytes"),
+])
+def test_a_memory_budget_where_it_does_not_belong_raises(call, match):
+    A = gbla.Matrix.from_edges([0, 1], [1, 2], [1.0, 1.0], device="cpu")
+    with pytest.raises(gbla.InvalidValue, match=match):
+        call(A)
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_a_matrix_on_the_gpu_is_refused_and_a_fraction_of_free_memory_is_taken():
+    A = gbla.Matrix.from_edges([0, 1], [1, 2], [1.0, 1.0], device="gpu")
+    with pytest.raises(gbla.UnsupportedMethod, match="runs on the cpu only"):
+        gbla.bfs(A, 0, memory_budget=10_000)
+    levels = gbla.bfs(A.to_device("cpu"), 0, memory_budget=0.01)
+    np.testing.assert_array_equal(levels, [0, 1, 2])

@@ -18,7 +18,8 @@ from . import graphs as G
 from .conftest import SKIP_NO_GPU, host
 from .test_sssp import NEGATIVE_CYCLE, assert_distances, dijkstra, potential_graphs
 
-KERNELS = [name for name in gbla.methods.names("sssp") if not gbla.methods.get(name).algebraic]
+KERNELS = [name for name in gbla.methods.names("sssp") if not gbla.methods.get(name).algebraic
+           and "gpu" in gbla.methods.get(name).devices]
 ABLATION = ["edge_bellman_ford", "edge_bellman_ford_no_reorder", "edge_bellman_ford_no_ldg",
             "edge_bellman_ford_plain"]
 NEGATIVE = [name for name in KERNELS if gbla.methods.get(name).negative_weights]
@@ -51,6 +52,7 @@ def tiny_segments(monkeypatch):
 def test_every_kernel_is_registered_after_the_algebraic_methods():
     names = gbla.methods.names("sssp")
     assert names[:2] == ["delta_stepping", "bellman_ford"]
+    assert set(names) == {"delta_stepping", "bellman_ford", "out_of_core_sssp"} | set(KERNELS)
     assert set(KERNELS) == set(ABLATION) | {"frontier_bellman_ford", "persistent_bellman_ford",
                                             "near_far"}
     assert set(KERNELS) - set(NEGATIVE) == {"near_far"}  # buckets need non-negative weights

@@ -21,8 +21,8 @@ from ..vector import Vector
 from ._relax import policy_of
 
 
-def bfs(A, source, *, return_predecessors=False, method="algebraic", direction="auto",
-        depth_limit=None, stats=None, return_parents=None):
+def bfs(A, source, *, return_predecessors=False, method=None, direction="auto",
+        depth_limit=None, stats=None, memory_budget=None, return_parents=None):
     """Levels (and parents) of a breadth-first search from ``source``.
 
     Parameters
@@ -35,9 +35,11 @@ def bfs(A, source, *, return_predecessors=False, method="algebraic", direction="
     return_predecessors : bool
         Also return a BFS tree: parents[v] is the vertex v was reached from (the same name as
         :func:`gbla.sssp`'s).
-    method : str
-        A name from ``gbla.methods.names("bfs")``: ``"algebraic"`` (the default) or a
-        hand-written CUDA kernel (GPU only). Every method gives the same levels.
+    method : str or None
+        A name from ``gbla.methods.names("bfs")``: ``"algebraic"``, a hand-written CUDA kernel
+        (GPU only) or ``"out_of_core_bfs"``. None (the default): ``"algebraic"``, or
+        ``"out_of_core_bfs"`` when a ``memory_budget`` is given. Every method gives the same
+        levels.
     direction : 'auto', 'push', 'pull' or DirectionPolicy
         'auto' lets the default policy choose per level, with hysteresis. Only methods that
         switch direction (``gbla.methods.get(method).directions``) take anything but 'auto'.
@@ -45,7 +47,13 @@ def bfs(A, source, *, return_predecessors=False, method="algebraic", direction="
         Stop after this many levels (vertices further away count as unreached).
     stats : dict or None
         When a dict is given, ``stats["levels"]`` is set to the number of levels reached
-        (the source's level 0 included).
+        (the source's level 0 included); out of core, also the traffic (``h2d_bytes``,
+        ``transfers``, ``graph_bytes``, ``peak_bytes``).
+    memory_budget : int, float or None
+        Device bytes the search may hold (a float in (0, 1]: that fraction of the GPU's free
+        memory): A, a CPU matrix, stays in host memory and :mod:`gbla.outofcore` sends the
+        GPU what each level needs (NumPy plays the device where there is no GPU). Only with
+        ``method`` None or ``"out_of_core_bfs"``.
     return_parents : bool or None
         The former name of ``return_predecessors``: still taken, with a DeprecationWarning.
 
@@ -72,7 +80,12 @@ def bfs(A, source, *, return_predecessors=False, method="algebraic", direction="
     return_parents = _predecessors_flag(return_predecessors, return_parents)
     A = as_graph(A)
     n = A.nrows
+    if method is None:
+        method = "algebraic" if memory_budget is None else "out_of_core_bfs"
     if _several(source):
+        if memory_budget is not None:
+            raise V.invalid_value("memory_budget", "be None with several sources",
+                                  memory_budget)
         return _bfs_many(A, source, return_parents=return_parents, method=method,
                          direction=direction, depth_limit=depth_limit, stats=stats)
     source = V.source(source, n)
@@ -81,9 +94,10 @@ def bfs(A, source, *, return_predecessors=False, method="algebraic", direction="
     if stats is not None and not isinstance(stats, dict):
         raise V.domain("stats", "be a dict or None", type(stats).__name__)
     entry, direction = methods.resolve(method, "bfs", A, direction)
+    options = methods.budget_option(entry, memory_budget)
     run_stats = {}
     result = entry.run(A, source, return_parents=return_parents, depth_limit=depth_limit,
-                       direction=direction, stats=run_stats)
+                       direction=direction, stats=run_stats, **options)
     if stats is not None:
         levels = result[0] if return_parents else result
         stats.update(run_stats)

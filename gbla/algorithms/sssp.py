@@ -26,7 +26,7 @@ from .bfs import _several, _sources, bfs
 
 
 def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, direction="auto",
-         stats=None):
+         stats=None, memory_budget=None):
     """Shortest-path distances (and predecessors) from ``source``.
 
     Parameters
@@ -41,14 +41,19 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     return_predecessors : bool
         Also return a shortest-path tree: pred[v] is v's predecessor on a shortest path.
     method : 'auto' or a name from ``gbla.methods.names("sssp")``
-        'auto': delta-stepping when every weight is non-negative, Bellman-Ford otherwise.
+        'auto': delta-stepping when every weight is non-negative, Bellman-Ford otherwise;
+        ``"out_of_core_sssp"`` when a ``memory_budget`` is given.
     delta : float or None
         Bucket width of delta-stepping; None: :func:`default_delta`.
     direction : 'auto', 'push', 'pull' or DirectionPolicy
         How each min-plus product runs; the results are the same.
     stats : dict or None
         When a dict is given, ``stats["method"]`` is set to the method that ran and
-        ``stats["iterations"]`` to the number of min-plus products (relaxation rounds).
+        ``stats["iterations"]`` to the number of min-plus products (relaxation rounds); out
+        of core, also the traffic (``h2d_bytes``, ``transfers``, ...).
+    memory_budget : int, float or None
+        Device bytes the search may hold, as in :func:`gbla.bfs`: A, a CPU matrix, stays in
+        host memory. Only with method 'auto' or ``"out_of_core_sssp"``.
 
     Returns
     -------
@@ -74,6 +79,9 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     A = as_graph(A)
     n = A.nrows
     if _several(source):
+        if memory_budget is not None:
+            raise V.invalid_value("memory_budget", "be None with several sources",
+                                  memory_budget)
         return _sssp_many(A, source, return_predecessors=return_predecessors, method=method,
                           delta=delta, direction=direction, stats=stats)
     source = V.source(source, n)
@@ -81,6 +89,8 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     if stats is not None and not isinstance(stats, dict):
         raise V.domain("stats", "be a dict or None", type(stats).__name__)
     auto = isinstance(method, str) and method == "auto"
+    if auto and memory_budget is not None:
+        method, auto = "out_of_core_sssp", False
     if not auto:  # a bad method or direction raises before the weights are read
         entry, resolved = methods.resolve(method, "sssp", A, direction)
     A, dtype, lowest = _weights(A)
@@ -89,7 +99,7 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
         entry, resolved = methods.resolve(method, "sssp", A, direction)
     if lowest < 0 and not entry.negative_weights:
         raise V.invalid_value("A", f"hold no negative weight with method={method!r}", lowest)
-    options = {}
+    options = methods.budget_option(entry, memory_budget)
     if "delta" in entry.options:  # resolved here, so every bucketed method has one default
         options["delta"] = default_delta(A) if delta is None else _check_delta(delta)
     elif delta is not None:

@@ -48,6 +48,8 @@ def resolve_methods(algo, methods="all"):
 
 def skip_note(method, A):
     """A short reason why ``method`` cannot run on A (None when it can)."""
+    if "memory_budget" in method.options:
+        return "needs a memory_budget (out of core): not timed by gbla bench yet"
     reason = method.unsupported_reason(A)
     if reason is None:
         return None
@@ -380,7 +382,8 @@ def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, wei
             records.append(dict(base, **_empty(), method=method.name, kind=kind,
                                 device=",".join(method.devices),
                                 sources=sources, status="skipped",
-                                reason=method.unsupported_reason(A), check=None, note=note))
+                                reason=method.unsupported_reason(A) or note, check=None,
+                                note=note))
             tick(f"{spec.text} {method.name} (skipped)", n_sources + 1)
             continue
         contender(method.name, kind, A.device, lambda on_result, name=method.name: run_method(

@@ -7,12 +7,14 @@ edges are (:mod:`.traverse`), keeping the accounts: host-to-device bytes, transf
 bytes held.
 
 The schedule and the traversals run with NumPy as the "device" too, which is how the CPU tests
-check them; on the GPU the device is CuPy.
+check them; on the GPU the device is CuPy. ``gbla.bfs`` and ``gbla.sssp`` run them (methods
+``out_of_core_bfs`` and ``out_of_core_sssp``) when given a ``memory_budget``.
 """
 
 from .partition import DEFAULT_PART_BYTES, Partition, partition
 from .schedule import STRATEGIES, Accounts, MemoryBudgetError, Scheduler, Step
 from .traverse import HostGraph, bfs, sssp
+from . import _methods  # noqa: E402,F401  (registers out_of_core_bfs and out_of_core_sssp)
 
 __all__ = ["Partition", "partition", "DEFAULT_PART_BYTES", "STRATEGIES", "Scheduler", "Step",
            "Accounts", "MemoryBudgetError", "HostGraph", "bfs", "sssp"]

@@ -147,33 +147,49 @@ def _iteration(graph, part, scheduler, device, frontier, xp):
 
 
 def bfs(graph, source, *, memory_budget, strategy="differential", parts=None,
-        part_bytes=None, xp=np, stats=None, **tuning):
-    """BFS levels (int32 on ``xp``, -1 unreached) from ``source`` over a HostGraph, within
-    ``memory_budget`` device bytes; ``parts`` / ``part_bytes`` size the partition, ``tuning``
-    goes to the :class:`~.schedule.Scheduler` (``whole_ratio``, ``staging_bytes``). ``stats``
-    gets the scheduler's accounts and ``graph_bytes``, the graph as the device holds it (all
-    subgraphs whole), what ``h2d_bytes`` compares with."""
+        part_bytes=None, return_parents=False, depth_limit=None, xp=np, stats=None, **tuning):
+    """BFS levels (int32 on ``xp``, -1 unreached) and, with ``return_parents``, parents
+    (int64, parents[source] == source) from ``source`` over a HostGraph, within
+    ``memory_budget`` device bytes, stopping after ``depth_limit`` levels when given;
+    ``parts`` / ``part_bytes`` size the partition, ``tuning`` goes to the
+    :class:`~.schedule.Scheduler` (``whole_ratio``, ``staging_bytes``). ``stats`` gets the
+    scheduler's accounts and ``graph_bytes``, the graph as the device holds it (all subgraphs
+    whole), what ``h2d_bytes`` compares with."""
     n = graph.n
     source = V.source(source, n)
-    fixed = n * 4 + n * 8  # levels, and the frontier's ids
+    fixed = n * 4 + n * 8 + (n * 8 if return_parents else 0)  # levels, frontier, parents
     part, scheduler, device = _setup(graph, memory_budget, strategy, fixed, parts, part_bytes,
                                      xp, None, tuning)
     levels = xp.full(n, -1, np.int32)
     levels[source] = 0
+    parents = None
+    if return_parents:
+        parents = xp.full(n, -1, np.int64)
+        parents[source] = source
     frontier = np.array([source], np.int64)
     depth = 0
-    while len(frontier):
+    while len(frontier) and (depth_limit is None or depth < depth_limit):
         depth += 1
-        reached = [dst for _, dst, _ in _iteration(graph, part, scheduler, device, frontier,
-                                                   xp)]
-        targets = xp.concatenate(reached) if reached else xp.zeros(0, np.int64)
-        new = xp.unique(targets[levels[targets] == -1])
+        found = list(_iteration(graph, part, scheduler, device, frontier, xp))
+        if not found:
+            break
+        src = xp.concatenate([f[0] for f in found])
+        dst = xp.concatenate([f[1] for f in found])
+        unseen = levels[dst] == -1
+        src, dst = src[unseen], dst[unseen]
+        by_target = xp.argsort(dst, kind="stable")  # each new vertex: its first finder
+        src, dst = src[by_target], dst[by_target]
+        first = xp.ones(len(dst), bool)
+        first[1:] = dst[1:] != dst[:-1]
+        new = dst[first]
         levels[new] = depth
+        if parents is not None:
+            parents[new] = src[first]
         frontier = np.asarray(new.get() if hasattr(new, "get") else new, np.int64)  # sync
     if stats is not None:
         stats.update(scheduler.accounts.as_dict(), levels=depth, subgraphs=part.count,
                      graph_bytes=int(part.nbytes().sum()))
-    return levels
+    return levels if parents is None else (levels, parents)
 
 
 def sssp(graph, source, *, memory_budget, dtype=np.float64, strategy="differential",

@@ -1,0 +1,86 @@
+"""The out-of-core traversals as methods of gbla.bfs and gbla.sssp (``out_of_core_bfs``,
+``out_of_core_sssp``), which those pick when a ``memory_budget`` is given: the matrix stays in
+host memory (pinned when a GPU runs the search) and the search keeps within the budget on the
+GPU, or runs the same schedule with NumPy as the device where there is none."""
+
+import numpy as np
+
+from .. import _backend as B
+from .. import _validation as V
+from .. import methods
+from .traverse import HostGraph, bfs, sssp
+
+__all__ = ["budget_bytes"]
+
+
+def budget_bytes(memory_budget, xp):
+    """A budget in bytes (an int), or a float in (0, 1]: that fraction of the GPU's free
+    memory."""
+    if isinstance(memory_budget, (float, np.floating)):
+        if not 0 < memory_budget <= 1:
+            raise V.invalid_value("memory_budget", "be bytes (an int) or a fraction in (0, 1]",
+                                  memory_budget)
+        if xp is np:
+            raise V.invalid_value("memory_budget", "be bytes (an int) without a GPU (a "
+                                  "fraction is of the GPU's free memory)", memory_budget)
+        free, _ = xp.cuda.Device().mem_info
+        return int(memory_budget * free)
+    budget = V.integer(memory_budget, "memory_budget")
+    if budget < 1:
+        raise V.invalid_value("memory_budget", "be a positive number of bytes", memory_budget)
+    return budget
+
+
+def _prepare(A, memory_budget):
+    """(the host graph, cached on A, the array module of the device, the budget in bytes).
+    The matrix is a CPU one (the registry refuses the others): it stays in host memory."""
+    xp = B._cupy() if B.gpu_available() else np
+    key = ("host_graph", xp is not np)
+    if key not in A._cache:
+        graph = HostGraph.of(A)
+        A._cache[key] = graph.pin() if xp is not np else graph
+    return A._cache[key], xp, budget_bytes(memory_budget, xp)
+
+
+def _on_host(a):
+    return a.get() if hasattr(a, "get") else a
+
+
+def _run_bfs(A, source, *, return_parents, depth_limit, direction, stats, memory_budget):
+    graph, xp, budget = _prepare(A, memory_budget)
+    out = bfs(graph, source, memory_budget=budget, return_parents=return_parents,
+              depth_limit=depth_limit, xp=xp, stats=stats)
+    if return_parents:
+        levels, parents = out
+        return _on_host(levels), _on_host(parents).astype(np.int32)
+    return _on_host(out)
+
+
+def _run_sssp(A, source, *, dtype, return_predecessors, direction, stats, memory_budget):
+    graph, xp, budget = _prepare(A, memory_budget)
+    dist = _on_host(sssp(graph, source, memory_budget=budget, dtype=dtype, xp=xp,
+                         stats=stats))
+    if not return_predecessors:
+        return dist
+    # a BFS tree over the tight edges (d[u] + w == d[v] in the distances' dtype): no cycle of
+    # predecessors through zero-weight edges
+    rows = np.repeat(np.arange(graph.n), graph.degrees)
+    w = np.ones(len(graph.indices), dtype) if graph.values is None else \
+        graph.values.astype(dtype)
+    with np.errstate(invalid="ignore"):
+        tight = np.isfinite(dist[rows]) & (dist[rows] + w == dist[graph.indices])
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows[tight], minlength=graph.n))])
+    tree = HostGraph(indptr, graph.indices[tight])
+    _, parents = bfs(tree, source, memory_budget=budget, return_parents=True, xp=np)
+    return dist, parents.astype(np.int32)
+
+
+methods.register(methods.Method(
+    "out_of_core_bfs", "bfs", "the graph in host memory, cut into L2-sized subgraphs; each "
+    "level sends what the differential schedule chooses within memory_budget",
+    _run_bfs, devices=("cpu",), options=("memory_budget",), max_index=methods.INT32_MAX - 1))
+methods.register(methods.Method(
+    "out_of_core_sssp", "sssp", "the graph in host memory, cut into L2-sized subgraphs; "
+    "buckets of width delta (Bellman-Ford with a negative weight) within memory_budget",
+    _run_sssp, devices=("cpu",), options=("memory_budget",), negative_weights=True,
+    max_index=methods.INT32_MAX - 1))
