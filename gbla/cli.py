@@ -39,6 +39,24 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
+def _budget(text):
+    """Bytes (an integer) or a fraction of the GPU's free memory (a number in (0, 1])."""
+    try:
+        value = int(text)
+    except ValueError:
+        try:
+            value = float(text)
+        except ValueError:
+            value = 0
+        if not 0 < value <= 1:
+            raise argparse.ArgumentTypeError(f"must be bytes or a fraction in (0, 1]; got "
+                                             f"{text!r}") from None
+        return value
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be bytes or a fraction in (0, 1]; got {text!r}")
+    return value
+
+
 def _positive(text):
     try:
         value = int(text)
@@ -88,6 +106,11 @@ def _parser():
                    help="run peers on the first K sources only")
     b.add_argument("--device", **device)
     b.add_argument("--weights", **weights)
+    b.add_argument("--memory-budget", type=_budget, default=None, metavar="BYTES",
+                   help="run the out-of-core methods (out_of_core_bfs, out_of_core_sssp) with "
+                   "this device budget, bytes or a fraction of the GPU's free memory, on a "
+                   "host copy of each graph; their notes give the bytes sent (skipped "
+                   "without)")
     b.add_argument("--json", metavar="PATH", help="write the machine, command and every "
                    "number (per-source times included) as JSON")
     b.add_argument("--plot", metavar="PNG", help="grouped bar chart of ms per method and "
@@ -229,13 +252,13 @@ def _bench(args, argv):
                                   sources=args.sources, seed=args.seed, peers=peers,
                                   peer_sources=args.peer_sources, device=device,
                                   weights=_weights(args), progress=progress,
-                                  on_graph=show)
+                                  on_graph=show, memory_budget=args.memory_budget)
     finally:
         if progress is not None:
             progress.clear()
     settings = dict(algo=args.algo, methods=args.methods, sources=args.sources, seed=args.seed,
                     peers=peers, peer_sources=args.peer_sources, device=device,
-                    weights=args.weights, graphs=graphs)
+                    weights=args.weights, graphs=graphs, memory_budget=args.memory_budget)
     if args.json:
         doc = bench.bench_document(records, command=bench.command_line(argv),
                                    settings=settings)

@@ -434,3 +434,32 @@ def test_the_chart_is_drawn_with_the_machine(tmp_path):
     status = cli.main(["bench", "rmat:6", "--sources", "1", "--device", "cpu", "--plot",
                        str(tmp_path / "c.png"), "--no-progress"])
     assert status == 0 and (tmp_path / "c.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("algo, method", [("bfs", "out_of_core_bfs"),
+                                          ("sssp", "out_of_core_sssp")])
+def test_bench_runs_the_out_of_core_methods_with_a_memory_budget_and_reports_the_traffic(
+        capsys, tmp_path, algo, method):
+    reference = "algebraic" if algo == "bfs" else "bellman_ford"
+    status, out, _, doc = bench_json(capsys, tmp_path, "rmat:8", "--algo", algo, "--methods",
+                                     f"{reference},{method}", "--sources", 2, "--device",
+                                     "cpu", "--memory-budget", 50_000)
+    assert status == 0
+    record = next(r for r in doc["records"] if r["method"] == method)
+    assert record["status"] == "ok" and record["check"] == "ok"
+    assert len(record["h2d_bytes"]) == 2 and all(b > 0 for b in record["h2d_bytes"])
+    assert record["graph_bytes"] > 0
+    assert "x the graph" in record["note"] and "H2D" in out
+    assert doc["settings"]["memory_budget"] == 50_000
+    # without a budget the method is listed, skipped, and says why
+    status, out, _, doc = bench_json(capsys, tmp_path, "rmat:8", "--algo", algo, "--methods",
+                                     f"{reference},{method}", "--sources", 2, "--device", "cpu")
+    record = next(r for r in doc["records"] if r["method"] == method)
+    assert record["status"] == "skipped" and "needs --memory-budget" in record["note"]
+
+
+@pytest.mark.parametrize("value", ["0", "2.5", "lots"])
+def test_a_bad_memory_budget_is_refused_by_the_command_line(capsys, value):
+    status, _, err = run(capsys, "bench", "rmat:8", "--memory-budget", value)
+    assert status == 2
+    assert "--memory-budget: must be bytes or a fraction in (0, 1]" in err

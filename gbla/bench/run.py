@@ -46,10 +46,11 @@ def resolve_methods(algo, methods="all"):
     return [registry.get(name, algo) for name in chosen]
 
 
-def skip_note(method, A):
-    """A short reason why ``method`` cannot run on A (None when it can)."""
+def skip_note(method, A, memory_budget=None):
+    """A short reason why ``method`` cannot run on A (None when it can). An out-of-core method
+    runs only with a ``memory_budget``, on a host copy of A."""
     if "memory_budget" in method.options:
-        return "needs a memory_budget (out of core): not timed by gbla bench yet"
+        return "out of core: needs --memory-budget" if memory_budget is None else None
     reason = method.unsupported_reason(A)
     if reason is None:
         return None
@@ -87,15 +88,18 @@ class _PeakMemory:
         return False
 
 
-def _call(algo, A, method, source):
-    """One search; returns (result on the device, stats dict)."""
+def _call(algo, A, method, source, options):
+    """One search; returns (result on the device, stats dict). A BFS asks for no stats unless
+    it has options (out of core: the traffic), since its stats cost a device sync."""
     stats = {}
     if algo == "bfs":
-        return bfs(A, source, method=method), stats
-    return sssp(A, source, method=method, stats=stats), stats
+        return bfs(A, source, method=method, stats=stats if options else None,
+                   **options), stats
+    return sssp(A, source, method=method, stats=stats, **options), stats
 
 
-def run_method(A, algo, method, sources, *, warmup=None, on_result=None, progress=None):
+def run_method(A, algo, method, sources, *, warmup=None, on_result=None, progress=None,
+               options=None):
     """Time the registered ``method`` (a name) on every source, after one untimed run from
     ``warmup`` (so that compilation stays out of the times).
 
@@ -108,15 +112,17 @@ def run_method(A, algo, method, sources, *, warmup=None, on_result=None, progres
     dict
         times_ms (per source), counts (BFS: levels, the source's included; SSSP: min-plus
         iterations), peak_bytes and base_bytes (CuPy pool bytes in use at the peak of the
-        method's runs and before them; None on the CPU).
+        method's runs and before them; None on the CPU); with ``options`` (an out-of-core
+        method's memory_budget), h2d_bytes per source and graph_bytes.
     """
-    times, counts = [], []
+    options = options or {}
+    times, counts, h2d, graph_bytes = [], [], [], None
     runs = ([] if warmup is None else [(None, warmup)]) + list(enumerate(sources))
     with _PeakMemory(A.device) as memory:
         for i, source in runs:
             B.sync(A.device)  # sync: nothing queued before the timed call
             t0 = time.perf_counter()
-            result, stats = _call(algo, A, method, source)
+            result, stats = _call(algo, A, method, source, options)
             B.sync(A.device)  # sync: the call's work is done
             elapsed = (time.perf_counter() - t0) * 1e3
             if i is not None:
@@ -125,12 +131,18 @@ def run_method(A, algo, method, sources, *, warmup=None, on_result=None, progres
                 # BFS levels come from the result rather than stats=, whose reduction would
                 # add a device sync to the timed call; the number is the same.
                 counts.append(_levels(result) if algo == "bfs" else stats.get("iterations"))
+                if "h2d_bytes" in stats:
+                    h2d.append(stats["h2d_bytes"])
+                    graph_bytes = stats["graph_bytes"]
                 if on_result is not None:
                     on_result(i, result)
             del result
             if progress is not None:
                 progress()
-    return dict(times_ms=times, counts=counts, peak_bytes=memory.peak, base_bytes=memory.base)
+    out = dict(times_ms=times, counts=counts, peak_bytes=memory.peak, base_bytes=memory.base)
+    if h2d:
+        out.update(h2d_bytes=h2d, graph_bytes=graph_bytes)
+    return out
 
 
 def _levels(levels):
@@ -244,7 +256,7 @@ def _unreadable(spec, algo, device, error):
 
 def run_bench(graphs, *, algo="bfs", methods="all", sources=16, seed=0, peers=(),
               peer_sources=None, device=None, weights=None, progress=None,
-              on_graph=None):
+              on_graph=None, memory_budget=None):
     """Benchmark ``methods`` of ``algo`` (and ``peers``) on each graph.
 
     Parameters
@@ -267,6 +279,9 @@ def run_bench(graphs, *, algo="bfs", methods="all", sources=16, seed=0, peers=()
     progress : callable(done, total, label) or None
     on_graph : callable(list of records) or None
         Called with each graph's records as soon as its runs finish.
+    memory_budget : int, float or None
+        The out-of-core methods run with it, on a host copy of each graph (skipped without);
+        their records get h2d_bytes (per source) and graph_bytes, and a note with the ratio.
 
     Returns
     -------
@@ -308,7 +323,7 @@ def run_bench(graphs, *, algo="bfs", methods="all", sources=16, seed=0, peers=()
             progress(done[0], total, f"loading {spec.text}")
         try:
             graph_records = _bench_graph(spec, algo, chosen, sources, seed, peers, n_peer,
-                                         device, weights, tick)
+                                         device, weights, tick, memory_budget)
         except (FormatError, OSError, MemoryError) as e:  # this graph only: the rest still run
             graph_records = [_unreadable(spec, algo, device, e)]
         records.extend(graph_records)
@@ -317,7 +332,8 @@ def run_bench(graphs, *, algo="bfs", methods="all", sources=16, seed=0, peers=()
     return records
 
 
-def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, weights, tick):
+def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, weights, tick,
+                 memory_budget=None):
     A = load_graph(spec, device=device, seed=seed)
     generated = False
     if algo == "sssp":
@@ -359,11 +375,16 @@ def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, wei
             records.append(record)
             return
         record.update(run, edges=edges, **_summary(run, edges, kind != "peer"))
+        if run.get("h2d_bytes"):
+            moved = statistics.median(run["h2d_bytes"])
+            record["note"] = (f"H2D {moved / 1e9:.3g} GB a source, "
+                              f"{moved / run['graph_bytes']:.2f}x the graph")
         bad = record["mismatches"]
         if first:
             reference["name"] = name
             valid = _validate(algo, A, sources[0], reference["results"][0])
-            record["note"] = f"reference; {valid or 'valid by gbla.verify'}"
+            record["note"] = "; ".join(filter(None, [
+                f"reference; {valid or 'valid by gbla.verify'}", record["note"]]))
             record["check"] = "INVALID" if valid else "ok"
         elif bad:
             record["check"] = "MISMATCH"
@@ -375,9 +396,16 @@ def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, wei
                                                      f"first {k} of {n_sources} sources"]))
         records.append(record)
 
+    host = {}  # a CPU copy of A for the out-of-core methods, made once
+
+    def on_host():
+        if "A" not in host:
+            host["A"] = A if A.device == "cpu" else A.to_device("cpu")
+        return host["A"]
+
     for method in chosen:
         kind = "algebraic" if method.algebraic else "kernel"
-        note = skip_note(method, A)
+        note = skip_note(method, A, memory_budget)
         if note is not None:
             records.append(dict(base, **_empty(), method=method.name, kind=kind,
                                 device=",".join(method.devices),
@@ -385,6 +413,13 @@ def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, wei
                                 reason=method.unsupported_reason(A) or note, check=None,
                                 note=note))
             tick(f"{spec.text} {method.name} (skipped)", n_sources + 1)
+            continue
+        if "memory_budget" in method.options:
+            contender(method.name, "out of core", "cpu",
+                      lambda on_result, name=method.name: run_method(
+                          on_host(), algo, name, sources, warmup=warmup, on_result=on_result,
+                          progress=lambda: tick(f"{spec.text} {name}"),
+                          options={"memory_budget": memory_budget}), n_sources)
             continue
         contender(method.name, kind, A.device, lambda on_result, name=method.name: run_method(
             A, algo, name, sources, warmup=warmup, on_result=on_result,
