@@ -73,11 +73,12 @@ def test_every_row_on_exactly_one_rank_with_its_edges(size):
 
 
 # ============================================================================== the product
+@pytest.mark.parametrize("direction", ["push", "pull"])
 @pytest.mark.parametrize("semiring", ["plus_times", "min_plus", "max_second", "any_pair",
                                       "lor_land", "any_secondi"])
 @settings(max_examples=25, deadline=None)
 @given(g=G.graphs(max_n=30), data=st.data())
-def test_vxm_equals_gbla_vxm_on_any_number_of_ranks(semiring, g, data):
+def test_vxm_equals_gbla_vxm_on_any_number_of_ranks(semiring, direction, g, data):
     sr = gbla.semirings.get(semiring)
     dtype = sr.dtypes[-1] if np.dtype(np.float64) not in sr.dtypes else np.dtype(np.float64)
     S = g.scipy().astype(dtype)
@@ -97,7 +98,8 @@ def test_vxm_equals_gbla_vxm_on_any_number_of_ranks(semiring, g, data):
     def work(comm):
         Ad = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
         mine = (idx >= Ad.lo) & (idx < Ad.hi)
-        w = D.vxm(Ad.vector(idx[mine], vals[mine]), Ad, sr, allow=allow[Ad.lo:Ad.hi])
+        w = D.vxm(Ad.vector(idx[mine], vals[mine]), Ad, sr, allow=allow[Ad.lo:Ad.hi],
+                  direction=direction)
         return w.indices, w.values
 
     got = on_ranks(size, work)
@@ -109,10 +111,15 @@ def test_vxm_equals_gbla_vxm_on_any_number_of_ranks(semiring, g, data):
 
 
 # ============================================================================== traversals
+# flips push and pull at nearly every level (see test_bfs.py)
+FLIPPING = gbla.DirectionPolicy(alpha=1e9, beta=1.0)
+
+
+@pytest.mark.parametrize("direction", ["auto", "push", "pull", FLIPPING], ids=str)
 @pytest.mark.parametrize("size", SIZES)
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(g=G.medium_graphs(), data=st.data())
-def test_bfs_gives_scipys_levels_and_a_valid_tree_on_every_rank(size, g, data):
+def test_bfs_gives_scipys_levels_and_a_valid_tree_on_every_rank(size, direction, g, data):
     S = g.scipy()
     source = data.draw(st.integers(0, g.n - 1), label="source")
     d = csgraph.shortest_path(S, unweighted=True, indices=source)
@@ -120,7 +127,7 @@ def test_bfs_gives_scipys_levels_and_a_valid_tree_on_every_rank(size, g, data):
 
     def work(comm):
         A = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
-        return D.bfs(A, source, return_predecessors=True)
+        return D.bfs(A, source, return_predecessors=True, direction=direction)
 
     A = gbla.Matrix.from_scipy(S, device="cpu")
     for levels, parents in on_ranks(size, work):
@@ -139,15 +146,17 @@ def test_bfs_depth_limit(size):
         assert levels.tolist() == [0, 1, 2, -1, -1, -1]
 
 
+@pytest.mark.parametrize("direction", ["auto", "push", "pull"])
 @pytest.mark.parametrize("size", SIZES)
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(g=G.medium_graphs(), data=st.data())
-def test_sssp_gives_dijkstras_distances_on_every_rank(size, g, data):
+def test_sssp_gives_dijkstras_distances_on_every_rank(size, direction, g, data):
     S = g.scipy()
     source = data.draw(st.integers(0, g.n - 1), label="source")
 
     def work(comm):
-        return D.sssp(D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data), source)
+        return D.sssp(D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data), source,
+                      direction=direction)
 
     for dist in on_ranks(size, work):
         np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=source))

@@ -7,6 +7,7 @@ them with the same arguments."""
 import numpy as np
 
 from .. import _validation as V
+from .. import direction as _direction
 from ..exceptions import NegativeCycleError
 from ..semirings import any_pair, any_secondi, min_plus
 from .matrix import vxm
@@ -19,9 +20,10 @@ def _gather(A, local):
     return A.comm.xp.concatenate(A.comm.allgather(local))
 
 
-def bfs(A, source, *, return_predecessors=False, depth_limit=None):
+def bfs(A, source, *, return_predecessors=False, depth_limit=None, direction="auto"):
     """Levels (int32, -1 unreached) and, when asked, parents (int64, parents[source] ==
-    source) from ``source``, on every rank."""
+    source) from ``source``, on every rank; ``direction`` as for :func:`gbla.bfs` (a policy
+    chooses push or pull per level, from the whole frontier)."""
     xp, n = A.comm.xp, A.n
     source = V.source(source, n)
     mine = A.lo <= source < A.hi
@@ -34,10 +36,11 @@ def bfs(A, source, *, return_predecessors=False, depth_limit=None):
             parents[source - A.lo] = source
     q = A.vector(np.array(ids, np.int64), np.array([source] * len(ids), np.int64))
     semiring = any_secondi if return_predecessors else any_pair
+    steps = _direction.start(direction)
     depth = 0
     while depth_limit is None or depth < depth_limit:
         depth += 1
-        q = vxm(q, A, semiring, allow=levels == -1)
+        q = vxm(q, A, semiring, allow=levels == -1, direction=steps)
         levels[q.indices - A.lo] = depth
         if parents is not None:
             parents[q.indices - A.lo] = q.values
@@ -48,7 +51,7 @@ def bfs(A, source, *, return_predecessors=False, depth_limit=None):
     return _gather(A, levels), _gather(A, parents)
 
 
-def sssp(A, source, *, dtype=np.float64):
+def sssp(A, source, *, dtype=np.float64, direction="auto"):
     """Bellman-Ford distances (``dtype``, inf unreached) from ``source`` on every rank: each
     round only the vertices whose distance fell push; a distance still falling in round n
     raises NegativeCycleError on every rank."""
@@ -61,6 +64,7 @@ def sssp(A, source, *, dtype=np.float64):
         dist[source - A.lo] = 0
     frontier = A.vector(np.array([source] if mine else [], np.int64),
                         np.zeros(int(mine), dtype))
+    steps = _direction.start(direction)
     rounds = 0
     while A.comm.allreduce_sum(len(frontier.indices)):  # sync: anything fell anywhere
         rounds += 1
@@ -68,7 +72,7 @@ def sssp(A, source, *, dtype=np.float64):
             raise NegativeCycleError(V.message(
                 "A", "have no negative cycle reachable from the source",
                 f"distances still falling after {n} rounds"))
-        t = vxm(frontier, A, min_plus)
+        t = vxm(frontier, A, min_plus, direction=steps)
         better = t.values < dist[t.indices - A.lo]
         ids, values = t.indices[better], t.values[better].astype(dtype)
         dist[ids - A.lo] = values
