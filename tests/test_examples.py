@@ -59,3 +59,14 @@ def test_examples_use_the_public_api_only():
             if isinstance(node, ast.Attribute) and node.attr.startswith("_") and \
                     isinstance(node.value, ast.Name) and node.value.id == "gbla":
                 raise AssertionError(f"{path.name} uses gbla.{node.attr}")
+
+
+def test_out_of_core_runs_every_strategy_and_agrees_with_scipy(capsys):
+    _load("out_of_core").main(["--scale", "9"])
+    out = capsys.readouterr().out
+    assert out.count("equal to SciPy") == 5 and "DIFFERENT" not in out
+
+
+def test_several_ranks_agree_with_scipy(capsys):
+    _load("several_ranks").main(["--scale", "9", "--ranks", "3"])
+    assert capsys.readouterr().out.count("equal to SciPy, parents valid") == 3
