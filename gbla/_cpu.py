@@ -7,14 +7,15 @@ pull give bit-identical results even for a non-associative floating-point add.
 import numpy as np
 
 
-def expand_rows(indptr, rows):
-    """Edge ids of ``rows`` in CSR order, and for each edge the position of its row in ``rows``."""
+def expand_rows(indptr, rows, owners=True):
+    """Edge ids of ``rows`` in CSR order, and for each edge the position of its row in ``rows``
+    (None when ``owners`` is False: a structural product needs only the edges)."""
     starts = indptr[rows].astype(np.int64)
     lens = indptr[rows + 1].astype(np.int64) - starts
-    owner = np.repeat(np.arange(len(rows)), lens)
-    first_edge = np.cumsum(lens) - lens
-    edge = starts[owner] + (np.arange(len(owner)) - first_edge[owner])
-    return edge, owner
+    # edge = its row's start + its place among the expanded edges - the row's first place
+    edge = np.repeat(starts - (np.cumsum(lens) - lens), lens)
+    edge += np.arange(len(edge))
+    return edge, (np.repeat(np.arange(len(rows)), lens) if owners else None)
 
 
 def multiply(semiring, a, u, k, flip, dtype):
@@ -48,16 +49,20 @@ def push(P, n_out, idx, u_values, semiring, flip, dtype, m, mode):
     (indices, values) of the result, sparse, its cost the frontier's edges alone (the mask
     m, mode as Mask.kernel_args gives them, read only at the edges' ends)."""
     indptr, indices, values = P
-    edge, owner = expand_rows(indptr, idx)
-    dest = indices[edge].astype(np.int64)
-    if mode != 0:  # MODE_TRUE: m[i] allows i; MODE_FALSE: m[i] forbids it
-        keep = m[dest] if mode == 1 else ~m[dest]
-        edge, owner, dest = edge[keep], owner[keep], dest[keep]
-    if _structural(semiring):  # each reached i gets the one value: no products to reduce
+    structural = _structural(semiring)
+    edge, owner = expand_rows(indptr, idx, owners=not structural)
+    if structural:  # each reached i gets the one value: its ids alone, deduplicated
+        dest = indices[edge]
+        if mode != 0:  # MODE_TRUE: m[i] allows i; MODE_FALSE: m[i] forbids it
+            dest = dest[m[dest] if mode == 1 else ~m[dest]]
         dest.sort()
         if len(dest) > 1:
             dest = dest[np.concatenate(([True], dest[1:] != dest[:-1]))]
-        return dest, np.full(len(dest), _structural_value(semiring, dtype))
+        return dest.astype(np.int64), np.full(len(dest), _structural_value(semiring, dtype))
+    dest = indices[edge].astype(np.int64)
+    if mode != 0:
+        keep = m[dest] if mode == 1 else ~m[dest]
+        edge, owner, dest = edge[keep], owner[keep], dest[keep]
     products = multiply(semiring, _values(values, edge), u_values[owner], idx[owner], flip, dtype)
     order = np.argsort(dest, kind="stable")
     dest, products = dest[order], products[order]
