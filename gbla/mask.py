@@ -48,6 +48,24 @@ class Mask:
             m = values.astype(bool) if present is None else (present & values.astype(bool))
         return m, (MODE_FALSE if self.complement else MODE_TRUE)
 
+    def allows_at(self, indices):
+        """Whether the mask allows each of ``indices`` (sorted or not): a lookup at those
+        positions only, for a sparse result on the CPU."""
+        v = self.vector
+        xp = B.xp_of(v.device)
+        if v._is_sparse:
+            keys = v._indices
+            at = xp.minimum(xp.searchsorted(keys, indices), max(len(keys) - 1, 0))
+            hit = (keys[at] == indices) if len(keys) else xp.zeros(len(indices), bool)
+            if not self.structural and len(keys):
+                hit &= v._values[at].astype(bool)
+        else:
+            values, present = v._dense()
+            hit = xp.ones(len(indices), bool) if present is None else present[indices]
+            if not self.structural:
+                hit = hit & values[indices].astype(bool)
+        return ~hit if self.complement else hit
+
     def allowed(self):
         """Bool array of allowed positions, or None when every position is allowed."""
         m, mode = self.kernel_args()

@@ -204,6 +204,15 @@ def _write_at(out, t, indices, replace):
         keep = slice(None) if took is None else took
         out._set_sparse(indices[keep], new[keep])
         return out
+    if out._is_sparse:  # merged entry lists: its entries outside the mask, t's inside
+        o_idx, o_vals = out._indices, out._values
+        outside = ~np.isin(o_idx, indices, assume_unique=True)
+        keep = slice(None) if took is None else took
+        merged_idx = np.concatenate([o_idx[outside], indices[keep]])
+        merged_vals = np.concatenate([o_vals[outside], new[keep].astype(out.dtype)])
+        order = np.argsort(merged_idx, kind="stable")
+        out._set_sparse(merged_idx[order], merged_vals[order])
+        return out
     o_values, o_present = out._dense()
     if out._owned and o_present is not None:  # a loop's own state: written in place
         if took is None:
@@ -231,8 +240,16 @@ def _write(out, t, *, mask, accum, replace, device, masked=False):
     a scalar (an assign). ``masked``: t already has no entry the mask excludes."""
     xp = B.xp_of(device)
     if device == "cpu" and accum is None and out is not None and mask is not None and \
-            mask.structural and not mask.complement and mask.vector._is_sparse:
-        return _write_at(out, t, mask.vector._indices, replace)
+            not mask.complement and mask.vector._is_sparse:
+        m = mask.vector
+        named = m._indices if mask.structural else m._indices[m._values.astype(bool)]
+        return _write_at(out, t, named, replace)
+    if device == "cpu" and accum is None and out is None and isinstance(t, Vector) and \
+            t._is_sparse:  # a sparse result stays sparse: the mask read at its entries only
+        if mask is None or masked:
+            return t
+        keep = mask.allows_at(t._indices)
+        return Vector._from_sparse_arrays(t._indices[keep], t._values[keep], t.size, device)
     if isinstance(t, Vector):
         t = t._dense()
     t_values, t_present = t
@@ -689,12 +706,37 @@ def ewise_mult(u, v, op, *, mask=None, accum=None, replace=False, out=None):
     mask, out = _mask(mask, u.size), _out(out, u.size)
     accum = None if accum is None else _binary_op(accum, "accum")
     device = _device(u=u, v=v, mask=None if mask is None else mask.vector, out=out)
+    dtype = _op_dtype(op, u.dtype, v.dtype, "op")
+    if device == "cpu" and (u._is_sparse or v._is_sparse) and not op.positional:
+        # on the CPU, over the sparse side's entries only; the result stays sparse
+        idx, (x, y) = _intersection(u, v)
+        t = Vector._from_sparse_arrays(idx, _eval_binary(op, x, y, dtype, device), u.size,
+                                       device)
+        return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"),
+                      device=device)
     (uv, up), (vv, vp) = u._dense(), v._dense()
-    dtype = _op_dtype(op, uv.dtype, vv.dtype, "op")
     values = _eval_binary(op, uv, vv, dtype, device)
     present = up if vp is None else (vp if up is None else up & vp)
     return _write(out, (values, present), mask=mask, accum=accum,
                   replace=V.flag(replace, "replace"), device=device)
+
+
+def _intersection(u, v):
+    """(indices, (u's values, v's values)) where both CPU vectors have an entry, one of them
+    sparse: the work is that one's entries."""
+    a, b, swapped = (u, v, False) if u._is_sparse else (v, u, True)
+    idx, a_vals = a._indices, a._values
+    if b._is_sparse:
+        keys = b._indices
+        at = np.minimum(np.searchsorted(keys, idx), max(len(keys) - 1, 0))
+        hit = keys[at] == idx if len(keys) else np.zeros(len(idx), bool)
+        b_vals = b._values[at[hit]] if len(keys) else b._values[:0]
+    else:
+        b_values, b_present = b._dense()
+        hit = np.ones(len(idx), bool) if b_present is None else b_present[idx]
+        b_vals = b_values[idx[hit]]
+    idx, a_vals = idx[hit], a_vals[hit]
+    return idx, ((b_vals, a_vals) if swapped else (a_vals, b_vals))
 
 
 def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False, out=None):
@@ -753,7 +795,11 @@ def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False,
     mask, out = _mask(mask, u.size), _out(out, u.size)
     accum = None if accum is None else _binary_op(accum, "accum")
     device = _device(u=u, mask=None if mask is None else mask.vector, out=out)
-    values, present = u._dense()
+    if not isinstance(op, UnaryOp):
+        op = _binary_op(op, "op")
+    # a sparse u on the CPU is computed at its entries (not for an op that reads positions)
+    sparse = device == "cpu" and u._is_sparse and not op.positional
+    values, present = (u._values, None) if sparse else u._dense()
     if isinstance(op, UnaryOp):
         if left is not None or right is not None:
             raise V.invalid_value("left, right", "be None with a UnaryOp", (left, right))
@@ -762,7 +808,6 @@ def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False,
                            u.dtype.name)
         t_values = _eval_unary(op, values, u.dtype, device)
     else:
-        op = _binary_op(op, "op")
         if (left is None) == (right is None):
             raise V.invalid_value("left, right", "be exactly one scalar with a BinaryOp",
                                   (left, right))
@@ -775,8 +820,10 @@ def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False,
         s_array = xp.full(len(values), s, dtype=dtype)
         x, y = (values, s_array) if left is None else (s_array, values)
         t_values = _eval_binary(op, x, y, dtype, device)
-    return _write(out, (t_values, present), mask=mask, accum=accum,
-                  replace=V.flag(replace, "replace"), device=device)
+    t = Vector._from_sparse_arrays(u._indices, t_values, u.size, device) if sparse else \
+        (t_values, present)
+    return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"),
+                  device=device)
 
 
 def reduce(u, monoid):
