@@ -170,7 +170,7 @@ class Recording:
             body_graph = params.conditional.phGraph_out[0]
             self._body_recorded = True  # from here on a failure is the body's
             _capture(rt, s, body_graph, relaxed, lambda: self._iteration(state, int(handle)))
-            self.body_nodes = _node_counts(rt, body_graph)
+            self.body_nodes = _node_counts(rt, body_graph)  # diagnostics: None if refused
             self._exec = _check(rt, rt.cudaGraphInstantiate(graph, 0))
             self._graph = graph
         except BaseException:
@@ -202,14 +202,18 @@ _NODE_KINDS = {"cudaGraphNodeTypeKernel": "kernels", "cudaGraphNodeTypeMemset": 
 
 def _node_counts(rt, graph):
     """What one iteration costs in graph nodes: {'kernels': k, 'memsets': m, 'copies': c,
-    'other': o} (an iteration's time is mostly a few microseconds a node)."""
-    _, count = _check(rt, rt.cudaGraphGetNodes(graph, 0))
-    nodes, _ = _check(rt, rt.cudaGraphGetNodes(graph, count))
-    counts = dict.fromkeys(("kernels", "memsets", "copies", "other"), 0)
-    for node in nodes[:count]:
-        kind = _check(rt, rt.cudaGraphNodeGetType(node))
-        counts[_NODE_KINDS.get(getattr(kind, "name", ""), "other")] += 1
-    return counts
+    'other': o} (an iteration's time is mostly a few microseconds a node), or None where the
+    graph API will not say: a count is a diagnostic, never a reason for a loop to fail."""
+    try:
+        _, count = _check(rt, rt.cudaGraphGetNodes(graph, 0))
+        nodes, _ = _check(rt, rt.cudaGraphGetNodes(graph, count))
+        counts = dict.fromkeys(("kernels", "memsets", "copies", "other"), 0)
+        for node in nodes[:count]:
+            kind = _check(rt, rt.cudaGraphNodeGetType(node))
+            counts[_NODE_KINDS.get(getattr(kind, "name", ""), "other")] += 1
+        return counts
+    except Exception:  # noqa: BLE001  (another cuda-bindings signature: no count)
+        return None
 
 
 def _capture(rt, stream, graph, mode, record):
