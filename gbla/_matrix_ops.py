@@ -88,16 +88,11 @@ def product(A, Bm, semiring, dtype, mask):
     ncols = Bm.ncols
     a_rows = A._entry_rows().astype(np.int64)
     a_cols = A._indices.astype(np.int64)
-    counts = (Bm._indptr[a_cols + 1] - Bm._indptr[a_cols]).astype(np.int64)
-    offsets = xp.cumsum(counts)
-    total = int(offsets[-1]) if len(offsets) else 0  # sync: the number of products
     z_dtype = semiring.output_dtype(dtype)
-    if total == 0:
+    # each product: the B entry it reads and the A entry (owner) it starts from
+    b_entry, owner = _storage.expand_rows(Bm._indptr, a_cols, xp)
+    if len(b_entry) == 0:
         return xp.zeros(0, np.int64), xp.zeros(0, z_dtype)
-    position = xp.arange(total, dtype=np.int64)
-    owner = _owners(counts, offsets, position, xp)  # the A entry of each product
-    within = position - (offsets[owner] - counts[owner])
-    b_entry = Bm._indptr[a_cols[owner]].astype(np.int64) + within
     keys = a_rows[owner] * max(ncols, 1) + Bm._indices[b_entry].astype(np.int64)
     if mask is not None:
         keep = mask.allows(keys)
@@ -145,16 +140,11 @@ def product_pull(A, Bm, semiring, dtype, mask):
     named = mask.keys()
     z_dtype = semiring.output_dtype(dtype)
     rows = named // ncols
-    counts = (A._indptr[rows + 1] - A._indptr[rows]).astype(np.int64)
-    offsets = xp.cumsum(counts)
-    total = int(offsets[-1]) if len(offsets) else 0  # sync: the products to try
+    # each try: the A entry it reads and the mask entry (owner) it is for
+    a_entry, owner = _storage.expand_rows(A._indptr, rows, xp)
     b_keys, b_values = keys_of(Bm)
-    if total == 0 or len(b_keys) == 0:
+    if len(a_entry) == 0 or len(b_keys) == 0:
         return xp.zeros(0, np.int64), xp.zeros(0, z_dtype)
-    position = xp.arange(total, dtype=np.int64)
-    owner = _owners(counts, offsets, position, xp)  # the mask entry of each try
-    a_entry = A._indptr[rows[owner]].astype(np.int64) + position - (offsets[owner] -
-                                                                     counts[owner])
     k = A._indices[a_entry].astype(np.int64)
     wanted = k * ncols + named[owner] % ncols
     at = xp.minimum(xp.searchsorted(b_keys, wanted), len(b_keys) - 1)
@@ -180,13 +170,6 @@ def pull_is_cheaper(A, Bm, mask):
     a_cols = A._indices
     expand = int(xp.sum(Bm._indptr[a_cols + 1] - Bm._indptr[a_cols]))
     return dots * 4 < expand  # a dot product pays a search per try
-
-
-def _owners(counts, offsets, position, xp):
-    """For each position of an expansion, the item it belongs to (item i owns counts[i])."""
-    if xp is np:  # a repeat is a single pass on the CPU
-        return np.repeat(np.arange(len(counts)), counts)
-    return xp.searchsorted(offsets, position, side="right")  # CuPy repeats only scalars
 
 
 def _apply_binary(op, x, y, dtype, device):

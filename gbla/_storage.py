@@ -40,6 +40,22 @@ def rows_of_entries(indptr, nnz, xp):
     return rows.astype(indptr.dtype, copy=False)
 
 
+def expand_rows(indptr, rows, xp):
+    """(edge positions of ``rows`` in a CSR's row pointers, each edge's row as a position in
+    ``rows``), on any array module: the gather a push, a pull or a partitioned traversal
+    starts from. ``rows`` int64; the edges of each row in CSR order."""
+    starts = indptr[rows].astype(np.int64)  # int64 sums whatever the index dtype
+    counts = indptr[rows + 1].astype(np.int64) - starts
+    offsets = xp.cumsum(counts)
+    total = int(offsets[-1]) if len(offsets) else 0  # sync: the edges to expand
+    position = xp.arange(total, dtype=np.int64)
+    if xp is np:  # a repeat is a single pass on the CPU
+        owner = np.repeat(np.arange(len(rows)), counts)
+    else:  # CuPy repeats only scalars
+        owner = xp.searchsorted(offsets, position, side="right")
+    return starts[owner] + position - (offsets[owner] - counts[owner]), owner
+
+
 def indptr_of_sorted_rows(rows, n, dtype, xp):
     """Row pointers (length n + 1) of entries whose rows are sorted ascending. A search, not a
     bincount: CuPy's bincount reads the largest row back to the host to size its output."""

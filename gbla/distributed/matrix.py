@@ -20,7 +20,8 @@ import numpy as np
 
 from .. import _backend as B
 from .. import direction as _direction
-from .._matrix_ops import _apply_binary, _owners, reduce_by_key
+from .._matrix_ops import _apply_binary, reduce_by_key
+from .._storage import expand_rows
 from ..outofcore.partition import balanced_bounds
 
 __all__ = ["DistMatrix", "DistVector", "vxm"]
@@ -141,13 +142,7 @@ def _pull(u, A, semiring, allow):
     local = xp.arange(A.hi - A.lo, dtype=np.int64)
     if allow is not None:
         local = local[allow]
-    starts = t_indptr[local]
-    counts = t_indptr[local + 1] - starts
-    offsets = xp.cumsum(counts)
-    total = int(offsets[-1]) if len(offsets) else 0  # sync: the in-edges to read
-    position = xp.arange(total, dtype=np.int64)
-    row = _owners(counts, offsets, position, xp) if total else position
-    edge = starts[row] + position - (offsets[row] - counts[row]) if total else position
+    edge, row = expand_rows(t_indptr, local, xp)  # the in-edges to read
     k = t_indices[edge].astype(np.int64)
     hit = present[k]
     row, edge, k = row[hit], edge[hit], k[hit]
@@ -168,14 +163,8 @@ def _pull(u, A, semiring, allow):
 def _push(u, A, semiring, allow):
     comm, xp = A.comm, A.comm.xp
     dtype, z_dtype = _dtypes(u, A, semiring)
-    rows = u.indices - A.lo
-    starts = A.indptr[rows]
-    counts = A.indptr[rows + 1] - starts
-    offsets = xp.cumsum(counts)
-    total = int(offsets[-1]) if len(offsets) else 0  # sync: the products formed here
-    position = xp.arange(total, dtype=np.int64)
-    entry = _owners(counts, offsets, position, xp) if total else position
-    edge = starts[entry] + position - (offsets[entry] - counts[entry]) if total else position
+    edge, entry = expand_rows(A.indptr, u.indices - A.lo, xp)  # the products formed here
+    total = len(edge)
     targets = A.indices[edge].astype(np.int64)
     mult = semiring.multiply
     if mult.positional:

@@ -12,7 +12,7 @@ the CPU (what the CPU tests check: results, accounts and the budget).
 import numpy as np
 
 from .. import _validation as V
-from .._matrix_ops import _owners
+from .._storage import expand_rows
 from ..exceptions import NegativeCycleError
 from .partition import partition
 from .schedule import Scheduler
@@ -88,18 +88,6 @@ class _Device:
             del self.held[i]
 
 
-def _expand(indptr, rows, xp):
-    """Edge positions of ``rows`` in a CSR's row pointers, and each edge's row (position in
-    ``rows``)."""
-    starts = indptr[rows]
-    counts = indptr[rows + 1] - starts
-    offsets = xp.cumsum(counts)
-    total = int(offsets[-1]) if len(offsets) else 0  # sync: the edges to expand
-    position = xp.arange(total, dtype=np.int64)
-    owner = _owners(counts, offsets, position, xp)
-    return starts[owner] + position - (offsets[owner] - counts[owner]), owner
-
-
 def _edges_of(graph, part, device, step, verts, xp):
     """(sources, targets, weights) of the active vertices ``verts`` (host ids, all in
     ``step.subgraph``), from wherever the step puts them."""
@@ -108,11 +96,11 @@ def _edges_of(graph, part, device, step, verts, xp):
         indptr, indices, weights = device.whole(i, keep=step.kind == "resident" or
                                                 i in device.scheduler.resident)
         local = xp.asarray(verts - part.vertex_bounds[i])
-        edge, owner = _expand(indptr, local, xp)
+        edge, owner = expand_rows(indptr, local, xp)
         src = xp.asarray(verts)[owner]
         return src, indices[edge], None if weights is None else weights[edge]
     # compact (a batch gathered on the host, then sent) or zero-copy (read in place)
-    edge, owner = _expand(graph.indptr, verts, np)
+    edge, owner = expand_rows(graph.indptr, verts, np)
     src, dst = verts[owner], graph.indices[edge]
     w = None if device.weights is None else device.weights[edge]
     return xp.asarray(src), xp.asarray(dst), None if w is None else xp.asarray(w)
