@@ -1,34 +1,12 @@
-// Hand-written SSSP kernels, registered as drop-in methods of gbla.sssp (driven by _sssp.py).
-// Distances are T (float or double, the weights' floating dtype), vertex ids and edge offsets
-// int32, +inf = unreached; a weight pointer may be null (every edge weighs 1). Both kernels are
-// Bellman-Ford: label correcting, any order of relaxations converges to the same distances, and
-// without a negative cycle no distance falls after n - 1 rounds (a round relaxes every edge that
-// could matter at least once, with values at least as new as a synchronous round's), so a change
-// in round n proves a negative cycle reachable from the source.
+// Hand-written SSSP kernels, drop-in methods of gbla.sssp (driven by _sssp.py): d = min over
+// paths, relaxed as d(v) = min(d(v), d(u) + w(u, v)) with atomicMin by compare-and-swap. T is
+// float or double, ids and offsets int32, +inf unreached, a null weight pointer weight 1.
+// Mappings: a thread per edge (edge_bellman_ford), a thread / warp / block per frontier vertex
+// (frontier, persistent, near_far); each section below gives its launch contract.
 //
-// 1. edge_bellman_ford (gbla_sssp_edge): the classic GPU Bellman-Ford. A thread per stored edge
-//    (COO); on a symmetric graph each undirected edge is stored once and relaxed both ways by
-//    its thread. Distances are read through a read-only alias (LDG: __ldg, the non-coherent
-//    path) and written through another with atomicMin: a read may be stale within a launch, but
-//    a stale distance is only larger, so it can waste an atomic, never miss an improvement.
-//    Every thread that lowers a distance writes the round number into *modified; the host reads
-//    that one word a round. The driver may order the edges by cache-blocked segments of the
-//    distance array (sized to the L2 cache), so one stretch of edges touches one pair of
-//    segments that stay in L2.
-// 2. frontier_bellman_ford (gbla_sssp_frontier_expand): vertex-centric; only the vertices whose
-//    distance fell last round push along their out-edges (CSR), a thread, a warp or a block per
-//    vertex by out-degree (frontier.cuh's bins, as the BFS kernels); a vertex whose distance it
-//    lowers joins the next frontier once (a stamp per vertex holds the round it was queued in).
-// 4. near_far (gbla_sssp_near_expand, gbla_sssp_far_min, gbla_sssp_far_split): Davidson et
-//    al.'s near-far work-saving pile (IPDPS 2014). A split distance cuts the work: a vertex
-//    lowered below it joins the near frontier (processed now, by the binned push above), one
-//    lowered to it or beyond is set aside once in the far pile (a flag per vertex). When the near
-//    frontier empties, the split moves past the smallest distance in the far pile (by delta at
-//    least) and the pile is split: stale entries (already processed below the old split) go,
-//    those below the new split become the near frontier, the rest stay. Non-negative weights.
-// 3. persistent_bellman_ford (gbla_sssp_persistent): frontier_bellman_ford's rounds inside one
-//    cooperative launch, grid.sync() between rounds: no launch and no host round trip a round,
-//    which is what a road network's thousands of short rounds cost the others.
+// Bellman-Ford converges in any order of relaxations, and without a negative cycle no distance
+// falls after n - 1 rounds (a round relaxes every edge that could matter at least once, with
+// values at least as new as a synchronous round's), so a change in round n proves one.
 #include "frontier.cuh"
 
 // atomicMin on a float or double (any sign): a compare-and-swap loop on its bits. True when
@@ -83,8 +61,11 @@ __device__ __forceinline__ bool gbla_relax(int u, int v, T we, const T* read, T*
 }
 
 // ------------------------------------------------------------------ 1. edge_bellman_ford
-// Round `round` (1-based) over m edges src[e] -> dst[e] (and back when `both`). `read` and
-// `dist` are the same array: read-only alias and written alias.
+// The classic GPU Bellman-Ford: round `round` (1-based) over m edges src[e] -> dst[e] (and back
+// when `both`: a symmetric graph stores each undirected edge once). `read` and `dist` are the
+// same array, read through the read-only path (LDG) and written through another alias: a
+// stale read is only larger, so it can waste an atomic, never miss an improvement. A thread
+// that lowers a distance writes the round number into *modified (one word the host reads).
 template <class T, bool LDG>
 __global__ void gbla_sssp_edge(long long m, const int* __restrict__ src,
                                const int* __restrict__ dst, const T* __restrict__ w, int both,
@@ -102,8 +83,9 @@ __global__ void gbla_sssp_edge(long long m, const int* __restrict__ src,
 }
 
 // ------------------------------------------------------------------ 2. frontier_bellman_ford
-// Vertex u of the frontier pushes along its out-edges, `lane` of `group` threads. A v it lowers
-// is queued for the next round unless already queued in this one (stamp[v] == round).
+// Only the vertices whose distance fell last round push (CSR), binned by out-degree as the BFS
+// kernels. Vertex u pushes along its out-edges, `lane` of `group` threads; a v it lowers is
+// queued for the next round unless already queued in this one (stamp[v] == round).
 template <class T>
 __device__ __forceinline__ void gbla_sssp_push_group(int u, int lane, int group, int round,
                                                      int n, T* dist, int* stamp,
@@ -187,6 +169,10 @@ __global__ void gbla_sssp_persistent(int n, T* dist, int* stamp, const int* __re
 }
 
 // ------------------------------------------------------------------ 4. near_far
+// Davidson et al.'s near-far pile (IPDPS 2014): a vertex lowered below the split distance joins
+// the near frontier, one lowered to it or beyond is set aside once in the far pile (a flag per
+// vertex); when the near frontier empties, the split moves past the pile's smallest distance
+// (gbla_sssp_far_min) and the pile is split (gbla_sssp_far_split). Non-negative weights.
 // As gbla_sssp_push_group, but a lowered v joins the near frontier only below `split`; at or
 // beyond it, v goes to the far pile unless it is there already (far_flag[v]).
 template <class T>

@@ -43,7 +43,7 @@ def _prepare(A, memory_budget):
 
 
 def _on_host(a):
-    return a.get() if hasattr(a, "get") else a
+    return a.get() if hasattr(a, "get") else a  # sync: the result to the host
 
 
 def _run_bfs(A, source, *, return_parents, depth_limit, direction, stats, memory_budget):
