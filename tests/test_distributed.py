@@ -194,3 +194,49 @@ def test_a_gbla_matrix_cut_over_ranks():
 
     for levels in on_ranks(2, work):
         np.testing.assert_array_equal(levels, expected)
+
+
+# ============================================================================== processes
+RANK_SCRIPT = """
+import sys
+import numpy as np
+import gbla
+from gbla import distributed
+from gbla.distributed import launch
+
+comm = launch.init()
+A = gbla.generators.rmat(8, seed=4, device="cpu", weights=(1, 9))
+M = distributed.DistMatrix.of(comm, A)
+levels, parents = distributed.bfs(M, 5, return_predecessors=True)
+dist = distributed.sssp(M, 5)
+np.savez(f"{sys.argv[1]}/rank{comm.rank}.npz", levels=levels, parents=parents, dist=dist,
+         span=[M.lo, M.hi])
+comm.close()
+"""
+
+
+@pytest.mark.parametrize("ranks", [1, 3])
+def test_the_launcher_runs_a_process_per_rank_over_sockets(tmp_path, ranks):
+    from gbla.distributed import launch
+    script = tmp_path / "rank.py"
+    script.write_text(RANK_SCRIPT)
+    status = launch.main(["-n", str(ranks), "--backend", "socket", str(script), str(tmp_path)])
+    assert status == 0
+    A = gbla.generators.rmat(8, seed=4, device="cpu", weights=(1, 9))
+    S = A.to_scipy().astype(np.float64)
+    d = csgraph.shortest_path(S, unweighted=True, indices=5)
+    spans = []
+    for r in range(ranks):
+        got = np.load(tmp_path / f"rank{r}.npz")
+        np.testing.assert_array_equal(got["levels"], np.where(np.isinf(d), -1, d))
+        gbla.verify.bfs(A, 5, got["levels"], got["parents"])
+        np.testing.assert_array_equal(got["dist"], csgraph.dijkstra(S, indices=5))
+        spans.append(tuple(got["span"]))
+    assert spans[0][0] == 0 and spans[-1][1] == A.nrows  # the ranks cover every vertex
+
+
+def test_a_failing_rank_makes_the_launcher_fail(tmp_path):
+    from gbla.distributed import launch
+    script = tmp_path / "fail.py"
+    script.write_text("import os, sys\nsys.exit(3 if os.environ['GBLA_RANK'] == '1' else 0)\n")
+    assert launch.main(["-n", "2", "--backend", "socket", str(script)]) == 3

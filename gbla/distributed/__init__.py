@@ -5,9 +5,10 @@ product on it with frontiers exchanged all-to-all, and BFS and SSSP written with
 - :mod:`.matrix`: :class:`DistMatrix`, :class:`DistVector` and the distributed ``vxm``;
 - :mod:`.traverse`: ``bfs`` and ``sssp`` over it.
 
-Run a rank per thread with :func:`run_threads` (what the CPU tests do, several ranks in one
-process); with NCCL, one process per GPU, each making its :class:`NcclComm` from rank 0's
-unique id.
+Run a rank per thread with :func:`run_threads` (several ranks in one process), or a process
+per rank with ``python -m gbla.distributed.launch`` (:mod:`.launch`: NCCL between GPUs, or
+local sockets between CPU processes), each process taking its communicator from
+``launch.init()``.
 """
 
 import threading

@@ -1,0 +1,133 @@
+"""One process per rank, started the way users of NCCL expect:
+
+    python -m gbla.distributed.launch -n 2 [--backend nccl|socket] script.py [args ...]
+
+starts ``n`` copies of the script, each with ``GBLA_RANK``, ``GBLA_WORLD_SIZE``, a rendezvous
+folder (``GBLA_RENDEZVOUS``) and ``NCCL_NVLS_ENABLE=0``; inside, :func:`init` gives the rank's
+communicator: an :class:`~.comm.NcclComm` on GPU ``rank`` (rank 0's unique id passed through
+the folder), or a :class:`SocketComm` between processes on the CPU (pickled arrays over local
+sockets, for machines without NCCL and for the tests). The launcher's exit status is the first
+nonzero one of its ranks.
+"""
+
+import argparse
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from multiprocessing.connection import Client, Listener
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["init", "SocketComm", "main"]
+
+BACKENDS = ("nccl", "socket")
+
+
+class SocketComm:
+    """One rank of a group of processes on one host, a local socket to every other rank."""
+
+    xp = np
+
+    def __init__(self, rank, size, folder, timeout=60.0):
+        self.rank, self.size = rank, size
+        folder = Path(folder)
+        listener = Listener(("127.0.0.1", 0), authkey=b"gbla")
+        (folder / f"port_{rank}.tmp").write_text(str(listener.address[1]))
+        os.replace(folder / f"port_{rank}.tmp", folder / f"port_{rank}")
+        self._peers = {}
+        for r in range(rank):  # connect to the lower ranks, accept the higher
+            port = int(_wait_for(folder / f"port_{r}", timeout))
+            conn = Client(("127.0.0.1", port), authkey=b"gbla")
+            conn.send(rank)
+            self._peers[r] = conn
+        for _ in range(rank + 1, size):
+            conn = listener.accept()
+            self._peers[conn.recv()] = conn
+        listener.close()
+
+    def alltoallv(self, sends):
+        if len(sends) != self.size:
+            raise ValueError(f"sends must hold one array per rank ({self.size}); got "
+                             f"{len(sends)}")
+        # sends on threads, so that two ranks sending large arrays to each other never wait
+        # on each other's receive
+        threads = [threading.Thread(target=self._peers[r].send_bytes,
+                                    args=(pickle.dumps(np.asarray(sends[r])),))
+                   for r in self._peers]
+        for t in threads:
+            t.start()
+        got = [None] * self.size
+        got[self.rank] = np.asarray(sends[self.rank])
+        for r, conn in self._peers.items():
+            got[r] = pickle.loads(conn.recv_bytes())
+        for t in threads:
+            t.join()
+        return got
+
+    def allreduce_sum(self, value):
+        return int(sum(int(a[0]) for a in self.alltoallv([np.array([int(value)])] *
+                                                          self.size)))
+
+    def allgather(self, array):
+        return self.alltoallv([array] * self.size)
+
+    def close(self):
+        for conn in self._peers.values():
+            conn.close()
+
+
+def _wait_for(path, timeout):
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no rank wrote {path.name} within {timeout} s")
+        time.sleep(0.01)
+    return path.read_text()
+
+
+def init(timeout=60.0):
+    """This process's communicator, from the launcher's environment."""
+    rank, size = int(os.environ["GBLA_RANK"]), int(os.environ["GBLA_WORLD_SIZE"])
+    folder = Path(os.environ["GBLA_RENDEZVOUS"])
+    if os.environ.get("GBLA_BACKEND", "socket") == "socket":
+        return SocketComm(rank, size, folder, timeout)
+    import cupy
+    from .comm import NcclComm
+    cupy.cuda.Device(rank).use()
+    if rank == 0:
+        (folder / "nccl_id.tmp").write_bytes(pickle.dumps(NcclComm.unique_id()))
+        os.replace(folder / "nccl_id.tmp", folder / "nccl_id")
+    else:
+        _wait_for(folder / "nccl_id", timeout)
+    return NcclComm(size, pickle.loads((folder / "nccl_id").read_bytes()), rank)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m gbla.distributed.launch",
+                                description=__doc__.split("\n\n")[0])
+    p.add_argument("-n", "--nprocs", type=int, required=True, help="ranks (processes)")
+    p.add_argument("--backend", choices=BACKENDS, default="nccl",
+                   help="nccl (a GPU per rank) or socket (CPU processes)")
+    p.add_argument("script", help="the Python script each rank runs")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
+    args = p.parse_args(argv)
+    if args.nprocs < 1:
+        p.error(f"-n must be a positive integer; got {args.nprocs}")
+    with tempfile.TemporaryDirectory(prefix="gbla-rendezvous-") as folder:
+        procs = []
+        for rank in range(args.nprocs):
+            env = dict(os.environ, GBLA_RANK=str(rank), GBLA_WORLD_SIZE=str(args.nprocs),
+                       GBLA_RENDEZVOUS=folder, GBLA_BACKEND=args.backend,
+                       NCCL_NVLS_ENABLE="0")
+            procs.append(subprocess.Popen([sys.executable, args.script, *args.args], env=env))
+        codes = [proc.wait() for proc in procs]
+    return next((c for c in codes if c), 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
