@@ -2,6 +2,7 @@
 distributed vxm against gbla.vxm for several semirings and masks, and BFS / SSSP against SciPy,
 on 1 to 4 ranks run as threads of one process (the exchange logic NCCL runs between GPUs)."""
 
+import sys
 import threading
 
 import numpy as np
@@ -240,3 +241,31 @@ def test_a_failing_rank_makes_the_launcher_fail(tmp_path):
     script = tmp_path / "fail.py"
     script.write_text("import os, sys\nsys.exit(3 if os.environ['GBLA_RANK'] == '1' else 0)\n")
     assert launch.main(["-n", "2", "--backend", "socket", str(script)]) == 3
+
+
+# ============================================================================== Dask
+def _dask_rank(comm):
+    A = gbla.generators.rmat(8, seed=4, device="cpu", weights=(1, 9))
+    M = D.DistMatrix.of(comm, A)
+    return comm.rank, D.bfs(M, 5), D.sssp(M, 5)
+
+
+def test_the_ranks_run_as_tasks_of_a_dask_cluster():
+    distributed = pytest.importorskip("distributed")  # the dask extra
+    import cloudpickle
+
+    from gbla.distributed.on_dask import run_dask
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import tests
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        results = run_dask(client, _dask_rank, backend="socket")
+        with pytest.raises(gbla.InvalidValue, match="^size must be between 1 and"):
+            run_dask(client, _dask_rank, size=4, backend="socket")
+    A = gbla.generators.rmat(8, seed=4, device="cpu", weights=(1, 9))
+    S = A.to_scipy().astype(np.float64)
+    d = csgraph.shortest_path(S, unweighted=True, indices=5)
+    assert [r[0] for r in results] == [0, 1, 2]
+    for _, levels, dist in results:
+        np.testing.assert_array_equal(levels, np.where(np.isinf(d), -1, d))
+        np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=5))

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["init", "SocketComm", "main"]
+__all__ = ["init", "connect", "SocketComm", "main"]
 
 BACKENDS = ("nccl", "socket")
 
@@ -92,9 +92,16 @@ def _wait_for(path, timeout):
 
 def init(timeout=60.0):
     """This process's communicator, from the launcher's environment."""
-    rank, size = int(os.environ["GBLA_RANK"]), int(os.environ["GBLA_WORLD_SIZE"])
-    folder = Path(os.environ["GBLA_RENDEZVOUS"])
-    if os.environ.get("GBLA_BACKEND", "socket") == "socket":
+    return connect(int(os.environ["GBLA_RANK"]), int(os.environ["GBLA_WORLD_SIZE"]),
+                   os.environ["GBLA_RENDEZVOUS"], os.environ.get("GBLA_BACKEND", "socket"),
+                   timeout)
+
+
+def connect(rank, size, folder, backend, timeout=60.0):
+    """Rank ``rank`` of ``size``'s communicator, meeting the others through ``folder`` (a path
+    every rank sees): a SocketComm (``backend`` 'socket'), or an NcclComm on GPU ``rank``."""
+    folder = Path(folder)
+    if backend == "socket":
         return SocketComm(rank, size, folder, timeout)
     import cupy
     from .comm import NcclComm
