@@ -213,25 +213,21 @@ def _write_at(out, t, indices, replace):
         order = np.argsort(merged_idx, kind="stable")
         out._set_sparse(merged_idx[order], merged_vals[order])
         return out
-    o_values, o_present = out._dense()
-    if out._owned and o_present is not None:  # a loop's own state: written in place
-        if took is None:
-            o_values[indices] = new
-            o_present[indices] = True
-        else:
-            o_values[indices[took]] = new[took]
-            o_present[indices] = took
-        out._written_in_place()
-        return out
-    values = o_values.copy()
-    present = np.ones(out.size, bool) if o_present is None else o_present.copy()
+    values, present = out._dense()
+    in_place = out._owned and present is not None  # a loop's own state: written in place
+    if not in_place:
+        values = values.copy()
+        present = np.ones(out.size, bool) if present is None else present.copy()
     if took is None:
         values[indices] = new
         present[indices] = True
     else:
         values[indices[took]] = new[took]
         present[indices] = took
-    out._set_dense(values, present)
+    if in_place:
+        out._written_in_place()
+    else:
+        out._set_dense(values, present)
     return out
 
 

@@ -98,17 +98,8 @@ def test_the_segment_order_groups_edges_by_segment_pair_and_keeps_csr_order_insi
 # ============================================================================== results
 @pytest.mark.parametrize("method", ON_GPU)
 @G.FIXTURE_OK
-@given(g=G.graphs(), data=st.data())
-def test_integer_weights_match_dijkstra(method, g, data):
-    source = data.draw(st.integers(0, g.n - 1), label="source")
-    A = gbla.Matrix.from_edges(g.src, g.dst, g.w, g.n, device="gpu")
-    check(method, A, source, dijkstra(g.scipy(), source))
-
-
-@pytest.mark.parametrize("method", ON_GPU)
-@G.FIXTURE_OK
-@given(g=G.medium_graphs(), data=st.data())
-def test_medium_graphs_match_dijkstra(method, g, data):
+@given(g=st.one_of(G.graphs(), G.medium_graphs()), data=st.data())
+def test_integer_weights_match_dijkstra_on_small_and_medium_graphs(method, g, data):
     source = data.draw(st.integers(0, g.n - 1), label="source")
     A = gbla.Matrix.from_edges(g.src, g.dst, g.w, g.n, device="gpu")
     check(method, A, source, dijkstra(g.scipy(), source))

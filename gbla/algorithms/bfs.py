@@ -83,9 +83,7 @@ def bfs(A, source, *, return_predecessors=False, method=None, direction="auto",
     if method is None:
         method = "algebraic" if memory_budget is None else "out_of_core_bfs"
     if _several(source):
-        if memory_budget is not None:
-            raise V.invalid_value("memory_budget", "be None with several sources",
-                                  memory_budget)
+        _no_budget_with_several(memory_budget)
         return _bfs_many(A, source, return_parents=return_parents, method=method,
                          direction=direction, depth_limit=depth_limit, stats=stats)
     source = V.source(source, n)
@@ -153,6 +151,12 @@ def _predecessors_flag(return_predecessors, return_parents):
 def _several(source):
     return isinstance(source, (list, tuple, range)) or \
         (hasattr(source, "ndim") and getattr(source, "ndim", 0) == 1)
+
+
+def _no_budget_with_several(memory_budget):
+    """Several sources search together in memory: an out-of-core budget takes one."""
+    if memory_budget is not None:
+        raise V.invalid_value("memory_budget", "be None with several sources", memory_budget)
 
 
 def _sources(sources, n):

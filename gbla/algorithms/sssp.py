@@ -22,7 +22,7 @@ from ..matrix import Matrix, as_graph
 from ..semirings import binary, min_plus, monoid, unary
 from ..vector import Vector
 from ._relax import policy_of, relax, relax_all
-from .bfs import _several, _sources, bfs
+from .bfs import _no_budget_with_several, _several, _sources, bfs
 
 
 def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, direction="auto",
@@ -79,9 +79,7 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     A = as_graph(A)
     n = A.nrows
     if _several(source):
-        if memory_budget is not None:
-            raise V.invalid_value("memory_budget", "be None with several sources",
-                                  memory_budget)
+        _no_budget_with_several(memory_budget)
         return _sssp_many(A, source, return_predecessors=return_predecessors, method=method,
                           delta=delta, direction=direction, stats=stats)
     source = V.source(source, n)

@@ -216,12 +216,9 @@ extern "C" __global__ void gbla_bfs_binned_expand(const int* q_in, int n_in, int
                                                   int* bins, u64* slot,
                                                   u64* clear) {
     gbla_clear_slot(clear);
-    long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    long long groups = (long long)gridDim.x * blockDim.x / group;
-    int lane = (int)(tid % group);
-    for (long long i = tid / group; i < n_in; i += groups)
-        gbla_push_group(q_in[i], lane, group, depth, n, levels, parents, indptr, indices,
-                        bins, slot);
+    gbla_for_each_in_bin(q_in, n_in, group, [&](int u, int lane) {
+        gbla_push_group(u, lane, group, depth, n, levels, parents, indptr, indices, bins, slot);
+    });
 }
 
 // Puts the source in the small bin (bins are read whole, whatever the bin) and describes it in

@@ -53,6 +53,17 @@ __device__ __forceinline__ void gbla_count_claim(u64* slot) {
     if (g.thread_rank() == 0) atomicAdd(&slot[0], (u64)g.size());
 }
 
+// Each of the n_in vertices of one bin q handed to a group of `group` threads (1, 32 or the
+// block), groups striding over the bin: visit(u, lane) for this thread's share.
+template <class Visit>
+__device__ __forceinline__ void gbla_for_each_in_bin(const int* q, long long n_in, int group,
+                                                     Visit visit) {
+    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long groups = (long long)gridDim.x * blockDim.x / group;
+    const int lane = (int)(tid % group);
+    for (long long i = tid / group; i < n_in; i += groups) visit(q[i], lane);
+}
+
 __device__ __forceinline__ void gbla_clear_slot(u64* clear) {
     if (blockIdx.x == 0 && threadIdx.x < GBLA_SLOT) clear[threadIdx.x] = 0;
 }

@@ -113,12 +113,10 @@ __global__ void gbla_sssp_frontier_expand(const int* __restrict__ q_in, int n_in
                                           const T* __restrict__ w, int* bins, u64* slot,
                                           u64* clear) {
     gbla_clear_slot(clear);
-    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long groups = (long long)gridDim.x * blockDim.x / group;
-    const int lane = (int)(tid % group);
-    for (long long i = tid / group; i < n_in; i += groups)
-        gbla_sssp_push_group<T>(q_in[i], lane, group, round, n, dist, stamp, indptr, indices,
-                                w, bins, slot);
+    gbla_for_each_in_bin(q_in, n_in, group, [&](int u, int lane) {
+        gbla_sssp_push_group<T>(u, lane, group, round, n, dist, stamp, indptr, indices, w, bins,
+                                slot);
+    });
 }
 
 // ------------------------------------------------------------------ 3. persistent_bellman_ford
@@ -205,12 +203,10 @@ __global__ void gbla_sssp_near_expand(const int* __restrict__ q_in, int n_in, in
                                       T split, int* bins, u64* slot, u64* clear, int* far,
                                       u64* far_count) {
     gbla_clear_slot(clear);
-    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long groups = (long long)gridDim.x * blockDim.x / group;
-    const int lane = (int)(tid % group);
-    for (long long i = tid / group; i < n_in; i += groups)
-        gbla_sssp_near_group<T>(q_in[i], lane, group, round, n, dist, stamp, far_flag, indptr,
+    gbla_for_each_in_bin(q_in, n_in, group, [&](int u, int lane) {
+        gbla_sssp_near_group<T>(u, lane, group, round, n, dist, stamp, far_flag, indptr,
                                 indices, w, split, bins, slot, far, far_count);
+    });
 }
 
 // The smallest distance at or beyond `lo` among the far pile's `count` entries, into *out
