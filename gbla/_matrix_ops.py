@@ -147,8 +147,7 @@ def product_pull(A, Bm, semiring, dtype, mask):
         return xp.zeros(0, np.int64), xp.zeros(0, z_dtype)
     k = A._indices[a_entry].astype(np.int64)
     wanted = k * ncols + named[owner] % ncols
-    at = xp.minimum(xp.searchsorted(b_keys, wanted), len(b_keys) - 1)
-    hit = b_keys[at] == wanted
+    at, hit = _storage.find_sorted(b_keys, wanted, xp)
     owner, a_entry, k, at = owner[hit], a_entry[hit], k[hit], at[hit]
     if semiring.multiply.positional:
         z = k.astype(z_dtype)
@@ -209,8 +208,7 @@ def intersection(left, right, op, device):
     dtype = np.result_type(vl.dtype, vr.dtype)
     if len(kl) == 0 or len(kr) == 0:
         return kl[:0], xp.zeros(0, op.result_dtype(dtype))
-    at = xp.minimum(xp.searchsorted(kr, kl), len(kr) - 1)
-    both = kr[at] == kl
+    at, both = _storage.find_sorted(kr, kl, xp)
     keys, x, y = kl[both], vl[both].astype(dtype), vr[at[both]].astype(dtype)
     return keys, _apply_binary(op, x, y, dtype, device)
 

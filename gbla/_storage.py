@@ -56,6 +56,15 @@ def expand_rows(indptr, rows, xp):
     return starts[owner] + position - (offsets[owner] - counts[owner]), owner
 
 
+def find_sorted(keys, queries, xp):
+    """(at, hit): where each of ``queries`` is among the sorted ``keys`` and whether it is
+    there (``at`` means something only where ``hit``; all False when there are no keys)."""
+    if len(keys) == 0:
+        return xp.zeros(len(queries), np.int64), xp.zeros(len(queries), bool)
+    at = xp.minimum(xp.searchsorted(keys, queries), len(keys) - 1)
+    return at, keys[at] == queries
+
+
 def indptr_of_sorted_rows(rows, n, dtype, xp):
     """Row pointers (length n + 1) of entries whose rows are sorted ascending. A search, not a
     bincount: CuPy's bincount reads the largest row back to the host to size its output."""

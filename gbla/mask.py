@@ -5,6 +5,7 @@ entry whose value is nonzero (true); a complemented mask allows the rest.
 """
 
 from . import _backend as B
+from . import _storage
 
 __all__ = ["Mask", "MatrixMask"]
 
@@ -54,11 +55,9 @@ class Mask:
         v = self.vector
         xp = B.xp_of(v.device)
         if v._is_sparse:
-            keys = v._indices
-            at = xp.minimum(xp.searchsorted(keys, indices), max(len(keys) - 1, 0))
-            hit = (keys[at] == indices) if len(keys) else xp.zeros(len(indices), bool)
-            if not self.structural and len(keys):
-                hit &= v._values[at].astype(bool)
+            at, hit = _storage.find_sorted(v._indices, indices, xp)
+            if not self.structural:
+                hit[hit] = v._values[at[hit]].astype(bool)
         else:
             values, present = v._dense()
             hit = xp.ones(len(indices), bool) if present is None else present[indices]
@@ -106,6 +105,5 @@ class MatrixMask(Mask):
             bitmap[named] = True
             inside = bitmap[keys]
         else:
-            at = xp.minimum(xp.searchsorted(named, keys), len(named) - 1)
-            inside = named[at] == keys
+            _, inside = _storage.find_sorted(named, keys, xp)
         return ~inside if self.complement else inside

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _backend as B
 from . import _cpu
-from . import _matrix_ops
+from . import _matrix_ops, _storage
 from ._backend import refuse_host_read
 from . import _validation as V
 from . import direction as _direction
@@ -185,8 +185,7 @@ def _write_at(out, t, indices, replace):
     """out<m.S, replace> = t on the CPU where the mask is a sparse vector's structure: only its
     entries are read and written (the frontier of a traversal, not the whole vector)."""
     if isinstance(t, Vector):  # a sparse value: looked up at the mask's entries
-        at = np.minimum(np.searchsorted(t._indices, indices), max(len(t._indices) - 1, 0))
-        took = t._indices[at] == indices if len(t._indices) else np.zeros(len(indices), bool)
+        at, took = _storage.find_sorted(t._indices, indices, np)
         new = t._values[at].astype(out.dtype, copy=False) if len(t._indices) else \
             np.zeros(len(indices), out.dtype)
         t_values = None
@@ -723,10 +722,8 @@ def _intersection(u, v):
     a, b, swapped = (u, v, False) if u._is_sparse else (v, u, True)
     idx, a_vals = a._indices, a._values
     if b._is_sparse:
-        keys = b._indices
-        at = np.minimum(np.searchsorted(keys, idx), max(len(keys) - 1, 0))
-        hit = keys[at] == idx if len(keys) else np.zeros(len(idx), bool)
-        b_vals = b._values[at[hit]] if len(keys) else b._values[:0]
+        at, hit = _storage.find_sorted(b._indices, idx, np)
+        b_vals = b._values[at[hit]]
     else:
         b_values, b_present = b._dense()
         hit = np.ones(len(idx), bool) if b_present is None else b_present[idx]

@@ -8,7 +8,7 @@ The checks run on the host with NumPy; they accept NumPy or CuPy arrays and any 
 import numpy as np
 
 from . import _backend as B
-from ._storage import rows_of_entries
+from ._storage import find_sorted, rows_of_entries
 from .exceptions import ValidationError
 from .matrix import as_graph
 
@@ -115,8 +115,7 @@ def _find_edges(rows, cols, n, u, v):
     """Position of each edge (u[t], v[t]) among the (row-major sorted) entries, -1 if absent."""
     keys = rows * n + cols
     query = u.astype(np.int64) * n + v
-    pos = np.minimum(np.searchsorted(keys, query), max(len(keys) - 1, 0))
-    found = (len(keys) > 0) & (keys[pos] == query) if len(keys) else np.zeros(len(u), bool)
+    pos, found = find_sorted(keys, query, np)
     return np.where(found, pos, -1)
 
 
