@@ -187,3 +187,16 @@ def test_a_kernel_of_ones_own_is_one_cu_file_and_one_registration(registered, tm
     d = csgraph.shortest_path(S, unweighted=True, indices=0)
     expected = np.where(np.isinf(d), -1, d)
     assert host(gbla.bfs(A, 0, method="trivial_bfs")).tolist() == expected.tolist()
+
+
+def test_a_cooperative_grid_that_cannot_hold_one_block_an_sm_raises():
+    # a block of 1024 threads at 255 registers each needs 4x an SM's register file: the
+    # launch would be refused with CUDA_ERROR_INVALID_VALUE, so the grid size says why first
+    from gbla.kernels import _launch
+
+    class Heavy:  # no occupancy query (no .kernel.ptr): the register count decides
+        num_regs = 255
+        kernel = None
+
+    with pytest.raises(RuntimeError, match="a block of 1024 threads .* does not fit on one SM"):
+        _launch._cooperative_blocks(0, Heavy(), 1024, 2)

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from gbla import DEFAULT_POLICY, DirectionPolicy, semirings
-from gbla.kernels import _codegen, _launch
+from gbla.kernels import _codegen, _launch, _sssp
 
 NVCC = shutil.which("nvcc")
 pytestmark = [pytest.mark.nvcc, pytest.mark.skipif(NVCC is None, reason="nvcc not found")]
@@ -79,3 +79,13 @@ def test_spmv_compiles_to_sm90_machine_code_for_one_semiring_per_monoid(tmp_path
     path.write_text(_codegen.spmv_translation_unit(
         _codegen.registry_types(list(by_monoid.values()))))
     _nvcc(path, "-c", "-o", str(tmp_path / "spmv_sass.o"))
+
+
+def test_sssp_compiles_every_instantiation_the_drivers_launch(tmp_path):
+    # templates are only parsed until instantiated: take the address of each one, both dtypes
+    names = [name for t in _sssp.CTYPES.values()
+             for name in _sssp.name_expressions(t) + tuple(f"{k}<{t}>" for k in _sssp.COOPERATIVE)]
+    unit = tmp_path / "sssp_all.cu"
+    unit.write_text(_translation_unit(_launch.KERNEL_DIR / "sssp.cu") + "\nvoid* gbla_all[] = {"
+                    + ", ".join(f"(void*)&{name}" for name in names) + "};\n")
+    _nvcc(unit, "-c", "-o", str(tmp_path / "sssp_all.o"))

@@ -23,6 +23,7 @@ KERNELS = [name for name in gbla.methods.names("sssp") if not gbla.methods.get(n
 ABLATION = ["edge_bellman_ford", "edge_bellman_ford_no_reorder", "edge_bellman_ford_no_ldg",
             "edge_bellman_ford_plain"]
 NEGATIVE = [name for name in KERNELS if gbla.methods.get(name).negative_weights]
+BUCKETED = ["near_far", "persistent_delta_stepping"]
 
 
 def on_gpu(names):
@@ -53,9 +54,9 @@ def test_every_kernel_is_registered_after_the_algebraic_methods():
     names = gbla.methods.names("sssp")
     assert names[:2] == ["delta_stepping", "bellman_ford"]
     assert set(names) == {"delta_stepping", "bellman_ford", "out_of_core_sssp"} | set(KERNELS)
-    assert set(KERNELS) == set(ABLATION) | {"frontier_bellman_ford", "persistent_bellman_ford",
-                                            "near_far"}
-    assert set(KERNELS) - set(NEGATIVE) == {"near_far"}  # buckets need non-negative weights
+    assert set(KERNELS) == set(ABLATION) | {"frontier_bellman_ford", "persistent_bellman_ford"} \
+        | set(BUCKETED)
+    assert set(KERNELS) - set(NEGATIVE) == set(BUCKETED)  # buckets need non-negative weights
 
 
 @pytest.mark.parametrize("name", KERNELS)
@@ -63,7 +64,7 @@ def test_a_kernel_entry_describes_itself(name):
     entry = gbla.methods.get(name)
     assert (entry.algorithm, entry.devices, entry.algebraic, entry.directions) == \
         ("sssp", ("gpu",), False, False)
-    assert entry.options == (("delta",) if name == "near_far" else ())
+    assert entry.options == (("delta",) if name in BUCKETED else ())
     assert entry.description and "\n" not in entry.description
 
 
@@ -154,8 +155,8 @@ def test_a_bucketed_kernel_refuses_a_negative_weight(method):
         gbla.sssp(A, 0, method=method)
 
 
-@pytest.mark.parametrize("delta", [0.5, 1.0, 3.0, 7.5, 100.0, 1e9])
-@pytest.mark.parametrize("method", on_gpu(["near_far"]))
+@pytest.mark.parametrize("delta", [1e-300, 1e-3, 0.5, 1.0, 3.0, 7.5, 100.0, 1e9])
+@pytest.mark.parametrize("method", on_gpu(BUCKETED))
 @G.FIXTURE_OK
 @given(g=G.medium_graphs(max_weight=20), data=st.data())
 def test_every_delta_gives_the_same_distances(method, delta, g, data):
@@ -165,6 +166,25 @@ def test_every_delta_gives_the_same_distances(method, delta, g, data):
     dist = gbla.sssp(A, source, method=method, delta=delta, stats=stats)
     assert_distances(dist, dijkstra(g.scipy(), source), None, np.float64, f"delta={delta}")
     assert stats["iterations"] >= 1
+
+
+@pytest.mark.parametrize("method", on_gpu(BUCKETED))
+@pytest.mark.parametrize("src, dst, w, delta, expected", [
+    # floor(d / delta) * delta = 174.9 > d: the bucket computed for d must still hold it
+    ([0], [1], [174.89999999999998], 0.3, [0.0, 174.89999999999998]),
+    # widths below the float spacing of the distances (d / delta overflowing to inf)
+    ([0, 1], [1, 2], [1e10, 3.0], 1e-300, [0.0, 1e10, 1e10 + 3]),
+    ([0, 1], [1, 2], [1e10, 3.0], 5e-324, [0.0, 1e10, 1e10 + 3]),
+    # a float32 width that underflows to 0
+    ([0, 1], [1, 2], np.array([1e6, 0.5], np.float32), 1e-30,
+     np.array([0, 1e6, 1e6 + 0.5], np.float32)),
+])
+def test_a_bucket_boundary_or_a_width_below_the_float_spacing(method, src, dst, w, delta,
+                                                             expected):
+    A = gbla.Matrix.from_edges(src, dst, w, device="gpu")
+    dist = host(gbla.sssp(A, 0, method=method, delta=delta))
+    assert dist.dtype == np.asarray(expected).dtype
+    np.testing.assert_array_equal(dist, expected)
 
 
 @pytest.mark.parametrize("method", on_gpu(NEGATIVE))

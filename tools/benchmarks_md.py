@@ -9,6 +9,7 @@ iterations, peak device memory and the check against the reference.
 
 import argparse
 import json
+import os
 import sys
 
 from gbla import bench
@@ -24,6 +25,30 @@ def _machine(m):
             f"{peers}; gbla {m['gbla']}")
 
 
+def _ablation(doc, path, i):
+    """The edge_bellman_ford ablation: median ms and edges relaxed per second for each scale
+    and variant, and the plot beside the JSON when there is one."""
+    rows = doc["rows"]
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    scales = sorted({r["scale"] for r in rows})
+    by = {(r["scale"], r["method"]): r for r in rows}
+    out = [f"## edge_bellman_ford ablation, R-MAT average degree 32, weights 1..255 (run {i})",
+           "", "Median ms of a whole call (CUDA events, after a warm-up) and, in brackets, "
+           "G edges relaxed per second (rounds x stored edges / time).", "",
+           "| scale | vertices | stored edges | " + " | ".join(f"`{m}`" for m in methods) + " |",
+           "|---:|---:|---:|" + "---:|" * len(methods)]
+    for scale in scales:
+        first = next(r for r in rows if r["scale"] == scale)
+        cells = [f"{by[scale, m]['median_ms']:.2f} ({by[scale, m]['relaxed_per_s'] / 1e9:.1f})"
+                 if (scale, m) in by else "-" for m in methods]
+        out.append(f"| {scale} | {first['vertices']:,} | {first['stored_edges']:,} | "
+                   + " | ".join(cells) + " |")
+    png = path[:-len(".json")] + ".png" if path.endswith(".json") else None
+    if png and os.path.exists(png):
+        out += ["", f"![edge_bellman_ford ablation]({png})"]
+    return out + [""]
+
+
 def render(documents, paths):
     """BENCHMARKS.md as a string from the loaded JSON ``documents`` (read from ``paths``)."""
     out = ["# Benchmarks", "",
@@ -33,9 +58,18 @@ def render(documents, paths):
            "first method's result is checked by `gbla.verify`, every other result equal to "
            "it.", "", "## Runs", ""]
     for i, doc in enumerate(documents, 1):
+        if "rows" in doc:  # benchmarks/bench_sssp_ablation.py
+            m = doc["machine"]
+            out += [f"{i}. `python benchmarks/bench_sssp_ablation.py` ({doc.get('runs', '')})",
+                    "", f"   {m['gpu']}, CuPy {m['cupy']}, Python {m['python']}; gbla "
+                    f"{m['gbla']}", ""]
+            continue
         out += [f"{i}. `{doc['command']}` ({doc['created']})", "",
                 f"   {_machine(doc['machine'])}", ""]
     for i, doc in enumerate(documents, 1):
+        if "rows" in doc:
+            out += _ablation(doc, paths[i - 1], i)
+            continue
         for (graph, algo), records in bench.group(doc["records"]).items():
             out += [f"## {graph}, {algo} (run {i})", "",
                     bench.describe(records).replace("\n  ", "; "), "",

@@ -46,6 +46,7 @@ if [ "$part" = profile ]; then
     if command -v ncu >/dev/null; then
         ncu --graph-profiling node --metrics gpu__time_duration.sum --launch-skip 400 \
             --launch-count 120 --csv --log-file "$OUT/ncu.csv" python3 tools/profile_loop.py "$g" --once \
+            --per-iteration \
             >/dev/null 2>&1 && python3 tools/profile_loop.py --summarize "$OUT/ncu.csv" 2>&1 | tee -a "$OUT/profile.log"
     fi
 fi
@@ -61,7 +62,7 @@ bench() { python3 -m gbla bench --no-progress "$@" 2>&1 | tee -a "$OUT/bench.log
 # calls when one call's 10 minutes would not hold both. SSSP's table leaves out the ablation
 # variants of edge_bellman_ford (the 'ablation' part measures them) and the out-of-core methods.
 ROADS="$D/road/USA-road-NE.mtx.gz $D/road/USA-road-FLA.mtx.gz $D/social/ego-Twitter.undirected.mtx.gz"
-SSSP_METHODS=bellman_ford,delta_stepping,edge_bellman_ford,frontier_bellman_ford,persistent_bellman_ford,near_far
+SSSP_METHODS=bellman_ford,delta_stepping,edge_bellman_ford,frontier_bellman_ford,persistent_bellman_ford,near_far,persistent_delta_stepping
 if [ "$part" = all ] || [ "$part" = bfs ] || [ "$part" = bfs_rmat ]; then
     bench rmat:22 rmat:24 --algo bfs --methods all --peers --peer-sources 2 --json "$OUT/bfs_rmat.json"
 fi

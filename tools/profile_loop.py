@@ -4,10 +4,13 @@ Nsight Compute, each kernel's own time inside the replayed graph.
 
     python tools/profile_loop.py GRAPH [--sources K]
     ncu --graph-profiling node --metrics gpu__time_duration.sum --launch-skip 400 \\
-        --launch-count 120 --csv --log-file ncu.csv python tools/profile_loop.py GRAPH --once
+        --launch-count 120 --csv --log-file ncu.csv python tools/profile_loop.py GRAPH --once \\
+        --per-iteration
     python tools/profile_loop.py --summarize ncu.csv
 
-GRAPH is what ``gbla bench`` takes (a file, rmat:SCALE, ...)."""
+GRAPH is what ``gbla bench`` takes (a file, rmat:SCALE, ...). Nsight Compute cannot profile
+the kernel nodes of a graph holding a conditional node: ``--per-iteration`` records the same
+body without one (one graph launch an iteration, as where conditional nodes are missing)."""
 
 import argparse
 import csv
@@ -16,10 +19,14 @@ import sys
 from collections import defaultdict
 
 
-def measure(graph, sources, once):
+def measure(graph, sources, once, per_iteration):
     import cupy as cp
 
     import gbla
+    from gbla.runtime import capture
+
+    if per_iteration:  # as on a driver without conditional nodes
+        capture.conditional_graphs = lambda: None
     from gbla.bench.graphs import load_graph, pick_sources
 
     A = load_graph(graph, device="gpu")
@@ -58,6 +65,9 @@ def summarize(path):
             value = float(row["Metric Value"].replace(",", ""))
             unit = row.get("Metric Unit", "nsecond")
             times[name].append(value * {"usecond": 1e3, "msecond": 1e6}.get(unit, 1.0))
+    if not times:
+        print(f"{path}: no kernel was profiled (see the log's warnings)")
+        return
     total = sum(sum(v) for v in times.values()) or 1.0
     print(f"{'kernel':40s} {'launches':>8s} {'mean us':>9s} {'share':>6s}")
     for name, v in sorted(times.items(), key=lambda kv: -sum(kv[1])):
@@ -71,12 +81,14 @@ def main(argv=None):
     p.add_argument("--sources", type=int, default=8)
     p.add_argument("--once", action="store_true", help="one traversal after the warm-up "
                    "(what ncu profiles)")
+    p.add_argument("--per-iteration", action="store_true", help="no conditional node: one "
+                   "graph launch an iteration (what ncu can profile node by node)")
     p.add_argument("--summarize", metavar="CSV", help="summarise an ncu --csv log instead")
     args = p.parse_args(argv)
     if args.summarize:
         summarize(args.summarize)
     else:
-        measure(args.graph, args.sources, args.once)
+        measure(args.graph, args.sources, args.once, args.per_iteration)
 
 
 if __name__ == "__main__":

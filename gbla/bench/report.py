@@ -19,8 +19,11 @@ GTEPS_NOTE = ("GTEPS counts each undirected edge of the reached component once (
               "once, an arc of a directed graph once); harmonic mean over sources, as Graph500.")
 TIMING_NOTE = ("Times are whole calls, device synchronized before and after, after one untimed "
                "warm-up source per method; every method runs on the same random sources.")
-MEMORY_NOTE = ("Peak MiB: device memory in use in CuPy's pool at the peak of a method's runs, "
-               "the graph included (GPU only).")
+MEMORY_NOTE = ("Peak MiB: device memory in use in CuPy's pool at the peak of a method's runs "
+               "(its warm-up included), the graph included, and with it what the graph's cache "
+               "holds from the methods run before (converted index arrays, edge lists, "
+               "recorded loops), so a method listed later can show a higher peak than it "
+               "needs alone (GPU only).")
 _MIB = 2.0 ** 20
 
 

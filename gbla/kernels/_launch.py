@@ -99,7 +99,10 @@ def _cooperative_blocks(device, kernel, threads, per_sm_cap):
         per_sm = driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, threads, 0)
     except (ImportError, AttributeError):
         per_sm = min(2048 // threads, 65536 // max(kernel.num_regs * threads, 1))
-    return _sm_count(device) * max(1, min(int(per_sm), per_sm_cap))
+    if per_sm < 1:  # a cooperative launch of even one block an SM would be refused
+        raise RuntimeError(f"a block of {threads} threads of this kernel does not fit on one SM "
+                           f"(registers or shared memory): no cooperative grid can run it")
+    return _sm_count(device) * min(int(per_sm), per_sm_cap)
 
 
 def cooperative_blocks(kernel, threads, per_sm_cap):

@@ -7,8 +7,8 @@ floating dtype) and returns the same arrays: distances of ``dtype`` (inf = unrea
 asked, int32 predecessors (pred[source] == source, -1 = unreached), a breadth-first tree over
 the tight edges (d[u] + w(u, v) == d[v], summed in ``dtype`` as the kernels sum), so a
 zero-weight cycle never makes a cycle of predecessors. The Bellman-Ford kernels take negative
-weights (a distance still falling in round n raises NegativeCycleError); near_far, bucketed,
-does not (gbla.sssp refuses a negative weight for it).
+weights (a distance still falling in round n raises NegativeCycleError); near_far and
+persistent_delta_stepping, bucketed, do not (gbla.sssp refuses a negative weight for them).
 
 The article's ablation of edge_bellman_ford is four registered methods: ``edge_bellman_ford``
 (read-only path and cache-blocked edge order), ``edge_bellman_ford_no_reorder``,
@@ -27,14 +27,18 @@ from ._bfs import PERSISTENT_BLOCKS_PER_SM, PERSISTENT_THREADS, bfs_tree
 from ._frontier import BinnedFrontier, int32_csr, int32_rows
 from ._launch import THREADS, grid, ptr
 
-__all__ = ["segment_order", "name_expressions"]
+__all__ = ["segment_order", "name_expressions", "COOPERATIVE", "CTYPES"]
 
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 WARP = 32
 
 
+COOPERATIVE = ("gbla_sssp_persistent", "gbla_sssp_delta")  # each a module of its own
+
+
 def name_expressions(ctype):
-    """The kernels of sssp.cu instantiated for distances of C type ``ctype``: one module."""
+    """The kernels of sssp.cu instantiated for distances of C type ``ctype``, but the
+    cooperative ones: one module."""
     return (f"gbla_sssp_edge<{ctype}, true>", f"gbla_sssp_edge<{ctype}, false>",
             f"gbla_sssp_frontier_expand<{ctype}>", f"gbla_sssp_init<{ctype}>",
             f"gbla_sssp_near_expand<{ctype}>", f"gbla_sssp_far_min<{ctype}>",
@@ -48,11 +52,12 @@ def _kernel(name, dtype, *template):
     return _launch.function("sssp.cu", f"{name}<{args}>", name_expressions=name_expressions(t))
 
 
-def _persistent_kernel(dtype):
-    """The cooperative kernel, a module of its own (compiled for cooperative launch)."""
+def _cooperative_kernel(name, dtype):
+    """``name<dtype>``, a cooperative kernel: a module of its own (compiled for cooperative
+    launch)."""
     t = CTYPES[np.dtype(dtype)]
-    return _launch.function("sssp.cu", f"gbla_sssp_persistent<{t}>",
-                            name_expressions=(f"gbla_sssp_persistent<{t}>",), cooperative=True)
+    return _launch.function("sssp.cu", f"{name}<{t}>", name_expressions=(f"{name}<{t}>",),
+                            cooperative=True)
 
 
 def _weights(A, dtype):
@@ -204,7 +209,7 @@ def _frontier_bellman_ford(A, source, *, dtype, return_predecessors, direction, 
 def _persistent_bellman_ford(A, source, *, dtype, return_predecessors, direction, stats):
     cp = _cupy()
     s = _Frontier(A, source, dtype)
-    kernel = _persistent_kernel(dtype)
+    kernel = _cooperative_kernel("gbla_sssp_persistent", dtype)
     blocks = _launch.cooperative_blocks(kernel, PERSISTENT_THREADS, PERSISTENT_BLOCKS_PER_SM)
     result = cp.zeros(2, np.int64)
     kernel((blocks,), (PERSISTENT_THREADS,),
@@ -271,6 +276,62 @@ def _near_far(A, source, *, dtype, return_predecessors, direction, stats, delta)
     return _result(A, source, s.dist, s.w, return_predecessors)
 
 
+# ------------------------------------------------------------------ 5. persistent_delta_stepping
+def _split(A, dtype, delta):
+    """A's edges split once into a light (w <= delta) and a heavy CSR, each (indptr, indices,
+    weights or None), int32 ids; the last split is cached on A (one delta at a time)."""
+    key = (np.dtype(dtype).name, float(delta))
+    cached = A._cache.get("sssp_split")
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    cp = _cupy()
+    n = A.nrows
+    indptr, indices = int32_csr(A)
+    w = _weights(A, dtype)
+    if w is None:  # every edge weighs 1: all light or all heavy
+        light = cp.full(len(indices), 1 <= delta, bool)
+    else:
+        light = w <= delta
+    rows = int32_rows(A)
+
+    def part(keep):
+        sub_indptr = cp.zeros(n + 1, np.int32)
+        sub_indptr[1:] = cp.cumsum(cp.bincount(rows[keep], minlength=n))
+        return sub_indptr, indices[keep], None if w is None else w[keep]
+    split = part(light), part(~light)
+    A._cache["sssp_split"] = (key, split)
+    return split
+
+
+def _persistent_delta_stepping(A, source, *, dtype, return_predecessors, direction, stats,
+                               delta):
+    cp = _cupy()
+    n, T = A.nrows, np.dtype(dtype).type
+    (l_indptr, l_indices, l_w), (h_indptr, h_indices, h_w) = _split(A, dtype, T(delta))
+    width = T(delta) if T(delta) > 0 else np.nextafter(T(0), T(np.inf))  # a float32 underflow
+    dist = cp.full(n, np.inf, dtype)
+    stamp, r_stamp, far_flag = cp.zeros((3, n), np.int32)
+    f = BinnedFrontier(n, 3)  # the frontier of light rounds
+    r = BinnedFrontier(n, 2)  # R, the vertices a bucket settled, binned by heavy out-degree
+    piles = cp.empty((2, max(n, 1)), np.int32)
+    pile_counts = cp.zeros(2, np.uint64)
+    smallest = cp.full(2, np.inf, dtype)
+    result = cp.zeros(3, np.int64)
+    _kernel("gbla_sssp_init", dtype)((1,), (1,), (np.int32(source), dist, f.bins[0], l_indptr,
+                                                  f.slots[0]))
+    kernel = _cooperative_kernel("gbla_sssp_delta", dtype)
+    blocks = _launch.cooperative_blocks(kernel, PERSISTENT_THREADS, PERSISTENT_BLOCKS_PER_SM)
+    kernel((blocks,), (PERSISTENT_THREADS,),
+           (np.int32(n), width, dist, stamp, r_stamp, far_flag, l_indptr, l_indices, ptr(l_w),
+            h_indptr, h_indices, ptr(h_w), np.int32(len(h_indices) > 0), f.bins[0], f.bins[1],
+            f.slots, r.bins[0], r.bins[1], r.slots, piles[0], piles[1], pile_counts, smallest,
+            result))
+    light_rounds, passes, buckets = (int(x) for x in result.get())  # sync: the counts
+    stats["iterations"] = light_rounds + passes
+    stats["phases"] = buckets
+    return _result(A, source, dist, _weights(A, dtype), return_predecessors)
+
+
 # ------------------------------------------------------------------ the registry entries
 _EDGE = "a thread per stored edge (COO, an undirected edge once, relaxed both ways), " \
     "atomicMin on the distances, one 4-byte flag read a round"
@@ -294,6 +355,11 @@ methods.register(methods.Method(
     "near_far", "sssp", "Davidson et al.'s near-far pile: the binned push of vertices below a "
     "split distance, the rest set aside once in a far pile; the split moves by delta at least",
     _near_far, devices=("gpu",), max_index=methods.INT32_MAX - 1, options=("delta",)))
+methods.register(methods.Method(
+    "persistent_delta_stepping", "sssp", "delta-stepping in one cooperative launch: light "
+    "(w <= delta) and heavy edges split once, buckets, the pending pile and its minimum on the "
+    "device, grid.sync() between rounds", _persistent_delta_stepping, devices=("gpu",),
+    max_index=methods.INT32_MAX - 1, options=("delta",)))
 
 for _name, _run, _description in _KERNELS:
     methods.register(methods.Method(_name, "sssp", _description, _run, devices=("gpu",),

@@ -349,8 +349,6 @@ extern "C" __global__ void gbla_bfs_persistent(int n, int depth_limit, int* leve
                                                u64* slots, long long unexplored, int mode) {
     cg::grid_group grid = cg::this_grid();
     long long tid = grid.thread_rank(), threads = grid.size();
-    long long warp = tid >> 5, warps = threads >> 5;
-    int lane = threadIdx.x & 31;
     bool pulling = false;
     int gathers = 0;
     for (int depth = 1; depth_limit < 0 || depth <= depth_limit; ++depth) {
@@ -391,14 +389,9 @@ extern "C" __global__ void gbla_bfs_persistent(int n, int depth_limit, int* leve
             grid.sync();
             c0 = g[0]; c1 = g[1]; c2 = g[2];
         }
-        for (long long i = tid; i < c0; i += threads)
-            gbla_push_group(q[i], 0, 1, depth, n, levels, parents, indptr, indices, out, nxt);
-        for (long long i = warp; i < c1; i += warps)
-            gbla_push_group(q[(long long)n + i], lane, 32, depth, n, levels, parents, indptr,
-                            indices, out, nxt);
-        for (long long i = blockIdx.x; i < c2; i += gridDim.x)
-            gbla_push_group(q[2LL * n + i], threadIdx.x, blockDim.x, depth, n, levels, parents,
-                            indptr, indices, out, nxt);
+        gbla_grid_for_each_binned(q, n, c0, c1, c2, [&](int u, int lane, int group) {
+            gbla_push_group(u, lane, group, depth, n, levels, parents, indptr, indices, out, nxt);
+        });
         grid.sync();
     }
 }

@@ -64,6 +64,22 @@ __device__ __forceinline__ void gbla_for_each_in_bin(const int* q, long long n_i
     for (long long i = tid / group; i < n_in; i += groups) visit(q[i], lane);
 }
 
+// Every vertex of a binned frontier q (bin sizes c0, c1, c2; the bins n apart) handed to a
+// persistent grid, as the launches of gbla_for_each_in_bin hand one bin each:
+// visit(u, lane, group) with a thread, a warp or a block per vertex.
+template <class Visit>
+__device__ __forceinline__ void gbla_grid_for_each_binned(const int* q, long long n, long long c0,
+                                                          long long c1, long long c2,
+                                                          Visit visit) {
+    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long threads = (long long)gridDim.x * blockDim.x;
+    const int lane = threadIdx.x & 31;
+    for (long long i = tid; i < c0; i += threads) visit(q[i], 0, 1);
+    for (long long i = tid >> 5; i < c1; i += threads >> 5) visit(q[n + i], lane, 32);
+    for (long long i = blockIdx.x; i < c2; i += gridDim.x)
+        visit(q[2 * n + i], (int)threadIdx.x, (int)blockDim.x);
+}
+
 __device__ __forceinline__ void gbla_clear_slot(u64* clear) {
     if (blockIdx.x == 0 && threadIdx.x < GBLA_SLOT) clear[threadIdx.x] = 0;
 }

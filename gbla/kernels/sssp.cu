@@ -47,6 +47,15 @@ __device__ __forceinline__ void gbla_set_inf(double* x) {
     *x = __longlong_as_double(0x7ff0000000000000LL);
 }
 
+__device__ __forceinline__ float gbla_floor(float x) { return floorf(x); }
+__device__ __forceinline__ double gbla_floor(double x) { return floor(x); }
+__device__ __forceinline__ float gbla_next_up(float x) {
+    return nextafterf(x, __int_as_float(0x7f800000));
+}
+__device__ __forceinline__ double gbla_next_up(double x) {
+    return nextafter(x, __longlong_as_double(0x7ff0000000000000LL));
+}
+
 template <class T>
 __device__ __forceinline__ T gbla_weight(const T* __restrict__ w, long long e) {
     return w == nullptr ? (T)1 : w[e];
@@ -131,9 +140,7 @@ __global__ void gbla_sssp_persistent(int n, T* dist, int* stamp, const int* __re
                                      const int* __restrict__ indices, const T* __restrict__ w,
                                      int* bins0, int* bins1, u64* slots, long long* result) {
     cg::grid_group grid = cg::this_grid();
-    const long long tid = grid.thread_rank(), threads = grid.size();
-    const long long warp = tid >> 5, warps = threads >> 5;
-    const int lane = threadIdx.x & 31;
+    const long long tid = grid.thread_rank();
     int round = 1;
     bool bounded = false;
     for (;; ++round) {
@@ -149,15 +156,10 @@ __global__ void gbla_sssp_persistent(int n, T* dist, int* stamp, const int* __re
         if (tid < GBLA_SLOT) clr[tid] = 0;
         const int* q = (round & 1) ? bins0 : bins1;
         int* out = (round & 1) ? bins1 : bins0;
-        for (long long i = tid; i < c0; i += threads)
-            gbla_sssp_push_group<T>(q[i], 0, 1, round, n, dist, stamp, indptr, indices, w, out,
-                                    nxt);
-        for (long long i = warp; i < c1; i += warps)
-            gbla_sssp_push_group<T>(q[(long long)n + i], lane, 32, round, n, dist, stamp,
-                                    indptr, indices, w, out, nxt);
-        for (long long i = blockIdx.x; i < c2; i += gridDim.x)
-            gbla_sssp_push_group<T>(q[2LL * n + i], threadIdx.x, blockDim.x, round, n, dist,
-                                    stamp, indptr, indices, w, out, nxt);
+        gbla_grid_for_each_binned(q, n, c0, c1, c2, [&](int u, int lane, int group) {
+            gbla_sssp_push_group<T>(u, lane, group, round, n, dist, stamp, indptr, indices, w,
+                                    out, nxt);
+        });
         grid.sync();
     }
     if (tid == 0) {
@@ -172,13 +174,16 @@ __global__ void gbla_sssp_persistent(int n, T* dist, int* stamp, const int* __re
 // vertex); when the near frontier empties, the split moves past the pile's smallest distance
 // (gbla_sssp_far_min) and the pile is split (gbla_sssp_far_split). Non-negative weights.
 // As gbla_sssp_push_group, but a lowered v joins the near frontier only below `split`; at or
-// beyond it, v goes to the far pile unless it is there already (far_flag[v]).
+// beyond it, v goes to the far pile unless it is there already (far_flag[v]). The edges pushed
+// are u's in (indptr, indices, w); the frontier is binned by the out-degrees of bin_indptr
+// (delta-stepping pushes heavy edges into a frontier that relaxes light ones).
 template <class T>
 __device__ __forceinline__ void gbla_sssp_near_group(int u, int lane, int group, int round,
                                                      int n, T* dist, int* stamp, int* far_flag,
                                                      const int* __restrict__ indptr,
                                                      const int* __restrict__ indices,
                                                      const T* __restrict__ w, T split,
+                                                     const int* __restrict__ bin_indptr,
                                                      int* bins, u64* slot, int* far,
                                                      u64* far_count) {
     const T du = dist[u];
@@ -188,7 +193,7 @@ __device__ __forceinline__ void gbla_sssp_near_group(int u, int lane, int group,
         if (!(candidate < dist[v] && gbla_atomic_min(dist + v, candidate))) continue;
         if (candidate < split) {
             if (atomicExch(stamp + v, round) != round)
-                gbla_append_binned<int>(v, n, indptr, bins, slot);
+                gbla_append_binned<int>(v, n, bin_indptr, bins, slot);
         } else if (atomicExch(far_flag + v, 1) == 0) {
             far[atomicAdd(far_count, 1ULL)] = v;
         }
@@ -205,7 +210,7 @@ __global__ void gbla_sssp_near_expand(const int* __restrict__ q_in, int n_in, in
     gbla_clear_slot(clear);
     gbla_for_each_in_bin(q_in, n_in, group, [&](int u, int lane) {
         gbla_sssp_near_group<T>(u, lane, group, round, n, dist, stamp, far_flag, indptr,
-                                indices, w, split, bins, slot, far, far_count);
+                                indices, w, split, indptr, bins, slot, far, far_count);
     });
 }
 
@@ -247,6 +252,137 @@ __global__ void gbla_sssp_far_split(const int* __restrict__ far, long long count
         }
         far_flag[v] = 0;
         if (d >= lo) gbla_append_binned<int>(v, n, indptr, bins, slot);
+    }
+}
+
+// ------------------------------------------------------------------ 5. delta_stepping_kernel
+// Meyer and Sanders' delta-stepping in one cooperative launch: buckets [lo, hi) of width delta
+// at least, the edges split once into a light (w <= delta) and a heavy CSR. A bucket
+// runs light rounds (each vertex of the frontier joins the settled list R once a pass and
+// pushes its light edges: a v lowered below hi joins the next frontier, one lowered to hi or
+// beyond the pending pile), then a heavy pass pushes R's heavy edges the same way; light rounds
+// and heavy passes repeat until both are empty (a heavy edge lands beyond hi but for rounding).
+// The next bucket starts at the pile's smallest distance m (a grid-wide minimum): hi moves to
+// the end of m's bucket, at least delta further and always past m, and the pile splits into
+// the frontier (below the new hi), the other pile (beyond) and stale entries (below the old hi,
+// settled already), dropped. No host round trip in the whole run.
+// Every step that builds a frontier is a "round" r: it appends to slot r%3 and clears
+// (r+1)%3; bins0 holds the frontier of odd rounds. R is double-buffered the same way over
+// passes (pass p appends to rbins[p&1], rslots slot p&1; the pass clears the other slot), as
+// are the piles (pile_counts[0..1]) and the minima (smallest[0..1], +inf at launch).
+// result[0] = light rounds, result[1] = heavy passes, result[2] = buckets.
+// Launch: cooperative, grid <= the co-resident block count; slots[0] and bins0 from
+// gbla_sssp_init (with the light CSR), every other slot and count zeroed; stamps and flags 0.
+template <class T>
+__global__ void gbla_sssp_delta(int n, T delta, T* dist, int* stamp, int* rstamp, int* far_flag,
+                                const int* __restrict__ lindptr, const int* __restrict__ lindices,
+                                const T* __restrict__ lw, const int* __restrict__ hindptr,
+                                const int* __restrict__ hindices, const T* __restrict__ hw,
+                                int heavy, int* bins0, int* bins1, u64* slots, int* rbins0,
+                                int* rbins1, u64* rslots, int* pile0, int* pile1,
+                                u64* pile_counts, T* smallest, long long* result) {
+    cg::grid_group grid = cg::this_grid();
+    const long long tid = grid.thread_rank(), threads = grid.size();
+    T inf;
+    gbla_set_inf(&inf);
+    T hi = delta;  // the first bucket [0, delta)
+    int round = 1, pass = 1, pile = 0;
+    long long light_rounds = 0, passes = 0, buckets = 1;
+    for (;; ++buckets) {
+        int* far = pile ? pile1 : pile0;
+        u64* far_count = pile_counts + pile;
+        for (;;) {  // the light rounds and heavy passes of this bucket
+            int* r_bins = (pass & 1) ? rbins1 : rbins0;
+            u64* r_slot = rslots + GBLA_SLOT * (pass & 1);
+            for (;; ++round, ++light_rounds) {  // light rounds
+                const u64* cur = slots + GBLA_SLOT * ((round - 1) % 3);
+                u64* nxt = slots + GBLA_SLOT * (round % 3);
+                u64* clr = slots + GBLA_SLOT * ((round + 1) % 3);
+                const long long c0 = (long long)cur[0], c1 = (long long)cur[1],
+                                c2 = (long long)cur[2];
+                if (c0 + c1 + c2 == 0) break;
+                if (tid < GBLA_SLOT) clr[tid] = 0;
+                const int* q = (round & 1) ? bins0 : bins1;
+                int* out = (round & 1) ? bins1 : bins0;
+                gbla_grid_for_each_binned(q, n, c0, c1, c2, [&](int u, int lane, int group) {
+                    if (heavy && lane == 0 && atomicExch(rstamp + u, pass) != pass)
+                        gbla_append_binned<int>(u, n, hindptr, r_bins, r_slot);
+                    gbla_sssp_near_group<T>(u, lane, group, round, n, dist, stamp, far_flag,
+                                            lindptr, lindices, lw, hi, lindptr, out, nxt, far,
+                                            far_count);
+                });
+                grid.sync();
+            }
+            if (!heavy) break;
+            const long long r0 = (long long)r_slot[0], r1 = (long long)r_slot[1],
+                            r2 = (long long)r_slot[2];
+            if (r0 + r1 + r2 == 0) break;
+            // the heavy pass: a round that reads R instead of a frontier
+            u64* nxt = slots + GBLA_SLOT * (round % 3);
+            if (tid < GBLA_SLOT) {
+                slots[GBLA_SLOT * ((round + 1) % 3) + tid] = 0;
+                rslots[GBLA_SLOT * ((pass + 1) & 1) + tid] = 0;  // the next pass's R
+            }
+            int* out = (round & 1) ? bins1 : bins0;
+            gbla_grid_for_each_binned(r_bins, n, r0, r1, r2, [&](int u, int lane, int group) {
+                gbla_sssp_near_group<T>(u, lane, group, round, n, dist, stamp, far_flag, hindptr,
+                                        hindices, hw, hi, lindptr, out, nxt, far, far_count);
+            });
+            grid.sync();
+            ++round;
+            ++pass;
+            ++passes;
+        }
+        // the next bucket: the smallest pending distance at or beyond hi
+        const long long count = (long long)pile_counts[pile];
+        T* m_out = smallest + (buckets & 1);
+        if (tid == 0) {
+            pile_counts[1 - pile] = 0;
+            smallest[1 - (buckets & 1)] = inf;  // the next bucket's, read a bucket ago
+        }
+        T best = inf;
+        for (long long i = tid; i < count; i += threads) {
+            const T d = dist[far[i]];
+            if (d >= hi && d < best) best = d;
+        }
+        for (int off = 16; off > 0; off >>= 1) {
+            const T other = __shfl_down_sync(0xffffffffu, best, off);
+            if (other < best) best = other;
+        }
+        if ((threadIdx.x & 31) == 0 && best < inf) gbla_atomic_min(m_out, best);
+        grid.sync();
+        const T m = *m_out;
+        if (!(m < inf)) break;
+        T next = (gbla_floor(m / delta) + (T)1) * delta;
+        if (next < hi + delta) next = hi + delta;
+        if (!(next > m)) next = gbla_next_up(m);
+        // the split: a round that builds the frontier from the pile
+        u64* nxt = slots + GBLA_SLOT * (round % 3);
+        if (tid < GBLA_SLOT) slots[GBLA_SLOT * ((round + 1) % 3) + tid] = 0;
+        int* out = (round & 1) ? bins1 : bins0;
+        int* far_out = pile ? pile0 : pile1;
+        for (long long i = tid; i < count; i += threads) {
+            const int v = far[i];
+            const T d = dist[v];
+            if (d >= next) {
+                far_out[atomicAdd(pile_counts + 1 - pile, 1ULL)] = v;
+                continue;
+            }
+            far_flag[v] = 0;
+            if (d >= hi) {
+                stamp[v] = round;
+                gbla_append_binned<int>(v, n, lindptr, out, nxt);
+            }
+        }
+        grid.sync();
+        ++round;
+        hi = next;
+        pile = 1 - pile;
+    }
+    if (tid == 0) {
+        result[0] = light_rounds;
+        result[1] = passes;
+        result[2] = buckets;
     }
 }
 
