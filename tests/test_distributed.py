@@ -147,6 +147,99 @@ def test_bfs_depth_limit(size):
         assert levels.tolist() == [0, 1, 2, -1, -1, -1]
 
 
+# ============================================================================== traffic
+@pytest.mark.parametrize("size", SIZES)
+def test_a_counted_communicator_counts_the_payload_each_rank_sends(size):
+    def work(comm):
+        c = D.Counted(comm)
+        sends = [np.zeros(3 * r + comm.rank, np.int64) for r in range(size)]
+        c.alltoallv(sends)
+        after_all_to_all = c.bytes_sent
+        c.allgather(np.zeros(5, np.float32))
+        one = c.allreduce_sum(7)
+        two = c.allreduce_sums([1, comm.rank])
+        return after_all_to_all, c.bytes_sent, c.collectives, c.rank, c.size, one, two
+
+    for rank, (a2a, total, calls, r, n, one, two) in enumerate(on_ranks(size, work)):
+        to_others = sum(8 * (3 * dest + rank) for dest in range(size) if dest != rank)
+        assert (a2a, r, n, calls) == (to_others, rank, size, 4)
+        assert total == to_others + 20 * (size - 1) + 8 * (size - 1) + 16 * (size - 1)
+        assert (one, two) == (7 * size, [size, size * (size - 1) // 2])
+
+
+def _levels_of(S, source):
+    d = csgraph.shortest_path(S, unweighted=True, indices=source)
+    return np.where(np.isinf(d), -1, d).astype(int)
+
+
+@pytest.mark.parametrize("parents", [True, False], ids=["parents", "levels"])
+@pytest.mark.parametrize("direction", ["push", "pull"])
+@pytest.mark.parametrize("size", SIZES)
+@settings(max_examples=10, deadline=None)
+@given(g=G.medium_graphs(), data=st.data())
+def test_bfs_reports_the_bytes_each_level_sends(size, direction, parents, g, data):
+    # push: the products of a target another rank owns, combined into one on the sending
+    # rank, travel as an int32 offset and an int64 parent (levels alone: the offset;
+    # any.pair's product is 1 wherever it is);
+    # pull: every rank sends which of its vertices are in the frontier to every other, as a
+    # header byte and int32 offsets or a bitmap of its range, whichever is shorter (neither
+    # any.pair nor any.secondi reads a value of the frontier); each level ends with one sum
+    # over the ranks of the new frontier's size and out-edges (16 bytes to each other rank,
+    # from each rank), the first level with the source's too
+    S = g.scipy()
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    levels = _levels_of(S, source)
+
+    def work(comm):
+        A = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+        stats = {}
+        D.bfs(A, source, return_predecessors=parents, direction=direction, stats=stats)
+        return stats, A.bounds
+
+    (stats, bounds), *others = on_ranks(size, work)
+    assert all(o[0] == stats for o in others)  # every rank reports the same
+    owner = np.searchsorted(bounds, np.arange(g.n), side="right") - 1
+    rows = np.repeat(np.arange(g.n), np.diff(S.indptr))
+    sums = 16 * (size - 1) * size  # a frontier's size and out-edges, from every rank
+    expected = []
+    for depth in range(1, len(stats["bytes"]) + 1):
+        frontier = levels == depth - 1
+        if direction == "push":  # one product per (sending rank, target) pair
+            crossing = frontier[rows] & (owner[rows] != owner[S.indices])
+            pairs = {(owner[u], v) for u, v in zip(rows[crossing], S.indices[crossing])}
+            expected.append((12 if parents else 4) * len(pairs) + sums)
+        else:
+            sent = 0
+            for r in range(size):
+                mine = int(frontier[bounds[r]:bounds[r + 1]].sum())
+                bitmap = (int(bounds[r + 1] - bounds[r]) + 7) // 8
+                sent += (size - 1) * (1 + (bitmap if bitmap < 4 * mine else 4 * mine))
+            expected.append(sent + sums)
+    expected[0] += sums  # the source's counts
+    assert stats["bytes"] == expected
+    assert stats["bytes_total"] == sum(expected)
+    assert stats["directions"] == [direction] * len(expected)
+    assert stats["found"] == [int((levels == d).sum()) for d in range(1, len(expected) + 1)]
+    # one all-to-all (offsets, with the parents packed in) or one all-gather (presence), and
+    # the sum
+    assert stats["found"][-1] == 0
+    assert stats["collectives"] == [3] + [2] * (len(expected) - 1)
+
+
+def test_sssp_reports_its_rounds_traffic_and_one_rank_sends_nothing():
+    S = sp.csr_array((np.ones(5), (np.arange(5), np.arange(1, 6))), shape=(6, 6))
+
+    def work(comm):
+        stats = {}
+        D.sssp(D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data), 0, stats=stats)
+        return stats
+
+    one, = on_ranks(1, work)  # rounds 1-5 lower vertices 1-5, round 6 nothing
+    assert one["bytes"] == [0] * 6 and one["found"] == [1, 1, 1, 1, 1, 0]
+    two = on_ranks(2, work)[0]
+    assert two["found"] == one["found"] and two["bytes_total"] == sum(two["bytes"]) > 0
+
+
 @pytest.mark.parametrize("direction", ["auto", "push", "pull"])
 @pytest.mark.parametrize("size", SIZES)
 @settings(max_examples=15, deadline=None)

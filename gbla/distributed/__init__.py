@@ -13,12 +13,12 @@ local sockets between CPU processes), each process taking its communicator from
 
 import threading
 
-from .comm import NcclComm, SelfComm, ThreadComm
+from .comm import Counted, NcclComm, SelfComm, ThreadComm
 from .matrix import DistMatrix, DistVector, vxm
 from .traverse import bfs, sssp
 
-__all__ = ["SelfComm", "ThreadComm", "NcclComm", "DistMatrix", "DistVector", "vxm", "bfs",
-           "sssp", "run_threads"]
+__all__ = ["SelfComm", "ThreadComm", "NcclComm", "Counted", "DistMatrix", "DistVector", "vxm",
+           "bfs", "sssp", "run_threads"]
 
 
 def run_threads(size, work, xp=None):

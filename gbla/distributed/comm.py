@@ -1,6 +1,7 @@
 """Communicators: what the distributed products need from the ranks around them, and nothing
-more: exchange arrays all-to-all (each rank sends a list, one array per rank), sum an integer
-over the ranks, gather an array from every rank.
+more: exchange arrays all-to-all (each rank sends a list, one array per rank), sum integers
+over the ranks (one or several in one collective: ``allreduce_sum`` / ``allreduce_sums``),
+gather an array from every rank.
 
 - :class:`SelfComm`: one rank (a communicator of one), any array module.
 - :meth:`ThreadComm.group`: ``size`` ranks in one process, one thread each, exchanging through
@@ -8,6 +9,8 @@ over the ranks, gather an array from every rank.
 - :class:`NcclComm`: one rank per GPU through NCCL (CuPy's ``cupy.cuda.nccl``), grouped sends
   and receives, never through the host. NVLink multicast stays off (``NCCL_NVLS_ENABLE=0`` is
   set before the communicator is made).
+- :class:`Counted`: any of them, counting what its rank sends (the communication volume a
+  traversal reports per level).
 """
 
 import os
@@ -15,7 +18,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["SelfComm", "ThreadComm", "NcclComm"]
+__all__ = ["SelfComm", "ThreadComm", "NcclComm", "Counted"]
 
 
 class SelfComm:
@@ -31,6 +34,9 @@ class SelfComm:
 
     def allreduce_sum(self, value):
         return int(value)
+
+    def allreduce_sums(self, values):
+        return [int(v) for v in values]
 
     def allgather(self, array):
         return [array]
@@ -68,6 +74,9 @@ class ThreadComm:
 
     def allreduce_sum(self, value):
         return int(sum(self._exchange(int(value))))
+
+    def allreduce_sums(self, values):
+        return [int(sum(column)) for column in zip(*self._exchange([int(v) for v in values]))]
 
     def allgather(self, array):
         return self._exchange(array)
@@ -125,11 +134,60 @@ class NcclComm:
         return recvs
 
     def allreduce_sum(self, value):
+        return self.allreduce_sums([value])[0]
+
+    def allreduce_sums(self, values):
         cp, nccl = self.xp, self._nccl
-        x = cp.asarray([int(value)], np.int64)
-        self._comm.allReduce(x.data.ptr, x.data.ptr, 1, nccl.NCCL_INT64, nccl.NCCL_SUM,
+        x = cp.asarray([int(v) for v in values], np.int64)
+        self._comm.allReduce(x.data.ptr, x.data.ptr, len(x), nccl.NCCL_INT64, nccl.NCCL_SUM,
                              cp.cuda.get_current_stream().ptr)
-        return int(x.get()[0])  # sync: the sum
+        return [int(v) for v in x.get()]  # sync: the sums
 
     def allgather(self, array):
         return self.alltoallv([array] * self.size)
+
+
+def _nbytes(array):
+    return int(array.nbytes)
+
+
+class Counted:
+    """A communicator that counts what its rank sends: ``bytes_sent``, the payload bytes it
+    hands to other ranks (all-to-all: the arrays for the others; all-gather: its array once per
+    other rank; sums: 8 bytes a value per other rank, the flat algorithm's volume), and
+    ``collectives``, the collective calls (each one a latency on a real network). Sizes NCCL
+    exchanges before a payload (8 bytes a peer) are not payload and not counted. Every other
+    attribute is the wrapped communicator's."""
+
+    def __init__(self, comm):
+        self.comm = comm
+        self.bytes_sent = 0
+        self.collectives = 0
+
+    @classmethod
+    def of(cls, comm):
+        """``comm`` counted (itself when it already is)."""
+        return comm if isinstance(comm, Counted) else cls(comm)
+
+    def __getattr__(self, name):  # rank, size, xp, and whatever else the communicator has
+        return getattr(self.comm, name)
+
+    def alltoallv(self, sends):
+        self.collectives += 1
+        self.bytes_sent += sum(_nbytes(a) for r, a in enumerate(sends) if r != self.comm.rank)
+        return self.comm.alltoallv(sends)
+
+    def allgather(self, array):
+        self.collectives += 1
+        self.bytes_sent += _nbytes(array) * (self.comm.size - 1)
+        return self.comm.allgather(array)
+
+    def allreduce_sum(self, value):
+        self.collectives += 1
+        self.bytes_sent += 8 * (self.comm.size - 1)
+        return self.comm.allreduce_sum(value)
+
+    def allreduce_sums(self, values):
+        self.collectives += 1
+        self.bytes_sent += 8 * len(values) * (self.comm.size - 1)
+        return self.comm.allreduce_sums(values)

@@ -70,8 +70,11 @@ class SocketComm:
         return got
 
     def allreduce_sum(self, value):
-        return int(sum(int(a[0]) for a in self.alltoallv([np.array([int(value)])] *
-                                                          self.size)))
+        return self.allreduce_sums([value])[0]
+
+    def allreduce_sums(self, values):
+        mine = np.array([int(v) for v in values], np.int64)
+        return [int(v) for v in np.sum(self.alltoallv([mine] * self.size), axis=0)]
 
     def allgather(self, array):
         return self.alltoallv([array] * self.size)

@@ -5,12 +5,18 @@ Rank r holds rows ``bounds[r]`` to ``bounds[r + 1]`` of A (a vertex range balanc
 its out-edges, with global column ids), the same rows of A's transpose (its in-edges), and the
 same range of every vector.
 
-- Push: ``vxm`` expands the local entries of u along their rows, sends each product to the rank
-  owning its column (one all-to-all of ids and one of values), and the owner keeps what its
-  mask allows and reduces each column's products with the semiring's add, in the order the
-  ranks sent them (so every rank count gives the one-GPU result for an associative add).
+- Push: ``vxm`` expands the local entries of u along their rows, combines the products of each
+  column with the semiring's add, sends each column's one product to the rank owning it (one
+  all-to-all of ids and values packed together), and the owner keeps what its mask allows and reduces
+  them in rank order (so every rank count gives the one-GPU result for an associative add).
 - Pull: every rank gathers the whole frontier (an all-gather of its entries) and reduces the
   in-edges of its allowed vertices over the present ones, in ascending source order.
+
+What travels is kept small: a vertex id as an int32 offset into its owner's range; no value
+where the product's value does not depend on it (``pair``: the owner knows it is 1; a pull
+whose multiply ignores u's value, as any.pair and any.secondi do, needs only which vertices
+are present); and such a presence sent as a bitmap of the rank's range when that is smaller
+than the offsets (a large frontier, the pull's case).
 - A :class:`~gbla.DirectionTracker` chooses per product from the frontier's size and edges
   summed over the ranks, so every rank takes the same direction."""
 
@@ -23,8 +29,9 @@ from .. import direction as _direction
 from .._matrix_ops import _apply_binary, reduce_by_key
 from .._storage import expand_rows
 from ..outofcore.partition import balanced_bounds
+from .comm import Counted
 
-__all__ = ["DistMatrix", "DistVector", "vxm"]
+__all__ = ["DistMatrix", "DistVector", "vxm", "frontier_counts"]
 
 
 @dataclass
@@ -42,11 +49,13 @@ class DistVector:
 class DistMatrix:
     """This rank's rows of an n x n matrix: CSR rows ``lo`` to ``hi`` (row pointers from 0,
     global column ids, values or None for an iso pattern), the bounds of every rank, and the
-    communicator. Build every rank's part with :meth:`scatter` (or :meth:`from_csr` on each
-    rank from the whole host CSR)."""
+    communicator, wrapped in :class:`~.comm.Counted` (``A.comm.bytes_sent`` and
+    ``A.comm.collectives`` count this rank's traffic). Build every rank's part with
+    :meth:`from_csr` on each rank from the whole host CSR, or :meth:`of` from a gbla Matrix."""
 
     def __init__(self, comm, bounds, indptr, indices, values, n, transpose=None, nvals=None):
-        self.comm, self.bounds, self.n = comm, np.asarray(bounds, np.int64), int(n)
+        # every collective of the products goes through A.comm, counted (Counted.bytes_sent)
+        self.comm, self.bounds, self.n = Counted.of(comm), np.asarray(bounds, np.int64), int(n)
         self.lo, self.hi = int(self.bounds[comm.rank]), int(self.bounds[comm.rank + 1])
         self.indptr, self.indices, self.values = indptr, indices, values
         self.transpose = transpose  # (indptr, indices, values) of A.T's rows lo..hi, or None
@@ -97,13 +106,23 @@ class DistMatrix:
                           self.hi)
 
 
-def vxm(u, A, semiring, *, allow=None, direction="push"):
+def frontier_counts(u, A):
+    """(entries, out-edges) of the vector whose part ``u`` is, over every rank: one
+    collective, what a DirectionTracker chooses from (and a traversal stops on)."""
+    rows = u.indices - A.lo
+    edges = int((A.indptr[rows + 1] - A.indptr[rows]).sum()) if len(rows) else 0  # sync
+    return tuple(A.comm.allreduce_sums([len(rows), edges]))
+
+
+def vxm(u, A, semiring, *, allow=None, direction="push", frontier=None):
     """This rank's part of w = u (+).(x) A: the columns of A's rows this rank owns, combined
     over every rank. ``allow``: a bool array over this rank's range (w keeps only allowed
     ids), or None. ``direction``: 'push', 'pull', or a DirectionTracker (the traversal's)
-    choosing from the whole frontier. Collective: every rank calls it."""
+    choosing from the whole frontier: its :func:`frontier_counts`, passed as ``frontier``
+    when the caller has them (a traversal counts each new frontier once, to stop on it),
+    else counted here. Collective: every rank calls it."""
     if isinstance(direction, _direction.DirectionTracker):
-        direction = _choose(u, A, semiring, direction)
+        direction = _choose(u, A, semiring, direction, frontier)
     if direction == "pull":
         return _pull(u, A, semiring, allow)
     return _push(u, A, semiring, allow)
@@ -115,15 +134,58 @@ def _dtypes(u, A, semiring):
     return dtype, semiring.output_dtype(dtype)
 
 
-def _choose(u, A, semiring, tracker):
+def _choose(u, A, semiring, tracker, frontier):
     """The tracker's choice from the frontier's vertices and out-edges over every rank."""
-    rows = u.indices - A.lo
-    edges = int((A.indptr[rows + 1] - A.indptr[rows]).sum()) if len(rows) else 0  # sync
-    vertices = A.comm.allreduce_sum(len(rows))
-    edges = A.comm.allreduce_sum(edges)
+    vertices, edges = frontier_counts(u, A) if frontier is None else frontier
     early_exit = semiring.add.terminal_for(_dtypes(u, A, semiring)[1]) is not None
     return tracker.choose(frontier_vertices=vertices, frontier_edges=edges, edges=A.nvals,
                           n=A.n, early_exit=early_exit)
+
+
+# ------------------------------------------------------------------ what travels
+_IDS, _BITMAP = 0, 1  # the first byte of a presence message
+
+
+def _offsets(ids, lo, xp):
+    """Global ids of one rank's range [lo, ...) as int32 offsets (a range is < 2**31 long)."""
+    return (ids - lo).astype(np.int32)
+
+
+def _pack(offsets, values, xp):
+    """int32 offsets and their values as one byte message (one collective, not two)."""
+    return xp.concatenate([offsets.view(np.uint8), xp.ascontiguousarray(values).view(np.uint8)])
+
+
+def _unpack(message, dtype):
+    """(int32 offsets, values of ``dtype``) of a :func:`_pack` message."""
+    count = len(message) // (4 + np.dtype(dtype).itemsize)
+    # the values start 4 * count bytes in: copied, so that an 8-byte dtype is aligned (a GPU
+    # kernel reading a misaligned double faults)
+    return message[:4 * count].view(np.int32), message[4 * count:].copy().view(dtype)
+
+
+def _presence_message(ids, lo, hi, xp):
+    """Which of [lo, hi) are present, as bytes: a header byte, then the int32 offsets or the
+    packed bitmap of the range, whichever is shorter."""
+    if (hi - lo + 7) // 8 < 4 * len(ids):
+        bits = xp.zeros(hi - lo, bool)
+        bits[ids - lo] = True
+        body = xp.packbits(bits)
+        head = _BITMAP
+    else:
+        body = _offsets(ids, lo, xp).view(np.uint8)
+        head = _IDS
+    return xp.concatenate([xp.full(1, head, np.uint8), body])
+
+
+def _present_ids(message, lo, hi, xp):
+    """The global ids a presence message names (host read of its header byte)."""
+    head = int(message[0])  # sync: one byte
+    body = message[1:]
+    if head == _BITMAP:
+        bits = xp.unpackbits(body)[:hi - lo]  # CuPy's unpackbits takes no count
+        return xp.flatnonzero(bits).astype(np.int64) + lo
+    return body.view(np.int32).astype(np.int64) + lo
 
 
 def _pull(u, A, semiring, allow):
@@ -132,12 +194,21 @@ def _pull(u, A, semiring, allow):
     if A.transpose is None:
         raise ValueError("a pull needs the transpose's rows (DistMatrix.from_csr builds them)")
     dtype, z_dtype = _dtypes(u, A, semiring)
-    ids = xp.concatenate(comm.allgather(u.indices))
-    vals = xp.concatenate(comm.allgather(u.values))
+    bounds = [int(b) for b in A.bounds]
     present = xp.zeros(A.n, bool)
+    u_values = None
+    if semiring.multiply.uses_x:  # the values travel with the ids, in one message
+        parts = [_unpack(m, u.values.dtype) for m in
+                 comm.allgather(_pack(_offsets(u.indices, A.lo, xp), u.values, xp))]
+        ids = xp.concatenate([o.astype(np.int64) + bounds[r] for r, (o, _) in enumerate(parts)])
+        vals = xp.concatenate([v for _, v in parts])
+        u_values = xp.zeros(A.n, vals.dtype)
+        u_values[ids] = vals
+    else:  # which vertices are present is all the product reads of u
+        messages = comm.allgather(_presence_message(u.indices, A.lo, A.hi, xp))
+        ids = xp.concatenate([_present_ids(m, bounds[r], bounds[r + 1], xp)
+                              for r, m in enumerate(messages)])
     present[ids] = True
-    u_values = xp.zeros(A.n, vals.dtype)
-    u_values[ids] = vals
     t_indptr, t_indices, t_values = A.transpose
     local = xp.arange(A.hi - A.lo, dtype=np.int64)
     if allow is not None:
@@ -149,7 +220,8 @@ def _pull(u, A, semiring, allow):
     if semiring.multiply.positional:
         z = k.astype(z_dtype)
     else:
-        x = u_values[k].astype(dtype, copy=False)
+        x = (xp.ones(len(k), dtype) if u_values is None else
+             u_values[k].astype(dtype, copy=False))  # not read by the multiply without values
         y = (xp.ones(len(k), dtype) if t_values is None else t_values[edge]).astype(
             dtype, copy=False)
         z = _apply_binary(semiring.multiply, x, y, dtype, A.device).astype(z_dtype, copy=False)
@@ -174,15 +246,27 @@ def _push(u, A, semiring, allow):
         y = (xp.ones(total, dtype) if A.values is None else A.values[edge]).astype(dtype,
                                                                                  copy=False)
         z = _apply_binary(mult, x, y, dtype, A.device).astype(z_dtype, copy=False)
-    # to the owners: ranks in order, each rank's products in the order formed
-    owner = A.owner(targets)
-    order = xp.argsort(owner, kind="stable")
-    targets, z, owner = targets[order], z[order], owner[order]
-    cuts = xp.searchsorted(owner, xp.arange(comm.size + 1))
+    # combined here first, one product per target (a target's products in the order formed,
+    # so an associative add gives what the owner would have), then to the owners: a target
+    # as an offset into its owner's range, and no value when every product is the same (pair)
+    order = xp.argsort(targets, kind="stable")
+    targets, z = targets[order], z[order]
+    if len(targets):
+        targets, z = reduce_by_key(targets, z, semiring.add, A.device)
+    bounds = A.bounds
+    cuts = xp.searchsorted(targets, xp.asarray(bounds))  # owners' ranges: targets are sorted
     cuts = cuts.get() if hasattr(cuts, "get") else cuts  # sync: where each rank's part ends
-    ids = comm.alltoallv([targets[cuts[r]:cuts[r + 1]] for r in range(comm.size)])
-    vals = comm.alltoallv([z[cuts[r]:cuts[r + 1]] for r in range(comm.size)])
-    ids, vals = xp.concatenate(ids), xp.concatenate(vals)
+    offsets = [_offsets(targets[cuts[r]:cuts[r + 1]], int(bounds[r]), xp)
+               for r in range(comm.size)]
+    if mult.uses_x or mult.uses_y or mult.positional:  # offsets and values in one message
+        parts = [_unpack(m, z.dtype) for m in comm.alltoallv(
+            [_pack(offsets[r], z[cuts[r]:cuts[r + 1]], xp) for r in range(comm.size)])]
+        ids = xp.concatenate([o for o, _ in parts]).astype(np.int64) + A.lo
+        vals = xp.concatenate([v for _, v in parts])
+    else:  # pair: the product is one value, whatever the operands
+        ids = xp.concatenate(comm.alltoallv(offsets)).astype(np.int64) + A.lo
+        one = _apply_binary(mult, xp.ones(1, dtype), xp.ones(1, dtype), dtype, A.device)
+        vals = xp.broadcast_to(one.astype(z_dtype), (len(ids),)).copy()
     if allow is not None and len(ids):
         keep = allow[ids - A.lo]
         ids, vals = ids[keep], vals[keep]

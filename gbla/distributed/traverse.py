@@ -2,15 +2,24 @@
 distributed ``vxm`` a level (any.pair for levels, any.secondi for parents, min.plus for
 distances), each rank keeping its range of the results, a sum over the ranks deciding when to
 stop, and the whole result gathered on every rank at the end. Collective: every rank calls
-them with the same arguments."""
+them with the same arguments.
+
+``stats={}`` receives, on every rank, the traversal's communication level by level:
+``directions`` (push or pull), ``found`` (vertices the level reached or lowered, over every
+rank), ``bytes`` (payload bytes every rank together sent in the level: the products of a push,
+the frontier gathered for a pull, the one sum of the new frontier's size and out-edges that
+decides both the next direction and the end; the first level also counts the source's) and
+``collectives`` (calls a rank made in the level), with ``bytes_total``: what a model of a
+bigger machine starts from (see benchmarks/bench_distributed_volume.py)."""
 
 import numpy as np
 
+from .. import _backend as B
 from .. import _validation as V
 from .. import direction as _direction
 from ..exceptions import NegativeCycleError
 from ..semirings import any_pair, any_secondi, min_plus
-from .matrix import vxm
+from .matrix import frontier_counts, vxm
 
 __all__ = ["bfs", "sssp"]
 
@@ -20,10 +29,42 @@ def _gather(A, local):
     return A.comm.xp.concatenate(A.comm.allgather(local))
 
 
-def bfs(A, source, *, return_predecessors=False, depth_limit=None, direction="auto"):
+class _Levels:
+    """What each level of a traversal sent, for ``stats``."""
+
+    def __init__(self, A, steps):
+        self.A, self.steps = A, steps
+        self.directions, self.found, self.bytes, self.collectives = [], [], [], []
+
+    def start(self):
+        self.bytes0, self.calls0 = self.A.comm.bytes_sent, self.A.comm.collectives
+
+    def end(self, found):
+        steps = self.steps
+        self.directions.append(steps.last if isinstance(steps, _direction.DirectionTracker)
+                               else steps)
+        self.found.append(int(found))
+        self.bytes.append(self.A.comm.bytes_sent - self.bytes0)
+        self.collectives.append(self.A.comm.collectives - self.calls0)
+
+    def report(self, stats):
+        """The levels into ``stats``, bytes summed over the ranks (one more collective, after
+        the traversal)."""
+        if stats is None:
+            return
+        xp = self.A.comm.xp
+        mine = xp.asarray(np.asarray(self.bytes, np.int64))
+        every = np.sum([B.to_host(x) for x in self.A.comm.allgather(mine)], axis=0)
+        per_level = [int(x) for x in np.atleast_1d(every)] if len(self.bytes) else []
+        stats.update(directions=self.directions, found=self.found, bytes=per_level,
+                     collectives=self.collectives, bytes_total=sum(per_level))
+
+
+def bfs(A, source, *, return_predecessors=False, depth_limit=None, direction="auto",
+        stats=None):
     """Levels (int32, -1 unreached) and, when asked, parents (int64, parents[source] ==
     source) from ``source``, on every rank; ``direction`` as for :func:`gbla.bfs` (a policy
-    chooses push or pull per level, from the whole frontier)."""
+    chooses push or pull per level, from the whole frontier); ``stats`` as the module says."""
     xp, n = A.comm.xp, A.n
     source = V.source(source, n)
     mine = A.lo <= source < A.hi
@@ -37,24 +78,32 @@ def bfs(A, source, *, return_predecessors=False, depth_limit=None, direction="au
     q = A.vector(np.array(ids, np.int64), np.array([source] * len(ids), np.int64))
     semiring = any_secondi if return_predecessors else any_pair
     steps = _direction.start(direction)
+    log = _Levels(A, steps)
+    log.start()
+    counts = frontier_counts(q, A)  # each frontier counted once: the direction and the end
     depth = 0
     while depth_limit is None or depth < depth_limit:
         depth += 1
-        q = vxm(q, A, semiring, allow=levels == -1, direction=steps)
+        q = vxm(q, A, semiring, allow=levels == -1, direction=steps, frontier=counts)
         levels[q.indices - A.lo] = depth
         if parents is not None:
             parents[q.indices - A.lo] = q.values
-        if A.comm.allreduce_sum(len(q.indices)) == 0:  # sync: anything found anywhere
+        counts = frontier_counts(q, A)  # sync: anything found anywhere
+        log.end(counts[0])
+        if counts[0] == 0:
             break
+        log.start()
+    log.report(stats)
     if parents is None:
         return _gather(A, levels)
     return _gather(A, levels), _gather(A, parents)
 
 
-def sssp(A, source, *, dtype=np.float64, direction="auto"):
+def sssp(A, source, *, dtype=np.float64, direction="auto", stats=None):
     """Bellman-Ford distances (``dtype``, inf unreached) from ``source`` on every rank: each
     round only the vertices whose distance fell push; a distance still falling in round n
-    raises NegativeCycleError on every rank."""
+    raises NegativeCycleError on every rank. ``stats`` as the module says (a level is a
+    round)."""
     xp, n = A.comm.xp, A.n
     source = V.source(source, n)
     dtype = np.dtype(dtype)
@@ -65,16 +114,23 @@ def sssp(A, source, *, dtype=np.float64, direction="auto"):
     frontier = A.vector(np.array([source] if mine else [], np.int64),
                         np.zeros(int(mine), dtype))
     steps = _direction.start(direction)
+    log = _Levels(A, steps)
+    log.start()
+    counts = frontier_counts(frontier, A)
     rounds = 0
-    while A.comm.allreduce_sum(len(frontier.indices)):  # sync: anything fell anywhere
+    while counts[0]:  # sync: anything fell anywhere
         rounds += 1
         if rounds > n:
             raise NegativeCycleError(V.message(
                 "A", "have no negative cycle reachable from the source",
                 f"distances still falling after {n} rounds"))
-        t = vxm(frontier, A, min_plus, direction=steps)
+        t = vxm(frontier, A, min_plus, direction=steps, frontier=counts)
         better = t.values < dist[t.indices - A.lo]
         ids, values = t.indices[better], t.values[better].astype(dtype)
         dist[ids - A.lo] = values
         frontier = A.vector(ids, values)
+        counts = frontier_counts(frontier, A)
+        log.end(counts[0])
+        log.start()
+    log.report(stats)
     return _gather(A, dist)
