@@ -59,6 +59,8 @@ def as_graph(A, arg="A"):
     >>> as_graph(sp.eye(3, format="csr")).shape
     (3, 3)
     """
+    if getattr(A, "distributed", False):  # a gbla.distributed.DistMatrix, square by making
+        return A
     if not isinstance(A, Matrix):
         import scipy.sparse as sp
         if sp.issparse(A):

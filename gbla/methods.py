@@ -66,6 +66,9 @@ class Method:
         SSSP only: whether it takes negative weights (and detects negative cycles).
     options : tuple of str
         Further keywords its ``run`` takes (SSSP's ``delta``).
+    distributed : bool
+        Whether it runs on a matrix cut over ranks (:class:`gbla.distributed.DistMatrix`): an
+        algebraic method written with vxm and element-wise operations only.
     """
 
     name: str
@@ -78,6 +81,7 @@ class Method:
     max_index: object = None
     negative_weights: bool = False
     options: tuple = ()
+    distributed: bool = False
 
     def __post_init__(self):
         V.identifier(self.name, "name")
@@ -88,6 +92,10 @@ class Method:
 
     def unsupported_reason(self, A):
         """Why this method cannot run on the Matrix ``A``, or None when it can."""
+        if getattr(A, "distributed", False) and not self.distributed:
+            return (f"method {self.name!r} does not run on a matrix cut over ranks "
+                    f"(gbla.distributed); those that do: "
+                    f"{', '.join(n for n in names(self.algorithm) if get(n).distributed)}")
         if A.device not in self.devices:
             where = " or ".join(self.devices)
             return (f"method {self.name!r} runs on the {where} only; the matrix is on the "

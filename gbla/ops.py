@@ -31,7 +31,14 @@ __all__ = ["mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce", "a
 
 
 # ---------------------------------------------------------------------- argument resolution
-def _matrix(A, arg):
+def _matrix(A, arg, distributed=False):
+    """A itself when it is a Matrix (or, with ``distributed``, a gbla.distributed.DistMatrix:
+    only vxm takes one)."""
+    if getattr(A, "distributed", False):
+        if distributed:
+            return A
+        raise V.domain(arg, "be a gbla.Matrix: of the operations only vxm takes a matrix cut "
+                       "over ranks", type(A).__name__)
     if not isinstance(A, Matrix):
         raise V.domain(arg, "be a gbla.Matrix (Matrix.from_scipy, from_cupy or from_edges)",
                        type(A).__name__)
@@ -304,6 +311,9 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
     traversal = isinstance(direction, DirectionTracker)  # the caller's, across products
     direction = _direction.start(direction, trackers=True)
     xp = B.xp_of(device)
+    if getattr(A, "distributed", False):  # the product talks to the other ranks
+        return _distributed_vxm(A, u, semiring, n_out, mask=mask, accum=accum, replace=replace,
+                                out=out, direction=direction, device=device)
     types = _spmv_types(semiring, A, u, dtype, flip)
     m, mode = (None, MODE_NONE) if mask is None else mask.kernel_args()
 
@@ -349,6 +359,25 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
             t = _cpu.pull((Q._indptr, Q._indices, Q._values), n_out, u_values, u_present,
                           semiring, flip, dtype, allow, Q._entry_rows(), _counter(Q))
     return _write(out, t, mask=mask, accum=accum, replace=replace, device=device, masked=True)
+
+
+def _distributed_vxm(A, u, semiring, n_out, *, mask, accum, replace, out, direction, device):
+    """vxm on a gbla.distributed.DistMatrix: u, the mask, out and the result are whole on every
+    rank, so element-wise operations around the product need no communication; the product is
+    split by the rows each rank holds and its result gathered whole
+    (:func:`gbla.distributed.matrix.replicated_vxm`). Collective: every rank calls it."""
+    from .distributed.matrix import replicated_vxm  # below ops, as the kernels are
+    idx, vals = u._sparse()
+    allow = None if mask is None else mask.allowed()
+    keys, values = replicated_vxm(idx, vals, A, semiring, allow=allow, direction=direction)
+    if out is None and accum is None:
+        return Vector._from_sparse_arrays(keys, values, n_out, device)
+    xp = B.xp_of(device)
+    t_values, t_present = xp.zeros(n_out, values.dtype), xp.zeros(n_out, bool)
+    t_values[keys] = values
+    t_present[keys] = True
+    return _write(out, (t_values, t_present), mask=mask, accum=accum, replace=replace,
+                  device=device, masked=True)
 
 
 def _counter(Q):
@@ -486,7 +515,7 @@ def vxm(u, A, semiring, *, mask=None, accum=None, replace=False, out=None, direc
     >>> gbla.vxm(q, A, "any_pair").to_coo()
     (array([1]), array([ True]))
     """
-    u, A = _vector(u, "u"), _matrix(A, "A")
+    u, A = _vector(u, "u"), _matrix(A, "A", distributed=True)
     V.dimension(u.size, A.nrows, "u.size", "A.nrows")
     return _matvec(A, lambda: A, lambda: A.T, u, semiring, True, A.ncols, mask=mask,
                    accum=accum, replace=replace, out=out, direction=direction)

@@ -16,6 +16,7 @@ import gbla
 from gbla import distributed as D
 
 from . import graphs as G
+from .conftest import host
 from .test_sssp import potential_graphs
 
 SIZES = [1, 2, 3, 4]
@@ -288,6 +289,114 @@ def test_a_gbla_matrix_cut_over_ranks():
 
     for levels in on_ranks(2, work):
         np.testing.assert_array_equal(levels, expected)
+
+
+# ============================================================================== gbla itself
+# gbla.bfs, gbla.sssp and gbla.vxm take a DistMatrix: the algorithms of gbla/algorithms as they
+# are written, every vector whole on every rank, the products split by rows
+@pytest.mark.parametrize("direction", ["auto", "push", "pull"])
+@pytest.mark.parametrize("size", SIZES)
+@settings(max_examples=10, deadline=None)
+@given(g=G.medium_graphs(), data=st.data())
+def test_gbla_bfs_and_sssp_run_unchanged_on_a_distributed_matrix(size, direction, g, data):
+    S = g.scipy()
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    A = gbla.Matrix.from_scipy(S, device="cpu")
+
+    def work(comm):
+        M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+        stats = {}
+        levels, parents = gbla.bfs(M, source, return_predecessors=True, direction=direction,
+                                   stats=stats)
+        return levels, parents, gbla.sssp(M, source, direction=direction), stats
+
+    for levels, parents, dist, stats in on_ranks(size, work):
+        np.testing.assert_array_equal(levels, host(gbla.bfs(A, source)))
+        gbla.verify.bfs(A, source, levels, parents)
+        np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=source))
+        assert stats["mode"] == "eager" and stats["levels"] == levels.max() + 1
+
+
+@settings(max_examples=10, deadline=None)
+@given(gp=potential_graphs(), data=st.data(), size=st.sampled_from(SIZES))
+def test_gbla_sssp_on_a_distributed_matrix_takes_negative_weights(gp, data, size):
+    g, p = gp
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    S = G.csr(g.src, g.dst, g.w + p[g.src] - p[g.dst], g.n)
+
+    def work(comm):
+        stats = {}
+        dist = gbla.sssp(D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data), source,
+                         stats=stats)
+        return dist, stats["method"]
+
+    expected = csgraph.dijkstra(g.scipy(), indices=source) + p[source] - p
+    for dist, method in on_ranks(size, work):
+        np.testing.assert_array_equal(dist, expected)
+        assert method == "bellman_ford"  # 'auto' on a distributed matrix
+    C = G.csr([0, 1, 2], [1, 2, 1], [1.0, 2.0, -3.0], 3)
+    with pytest.raises(gbla.NegativeCycleError, match="still falling"):
+        on_ranks(size, lambda comm: gbla.sssp(D.DistMatrix.from_csr(comm, C.indptr, C.indices,
+                                                                    C.data), 0))
+
+
+@pytest.mark.parametrize("semiring", ["plus_times", "min_plus", "any_pair", "any_secondi"])
+@pytest.mark.parametrize("size", [1, 3])
+def test_gbla_vxm_on_a_distributed_matrix_with_mask_accum_and_replace(semiring, size):
+    S = gbla.generators.rmat(7, 4, seed=2, device="cpu", weights=(1, 9)).to_scipy()
+    A = gbla.Matrix.from_scipy(S, device="cpu")
+    n = S.shape[0]
+    rng = np.random.default_rng(4)
+    u = gbla.Vector.from_coo(np.sort(rng.choice(n, 20, replace=False)), rng.integers(1, 9, 20),
+                             n, dtype=np.float64, device="cpu")
+    old = gbla.Vector.from_coo(np.sort(rng.choice(n, 40, replace=False)),
+                               rng.integers(1, 9, 40), n, dtype=np.float64, device="cpu")
+    mask = gbla.Vector.from_dense(rng.random(n) < 0.5, device="cpu")
+    kinds = [dict(), dict(mask=mask.V), dict(mask=~mask.S, accum="plus"),
+             dict(mask=mask.V, replace=True)]
+
+    def product(M, kw):
+        out = None if not kw else gbla.Vector.from_coo(*old.to_coo(), n, device="cpu")
+        return gbla.vxm(u, M, semiring, out=out, **kw).to_coo()
+
+    def work(comm):
+        M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+        return [product(M, kw) for kw in kinds]
+
+    expected = [product(A, kw) for kw in kinds]
+    for got in on_ranks(size, work):
+        for (gi, gv), (ei, ev) in zip(got, expected):
+            np.testing.assert_array_equal(gi, ei)
+            if semiring != "any_secondi":  # any: one of the candidate products
+                np.testing.assert_array_equal(gv, ev)
+
+
+def test_what_does_not_run_on_a_distributed_matrix_says_so():
+    S = G.csr([0, 1], [1, 2], [1.0, 2.0], 3)
+
+    def work(comm):
+        M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+        errors = []
+        for call in (lambda: gbla.bfs(M, 0, method="frontier_queue"),
+                     lambda: gbla.sssp(M, 0, method="delta_stepping"),
+                     lambda: gbla.sssp(M, 0, return_predecessors=True),
+                     lambda: gbla.mxv(M, gbla.Vector.new(3, device="cpu"), "min_plus"),
+                     lambda: gbla.iterate(lambda s, i: None,
+                                          {"q": gbla.Vector.new(3, device="cpu")},
+                                          while_nonempty="q", cache=M, mode="device")):
+            with pytest.raises(gbla.GblaError) as info:
+                call()
+            errors.append(str(info.value))
+        return errors
+
+    for errors in on_ranks(2, work):
+        assert "does not run on a matrix cut over ranks" in errors[0]
+        assert "algebraic" in errors[0]
+        assert "does not run on a matrix cut over ranks" in errors[1]
+        assert "bellman_ford" in errors[1]
+        assert "return_predecessors=True on a matrix cut over ranks" in errors[2]
+        assert "only vxm takes a matrix cut over ranks" in errors[3]
+        assert errors[4].startswith("mode must be 'auto' or 'eager'")  # never recorded
 
 
 # ============================================================================== processes

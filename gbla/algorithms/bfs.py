@@ -209,4 +209,5 @@ def _bfs_many(A, sources, *, return_parents, method, direction, depth_limit, sta
 
 methods.register(methods.Method(
     "algebraic", "bfs", "masked vxm over any.pair (any.secondi for parents), push/pull chosen "
-    "per level by the direction policy", _bfs_algebraic, algebraic=True, directions=True))
+    "per level by the direction policy", _bfs_algebraic, algebraic=True, directions=True,
+    distributed=True))

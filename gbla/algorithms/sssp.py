@@ -17,7 +17,7 @@ from .. import _backend as B
 from .. import _validation as V
 from .. import direction as _direction
 from .. import methods, ops
-from ..exceptions import NegativeCycleError
+from ..exceptions import NegativeCycleError, UnsupportedMethod
 from ..matrix import Matrix, as_graph
 from ..semirings import binary, min_plus, monoid, unary
 from ..vector import Vector
@@ -92,9 +92,13 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     if not auto:  # a bad method or direction raises before the weights are read
         entry, resolved = methods.resolve(method, "sssp", A, direction)
     A, dtype, lowest = _weights(A)
+    distributed = getattr(A, "distributed", False)  # a gbla.distributed.DistMatrix
     if auto:
-        method = "bellman_ford" if lowest < 0 else "delta_stepping"
+        method = "bellman_ford" if lowest < 0 or distributed else "delta_stepping"
         entry, resolved = methods.resolve(method, "sssp", A, direction)
+    if distributed and return_predecessors:
+        raise UnsupportedMethod("return_predecessors=True on a matrix cut over ranks is not "
+                                "implemented yet (the distances are)")
     if lowest < 0 and not entry.negative_weights:
         raise V.invalid_value("A", f"hold no negative weight with method={method!r}", lowest)
     options = methods.budget_option(entry, memory_budget)
@@ -119,6 +123,9 @@ def _weights(A):
     dtype = A.dtype if A.dtype.kind == "f" else np.dtype(np.float64)
     lowest, infinite = _check_weights(A)
     if infinite:
+        if getattr(A, "distributed", False):
+            raise UnsupportedMethod("A, a matrix cut over ranks, has an edge of weight +inf: "
+                                    "drop such edges before cutting it")
         A = ops.select(A, "<", np.inf)
     return A, dtype, lowest
 
@@ -200,6 +207,11 @@ def default_delta(A):
 
 def _check_weights(A):
     """(the smallest finite weight, whether some weight is +inf); NaN and -inf weights raise."""
+    if getattr(A, "distributed", False):  # known over the whole matrix, the same on every rank
+        lowest, infinite, bad = A.weights
+        if bad is not None:
+            raise V.invalid_value("A", "hold no NaN or -inf weight", bad)
+        return lowest, infinite
     if A.is_iso or A.nvals == 0:
         return (1.0 if A.nvals else 0.0), False
     values = A._values
@@ -289,4 +301,5 @@ methods.register(methods.Method(
     options=("delta",)))
 methods.register(methods.Method(
     "bellman_ford", "sssp", "Bellman-Ford as repeated masked min.plus vxm until no distance "
-    "changes", _run(_bellman_ford), algebraic=True, directions=True, negative_weights=True))
+    "changes", _run(_bellman_ford), algebraic=True, directions=True, negative_weights=True,
+    distributed=True))

@@ -31,7 +31,7 @@ from .._storage import expand_rows
 from ..outofcore.partition import balanced_bounds
 from .comm import Counted
 
-__all__ = ["DistMatrix", "DistVector", "vxm", "frontier_counts"]
+__all__ = ["DistMatrix", "DistVector", "vxm", "frontier_counts", "replicated_vxm"]
 
 
 @dataclass
@@ -53,7 +53,12 @@ class DistMatrix:
     ``A.comm.collectives`` count this rank's traffic). Build every rank's part with
     :meth:`from_csr` on each rank from the whole host CSR, or :meth:`of` from a gbla Matrix."""
 
-    def __init__(self, comm, bounds, indptr, indices, values, n, transpose=None, nvals=None):
+    # ops.vxm, the method registry and gbla.iterate take their distributed paths for it, so
+    # gbla.bfs and gbla.sssp's Bellman-Ford run on it as they are written
+    distributed = True
+
+    def __init__(self, comm, bounds, indptr, indices, values, n, transpose=None, nvals=None,
+                 weights=None):
         # every collective of the products goes through A.comm, counted (Counted.bytes_sent)
         self.comm, self.bounds, self.n = Counted.of(comm), np.asarray(bounds, np.int64), int(n)
         self.lo, self.hi = int(self.bounds[comm.rank]), int(self.bounds[comm.rank + 1])
@@ -61,6 +66,41 @@ class DistMatrix:
         self.transpose = transpose  # (indptr, indices, values) of A.T's rows lo..hi, or None
         self.nvals = nvals  # A's entries over every rank
         self.device = "gpu" if comm.xp is not np else "cpu"
+        # (smallest finite weight, any +inf weight, a NaN / -inf weight described or None),
+        # over the whole matrix: every rank decides the same from it
+        self.weights = weights
+        self._cache = {}
+
+    @property
+    def nrows(self):
+        return self.n
+
+    @property
+    def ncols(self):
+        return self.n
+
+    @property
+    def shape(self):
+        return (self.n, self.n)
+
+    @property
+    def is_iso(self):
+        return self.values is None
+
+    @property
+    def dtype(self):
+        return np.dtype(bool) if self.values is None else np.dtype(self.values.dtype)
+
+    def pattern(self):
+        """The structure alone (no values; every weight 1), sharing the index arrays."""
+        if self.values is None:
+            return self
+        if "pattern" not in self._cache:
+            t = None if self.transpose is None else self.transpose[:2] + (None,)
+            self._cache["pattern"] = DistMatrix(self.comm, self.bounds, self.indptr,
+                                                self.indices, None, self.n, transpose=t,
+                                                nvals=self.nvals, weights=(1.0, False, None))
+        return self._cache["pattern"]
 
     @classmethod
     def from_csr(cls, comm, indptr, indices, values=None):
@@ -86,7 +126,7 @@ class DistMatrix:
         t_values = None if values is None else T.data
         return cls(comm, bounds, *rows(indptr, indices, values), n,
                    transpose=rows(T.indptr.astype(np.int64), T.indices, t_values),
-                   nvals=int(indptr[-1]))
+                   nvals=int(indptr[-1]), weights=_weight_facts(indptr, indices, values))
 
     @classmethod
     def of(cls, comm, A):
@@ -104,6 +144,24 @@ class DistMatrix:
         xp = self.comm.xp
         return DistVector(xp.asarray(indices, np.int64), xp.asarray(values), self.n, self.lo,
                           self.hi)
+
+
+def _weight_facts(indptr, indices, values):
+    """(smallest finite weight, any +inf, the first NaN / -inf weight described or None) of a
+    host CSR: what gbla.sssp checks, known to every rank alike."""
+    if values is None or len(values) == 0:
+        return (1.0 if len(indices) else 0.0), False, None
+    values = np.asarray(values)
+    if values.dtype.kind != "f":
+        return float(values.min()), False, None
+    bad = np.flatnonzero(np.isnan(values) | (values == -np.inf))
+    described = None
+    if len(bad):
+        e = int(bad[0])
+        row = int(np.searchsorted(indptr, e, side="right") - 1)
+        described = f"{float(values[e])} at ({row}, {int(indices[e])})"
+    finite = values[values < np.inf]
+    return (float(finite.min()) if len(finite) else 0.0), len(finite) < len(values), described
 
 
 def frontier_counts(u, A):
@@ -126,6 +184,23 @@ def vxm(u, A, semiring, *, allow=None, direction="push", frontier=None):
     if direction == "pull":
         return _pull(u, A, semiring, allow)
     return _push(u, A, semiring, allow)
+
+
+def replicated_vxm(indices, values, A, semiring, *, allow=None, direction="push"):
+    """(keys, values) of w = u (+).(x) A on every rank, for a u every rank holds whole (sorted
+    global ``indices`` and their ``values``): each rank multiplies its range of u, owns its
+    range of w, and w is gathered whole (one more collective). What ``gbla.vxm`` runs on a
+    DistMatrix, so that element-wise operations need no communication. ``allow``: a bool
+    array over all n outputs, or None."""
+    xp, lo, hi = A.comm.xp, A.lo, A.hi
+    first, last = (int(i) for i in xp.searchsorted(indices, xp.asarray([lo, hi])))  # sync
+    u = DistVector(indices[first:last].astype(np.int64), values[first:last], A.n, lo, hi)
+    w = vxm(u, A, semiring, allow=None if allow is None else allow[lo:hi], direction=direction)
+    bounds = [int(b) for b in A.bounds]
+    parts = [_unpack(m, w.values.dtype) for m in
+             A.comm.allgather(_pack(_offsets(w.indices, lo, xp), w.values, xp))]
+    keys = xp.concatenate([o.astype(np.int64) + bounds[r] for r, (o, _) in enumerate(parts)])
+    return keys, xp.concatenate([v for _, v in parts])
 
 
 def _dtypes(u, A, semiring):

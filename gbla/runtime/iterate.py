@@ -123,15 +123,19 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
     device = next(iter(state.values())).device
     if mode == "device" and device != "gpu":
         raise V.invalid_value("mode", "be 'auto' or 'eager' with the state on the CPU", mode)
+    distributed = getattr(cache, "distributed", False)
     if cache is not None:
-        if not isinstance(cache, Matrix):
+        if not isinstance(cache, Matrix) and not distributed:
             raise V.domain("cache", "be a gbla.Matrix or None", type(cache).__name__)
         try:
             hash(key)
         except TypeError:
             raise V.invalid_value("key", "be hashable", key) from None
     run_stats = {}
-    if device == "gpu" and mode != "eager":
+    if distributed and mode == "device":
+        raise V.invalid_value("mode", "be 'auto' or 'eager' with a matrix cut over ranks (its "
+                              "products talk to the other ranks: nothing to record)", mode)
+    if device == "gpu" and mode != "eager" and not distributed:
         result = _device(body, state, while_nonempty, max_iterations, cache, key, run_stats)
     else:
         result = _eager(body, state, while_nonempty, max_iterations, run_stats)
