@@ -7,18 +7,22 @@ same range of every vector.
 
 - Push: ``vxm`` expands the local entries of u along their rows, combines the products of each
   column with the semiring's add, sends each column's one product to the rank owning it (one
-  all-to-all of ids and values packed together), and the owner keeps what its mask allows and reduces
-  them in rank order (so every rank count gives the one-GPU result for an associative add).
+  all-to-all, ids and values packed together), and the owner keeps what its mask allows and
+  reduces them in rank order (so every rank count gives the one-GPU result for an associative
+  add).
 - Pull: every rank gathers the whole frontier (an all-gather of its entries) and reduces the
   in-edges of its allowed vertices over the present ones, in ascending source order.
+- A :class:`~gbla.DirectionTracker` chooses per product from the frontier's size and edges
+  summed over the ranks, so every rank takes the same direction.
 
 What travels is kept small: a vertex id as an int32 offset into its owner's range; no value
 where the product's value does not depend on it (``pair``: the owner knows it is 1; a pull
 whose multiply ignores u's value, as any.pair and any.secondi do, needs only which vertices
 are present); and such a presence sent as a bitmap of the rank's range when that is smaller
 than the offsets (a large frontier, the pull's case).
-- A :class:`~gbla.DirectionTracker` chooses per product from the frontier's size and edges
-  summed over the ranks, so every rank takes the same direction."""
+
+:func:`replicated_vxm` is the product ``gbla.vxm`` runs on a DistMatrix: u whole on every
+rank, w gathered whole."""
 
 from dataclasses import dataclass
 
