@@ -37,8 +37,8 @@ def _matrix(A, arg, distributed=False):
     if getattr(A, "distributed", False):
         if distributed:
             return A
-        raise V.domain(arg, "be a gbla.Matrix: of the operations only vxm takes a matrix cut "
-                       "over ranks", type(A).__name__)
+        raise V.domain(arg, "be a gbla.Matrix: of the operations only vxm and select take a "
+                       "matrix cut over ranks", type(A).__name__)
     if not isinstance(A, Matrix):
         raise V.domain(arg, "be a gbla.Matrix (Matrix.from_scipy, from_cupy or from_edges)",
                        type(A).__name__)
@@ -1031,6 +1031,11 @@ def select(x, op, thunk=None):
            [3., 0., 0.]])
     """
     names = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
+    if getattr(x, "distributed", False):  # each rank selects among its own rows' entries
+        if op in _STRUCTURAL_SELECT:
+            raise V.invalid_value("op", "be a comparison on a matrix cut over ranks", op)
+        return x.keep_entries(lambda values: _select_values(values, op, thunk, names, x.dtype,
+                                                            x.device))
     if isinstance(x, Matrix):
         if op in _STRUCTURAL_SELECT:
             rows, cols = x._entry_rows(), x._indices

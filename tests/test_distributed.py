@@ -308,12 +308,17 @@ def test_gbla_bfs_and_sssp_run_unchanged_on_a_distributed_matrix(size, direction
         stats = {}
         levels, parents = gbla.bfs(M, source, return_predecessors=True, direction=direction,
                                    stats=stats)
-        return levels, parents, gbla.sssp(M, source, direction=direction), stats
+        dists = [gbla.sssp(M, source, direction=direction, method=method, **options)
+                 for method, options in (("auto", {}), ("bellman_ford", {}),
+                                         ("delta_stepping", {"delta": 7.0}))]
+        return levels, parents, dists, stats
 
-    for levels, parents, dist, stats in on_ranks(size, work):
+    expected = csgraph.dijkstra(S, indices=source)
+    for levels, parents, dists, stats in on_ranks(size, work):
         np.testing.assert_array_equal(levels, host(gbla.bfs(A, source)))
         gbla.verify.bfs(A, source, levels, parents)
-        np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=source))
+        for dist in dists:
+            np.testing.assert_array_equal(dist, expected)
         assert stats["mode"] == "eager" and stats["levels"] == levels.max() + 1
 
 
@@ -333,7 +338,7 @@ def test_gbla_sssp_on_a_distributed_matrix_takes_negative_weights(gp, data, size
     expected = csgraph.dijkstra(g.scipy(), indices=source) + p[source] - p
     for dist, method in on_ranks(size, work):
         np.testing.assert_array_equal(dist, expected)
-        assert method == "bellman_ford"  # 'auto' on a distributed matrix
+        assert method == ("bellman_ford" if (S.data < 0).any() else "delta_stepping")
     C = G.csr([0, 1, 2], [1, 2, 1], [1.0, 2.0, -3.0], 3)
     with pytest.raises(gbla.NegativeCycleError, match="still falling"):
         on_ranks(size, lambda comm: gbla.sssp(D.DistMatrix.from_csr(comm, C.indptr, C.indices,
@@ -371,6 +376,52 @@ def test_gbla_vxm_on_a_distributed_matrix_with_mask_accum_and_replace(semiring, 
                 np.testing.assert_array_equal(gv, ev)
 
 
+@pytest.mark.parametrize("size", [1, 3])
+def test_select_on_a_distributed_matrix_keeps_both_parts_and_the_weights_facts(size):
+    from gbla.algorithms.sssp import default_delta
+    S = gbla.generators.rmat(8, 4, seed=3, device="cpu", weights=(1, 9)).to_scipy()
+    heavy = S.copy()
+    heavy.data[heavy.data <= 4] = 0
+    heavy.eliminate_zeros()
+    source = int(np.argmax(np.diff(S.indptr)))
+
+    def work(comm):
+        M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+        H = gbla.select(M, ">", 4)
+        with pytest.raises(gbla.InvalidValue, match="be a comparison on a matrix cut"):
+            gbla.select(M, "tril")
+        return (H.nvals, H.weights, default_delta(M), default_delta(H),
+                gbla.sssp(H, source, direction="pull"), gbla.sssp(H, source, direction="push"))
+
+    one = gbla.Matrix.from_scipy(S, device="cpu")
+    for nvals, facts, delta, heavy_delta, pulled, pushed in on_ranks(size, work):
+        assert nvals == heavy.nnz and facts.lowest == heavy.data.min() == 5
+        assert facts.positive_count == heavy.nnz and not facts.infinite and facts.bad is None
+        assert delta == pytest.approx(default_delta(one))
+        assert heavy_delta == pytest.approx(default_delta(gbla.Matrix.from_scipy(heavy,
+                                                                                 device="cpu")))
+        np.testing.assert_array_equal(pulled, csgraph.dijkstra(heavy, indices=source))
+        np.testing.assert_array_equal(pushed, pulled)
+
+
+@pytest.mark.parametrize("size", [1, 2])
+def test_a_nan_or_infinite_weight_is_refused_alike_on_every_rank(size):
+    nan = G.csr([0, 1], [1, 2], [1.0, np.nan], 3)
+    inf = G.csr([0, 1], [1, 2], [1.0, np.inf], 3)
+
+    def work(comm):
+        raised = []
+        for S, error in ((nan, gbla.InvalidValue), (inf, gbla.UnsupportedMethod)):
+            with pytest.raises(error) as info:
+                gbla.sssp(D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data), 0)
+            raised.append(str(info.value))
+        return raised
+
+    for nan_error, inf_error in on_ranks(size, work):
+        assert "hold no NaN or -inf weight" in nan_error and "nan at (1, 2)" in nan_error
+        assert "has an edge of weight +inf" in inf_error
+
+
 def test_what_does_not_run_on_a_distributed_matrix_says_so():
     S = G.csr([0, 1], [1, 2], [1.0, 2.0], 3)
 
@@ -378,7 +429,7 @@ def test_what_does_not_run_on_a_distributed_matrix_says_so():
         M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
         errors = []
         for call in (lambda: gbla.bfs(M, 0, method="frontier_queue"),
-                     lambda: gbla.sssp(M, 0, method="delta_stepping"),
+                     lambda: gbla.sssp(M, 0, method="near_far"),
                      lambda: gbla.sssp(M, 0, return_predecessors=True),
                      lambda: gbla.mxv(M, gbla.Vector.new(3, device="cpu"), "min_plus"),
                      lambda: gbla.iterate(lambda s, i: None,
@@ -393,9 +444,10 @@ def test_what_does_not_run_on_a_distributed_matrix_says_so():
         assert "does not run on a matrix cut over ranks" in errors[0]
         assert "algebraic" in errors[0]
         assert "does not run on a matrix cut over ranks" in errors[1]
-        assert "bellman_ford" in errors[1]
+        assert "bellman_ford, delta_stepping" in errors[1] or \
+            "delta_stepping, bellman_ford" in errors[1]
         assert "return_predecessors=True on a matrix cut over ranks" in errors[2]
-        assert "only vxm takes a matrix cut over ranks" in errors[3]
+        assert "only vxm and select take a matrix cut over ranks" in errors[3]
         assert errors[4].startswith("mode must be 'auto' or 'eager'")  # never recorded
 
 

@@ -94,7 +94,7 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     A, dtype, lowest = _weights(A)
     distributed = getattr(A, "distributed", False)  # a gbla.distributed.DistMatrix
     if auto:
-        method = "bellman_ford" if lowest < 0 or distributed else "delta_stepping"
+        method = "bellman_ford" if lowest < 0 else "delta_stepping"
         entry, resolved = methods.resolve(method, "sssp", A, direction)
     if distributed and return_predecessors:
         raise UnsupportedMethod("return_predecessors=True on a matrix cut over ranks is not "
@@ -196,11 +196,17 @@ def default_delta(A):
     steps, not the work per step, sets the time on high-diameter graphs."""
     if A.nvals == 0:
         return 1.0
-    values = A._values_or_ones()
-    positive = values[values > 0]
-    if positive.size == 0:  # sync: the count
-        return 1.0
-    w_mean, w_min = float(positive.mean()), float(positive.min())  # sync: two scalars
+    if getattr(A, "distributed", False):  # known over the whole matrix, on every rank
+        facts = A.weights
+        if facts.positive_count == 0:
+            return 1.0
+        w_mean, w_min = facts.positive_mean, facts.positive_min
+    else:
+        values = A._values_or_ones()
+        positive = values[values > 0]
+        if positive.size == 0:  # sync: the count
+            return 1.0
+        w_mean, w_min = float(positive.mean()), float(positive.min())  # sync: two scalars
     avg_degree = A.nvals / max(A.nrows, 1)
     return max(32.0 * w_mean / max(avg_degree, 1.0), w_min)
 
@@ -208,10 +214,10 @@ def default_delta(A):
 def _check_weights(A):
     """(the smallest finite weight, whether some weight is +inf); NaN and -inf weights raise."""
     if getattr(A, "distributed", False):  # known over the whole matrix, the same on every rank
-        lowest, infinite, bad = A.weights
-        if bad is not None:
-            raise V.invalid_value("A", "hold no NaN or -inf weight", bad)
-        return lowest, infinite
+        facts = A.weights
+        if facts.bad is not None:
+            raise V.invalid_value("A", "hold no NaN or -inf weight", facts.bad)
+        return facts.lowest, facts.infinite
     if A.is_iso or A.nvals == 0:
         return (1.0 if A.nvals else 0.0), False
     values = A._values
@@ -298,7 +304,7 @@ def _predecessors(A, source, dist):
 methods.register(methods.Method(
     "delta_stepping", "sssp", "delta-stepping in min.plus products (LAGraph formulation), "
     "buckets of width delta", _run(_delta_stepping), algebraic=True, directions=True,
-    options=("delta",)))
+    options=("delta",), distributed=True))
 methods.register(methods.Method(
     "bellman_ford", "sssp", "Bellman-Ford as repeated masked min.plus vxm until no distance "
     "changes", _run(_bellman_ford), algebraic=True, directions=True, negative_weights=True,

@@ -31,7 +31,7 @@ import numpy as np
 from .. import _backend as B
 from .. import direction as _direction
 from .._matrix_ops import _apply_binary, reduce_by_key
-from .._storage import expand_rows
+from .._storage import expand_rows, rows_of_entries
 from ..outofcore.partition import balanced_bounds
 from .comm import Counted
 
@@ -70,8 +70,7 @@ class DistMatrix:
         self.transpose = transpose  # (indptr, indices, values) of A.T's rows lo..hi, or None
         self.nvals = nvals  # A's entries over every rank
         self.device = "gpu" if comm.xp is not np else "cpu"
-        # (smallest finite weight, any +inf weight, a NaN / -inf weight described or None),
-        # over the whole matrix: every rank decides the same from it
+        # WeightFacts over the whole matrix: every rank decides the same from them
         self.weights = weights
         self._cache = {}
 
@@ -95,6 +94,25 @@ class DistMatrix:
     def dtype(self):
         return np.dtype(bool) if self.values is None else np.dtype(self.values.dtype)
 
+    def keep_entries(self, predicate):
+        """The entries whose weight satisfies ``predicate`` (values -> bool array; weight 1
+        where the matrix has none), in both parts, as a new DistMatrix: what ``gbla.select``
+        runs on it. Collective (the kept count and the weights' facts over every rank)."""
+        xp = self.comm.xp
+
+        def keep(indptr, indices, values):
+            k = predicate(xp.ones(len(indices), bool) if values is None else values)
+            rows = rows_of_entries(indptr, len(indices), xp)
+            kept = xp.zeros(len(indptr), indptr.dtype)
+            kept[1:] = xp.cumsum(xp.bincount(rows[k], minlength=len(indptr) - 1))
+            return kept, indices[k], None if values is None else values[k]
+
+        own = keep(self.indptr, self.indices, self.values)
+        t = None if self.transpose is None else keep(*self.transpose)
+        nvals = self.comm.allreduce_sum(len(own[1]))
+        return DistMatrix(self.comm, self.bounds, *own, self.n, transpose=t, nvals=nvals,
+                          weights=_facts_over_ranks(self.comm, own[2]))
+
     def pattern(self):
         """The structure alone (no values; every weight 1), sharing the index arrays."""
         if self.values is None:
@@ -103,7 +121,7 @@ class DistMatrix:
             t = None if self.transpose is None else self.transpose[:2] + (None,)
             self._cache["pattern"] = DistMatrix(self.comm, self.bounds, self.indptr,
                                                 self.indices, None, self.n, transpose=t,
-                                                nvals=self.nvals, weights=(1.0, False, None))
+                                                nvals=self.nvals, weights=_ISO_FACTS)
         return self._cache["pattern"]
 
     @classmethod
@@ -150,22 +168,72 @@ class DistMatrix:
                           self.hi)
 
 
+@dataclass(frozen=True)
+class WeightFacts:
+    """What gbla.sssp reads of a matrix's weights, over every rank: the smallest finite weight,
+    whether one is +inf, the first NaN or -inf described (or None), and the mean, smallest
+    and count of the positive ones (delta-stepping's default width)."""
+
+    lowest: float
+    infinite: bool
+    bad: object
+    positive_mean: float
+    positive_min: float
+    positive_count: int
+
+
+_ISO_FACTS = WeightFacts(1.0, False, None, 1.0, 1.0, 1)
+
+
+def _numbers(values):
+    """[smallest finite, +inf present, positive sum, smallest positive, positives, NaN or
+    -inf count] of one part's weights (host), +inf standing for "none"."""
+    values = B.to_host(values)
+    kind_f = values.dtype.kind == "f"
+    bad = int((np.isnan(values) | (values == -np.inf)).sum()) if kind_f else 0
+    finite = values[np.isfinite(values)] if kind_f else values
+    positive = finite[finite > 0]
+    return np.array([finite.min() if len(finite) else np.inf, float(len(finite) + bad <
+                                                                     len(values)),
+                     positive.sum(dtype=np.float64), positive.min() if len(positive) else np.inf,
+                     len(positive), bad], np.float64)
+
+
+def _facts(rows, described):
+    """WeightFacts from the :func:`_numbers` of every part."""
+    rows = np.atleast_2d(rows)
+    count, bad = int(rows[:, 4].sum()), int(rows[:, 5].sum())
+    lowest = float(rows[:, 0].min())
+    if bad and described is None:
+        described = f"{bad} weights NaN or -inf"
+    return WeightFacts(lowest if np.isfinite(lowest) else 0.0, bool(rows[:, 1].any()),
+                       described if bad else None,
+                       float(rows[:, 2].sum() / count) if count else 1.0,
+                       float(rows[:, 3].min()) if count else 1.0, count)
+
+
 def _weight_facts(indptr, indices, values):
-    """(smallest finite weight, any +inf, the first NaN / -inf weight described or None) of a
-    host CSR: what gbla.sssp checks, known to every rank alike."""
-    if values is None or len(values) == 0:
-        return (1.0 if len(indices) else 0.0), False, None
+    """The WeightFacts of a whole host CSR (what every rank has in DistMatrix.from_csr)."""
+    if values is None:
+        return _ISO_FACTS if len(indices) else WeightFacts(0.0, False, None, 1.0, 1.0, 0)
     values = np.asarray(values)
-    if values.dtype.kind != "f":
-        return float(values.min()), False, None
-    bad = np.flatnonzero(np.isnan(values) | (values == -np.inf))
     described = None
-    if len(bad):
-        e = int(bad[0])
-        row = int(np.searchsorted(indptr, e, side="right") - 1)
-        described = f"{float(values[e])} at ({row}, {int(indices[e])})"
-    finite = values[values < np.inf]
-    return (float(finite.min()) if len(finite) else 0.0), len(finite) < len(values), described
+    if values.dtype.kind == "f":
+        bad = np.flatnonzero(np.isnan(values) | (values == -np.inf))
+        if len(bad):
+            e = int(bad[0])
+            row = int(np.searchsorted(indptr, e, side="right") - 1)
+            described = f"{float(values[e])} at ({row}, {int(indices[e])})"
+    return _facts(_numbers(values), described)
+
+
+def _facts_over_ranks(comm, values):
+    """The WeightFacts of a matrix whose rank-local weights are ``values`` (None: iso):
+    one all-gather of six numbers."""
+    if values is None:
+        return _ISO_FACTS
+    every = comm.allgather(comm.xp.asarray(_numbers(values)))
+    return _facts(np.stack([B.to_host(x) for x in every]), None)
 
 
 def frontier_counts(u, A):
