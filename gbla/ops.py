@@ -37,8 +37,8 @@ def _matrix(A, arg, distributed=False):
     if getattr(A, "distributed", False):
         if distributed:
             return A
-        raise V.domain(arg, "be a gbla.Matrix: of the operations only vxm and select take a "
-                       "matrix cut over ranks", type(A).__name__)
+        raise V.domain(arg, "be a gbla.Matrix: of the operations only vxm, select and scale "
+                       "take a matrix cut over ranks", type(A).__name__)
     if not isinstance(A, Matrix):
         raise V.domain(arg, "be a gbla.Matrix (Matrix.from_scipy, from_cupy or from_edges)",
                        type(A).__name__)
@@ -1111,13 +1111,20 @@ def scale(A, v, op, *, side="left"):
            [200.,   0.,   0.],
            [  0.,   0.,   0.]])
     """
-    A, v = _matrix(A, "A"), _vector(v, "v")
+    A, v = _matrix(A, "A", distributed=True), _vector(v, "v")
     V.one_of(side, ("left", "right"), "side")
     V.dimension(v.size, A.nrows if side == "left" else A.ncols, "v.size",
                 "A.nrows" if side == "left" else "A.ncols")
     op = _binary_op(op, "op")
     device = _device(A=A, v=v)
     values, present = v._dense()
+    if getattr(A, "distributed", False):  # v whole on every rank: each rank its own entries
+        dtype = _op_dtype(op, A.dtype, v.dtype, "op")
+
+        def combine(vv, a):
+            x, y = (vv, a) if side == "left" else (a, vv)
+            return _eval_binary(op, x, y, dtype, device)
+        return A.scaled(values, present, combine, side)
     where = A._entry_rows() if side == "left" else A._indices
     a = A._values_or_ones()
     vv = values[where]

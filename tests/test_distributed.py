@@ -308,7 +308,8 @@ def test_gbla_bfs_and_sssp_run_unchanged_on_a_distributed_matrix(size, direction
         stats = {}
         levels, parents = gbla.bfs(M, source, return_predecessors=True, direction=direction,
                                    stats=stats)
-        dists = [gbla.sssp(M, source, direction=direction, method=method, **options)
+        dists = [gbla.sssp(M, source, direction=direction, method=method,
+                           return_predecessors=True, **options)
                  for method, options in (("auto", {}), ("bellman_ford", {}),
                                          ("delta_stepping", {"delta": 7.0}))]
         return levels, parents, dists, stats
@@ -317,8 +318,9 @@ def test_gbla_bfs_and_sssp_run_unchanged_on_a_distributed_matrix(size, direction
     for levels, parents, dists, stats in on_ranks(size, work):
         np.testing.assert_array_equal(levels, host(gbla.bfs(A, source)))
         gbla.verify.bfs(A, source, levels, parents)
-        for dist in dists:
+        for dist, pred in dists:
             np.testing.assert_array_equal(dist, expected)
+            gbla.verify.sssp(A, source, dist, pred)
         assert stats["mode"] == "eager" and stats["levels"] == levels.max() + 1
 
 
@@ -404,6 +406,30 @@ def test_select_on_a_distributed_matrix_keeps_both_parts_and_the_weights_facts(s
         np.testing.assert_array_equal(pushed, pulled)
 
 
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("size", [1, 3])
+def test_scale_on_a_distributed_matrix_scales_both_parts(size, side):
+    # checked through products that read each part: push the rows, pull the transpose's
+    S = gbla.generators.rmat(7, 4, seed=5, device="cpu", weights=(1, 9)).to_scipy()
+    n = S.shape[0]
+    rng = np.random.default_rng(6)
+    v = gbla.Vector.from_coo(np.sort(rng.choice(n, n // 2, replace=False)),
+                             rng.integers(1, 5, n // 2), n, dtype=np.float64, device="cpu")
+    u = gbla.Vector.from_coo(np.sort(rng.choice(n, 30, replace=False)), rng.integers(1, 5, 30),
+                             n, dtype=np.float64, device="cpu")
+
+    def products(M):
+        T = gbla.scale(M, v, "times", side=side)
+        return [gbla.vxm(u, T, "plus_times", direction=d).to_coo() for d in ("push", "pull")]
+
+    expected = products(gbla.Matrix.from_scipy(S, device="cpu"))[0]
+    for got in on_ranks(size, lambda comm: products(
+            D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data))):
+        for idx, vals in got:
+            np.testing.assert_array_equal(idx, expected[0])
+            np.testing.assert_allclose(vals, expected[1])
+
+
 @pytest.mark.parametrize("size", [1, 2])
 def test_a_nan_or_infinite_weight_is_refused_alike_on_every_rank(size):
     nan = G.csr([0, 1], [1, 2], [1.0, np.nan], 3)
@@ -430,7 +456,7 @@ def test_what_does_not_run_on_a_distributed_matrix_says_so():
         errors = []
         for call in (lambda: gbla.bfs(M, 0, method="frontier_queue"),
                      lambda: gbla.sssp(M, 0, method="near_far"),
-                     lambda: gbla.sssp(M, 0, return_predecessors=True),
+                     lambda: gbla.bfs(M, [0, 1]),  # several sources: mxm
                      lambda: gbla.mxv(M, gbla.Vector.new(3, device="cpu"), "min_plus"),
                      lambda: gbla.iterate(lambda s, i: None,
                                           {"q": gbla.Vector.new(3, device="cpu")},
@@ -446,8 +472,8 @@ def test_what_does_not_run_on_a_distributed_matrix_says_so():
         assert "does not run on a matrix cut over ranks" in errors[1]
         assert "bellman_ford, delta_stepping" in errors[1] or \
             "delta_stepping, bellman_ford" in errors[1]
-        assert "return_predecessors=True on a matrix cut over ranks" in errors[2]
-        assert "only vxm and select take a matrix cut over ranks" in errors[3]
+        assert "only vxm, select and scale take a matrix cut over ranks" in errors[2]
+        assert "only vxm, select and scale take a matrix cut over ranks" in errors[3]
         assert errors[4].startswith("mode must be 'auto' or 'eager'")  # never recorded
 
 

@@ -92,13 +92,9 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     if not auto:  # a bad method or direction raises before the weights are read
         entry, resolved = methods.resolve(method, "sssp", A, direction)
     A, dtype, lowest = _weights(A)
-    distributed = getattr(A, "distributed", False)  # a gbla.distributed.DistMatrix
     if auto:
         method = "bellman_ford" if lowest < 0 else "delta_stepping"
         entry, resolved = methods.resolve(method, "sssp", A, direction)
-    if distributed and return_predecessors:
-        raise UnsupportedMethod("return_predecessors=True on a matrix cut over ranks is not "
-                                "implemented yet (the distances are)")
     if lowest < 0 and not entry.negative_weights:
         raise V.invalid_value("A", f"hold no negative weight with method={method!r}", lowest)
     options = methods.budget_option(entry, memory_budget)

@@ -113,6 +113,32 @@ class DistMatrix:
         return DistMatrix(self.comm, self.bounds, *own, self.n, transpose=t, nvals=nvals,
                           weights=_facts_over_ranks(self.comm, own[2]))
 
+    def scaled(self, values, present, combine, side):
+        """diag(v) A (``side`` 'left': combine(v(i), A(i, j))) or A diag(v) ('right':
+        combine(A(i, j), v(j))) for a v whole on every rank (``values``, ``present`` or None
+        for all), in both parts; entries whose row (left) or column (right) v lacks are
+        dropped: what ``gbla.scale`` runs on it. Collective (the kept count)."""
+        xp = self.comm.xp
+
+        def part(indptr, indices, weights, rows_are_rows):
+            rows = rows_of_entries(indptr, len(indices), xp).astype(np.int64) + self.lo
+            # the vertex v is read at: the row on the left, the column on the right (in the
+            # transpose's part the two swap)
+            at = rows if (side == "left") == rows_are_rows else indices.astype(np.int64)
+            a = xp.ones(len(indices), bool) if weights is None else weights
+            out = combine(values[at], a)
+            keep = xp.ones(len(indices), bool) if present is None else present[at]
+            kept = xp.zeros(len(indptr), indptr.dtype)
+            kept[1:] = xp.cumsum(xp.bincount((rows - self.lo)[keep],
+                                             minlength=len(indptr) - 1))
+            return kept, indices[keep], out[keep]
+
+        own = part(self.indptr, self.indices, self.values, True)
+        t = None if self.transpose is None else part(*self.transpose, False)
+        nvals = self.comm.allreduce_sum(len(own[1]))
+        return DistMatrix(self.comm, self.bounds, *own, self.n, transpose=t, nvals=nvals,
+                          weights=_facts_over_ranks(self.comm, own[2]))
+
     def pattern(self):
         """The structure alone (no values; every weight 1), sharing the index arrays."""
         if self.values is None:
