@@ -16,7 +16,7 @@ import gbla
 from gbla import distributed as D
 
 from . import graphs as G
-from .conftest import host
+from .conftest import SKIP_NO_GPU, host
 from .test_sssp import potential_graphs
 
 SIZES = [1, 2, 3, 4]
@@ -475,6 +475,49 @@ def test_what_does_not_run_on_a_distributed_matrix_says_so():
         assert "only vxm, select and scale take a matrix cut over ranks" in errors[2]
         assert "only vxm, select and scale take a matrix cut over ranks" in errors[3]
         assert errors[4].startswith("mode must be 'auto' or 'eager'")  # never recorded
+
+
+# ============================================================================== GPU ranks
+@SKIP_NO_GPU
+@pytest.mark.gpu
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_ranks_on_the_gpu_give_what_cpu_ranks_give(size):
+    # the same exchanges with CuPy arrays (ranks as threads on one GPU): offsets, packed
+    # messages, bitmaps, the replicated product under gbla.bfs / gbla.sssp / gbla.vxm
+    import cupy
+    S = gbla.generators.rmat(9, 8, seed=7, device="cpu", weights=(1, 20)).to_scipy()
+    source = int(np.argmax(np.diff(S.indptr)))
+    A = gbla.Matrix.from_scipy(S, device="cpu")
+    n = S.shape[0]
+    mask = gbla.Vector.from_dense(np.arange(n) % 3 == 0, device="gpu")
+    u = gbla.Vector.from_coo(np.arange(0, n, 7), 1.0, n, device="gpu")
+
+    def work(comm):
+        M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+        stats = {}
+        own = (D.bfs(M, source, return_predecessors=True, stats=stats), D.sssp(M, source))
+        levels, parents = gbla.bfs(M, source, return_predecessors=True)
+        dist, pred = gbla.sssp(M, source, return_predecessors=True)
+        w = gbla.vxm(u, M, "min_plus", mask=~mask.S).to_coo()
+        return own, levels, parents, dist, pred, w, stats
+
+    expected_dist = csgraph.dijkstra(S, indices=source)
+    expected_w = gbla.vxm(gbla.Vector.from_coo(np.arange(0, n, 7), 1.0, n, device="cpu"), A,
+                          "min_plus", mask=~gbla.Vector.from_dense(np.arange(n) % 3 == 0,
+                                                                   device="cpu").S).to_coo()
+    for own, levels, parents, dist, pred, w, stats in D.run_threads(size, work, xp=cupy):
+        (own_levels, own_parents), own_dist = own
+        for lv, par in ((own_levels, own_parents), (levels, parents)):
+            assert isinstance(lv, cupy.ndarray)
+            np.testing.assert_array_equal(host(lv), host(gbla.bfs(A, source)))
+            gbla.verify.bfs(A, source, host(lv), host(par))
+        for d in (own_dist, dist):
+            np.testing.assert_array_equal(host(d), expected_dist)
+        gbla.verify.sssp(A, source, host(dist), host(pred))
+        np.testing.assert_array_equal(host(w[0]), expected_w[0])
+        np.testing.assert_array_equal(host(w[1]), expected_w[1])
+        assert stats["bytes_total"] == sum(stats["bytes"]) and (size == 1) == \
+            (stats["bytes_total"] == 0)
 
 
 # ============================================================================== processes

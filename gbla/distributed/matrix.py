@@ -358,7 +358,7 @@ def _present_ids(message, lo, hi, xp):
     if head == _BITMAP:
         bits = xp.unpackbits(body)[:hi - lo]  # CuPy's unpackbits takes no count
         return xp.flatnonzero(bits).astype(np.int64) + lo
-    return body.view(np.int32).astype(np.int64) + lo
+    return body.copy().view(np.int32).astype(np.int64) + lo  # copied: aligned for int32
 
 
 def _pull(u, A, semiring, allow):
