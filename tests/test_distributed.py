@@ -448,6 +448,19 @@ def test_a_nan_or_infinite_weight_is_refused_alike_on_every_rank(size):
         assert "has an edge of weight +inf" in inf_error
 
 
+@pytest.mark.parametrize("indptr, indices, values, error, match", [
+    ([0, 1, 2], [1, 0], [1.0], gbla.DimensionMismatch, r"len\(values\) must equal len"),
+    ([0, 1, 3], [1, 0], None, gbla.InvalidValue, r"indptr must run from 0 to len\(indices\)"),
+    ([0, 2, 1, 2], [1, 0], None, gbla.InvalidValue, "indptr must never fall"),
+    ([0, 1, 2], [1, 5], None, gbla.InvalidIndex, r"indices must hold indices < 2; got 5"),
+    ([0, 1, 2], [1, -1], None, gbla.InvalidIndex, "indices must hold no negative index"),
+    ([[0, 1]], [1], None, gbla.InvalidValue, "indptr must be a 1-D array"),
+])
+def test_a_malformed_csr_is_refused_naming_the_argument(indptr, indices, values, error, match):
+    with pytest.raises(error, match=match):
+        D.DistMatrix.from_csr(D.SelfComm(), indptr, indices, values)
+
+
 def test_what_does_not_run_on_a_distributed_matrix_says_so():
     S = G.csr([0, 1], [1, 2], [1.0, 2.0], 3)
 

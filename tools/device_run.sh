@@ -29,7 +29,11 @@ if [ "$part" = all ] || [ "$part" = tests ]; then
     # a test that hangs (a kernel that never ends) is killed after 5 minutes, naming itself,
     # instead of eating the whole call
     limit=(); python3 -c "import pytest_timeout" 2>/dev/null && limit=(--timeout 300 --timeout-method thread)
-    python3 -m pytest -q -p no:cacheprovider -ra -n 8 "${limit[@]}" "$@" 2>&1 | tee "$OUT/pytest.log" | tail -n 30
+    # a worker per core (16 on the lent machines): a cold machine's NVRTC compiles, which the
+    # workers repeat, are what a GPU run spends most of its time on (the mxv oracle: 580 s
+    # with 8 workers); GBLA_WORKERS overrides
+    python3 -m pytest -q -p no:cacheprovider -ra -n "${GBLA_WORKERS:-$(nproc)}" "${limit[@]}" \
+        --durations 15 "$@" 2>&1 | tee "$OUT/pytest.log" | tail -n 45
     status=${PIPESTATUS[0]}
     echo "pytest exit status: $status"
 fi

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _backend as B
+from .. import _validation as V
 from .. import direction as _direction
 from .._matrix_ops import _apply_binary, reduce_by_key
 from .._storage import expand_rows, rows_of_entries
@@ -156,7 +157,7 @@ class DistMatrix:
         rows cut by :func:`~gbla.outofcore.partition.balanced_bounds` over ``comm.size``
         ranks; on the communicator's array module."""
         import scipy.sparse as sp
-        indptr = np.asarray(indptr, np.int64)
+        indptr, indices = _checked_csr(indptr, indices, values)
         n = len(indptr) - 1
         bounds = balanced_bounds(indptr, comm.size)
         lo, hi = int(bounds[comm.rank]), int(bounds[comm.rank + 1])
@@ -192,6 +193,25 @@ class DistMatrix:
         xp = self.comm.xp
         return DistVector(xp.asarray(indices, np.int64), xp.asarray(values), self.n, self.lo,
                           self.hi)
+
+
+def _checked_csr(indptr, indices, values):
+    """(indptr as int64, indices) of a square host CSR, or the argument that is wrong named:
+    indptr from 0 to len(indices), never falling, indices in [0, n), one value an index."""
+    indptr = np.asarray(indptr)
+    if indptr.ndim != 1 or len(indptr) == 0:
+        raise V.invalid_value("indptr", "be a 1-D array of n + 1 offsets", f"shape {indptr.shape}")
+    indptr = V.index_array(indptr, np, np.iinfo(np.int64).max, "indptr")
+    indices = np.asarray(indices)
+    if indptr[0] != 0 or indptr[-1] != len(indices):
+        raise V.invalid_value("indptr", f"run from 0 to len(indices) = {len(indices)}",
+                              f"{int(indptr[0])} .. {int(indptr[-1])}")
+    if (np.diff(indptr) < 0).any():
+        raise V.invalid_value("indptr", "never fall", int(np.flatnonzero(np.diff(indptr) < 0)[0]))
+    V.index_array(indices, np, len(indptr) - 1, "indices")  # a square matrix: columns < n
+    if values is not None:
+        V.same_length(indices, np.asarray(values), "indices", "values")
+    return indptr, indices
 
 
 @dataclass(frozen=True)
