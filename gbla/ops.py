@@ -37,8 +37,8 @@ def _matrix(A, arg, distributed=False):
     if getattr(A, "distributed", False):
         if distributed:
             return A
-        raise V.domain(arg, "be a gbla.Matrix: of the operations only vxm, select and scale "
-                       "take a matrix cut over ranks", type(A).__name__)
+        raise V.domain(arg, "be a gbla.Matrix: of the operations only vxm, mxm (as B), select "
+                       "and scale take a matrix cut over ranks", type(A).__name__)
     if not isinstance(A, Matrix):
         raise V.domain(arg, "be a gbla.Matrix (Matrix.from_scipy, from_cupy or from_edges)",
                        type(A).__name__)
@@ -580,7 +580,7 @@ def mxm(A, B, semiring, *, mask=None, accum=None, replace=False, out=None, direc
     array([[False,  True, False, False],
            [False, False, False,  True]])
     """
-    A, Bm = _matrix(A, "A"), _matrix(B, "B")
+    A, Bm = _matrix(A, "A"), _matrix(B, "B", distributed=True)
     V.dimension(Bm.nrows, A.ncols, "B.nrows", "A.ncols")
     semiring = _semiring(semiring)
     shape = (A.nrows, Bm.ncols)
@@ -598,10 +598,14 @@ def mxm(A, B, semiring, *, mask=None, accum=None, replace=False, out=None, direc
     if direction == "pull" and not names_positions:
         raise V.invalid_value("direction", "be 'auto' or 'push' without a mask naming the "
                               "positions to compute (M.S or M.V)", direction)
-    pull = direction == "pull" or (direction == "auto" and names_positions and
-                                   _matrix_ops.pull_is_cheaper(A, Bm, mask))
-    t = (_matrix_ops.product_pull if pull else _matrix_ops.product)(A, Bm, semiring, dtype,
-                                                                     mask)
+    if getattr(Bm, "distributed", False):  # the product talks to the other ranks
+        from .distributed.matrix import replicated_mxm  # below ops, as the kernels are
+        t = replicated_mxm(A, Bm, semiring, dtype, mask)
+    else:
+        pull = direction == "pull" or (direction == "auto" and names_positions and
+                                       _matrix_ops.pull_is_cheaper(A, Bm, mask))
+        t = (_matrix_ops.product_pull if pull else _matrix_ops.product)(A, Bm, semiring,
+                                                                         dtype, mask)
     return _matrix_ops.write(out, t, shape, mask=mask, accum=accum, replace=replace,
                              dtype=semiring.output_dtype(dtype), device=device)
 

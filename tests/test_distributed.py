@@ -347,6 +347,30 @@ def test_gbla_sssp_on_a_distributed_matrix_takes_negative_weights(gp, data, size
                                                                     C.data), 0))
 
 
+@pytest.mark.parametrize("size", [1, 2, 3])
+@settings(max_examples=8, deadline=None)
+@given(g=G.medium_graphs(), data=st.data())
+def test_several_sources_at_once_on_a_distributed_matrix(size, g, data):
+    # one mxm a level for all of them (the frontier matrix whole on every rank)
+    S = g.scipy()
+    sources = data.draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=5),
+                        label="sources")
+    A = gbla.Matrix.from_scipy(S, device="cpu")
+
+    def work(comm):
+        M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+        return (gbla.bfs(M, sources, return_predecessors=True),
+                gbla.sssp(M, sources, return_predecessors=True))
+
+    expected = host(gbla.bfs(A, sources))
+    for (levels, parents), (dist, pred) in on_ranks(size, work):
+        np.testing.assert_array_equal(levels, expected)
+        np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=sources))
+        for i, s in enumerate(sources):
+            gbla.verify.bfs(A, s, levels[i], parents[i])
+            gbla.verify.sssp(A, s, dist[i], pred[i])
+
+
 @pytest.mark.parametrize("semiring", ["plus_times", "min_plus", "any_pair", "any_secondi"])
 @pytest.mark.parametrize("size", [1, 3])
 def test_gbla_vxm_on_a_distributed_matrix_with_mask_accum_and_replace(semiring, size):
@@ -469,7 +493,7 @@ def test_what_does_not_run_on_a_distributed_matrix_says_so():
         errors = []
         for call in (lambda: gbla.bfs(M, 0, method="frontier_queue"),
                      lambda: gbla.sssp(M, 0, method="near_far"),
-                     lambda: gbla.bfs(M, [0, 1]),  # several sources: mxm
+                     lambda: gbla.mxm(M, M, "plus_times"),  # B only
                      lambda: gbla.mxv(M, gbla.Vector.new(3, device="cpu"), "min_plus"),
                      lambda: gbla.iterate(lambda s, i: None,
                                           {"q": gbla.Vector.new(3, device="cpu")},
@@ -485,8 +509,8 @@ def test_what_does_not_run_on_a_distributed_matrix_says_so():
         assert "does not run on a matrix cut over ranks" in errors[1]
         assert "bellman_ford, delta_stepping" in errors[1] or \
             "delta_stepping, bellman_ford" in errors[1]
-        assert "only vxm, select and scale take a matrix cut over ranks" in errors[2]
-        assert "only vxm, select and scale take a matrix cut over ranks" in errors[3]
+        assert "only vxm, mxm (as B), select and scale take a matrix cut" in errors[2]
+        assert "only vxm, mxm (as B), select and scale take a matrix cut" in errors[3]
         assert errors[4].startswith("mode must be 'auto' or 'eager'")  # never recorded
 
 

@@ -36,7 +36,8 @@ from .._storage import expand_rows, rows_of_entries
 from ..outofcore.partition import balanced_bounds
 from .comm import Counted
 
-__all__ = ["DistMatrix", "DistVector", "vxm", "frontier_counts", "replicated_vxm"]
+__all__ = ["DistMatrix", "DistVector", "vxm", "frontier_counts", "replicated_vxm",
+           "replicated_mxm"]
 
 
 @dataclass
@@ -319,6 +320,42 @@ def replicated_vxm(indices, values, A, semiring, *, allow=None, direction="push"
              A.comm.allgather(_pack(_offsets(w.indices, lo, xp), w.values, xp))]
     keys = xp.concatenate([o.astype(np.int64) + bounds[r] for r, (o, _) in enumerate(parts)])
     return keys, xp.concatenate([v for _, v in parts])
+
+
+def replicated_mxm(F, A, semiring, dtype, mask=None):
+    """(keys, values) of C = F (+).(x) A, keys row * n + column, on every rank, for a gbla
+    Matrix F every rank holds whole (a frontier per row, as several-source searches keep):
+    each rank multiplies F's columns in its range by its rows, combines the products of each
+    position, and every rank reduces all ranks' partial results in rank order (two all-gathers).
+    ``mask``: a MatrixMask of C, or None. What ``gbla.mxm`` runs with a DistMatrix second."""
+    xp, lo, hi, n = A.comm.xp, A.lo, A.hi, A.n
+    f_rows = F._entry_rows().astype(np.int64)
+    f_cols = F._indices.astype(np.int64)
+    mine = xp.flatnonzero((f_cols >= lo) & (f_cols < hi))
+    b_entry, owner = expand_rows(A.indptr, f_cols[mine] - lo, xp)
+    owner = mine[owner]
+    keys = f_rows[owner] * max(n, 1) + A.indices[b_entry].astype(np.int64)
+    if mask is not None:
+        keep = mask.allows(keys)
+        owner, b_entry, keys = owner[keep], b_entry[keep], keys[keep]
+    mult, z_dtype = semiring.multiply, semiring.output_dtype(dtype)
+    if mult.positional:
+        z = f_cols[owner].astype(z_dtype)
+    else:
+        x = F._values_or_ones()[owner].astype(dtype, copy=False)
+        y = (xp.ones(len(b_entry), dtype) if A.values is None else
+             A.values[b_entry].astype(dtype, copy=False))
+        z = _apply_binary(mult, x, y, dtype, A.device).astype(z_dtype, copy=False)
+    order = xp.argsort(keys, kind="stable")
+    keys, z = keys[order], z[order]
+    if len(keys):
+        keys, z = reduce_by_key(keys, z, semiring.add, A.device)
+    keys = xp.concatenate(A.comm.allgather(keys))  # rank order: an associative add's result
+    z = xp.concatenate(A.comm.allgather(z.astype(z_dtype, copy=False)))
+    if not len(keys):
+        return keys, z
+    order = xp.argsort(keys, kind="stable")
+    return reduce_by_key(keys[order], z[order], semiring.add, A.device)
 
 
 def _dtypes(u, A, semiring):
