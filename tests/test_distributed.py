@@ -472,6 +472,55 @@ def test_a_nan_or_infinite_weight_is_refused_alike_on_every_rank(size):
         assert "has an edge of weight +inf" in inf_error
 
 
+@pytest.mark.parametrize("size", [1, 2, 4])
+@settings(max_examples=8, deadline=None)
+@given(g=G.medium_graphs(), data=st.data())
+def test_a_matrix_built_from_each_ranks_share_of_the_edges(size, g, data):
+    # no rank ever holds the whole graph: each passes the edges it drew, any of them
+    S = g.scipy().tocoo()
+    who = np.array(data.draw(st.lists(st.integers(0, size - 1), min_size=S.nnz,
+                                      max_size=S.nnz), label="ranks"), np.int64)
+    blocks = data.draw(st.sampled_from([1, 7, 65536]), label="blocks")
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    A = gbla.Matrix.from_scipy(S.tocsr(), device="cpu")
+
+    def work(comm):
+        k = who == comm.rank
+        M = D.DistMatrix.from_edges(comm, S.row[k], S.col[k], S.data[k], n=g.n, blocks=blocks)
+        return (M.nvals, gbla.bfs(M, source, return_predecessors=True),
+                gbla.sssp(M, source), D.bfs(M, source, direction="pull"))
+
+    for nvals, (levels, parents), dist, pulled in on_ranks(size, work):
+        assert nvals == S.nnz
+        np.testing.assert_array_equal(levels, host(gbla.bfs(A, source)))
+        np.testing.assert_array_equal(pulled, levels)
+        gbla.verify.bfs(A, source, levels, parents)
+        np.testing.assert_array_equal(dist, csgraph.dijkstra(S.tocsr(), indices=source))
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_bad_edges_from_one_rank_make_every_rank_raise(size):
+    def build(src, dst, values=None, n=4, on=0):
+        def work(comm):
+            mine = comm.rank == on
+            return D.DistMatrix.from_edges(comm, src if mine else [], dst if mine else [],
+                                           (values if mine else []) if values is not None
+                                           else None, n=n)
+        return on_ranks(size, work)
+
+    with pytest.raises(gbla.DuplicateIndex, match="2 duplicate edges"):
+        build([0, 0, 1, 1], [1, 1, 2, 2])
+    with pytest.raises(gbla.InvalidIndex, match="dst must hold indices < 4; got 9"):
+        build([0, 1], [1, 9])
+    with pytest.raises(gbla.DimensionMismatch, match=r"len\(values\) must equal len\(src\)"):
+        build([0, 1], [1, 2], [1.0])
+    if size > 1:  # the other ranks raise too, not knowing which index
+        with pytest.raises(gbla.GblaError):
+            build([0, 1], [1, 9], on=size - 1)
+        with pytest.raises(gbla.InvalidValue, match="n must be the same on every rank"):
+            on_ranks(size, lambda comm: D.DistMatrix.from_edges(comm, [], [], n=4 + comm.rank))
+
+
 @pytest.mark.parametrize("indptr, indices, values, error, match", [
     ([0, 1, 2], [1, 0], [1.0], gbla.DimensionMismatch, r"len\(values\) must equal len"),
     ([0, 1, 3], [1, 0], None, gbla.InvalidValue, r"indptr must run from 0 to len\(indices\)"),

@@ -42,6 +42,38 @@ class SelfComm:
         return [array]
 
 
+class _Barrier:
+    """threading.Barrier's wait and abort, except that a thread the barrier has released never
+    raises: abort() breaks only the waits not yet complete (threading.Barrier's also breaks
+    those still waking up, so a rank failing just after a collective made the others fail at
+    its end)."""
+
+    def __init__(self, parties):
+        self.parties, self.count, self.generation = parties, 0, 0
+        self.broken = False
+        self.cond = threading.Condition()
+
+    def wait(self):
+        with self.cond:
+            if self.broken:
+                raise threading.BrokenBarrierError
+            generation = self.generation
+            self.count += 1
+            if self.count == self.parties:
+                self.count, self.generation = 0, generation + 1
+                self.cond.notify_all()
+                return
+            while generation == self.generation and not self.broken:
+                self.cond.wait()
+            if generation == self.generation:  # broken before every party arrived
+                raise threading.BrokenBarrierError
+
+    def abort(self):
+        with self.cond:
+            self.broken = True
+            self.cond.notify_all()
+
+
 class ThreadComm:
     """One rank of a group of threads in one process (see :meth:`group`)."""
 
@@ -52,7 +84,7 @@ class ThreadComm:
     @classmethod
     def group(cls, size, xp=np):
         """``size`` communicators, one for each thread that will run a rank."""
-        shared = {"size": size, "barrier": threading.Barrier(size),
+        shared = {"size": size, "barrier": _Barrier(size),
                   "slots": [None] * size}
         return [cls(r, shared, xp) for r in range(size)]
 

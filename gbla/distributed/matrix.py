@@ -34,6 +34,7 @@ from .. import direction as _direction
 from .._matrix_ops import _apply_binary, reduce_by_key
 from .._storage import expand_rows, rows_of_entries
 from ..outofcore.partition import balanced_bounds
+from ..exceptions import DuplicateIndex, GblaError
 from .comm import Counted
 
 __all__ = ["DistMatrix", "DistVector", "vxm", "frontier_counts", "replicated_vxm",
@@ -179,6 +180,55 @@ class DistMatrix:
                    nvals=int(indptr[-1]), weights=_weight_facts(indptr, indices, values))
 
     @classmethod
+    def from_edges(cls, comm, src, dst, values=None, *, n, blocks=65536):
+        """The DistMatrix of an n-vertex graph whose edges src[i] -> dst[i] (weights
+        ``values``, or None for 1) are spread over the ranks in any way (each rank passes its
+        own share: the part it read or generated), so that no rank ever holds the whole graph.
+        Rows are cut by out-edges at the granularity of ``blocks`` vertex blocks (an
+        all-gather of their edge counts), then each edge goes to the rank owning its source
+        (its row) and to the one owning its destination (its transpose's row): two
+        all-to-alls. Duplicate edges raise DuplicateIndex; ids outside [0, n) InvalidIndex, on
+        every rank alike. Collective: every rank calls it with the same ``n``."""
+        xp = comm.xp
+        counted = Counted.of(comm)
+        n = V.size(n, "n")
+        # every check is summed over the ranks before anything raises, so that all raise
+        # together (a rank raising alone would leave the others waiting in a collective)
+        src, dst = xp.asarray(src), xp.asarray(dst)
+        values = None if values is None else xp.asarray(values)
+        problem = None
+        try:
+            V.same_length(src, dst, "src", "dst")
+            if values is not None:
+                V.same_length(src, values, "src", "values")
+            for ids, name in ((src, "src"), (dst, "dst")):
+                V.index_array(B.to_host(ids), np, n, name)
+        except GblaError as error:
+            problem = error
+        total_n, problems = counted.allreduce_sums([n, problem is not None])
+        if total_n != n * counted.size:
+            raise V.invalid_value("n", "be the same on every rank", n)
+        if problems:
+            raise problem or V.invalid_value("src, dst, values", "be valid on every rank",
+                                             "a problem on another rank")
+        src, dst = src.astype(np.int64), dst.astype(np.int64)
+        # rows cut by out-edges, a block of vertices at a time
+        size = max(1, -(-n // blocks))
+        mine = xp.bincount(src // size, minlength=-(-n // size) if n else 0)
+        every = np.sum([B.to_host(x) for x in counted.allgather(mine.astype(np.int64))], axis=0)
+        block_ptr = np.concatenate([[0], np.cumsum(every)]).astype(np.int64)
+        bounds = np.minimum(balanced_bounds(block_ptr, counted.size) * size, n)
+        own = _exchange_rows(counted, bounds, src, dst, values, n)
+        transpose = _exchange_rows(counted, bounds, dst, src, values, n)
+        dup = counted.allreduce_sum(int(own[3]))
+        if dup:
+            raise DuplicateIndex(V.message("src, dst", "hold each edge once",
+                                           f"{dup} duplicate edges"))
+        nvals = counted.allreduce_sum(len(own[1]))
+        return cls(counted, bounds, *own[:3], n, transpose=transpose[:3], nvals=nvals,
+                   weights=_facts_over_ranks(counted, own[2]))
+
+    @classmethod
     def of(cls, comm, A):
         """This rank's part of a gbla Matrix (read from the host)."""
         return cls.from_csr(comm, B.to_host(A._indptr), B.to_host(A._indices),
@@ -194,6 +244,31 @@ class DistMatrix:
         xp = self.comm.xp
         return DistVector(xp.asarray(indices, np.int64), xp.asarray(values), self.n, self.lo,
                           self.hi)
+
+
+def _exchange_rows(comm, bounds, rows, cols, values, n):
+    """(indptr, cols, values, duplicates) of this rank's rows after every rank sends its
+    (row, col, value) triples to the row's owner: rows ascending, each row's columns
+    ascending (for the transpose, sources ascending, as the pull reads them)."""
+    xp = comm.xp
+    owner = xp.searchsorted(xp.asarray(bounds), rows, side="right") - 1
+    order = xp.argsort(owner, kind="stable")
+    rows, cols, owner = rows[order], cols[order], owner[order]
+    values = None if values is None else values[order]
+    cuts = B.to_host(xp.searchsorted(owner, xp.arange(comm.size + 1)))  # sync
+    parts = [slice(int(cuts[r]), int(cuts[r + 1])) for r in range(comm.size)]
+    rows = xp.concatenate(comm.alltoallv([rows[p] for p in parts]))
+    cols = xp.concatenate(comm.alltoallv([cols[p] for p in parts]))
+    if values is not None:
+        values = xp.concatenate(comm.alltoallv([values[p] for p in parts]))
+    lo, hi = int(bounds[comm.rank]), int(bounds[comm.rank + 1])
+    key = (rows - lo) * max(n, 1) + cols
+    order = xp.argsort(key, kind="stable")
+    key, cols = key[order], cols[order]
+    duplicates = int((key[1:] == key[:-1]).sum()) if len(key) > 1 else 0  # sync
+    indptr = xp.zeros(hi - lo + 1, np.int64)
+    indptr[1:] = xp.cumsum(xp.bincount(rows[order] - lo, minlength=hi - lo))
+    return indptr, cols, None if values is None else values[order], duplicates
 
 
 def _checked_csr(indptr, indices, values):
