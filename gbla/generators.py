@@ -11,7 +11,7 @@ from . import _storage
 from . import _validation as V
 from .matrix import Matrix
 
-__all__ = ["rmat", "rgg", "grid2d", "with_weights"]
+__all__ = ["rmat", "rmat_edges", "rgg", "grid2d", "with_weights"]
 
 _U64 = np.uint64
 
@@ -45,11 +45,39 @@ def rmat(scale, edge_factor=16, seed=0, *, device=None, a=0.57, b=0.19, c=0.19, 
     >>> A.shape, A.is_symmetric
     ((256, 256), True)
     """
+    device = B.resolve_device(device)
+    src, dst = rmat_edges(scale, edge_factor, seed, device=device, a=a, b=b, c=c)
+    A = Matrix.from_edges(src, dst, n=2 ** scale, device=device)
+    A._symmetric, A._T = True, A
+    return A if weights is None else with_weights(A, *weights, seed=seed)
+
+
+def rmat_edges(scale, edge_factor=16, seed=0, *, part=0, parts=1, device=None, a=0.57,
+               b=0.19, c=0.19):
+    """Part ``part`` of ``parts`` of :func:`rmat`'s edges, as (src, dst) int64 arrays: the
+    generated edges numbered ``part * m // parts`` up to the next part's first (m =
+    edge_factor * 2**scale), relabelled, self-loops dropped, each both ways. The parts
+    together hold every edge of ``rmat(scale, edge_factor, seed)``, an edge generated twice
+    (in one part or two) as often as it was: what ranks that each generate their part pass to
+    ``gbla.distributed.DistMatrix.from_edges(..., dup_op="any")``, so that no rank holds the
+    whole graph. The relabelling permutation (8 bytes a vertex) is made on every part.
+
+    Examples
+    --------
+    >>> import gbla
+    >>> src, dst = gbla.generators.rmat_edges(6, part=1, parts=4, device="cpu")
+    >>> len(src) == len(dst), bool((src != dst).all())
+    (True, True)
+    """
     scale = V.size(scale, "scale")
     if not 1 <= scale <= 32:
         raise V.invalid_value("scale", "satisfy 1 <= scale <= 32", scale)
     edge_factor = V.size(edge_factor, "edge_factor")
     seed = V.size(seed, "seed")
+    parts = V.size(parts, "parts")
+    if parts < 1:
+        raise V.invalid_value("parts", "be at least 1", parts)
+    part = V.in_range(V.integer(part, "part"), parts, "part")
     for name, p in (("a", a), ("b", b), ("c", c)):
         if not (isinstance(p, (int, float)) and 0 <= p <= 1):
             raise V.invalid_value(name, "be a probability in [0, 1]", p)
@@ -58,10 +86,11 @@ def rmat(scale, edge_factor=16, seed=0, *, device=None, a=0.57, b=0.19, c=0.19, 
     device = B.resolve_device(device)
     xp = B.xp_of(device)
     n, m = 2 ** scale, edge_factor * 2 ** scale
+    first, stop = part * m // parts, (part + 1) * m // parts
     base = _splitmix64(np.full(1, seed, _U64))[0]
-    counter = xp.arange(m, dtype=_U64)
-    src = xp.zeros(m, np.int64)
-    dst = xp.zeros(m, np.int64)
+    counter = xp.arange(first, stop, dtype=_U64)
+    src = xp.zeros(stop - first, np.int64)
+    dst = xp.zeros(stop - first, np.int64)
     # The Graph500 reference's recursion: per level, a bit of the source with P = c + d, then a
     # bit of the destination conditioned on it.
     c_norm, a_norm = c / (1.0 - (a + b)), a / (a + b)
@@ -77,10 +106,7 @@ def rmat(scale, edge_factor=16, seed=0, *, device=None, a=0.57, b=0.19, c=0.19, 
     keep = src != dst
     lo, hi = xp.minimum(src, dst)[keep], xp.maximum(src, dst)[keep]
     del src, dst, keep
-    A = Matrix.from_edges(xp.concatenate([lo, hi]), xp.concatenate([hi, lo]), n=n,
-                          device=device)
-    A._symmetric, A._T = True, A
-    return A if weights is None else with_weights(A, *weights, seed=seed)
+    return xp.concatenate([lo, hi]), xp.concatenate([hi, lo])
 
 
 # Candidate pairs expanded at once in rgg: bounds its working memory (about 40 bytes a pair)

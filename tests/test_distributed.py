@@ -498,18 +498,60 @@ def test_a_matrix_built_from_each_ranks_share_of_the_edges(size, g, data):
         np.testing.assert_array_equal(dist, csgraph.dijkstra(S.tocsr(), indices=source))
 
 
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_rmat_generated_in_parts_on_the_ranks_is_rmat(size):
+    # each rank generates its part of the edges; repeats (within a part or across) merge
+    A = gbla.generators.rmat(8, 8, seed=3, device="cpu")
+    sources = [0, 17, 200]
+
+    def work(comm):
+        src, dst = gbla.generators.rmat_edges(8, 8, seed=3, part=comm.rank, parts=comm.size,
+                                              device="cpu")
+        M = D.DistMatrix.from_edges(comm, src, dst, n=256)
+        return M.nvals, gbla.bfs(M, sources)
+
+    for nvals, levels in on_ranks(size, work):
+        assert nvals == A.nvals
+        np.testing.assert_array_equal(levels, host(gbla.bfs(A, sources)))
+
+
+@pytest.mark.parametrize("dup_op, weight", [(None, 5.0), (gbla.semirings.binary.max, 7.0),
+                                            (gbla.semirings.binary.plus, 18.0)])
+def test_an_edge_given_by_several_ranks_combines_its_weights(dup_op, weight):
+    # ranks 0, 1, 2 each give 0 -> 1 with weight 5, 6, 7; the default keeps the lightest
+    def work(comm):
+        options = {} if dup_op is None else {"dup_op": dup_op}
+        M = D.DistMatrix.from_edges(comm, [0], [1], [5.0 + comm.rank], n=2, **options)
+        return gbla.sssp(M, 0)
+
+    for dist in on_ranks(3, work):
+        assert dist.tolist() == [0.0, weight]
+
+
+def test_rmat_edges_checks_its_part():
+    with pytest.raises(gbla.InvalidIndex, match="part must satisfy 0 <= part < 4; got 4"):
+        gbla.generators.rmat_edges(5, part=4, parts=4, device="cpu")
+    with pytest.raises(gbla.InvalidValue, match="parts must be at least 1"):
+        gbla.generators.rmat_edges(5, parts=0, device="cpu")
+    whole = gbla.generators.rmat_edges(5, seed=2, device="cpu")
+    parts = [gbla.generators.rmat_edges(5, seed=2, part=p, parts=3, device="cpu")
+             for p in range(3)]
+    # the parts hold the whole's edges (each part both ways), repeats as often
+    assert sorted(zip(*whole)) == sorted(e for part in parts for e in zip(*part))
+
+
 @pytest.mark.parametrize("size", [1, 3])
 def test_bad_edges_from_one_rank_make_every_rank_raise(size):
-    def build(src, dst, values=None, n=4, on=0):
+    def build(src, dst, values=None, n=4, on=0, **options):
         def work(comm):
             mine = comm.rank == on
             return D.DistMatrix.from_edges(comm, src if mine else [], dst if mine else [],
                                            (values if mine else []) if values is not None
-                                           else None, n=n)
+                                           else None, n=n, **options)
         return on_ranks(size, work)
 
-    with pytest.raises(gbla.DuplicateIndex, match="2 duplicate edges"):
-        build([0, 0, 1, 1], [1, 1, 2, 2])
+    with pytest.raises(gbla.DuplicateIndex, match=r"edge \(0, 1\) repeated"):
+        build([0, 0, 1, 1], [1, 1, 2, 2], [1.0, 2.0, 3.0, 4.0], dup_op=None)
     with pytest.raises(gbla.InvalidIndex, match="dst must hold indices < 4; got 9"):
         build([0, 1], [1, 9])
     with pytest.raises(gbla.DimensionMismatch, match=r"len\(values\) must equal len\(src\)"):

@@ -32,9 +32,10 @@ from .. import _backend as B
 from .. import _validation as V
 from .. import direction as _direction
 from .._matrix_ops import _apply_binary, reduce_by_key
-from .._storage import expand_rows, rows_of_entries
+from .._storage import combine_duplicates, expand_rows, rows_of_entries
 from ..outofcore.partition import balanced_bounds
 from ..exceptions import DuplicateIndex, GblaError
+from ..matrix import DUP_OP
 from .comm import Counted
 
 __all__ = ["DistMatrix", "DistVector", "vxm", "frontier_counts", "replicated_vxm",
@@ -180,15 +181,18 @@ class DistMatrix:
                    nvals=int(indptr[-1]), weights=_weight_facts(indptr, indices, values))
 
     @classmethod
-    def from_edges(cls, comm, src, dst, values=None, *, n, blocks=65536):
+    def from_edges(cls, comm, src, dst, values=None, *, n, dup_op=DUP_OP, blocks=65536):
         """The DistMatrix of an n-vertex graph whose edges src[i] -> dst[i] (weights
         ``values``, or None for 1) are spread over the ranks in any way (each rank passes its
         own share: the part it read or generated), so that no rank ever holds the whole graph.
         Rows are cut by out-edges at the granularity of ``blocks`` vertex blocks (an
         all-gather of their edge counts), then each edge goes to the rank owning its source
         (its row) and to the one owning its destination (its transpose's row): two
-        all-to-alls. Duplicate edges raise DuplicateIndex; ids outside [0, n) InvalidIndex, on
-        every rank alike. Collective: every rank calls it with the same ``n``."""
+        all-to-alls. An edge given more than once (by one rank or several) is kept once, its
+        weights combined by ``dup_op`` in rank order (the lightest by default, as
+        ``Matrix.from_edges`` does; None: DuplicateIndex); ids outside [0, n) raise
+        InvalidIndex; on every rank alike. Collective: every rank calls it with the same
+        ``n``."""
         xp = comm.xp
         counted = Counted.of(comm)
         n = V.size(n, "n")
@@ -218,13 +222,14 @@ class DistMatrix:
         every = np.sum([B.to_host(x) for x in counted.allgather(mine.astype(np.int64))], axis=0)
         block_ptr = np.concatenate([[0], np.cumsum(every)]).astype(np.int64)
         bounds = np.minimum(balanced_bounds(block_ptr, counted.size) * size, n)
-        own = _exchange_rows(counted, bounds, src, dst, values, n)
-        transpose = _exchange_rows(counted, bounds, dst, src, values, n)
-        dup = counted.allreduce_sum(int(own[3]))
-        if dup:
-            raise DuplicateIndex(V.message("src, dst", "hold each edge once",
-                                           f"{dup} duplicate edges"))
-        nvals = counted.allreduce_sum(len(own[1]))
+        own = _exchange_rows(counted, bounds, src, dst, values, n, dup_op, transposed=False)
+        transpose = _exchange_rows(counted, bounds, dst, src, values, n, dup_op,
+                                   transposed=True)
+        problem = own[3]
+        nvals, problems = counted.allreduce_sums([len(own[1]), problem is not None])
+        if problems:
+            raise problem or DuplicateIndex(V.message(
+                "src, dst", "hold each edge once, or give dup_op", "a repeat on another rank"))
         return cls(counted, bounds, *own[:3], n, transpose=transpose[:3], nvals=nvals,
                    weights=_facts_over_ranks(counted, own[2]))
 
@@ -246,10 +251,11 @@ class DistMatrix:
                           self.hi)
 
 
-def _exchange_rows(comm, bounds, rows, cols, values, n):
-    """(indptr, cols, values, duplicates) of this rank's rows after every rank sends its
+def _exchange_rows(comm, bounds, rows, cols, values, n, dup_op, *, transposed):
+    """(indptr, cols, values, problem) of this rank's rows after every rank sends its
     (row, col, value) triples to the row's owner: rows ascending, each row's columns
-    ascending (for the transpose, sources ascending, as the pull reads them)."""
+    ascending (for the transpose, sources ascending, as the pull reads them); repeats
+    combined by ``dup_op`` (as Matrix.from_edges), or ``problem`` the DuplicateIndex."""
     xp = comm.xp
     owner = xp.searchsorted(xp.asarray(bounds), rows, side="right") - 1
     order = xp.argsort(owner, kind="stable")
@@ -262,13 +268,22 @@ def _exchange_rows(comm, bounds, rows, cols, values, n):
     if values is not None:
         values = xp.concatenate(comm.alltoallv([values[p] for p in parts]))
     lo, hi = int(bounds[comm.rank]), int(bounds[comm.rank + 1])
-    key = (rows - lo) * max(n, 1) + cols
-    order = xp.argsort(key, kind="stable")
-    key, cols = key[order], cols[order]
-    duplicates = int((key[1:] == key[:-1]).sum()) if len(key) > 1 else 0  # sync
+    width = max(n, 1)
+    key = (rows - lo) * width + cols
+    problem = None
+
+    def show(k):
+        i, j = k // width + lo, k % width
+        return f"edge ({j}, {i})" if transposed else f"edge ({i}, {j})"
+    try:
+        key, values = combine_duplicates(key, values, dup_op, B.array_device(key),
+                                         arg="src, dst", what="edge", show=show)
+    except DuplicateIndex as error:
+        problem, key = error, key[:0]
+        values = None if values is None else values[:0]
     indptr = xp.zeros(hi - lo + 1, np.int64)
-    indptr[1:] = xp.cumsum(xp.bincount(rows[order] - lo, minlength=hi - lo))
-    return indptr, cols, None if values is None else values[order], duplicates
+    indptr[1:] = xp.cumsum(xp.bincount(key // width, minlength=hi - lo))
+    return indptr, key % width, values, problem
 
 
 def _checked_csr(indptr, indices, values):
