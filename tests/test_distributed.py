@@ -687,6 +687,25 @@ def test_the_launcher_runs_a_process_per_rank_over_sockets(tmp_path, ranks):
     assert spans[0][0] == 0 and spans[-1][1] == A.nrows  # the ranks cover every vertex
 
 
+def test_the_distributed_benchmark_runs_under_the_launcher(tmp_path):
+    # what a multi-GPU machine runs (tools/device_run.sh distributed), here over sockets; it
+    # checks every search against one rank's on a graph this small, and fails if one differs
+    import json
+    from pathlib import Path
+
+    from gbla.distributed import launch
+    bench = Path(__file__).parents[1] / "benchmarks" / "bench_distributed.py"
+    out = tmp_path / "bench.json"
+    status = launch.main(["-n", "2", "--backend", "socket", str(bench), "--scale", "8",
+                          "--sources", "2", "--json", str(out)])
+    assert status == 0
+    doc = json.loads(out.read_text())
+    assert doc["ranks"] == 2 and doc["device"] == "cpu" and doc["scale"] == 8
+    assert sorted(r["algo"] for r in doc["rows"]) == ["bfs", "bfs", "sssp", "sssp"]
+    assert all(r["gteps"] > 0 and r["levels"] >= 1 and r["bytes_total"] > 0
+               for r in doc["rows"])
+
+
 def test_a_failing_rank_makes_the_launcher_fail(tmp_path):
     from gbla.distributed import launch
     script = tmp_path / "fail.py"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one script for the lent GPU machine: install gbla, run the test suite with the GPU tests
 # enabled, then the benchmarks. From the repo root on the GPU machine:
-#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs[_rmat|_real]|sssp[_rmat|_real]|profile|ablation] [args]
+#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs[_rmat|_real]|sssp[_rmat|_real]|profile|ablation|distributed] [args]
 # 'all' (the default) = every part: the test suite, compute-sanitizer over the BFS kernels,
 # one vxm timing, and the `gbla bench` runs behind BENCHMARKS.md (bfs, sssp). Real graphs are
 # read from .device-data/ (a copy of ../shared/data carried along) when present. Logs and JSON go to $OUT when it is set.
@@ -53,6 +53,17 @@ if [ "$part" = profile ]; then
             --per-iteration \
             >/dev/null 2>&1 && python3 tools/profile_loop.py --summarize "$OUT/ncu.csv" 2>&1 | tee -a "$OUT/profile.log"
     fi
+fi
+# BFS and SSSP over every GPU of the machine, one process a GPU (NCCL), and over one, each rank
+# generating its part of rmat(SCALE) (default 24; a DistMatrix keeps int64 ids, values and the
+# transpose's rows, about 64 bytes a stored edge, so rmat(26) exceeds one H100): GTEPS per GPU
+# count (issue 13's figures).
+if [ "$part" = distributed ]; then
+    gpus=$(nvidia-smi -L | wc -l)
+    for n in 1 "$gpus"; do
+        python3 -m gbla.distributed.launch -n "$n" benchmarks/bench_distributed.py \
+            --scale "${1:-24}" --json "$OUT/distributed_${n}gpu.json" 2>&1 | tee -a "$OUT/distributed.log"
+    done
 fi
 # The article's ablation of edge_bellman_ford (R-MAT, average degree 32, scales 14-24).
 if [ "$part" = ablation ]; then

@@ -1,0 +1,152 @@
+"""GTEPS of BFS and SSSP on a graph cut over ranks, each rank generating its own part of an R-MAT
+graph (no rank ever holds the whole), run as one process per rank by the launcher:
+
+    python -m gbla.distributed.launch -n 2 benchmarks/bench_distributed.py --scale 26 \
+        --json out.json                       # a GPU per rank, NCCL
+    python -m gbla.distributed.launch -n 3 --backend socket \
+        benchmarks/bench_distributed.py --scale 12     # CPU processes (what CI checks)
+
+Per algorithm and source: the whole call, every rank synchronized before and after (a sum over
+the ranks, then CUDA events on the GPU or perf_counter on the CPU), after one untimed warm-up
+source; GTEPS as gbla bench counts them (undirected edges of the reached component / time);
+the bytes each search sent (summed over the ranks) and its collectives. Rank 0 prints and
+writes the JSON. Each source's levels are checked against a one-rank run of the same search
+on rank 0's copy when the graph is small (--check-below, default 2**16 vertices).
+"""
+
+import argparse
+import json
+import platform
+import time
+
+import numpy as np
+
+import gbla
+from gbla import distributed as D
+from gbla.distributed import launch
+
+
+def edge_weights(src, dst, bounds, xp):
+    """Integer weights in [bounds[0], bounds[1]] from each edge's ends alone (a multiplicative
+    hash of the unordered pair): the same both ways and on every rank, so that ranks weigh the
+    edges they generate without talking."""
+    lo = xp.minimum(src, dst).astype(np.uint64)
+    hi = xp.maximum(src, dst).astype(np.uint64)
+    h = (lo * np.uint64(0x9E3779B97F4A7C15) + hi) * np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(31)
+    span = np.uint64(bounds[1] - bounds[0] + 1)
+    return (h % span).astype(np.float64) + bounds[0]
+
+
+def _timer(comm):
+    """start(), stop() -> seconds of the region between them, every rank synchronized."""
+    if comm.xp is np:
+        t = {}
+
+        def start():
+            comm.allreduce_sum(0)
+            t["0"] = time.perf_counter()
+
+        def stop():
+            comm.allreduce_sum(0)
+            return time.perf_counter() - t["0"]
+        return start, stop
+    cp = comm.xp
+    events = {}
+
+    def start():
+        comm.allreduce_sum(0)
+        events["a"] = cp.cuda.Event()
+        events["a"].record()
+
+    def stop():
+        comm.allreduce_sum(0)
+        b = cp.cuda.Event()
+        b.record()
+        b.synchronize()
+        return cp.cuda.get_elapsed_time(events["a"], b) / 1e3
+    return start, stop
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--scale", type=int, default=20)
+    p.add_argument("--edge-factor", type=int, default=16)
+    p.add_argument("--sources", type=int, default=4)
+    p.add_argument("--weights", type=int, nargs=2, default=[1, 255])
+    p.add_argument("--check-below", type=int, default=2**16)
+    p.add_argument("--json")
+    args = p.parse_args(argv)
+    comm = D.Counted(launch.init())
+    xp, n = comm.xp, 2 ** args.scale
+    t0 = time.perf_counter()
+    src, dst = gbla.generators.rmat_edges(args.scale, args.edge_factor, seed=args.scale,
+                                          part=comm.rank, parts=comm.size,
+                                          device="cpu" if xp is np else "gpu")
+    M = D.DistMatrix.from_edges(comm, src, dst, edge_weights(src, dst, args.weights, xp), n=n)
+    del src, dst
+    build_s = time.perf_counter() - t0
+    undirected = M.nvals // 2
+    rng = np.random.default_rng(args.scale)
+    picks = [int(s) for s in rng.integers(0, n, args.sources + 1)]
+    start, stop = _timer(comm)
+    rows = []
+    for algo in ("bfs", "sssp"):
+        for i, s in enumerate(picks):
+            stats = {}
+            sent0, calls0 = comm.bytes_sent, comm.collectives
+            start()
+            if algo == "bfs":
+                out = D.bfs(M, s, stats=stats)
+            else:
+                out = D.sssp(M, s, stats=stats)
+            seconds = stop()
+            reached = out >= 0 if algo == "bfs" else xp.isfinite(out)
+            # undirected edges of the reached component: half the out-edges of its vertices
+            mine = reached[M.lo:M.hi]
+            local = int((M.indptr[1:] - M.indptr[:-1])[mine].sum()) if M.hi > M.lo else 0
+            edges = comm.allreduce_sum(local) // 2
+            if i == 0:
+                continue  # the warm-up
+            rows.append({"algo": algo, "source": s, "seconds": seconds,
+                         "gteps": edges / seconds / 1e9 if seconds else None,
+                         "levels": len(stats["bytes"]), "bytes_total": stats["bytes_total"],
+                         "collectives": int(sum(stats["collectives"]))})
+            if n <= args.check_below and comm.rank == 0:
+                check(args, out, algo, s)
+    if comm.rank == 0:
+        for algo in ("bfs", "sssp"):
+            mine = [r for r in rows if r["algo"] == algo]
+            gteps = [r["gteps"] for r in mine if r["gteps"]]
+            print(f"{algo} rmat({args.scale}), {comm.size} ranks ({M.device}): median "
+                  f"{np.median([r['seconds'] for r in mine]) * 1e3:.2f} ms, harmonic mean "
+                  f"{len(gteps) / sum(1 / g for g in gteps):.3f} GTEPS, "
+                  f"{np.median([r['bytes_total'] for r in mine]) / 2**20:.1f} MiB sent, "
+                  f"{int(np.median([r['collectives'] for r in mine]))} collectives", flush=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"ranks": comm.size, "device": M.device, "scale": args.scale,
+                           "edge_factor": args.edge_factor, "undirected_edges": undirected,
+                           "build_seconds": build_s, "python": platform.python_version(),
+                           "gbla": gbla.__version__, "rows": rows}, f, indent=1)
+
+
+def check(args, out, algo, source):
+    """The same search on one rank from the whole graph (small graphs only)."""
+    from scipy.sparse import csgraph
+    src, dst = gbla.generators.rmat_edges(args.scale, args.edge_factor, seed=args.scale,
+                                          device="cpu")
+    A = gbla.Matrix.from_edges(src, dst, n=2 ** args.scale, device="cpu")
+    got = out.get() if hasattr(out, "get") else out
+    if algo == "bfs":
+        expected = gbla.bfs(A, source)
+    else:
+        S = A.to_scipy().tocoo()
+        S.data = edge_weights(S.row.astype(np.int64), S.col.astype(np.int64), args.weights, np)
+        expected = csgraph.dijkstra(S.tocsr(), indices=source)
+    if not np.array_equal(got, expected):
+        raise SystemExit(f"{algo} from {source}: the ranks' result differs from one rank's")
+
+
+if __name__ == "__main__":
+    main()
