@@ -1,7 +1,9 @@
-"""BFS and Bellman-Ford over a graph cut by rows over several ranks (gbla.distributed): each
-rank holds a vertex range and its edges, frontiers cross between ranks all-to-all, and a
-direction policy picks push or pull per level from the whole frontier. Here the ranks are
-threads of one process (what the tests run); with one GPU per rank they talk through NCCL.
+"""BFS and SSSP over a graph cut by rows over several ranks (gbla.distributed): each rank holds a
+vertex range and its edges, frontiers cross between ranks all-to-all, and a direction policy
+picks push or pull per level from the whole frontier. gbla.bfs and gbla.sssp run on the cut
+matrix as written; by default each rank generates its own part of an R-MAT graph, so that no
+rank ever holds the whole. Here the ranks are threads of one process (what the tests run);
+with one GPU per rank (python -m gbla.distributed.launch) they talk through NCCL.
 
     python examples/several_ranks.py [GRAPH file] [--scale 12] [--ranks 4]
 """
@@ -23,25 +25,37 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.graph:
         A = gbla.io.read(args.graph, device="cpu")
-    else:
-        A = gbla.generators.rmat(args.scale, seed=2, device="cpu", weights=(1, 255))
+    else:  # the whole graph, only to check the ranks' answers against SciPy's
+        A = gbla.generators.rmat(args.scale, seed=2, device="cpu")
     S = A.to_scipy().astype(np.float64)
     source = int(np.flatnonzero(np.diff(S.indptr))[0])
 
     def rank(comm):
-        M = distributed.DistMatrix.of(comm, A)
-        levels, parents = distributed.bfs(M, source, return_predecessors=True)
-        return (M.lo, M.hi), levels, parents, distributed.sssp(M, source)
+        if args.graph:  # every rank reads the file and keeps its rows
+            M = distributed.DistMatrix.of(comm, A)
+        else:  # each rank generates its part of the edges; they meet at their owners
+            src, dst = gbla.generators.rmat_edges(args.scale, seed=2, part=comm.rank,
+                                                  parts=comm.size, device="cpu")
+            M = distributed.DistMatrix.from_edges(comm, src, dst, n=A.nrows)
+        levels, parents = gbla.bfs(M, source, return_predecessors=True)  # gbla's own BFS
+        dist, pred = gbla.sssp(M, source, return_predecessors=True)
+        traffic = {}
+        distributed.bfs(M, source, stats=traffic)  # each rank its range; what travels
+        return (M.lo, M.hi), levels, parents, dist, pred, traffic
 
     results = distributed.run_threads(args.ranks, rank)
     expected = csgraph.shortest_path(S, unweighted=True, indices=source)
     expected = np.where(np.isinf(expected), -1, expected)
-    for r, (span, levels, parents, dist) in enumerate(results):
+    for r, (span, levels, parents, dist, pred, traffic) in enumerate(results):
         gbla.verify.bfs(A, source, levels, parents)
+        gbla.verify.sssp(A, source, dist, pred)
         ok = np.array_equal(levels, expected) and \
             np.array_equal(dist, csgraph.dijkstra(S, indices=source))
         print(f"rank {r}: vertices {span[0]}..{span[1] - 1}; levels, parents and distances "
               f"{'equal to SciPy, parents valid' if ok else 'DIFFERENT FROM SCIPY'}")
+    traffic = results[0][-1]
+    print(f"BFS over {args.ranks} ranks: {len(traffic['bytes'])} levels "
+          f"({', '.join(traffic['directions'])}), {traffic['bytes_total']:,} bytes sent in all")
 
 
 if __name__ == "__main__":
