@@ -487,6 +487,7 @@ def test_a_matrix_built_from_each_ranks_share_of_the_edges(size, g, data):
     def work(comm):
         k = who == comm.rank
         M = D.DistMatrix.from_edges(comm, S.row[k], S.col[k], S.data[k], n=g.n, blocks=blocks)
+        assert M.indices.dtype == M.transpose[1].dtype == np.int32  # ids that fit: 4 bytes
         return (M.nvals, gbla.bfs(M, source, return_predecessors=True),
                 gbla.sssp(M, source), D.bfs(M, source, direction="pull"))
 

@@ -55,14 +55,15 @@ if [ "$part" = profile ]; then
     fi
 fi
 # BFS and SSSP over every GPU of the machine, one process a GPU (NCCL), and over one, each rank
-# generating its part of rmat(SCALE) (default 24; a DistMatrix keeps int64 ids, values and the
-# transpose's rows, about 64 bytes a stored edge, so rmat(26) exceeds one H100): GTEPS per GPU
-# count (issue 13's figures).
+# generating its part of rmat(SCALE) (default 25; a DistMatrix keeps int32 ids, float64
+# weights and the transpose's rows, 24 bytes a stored edge and more while it is built, so
+# rmat(26)'s 2.1 G stored edges are about 52 GB on one GPU before the build's sorts): GTEPS per
+# GPU count (issue 13's figures).
 if [ "$part" = distributed ]; then
     gpus=$(nvidia-smi -L | wc -l)
     for n in 1 "$gpus"; do
         python3 -m gbla.distributed.launch -n "$n" benchmarks/bench_distributed.py \
-            --scale "${1:-24}" --json "$OUT/distributed_${n}gpu.json" 2>&1 | tee -a "$OUT/distributed.log"
+            --scale "${1:-25}" --json "$OUT/distributed_${n}gpu.json" 2>&1 | tee -a "$OUT/distributed.log"
     done
 fi
 # The article's ablation of edge_bellman_ford (R-MAT, average degree 32, scales 14-24).

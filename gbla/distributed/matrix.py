@@ -283,7 +283,8 @@ def _exchange_rows(comm, bounds, rows, cols, values, n, dup_op, *, transposed):
         values = None if values is None else values[:0]
     indptr = xp.zeros(hi - lo + 1, np.int64)
     indptr[1:] = xp.cumsum(xp.bincount(key // width, minlength=hi - lo))
-    return indptr, key % width, values, problem
+    # column ids as int32 where they fit: half the bytes of the largest array a rank holds
+    return indptr, (key % width).astype(np.int32 if n < 2**31 else np.int64), values, problem
 
 
 def _checked_csr(indptr, indices, values):
