@@ -59,10 +59,12 @@ class DistMatrix:
     global column ids, values or None for an iso pattern), the bounds of every rank, and the
     communicator, wrapped in :class:`~.comm.Counted` (``A.comm.bytes_sent`` and
     ``A.comm.collectives`` count this rank's traffic). Build every rank's part with
-    :meth:`from_csr` on each rank from the whole host CSR, or :meth:`of` from a gbla Matrix."""
+    :meth:`from_edges` from each rank's share of the edges (no rank holds the whole graph),
+    :meth:`from_csr` from the whole host CSR on every rank, or :meth:`of` from a gbla Matrix.
+    ``weights`` holds the :class:`WeightFacts` of the whole matrix."""
 
-    # ops.vxm, the method registry and gbla.iterate take their distributed paths for it, so
-    # gbla.bfs and gbla.sssp's Bellman-Ford run on it as they are written
+    # ops (vxm, mxm as B, select, scale), the method registry and gbla.iterate take their
+    # distributed paths for it, so gbla.bfs and gbla.sssp run on it as they are written
     distributed = True
 
     def __init__(self, comm, bounds, indptr, indices, values, n, transpose=None, nvals=None,
