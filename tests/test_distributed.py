@@ -728,7 +728,7 @@ def test_the_ranks_run_as_tasks_of_a_dask_cluster():
     from gbla.distributed.on_dask import run_dask
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import tests
     with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         results = run_dask(client, _dask_rank, backend="socket")
         with pytest.raises(gbla.InvalidValue, match="^size must be between 1 and"):
