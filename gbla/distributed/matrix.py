@@ -32,7 +32,8 @@ from .. import _backend as B
 from .. import _validation as V
 from .. import direction as _direction
 from .._matrix_ops import _apply_binary, reduce_by_key
-from .._storage import combine_duplicates, expand_rows, rows_of_entries
+from .._storage import (combine_duplicates, expand_rows, indptr_of_sorted_rows,
+                        rows_of_entries)
 from ..outofcore.partition import balanced_bounds
 from ..exceptions import DuplicateIndex, GblaError
 from ..matrix import DUP_OP
@@ -106,18 +107,10 @@ class DistMatrix:
         runs on it. Collective (the kept count and the weights' facts over every rank)."""
         xp = self.comm.xp
 
-        def keep(indptr, indices, values):
-            k = predicate(xp.ones(len(indices), bool) if values is None else values)
-            rows = rows_of_entries(indptr, len(indices), xp)
-            kept = xp.zeros(len(indptr), indptr.dtype)
-            kept[1:] = xp.cumsum(xp.bincount(rows[k], minlength=len(indptr) - 1))
-            return kept, indices[k], None if values is None else values[k]
-
-        own = keep(self.indptr, self.indices, self.values)
-        t = None if self.transpose is None else keep(*self.transpose)
-        nvals = self.comm.allreduce_sum(len(own[1]))
-        return DistMatrix(self.comm, self.bounds, *own, self.n, transpose=t, nvals=nvals,
-                          weights=_facts_over_ranks(self.comm, own[2]))
+        def part(indptr, indices, values, rows_are_rows):
+            keep = predicate(xp.ones(len(indices), bool) if values is None else values)
+            return _kept(indptr, indices, values, keep, xp)
+        return self._with_parts(part)
 
     def scaled(self, values, present, combine, side):
         """diag(v) A (``side`` 'left': combine(v(i), A(i, j))) or A diag(v) ('right':
@@ -127,18 +120,21 @@ class DistMatrix:
         xp = self.comm.xp
 
         def part(indptr, indices, weights, rows_are_rows):
-            rows = rows_of_entries(indptr, len(indices), xp).astype(np.int64) + self.lo
             # the vertex v is read at: the row on the left, the column on the right (in the
             # transpose's part the two swap)
-            at = rows if (side == "left") == rows_are_rows else indices.astype(np.int64)
+            if (side == "left") == rows_are_rows:
+                at = rows_of_entries(indptr, len(indices), xp).astype(np.int64) + self.lo
+            else:
+                at = indices.astype(np.int64)
             a = xp.ones(len(indices), bool) if weights is None else weights
-            out = combine(values[at], a)
             keep = xp.ones(len(indices), bool) if present is None else present[at]
-            kept = xp.zeros(len(indptr), indptr.dtype)
-            kept[1:] = xp.cumsum(xp.bincount((rows - self.lo)[keep],
-                                             minlength=len(indptr) - 1))
-            return kept, indices[keep], out[keep]
+            return _kept(indptr, indices, combine(values[at], a), keep, xp)
+        return self._with_parts(part)
 
+    def _with_parts(self, part):
+        """A DistMatrix of ``part(indptr, indices, values, rows_are_rows)`` applied to this
+        rank's rows (True) and its transpose's rows (False). Collective (the new entry count
+        and weights' facts)."""
         own = part(self.indptr, self.indices, self.values, True)
         t = None if self.transpose is None else part(*self.transpose, False)
         nvals = self.comm.allreduce_sum(len(own[1]))
@@ -208,7 +204,7 @@ class DistMatrix:
             if values is not None:
                 V.same_length(src, values, "src", "values")
             for ids, name in ((src, "src"), (dst, "dst")):
-                V.index_array(B.to_host(ids), np, n, name)
+                V.index_array(ids, xp, n, name)  # two scalars read back, not the ids
         except GblaError as error:
             problem = error
         total_n, problems = counted.allreduce_sums([n, problem is not None])
@@ -253,6 +249,13 @@ class DistMatrix:
                           self.hi)
 
 
+def _kept(indptr, indices, values, keep, xp):
+    """(indptr, indices, values) of a CSR part's entries where ``keep``."""
+    rows = rows_of_entries(indptr, len(indices), xp)[keep]
+    return (indptr_of_sorted_rows(rows, len(indptr) - 1, indptr.dtype, xp), indices[keep],
+            None if values is None else values[keep])
+
+
 def _exchange_rows(comm, bounds, rows, cols, values, n, dup_op, *, transposed):
     """(indptr, cols, values, problem) of this rank's rows after every rank sends its
     (row, col, value) triples to the row's owner: rows ascending, each row's columns
@@ -283,8 +286,7 @@ def _exchange_rows(comm, bounds, rows, cols, values, n, dup_op, *, transposed):
     except DuplicateIndex as error:
         problem, key = error, key[:0]
         values = None if values is None else values[:0]
-    indptr = xp.zeros(hi - lo + 1, np.int64)
-    indptr[1:] = xp.cumsum(xp.bincount(key // width, minlength=hi - lo))
+    indptr = indptr_of_sorted_rows(key // width, hi - lo, np.int64, xp)
     # column ids as int32 where they fit: half the bytes of the largest array a rank holds
     return indptr, (key % width).astype(np.int32 if n < 2**31 else np.int64), values, problem
 
@@ -327,15 +329,17 @@ _ISO_FACTS = WeightFacts(1.0, False, None, 1.0, 1.0, 1)
 
 def _numbers(values):
     """[smallest finite, +inf present, positive sum, smallest positive, positives, NaN or
-    -inf count] of one part's weights (host), +inf standing for "none"."""
-    values = B.to_host(values)
+    -inf count] of one part's weights, +inf standing for "none": reduced where the weights
+    are, six numbers to the host."""
+    xp = B.xp_of(B.array_device(values))
     kind_f = values.dtype.kind == "f"
-    bad = int((np.isnan(values) | (values == -np.inf)).sum()) if kind_f else 0
-    finite = values[np.isfinite(values)] if kind_f else values
+    bad = int((xp.isnan(values) | (values == -np.inf)).sum()) if kind_f else 0  # sync
+    finite = values[xp.isfinite(values)] if kind_f else values
     positive = finite[finite > 0]
-    return np.array([finite.min() if len(finite) else np.inf, float(len(finite) + bad <
-                                                                     len(values)),
-                     positive.sum(dtype=np.float64), positive.min() if len(positive) else np.inf,
+    return np.array([float(finite.min()) if len(finite) else np.inf,  # sync: a few scalars
+                     float(len(finite) + bad < len(values)),
+                     float(positive.sum(dtype=np.float64)),
+                     float(positive.min()) if len(positive) else np.inf,
                      len(positive), bad], np.float64)
 
 
@@ -577,8 +581,8 @@ def _push(u, A, semiring, allow):
     if len(targets):
         targets, z = reduce_by_key(targets, z, semiring.add, A.device)
     bounds = A.bounds
-    cuts = xp.searchsorted(targets, xp.asarray(bounds))  # owners' ranges: targets are sorted
-    cuts = cuts.get() if hasattr(cuts, "get") else cuts  # sync: where each rank's part ends
+    # owners' ranges (targets are sorted); sync: where each rank's part ends
+    cuts = B.to_host(xp.searchsorted(targets, xp.asarray(bounds)))
     offsets = [_offsets(targets[cuts[r]:cuts[r + 1]], int(bounds[r]), xp)
                for r in range(comm.size)]
     if mult.uses_x or mult.uses_y or mult.positional:  # offsets and values in one message
