@@ -260,24 +260,28 @@ def test_sssp_gives_dijkstras_distances_on_every_rank(size, direction, g, data):
 @settings(max_examples=20, deadline=None)
 @given(gp=potential_graphs(), data=st.data(), size=st.sampled_from(SIZES))
 def test_sssp_takes_negative_weights_and_raises_on_a_negative_cycle(gp, data, size):
+    # D.sssp (each rank its range) and gbla.sssp on the same DistMatrix ('auto': Bellman-Ford
+    # when a weight is negative, delta-stepping otherwise, as on one device)
     g, p = gp
     source = data.draw(st.integers(0, g.n - 1), label="source")
     w = g.w + p[g.src] - p[g.dst]
     S = G.csr(g.src, g.dst, w, g.n)
 
     def work(comm):
-        return D.sssp(D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data), source)
+        M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+        stats = {}
+        return D.sssp(M, source), gbla.sssp(M, source, stats=stats), stats["method"]
 
     expected = csgraph.dijkstra(g.scipy(), indices=source) + p[source] - p
-    for dist in on_ranks(size, work):
+    for own, dist, method in on_ranks(size, work):
+        np.testing.assert_array_equal(own, expected)
         np.testing.assert_array_equal(dist, expected)
+        assert method == ("bellman_ford" if (S.data < 0).any() else "delta_stepping")
     C = G.csr([0, 1, 2], [1, 2, 1], [1.0, 2.0, -3.0], 3)
-
-    def cycle(comm):
-        return D.sssp(D.DistMatrix.from_csr(comm, C.indptr, C.indices, C.data), 0)
-
-    with pytest.raises(gbla.NegativeCycleError, match="^A must have no negative cycle"):
-        on_ranks(size, cycle)
+    for search in (D.sssp, gbla.sssp):
+        with pytest.raises(gbla.NegativeCycleError, match="^A must have no negative cycle"):
+            on_ranks(size, lambda comm: search(D.DistMatrix.from_csr(comm, C.indptr, C.indices,
+                                                                     C.data), 0))
 
 
 def test_a_gbla_matrix_cut_over_ranks():
@@ -322,29 +326,6 @@ def test_gbla_bfs_and_sssp_run_unchanged_on_a_distributed_matrix(size, direction
             np.testing.assert_array_equal(dist, expected)
             gbla.verify.sssp(A, source, dist, pred)
         assert stats["mode"] == "eager" and stats["levels"] == levels.max() + 1
-
-
-@settings(max_examples=10, deadline=None)
-@given(gp=potential_graphs(), data=st.data(), size=st.sampled_from(SIZES))
-def test_gbla_sssp_on_a_distributed_matrix_takes_negative_weights(gp, data, size):
-    g, p = gp
-    source = data.draw(st.integers(0, g.n - 1), label="source")
-    S = G.csr(g.src, g.dst, g.w + p[g.src] - p[g.dst], g.n)
-
-    def work(comm):
-        stats = {}
-        dist = gbla.sssp(D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data), source,
-                         stats=stats)
-        return dist, stats["method"]
-
-    expected = csgraph.dijkstra(g.scipy(), indices=source) + p[source] - p
-    for dist, method in on_ranks(size, work):
-        np.testing.assert_array_equal(dist, expected)
-        assert method == ("bellman_ford" if (S.data < 0).any() else "delta_stepping")
-    C = G.csr([0, 1, 2], [1, 2, 1], [1.0, 2.0, -3.0], 3)
-    with pytest.raises(gbla.NegativeCycleError, match="still falling"):
-        on_ranks(size, lambda comm: gbla.sssp(D.DistMatrix.from_csr(comm, C.indptr, C.indices,
-                                                                    C.data), 0))
 
 
 @pytest.mark.parametrize("size", [1, 2, 3])
