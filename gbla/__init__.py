@@ -29,7 +29,7 @@ from .algorithms import bfs, connected_components, sssp
 from .direction import DEFAULT_POLICY, DirectionPolicy, DirectionTracker
 from .exceptions import (CaptureError, DeviceMismatch, DimensionMismatch, DomainMismatch,
                          DuplicateIndex, GblaError, InvalidIndex, InvalidValue, NegativeCycleError,
-                         UnknownName, UnsupportedMethod, ValidationError)
+                         OutOfDeviceMemory, UnknownName, UnsupportedMethod, ValidationError)
 from .mask import Mask
 from .matrix import Matrix
 from .ops import (apply, assign, ewise_add, ewise_mult, mxm, mxv, reduce, scale, select,
@@ -47,5 +47,5 @@ __all__ = [
     "gpu_available", "default_device", "to_numpy", "synchronize",
     "GblaError", "DimensionMismatch", "DomainMismatch", "DeviceMismatch", "InvalidIndex",
     "InvalidValue", "DuplicateIndex", "UnknownName", "UnsupportedMethod", "NegativeCycleError",
-    "ValidationError", "CaptureError",
+    "ValidationError", "CaptureError", "OutOfDeviceMemory",
 ]

@@ -13,6 +13,7 @@ __all__ = [
     "UnknownName",
     "UnsupportedMethod",
     "CaptureError",
+    "OutOfDeviceMemory",
 ]
 
 
@@ -68,3 +69,8 @@ class CaptureError(GblaError, RuntimeError):
     """A loop body could not be recorded on the device: it read a value back to the host, changed
     a state vector's size or dtype, or an op inside it failed while being recorded. The stream
     and the memory pool stay usable; nothing is kept."""
+
+
+class OutOfDeviceMemory(GblaError, MemoryError):
+    """A device allocation failed: the message names what was being built, the bytes it needs
+    and the bytes the device had free."""

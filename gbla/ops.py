@@ -20,7 +20,7 @@ from . import _validation as V
 from . import direction as _direction
 from . import semirings as _sr
 from .direction import DirectionTracker
-from .kernels import _elementwise, _loop, _spmv
+from .kernels import _elementwise, _entries, _loop, _spmv
 from .mask import MODE_NONE, Mask, MatrixMask
 from .matrix import Matrix
 from .semirings import BinaryOp, Monoid, Semiring, UnaryOp
@@ -261,8 +261,14 @@ def _write(out, t, *, mask, accum, replace, device, masked=False):
         m, mode = mask.kernel_args()
         o_values, o_present = out._dense()
         if out._owned:  # a recorded loop's state: written in place, its addresses fixed
-            _elementwise.masked_write(t_values, t_present, o_values, o_present, m, mode,
-                                      replace, out.dtype, into=(o_values, o_present))
+            listed = mask.vector._entries if mask.structural and not mask.complement and \
+                not replace and o_present is not None and m is not None else None
+            if listed is not None and B.array_device(t_values) == "gpu":
+                # out<m.S> = t at the mask's listed entries: a frontier's cost, not n's
+                _entries.assign(listed, m, t_values, t_present, o_values, o_present)
+            else:
+                _elementwise.masked_write(t_values, t_present, o_values, o_present, m, mode,
+                                          replace, out.dtype, into=(o_values, o_present))
             out._written_in_place()
             return out
         out._set_dense(*_elementwise.masked_write(t_values, t_present, o_values, o_present, m,
@@ -318,10 +324,13 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
     m, mode = (None, MODE_NONE) if mask is None else mask.kernel_args()
 
     if device == "gpu" and B.device_loop() is not None:
-        t = _device_matvec(B.device_loop(), push_of, pull_of, u, semiring, dtype, types,
-                           direction, traversal, m, mode, n_out)
-        return _write(out, t, mask=mask, accum=accum, replace=replace, device=device,
-                      masked=True)
+        w, present, entries = _device_matvec(B.device_loop(), push_of, pull_of, u, semiring,
+                                             dtype, types, direction, traversal, m, mode, n_out)
+        result = _write(out, (w, present), mask=mask, accum=accum, replace=replace,
+                        device=device, masked=True)
+        if out is None and accum is None:  # the product itself: its entry list comes along
+            result._entries = entries
+        return result
 
     offsets = total = None
     if isinstance(direction, DirectionTracker):
@@ -392,26 +401,28 @@ def _counter(Q):
 
 def _device_matvec(loop, push_of, pull_of, u, semiring, dtype, types, direction, traversal, m,
                    mode, n_out):
-    """The product inside a loop recorded on the device: nothing read back. With a policy, push
-    and pull are both enqueued and a kernel chooses; the state of a caller's tracker (last
-    choice, GAP's unexplored edges) is kept in the loop's scratch, reset before every run."""
+    """The product inside a loop recorded on the device: nothing read back. With a policy, the
+    device chooses push or pull from the frontier it gathers; the state of a caller's tracker
+    (last choice, GAP's unexplored edges) is kept in the loop's scratch, reset before every
+    run."""
     u_values, u_present = u._dense()
     push, pull = direction != "pull", direction != "push"
     P = push_of() if push else None
     Q = pull_of() if pull else None
-    decide = None
+    choice = None
     if push and pull:
         state = None
         if traversal:
             state = loop.workspace.scratch(("direction", direction),
                                            np.array([0, -1], np.int64))
         early_exit = semiring.add.terminal_for(semiring.output_dtype(dtype)) is not None
+        choice = _loop.Choice(direction.policy, state, n_out, Q.nvals, early_exit)
+    site = loop.workspace.next_site()  # the same number at this op in every iteration
 
-        def choose(info):
-            _loop.decide(direction.policy, info, state, n_out, Q.nvals, early_exit)
-        decide = choose
+    def keep(name, size, dtype, fill):
+        return loop.workspace.persistent(("product", site, name), size, dtype, fill)
     return _spmv.device_product(P, Q, u_values, u_present, types, m, mode, push=push,
-                                pull=pull, decide=decide)
+                                pull=pull, keep=keep, choice=choice, u_entries=u._entries)
 
 
 def _spmv_types(semiring, A, u, dtype, flip):
@@ -976,7 +987,9 @@ def assign(out, value, *, mask=None, accum=None, replace=False):
         if device != "gpu":
             raise V.domain("value", "be a host scalar when out is on the CPU", "a CuPy scalar")
         V.storage_dtype(value.dtype, "value")
-        t = (value.astype(out.dtype), None)
+        # cast where it is written (a recorded loop's depth is no extra launch), except under
+        # accum, which combines in out's dtype
+        t = (value if accum is None else value.astype(out.dtype), None)
     else:
         device = _device(out=out, mask=None if mask is None else mask.vector)
         t = (V.scalar_value(value, out.dtype, "value"), None)

@@ -5,7 +5,10 @@ values), whichever the last operation produced; the other form is derived on dem
 Internal arrays are never modified in place: an operation that writes a Vector gives it new
 arrays, so sharing arrays between vectors is safe. The one exception is a Vector that owns its
 arrays (``_owned``: the state of a loop recorded on the device, gbla.runtime): ops write those in
-place, so their addresses stay fixed, and :meth:`dup` copies them.
+place, so their addresses stay fixed, and :meth:`dup` copies them. Inside such a loop a dense
+vector may also carry an entry list on the device (``_entries``, gbla/kernels/_entries.py: the
+positions of its entries, as a device product finds them), which later ops read instead of
+scanning every position; any other write drops it.
 """
 
 import numpy as np
@@ -27,7 +30,7 @@ class Vector:
     """
 
     __slots__ = ("_size", "_dtype", "_device", "_values", "_present", "_indices", "_dense_cache",
-                 "_sparse_cache", "_nvals", "_owned")
+                 "_sparse_cache", "_nvals", "_owned", "_entries")
 
     def __init__(self, *args, **kwargs):
         raise TypeError("build a Vector with Vector.from_dense, Vector.from_coo or Vector.new")
@@ -40,6 +43,7 @@ class Vector:
         self._values = self._present = self._indices = None
         self._dense_cache = self._sparse_cache = self._nvals = None
         self._owned = False
+        self._entries = None
         return self
 
     @classmethod
@@ -223,6 +227,7 @@ class Vector:
     # ------------------------------------------------------------------ internal state
     def _set_dense(self, values, present):
         self._owned = False
+        self._entries = None
         self._values, self._present, self._indices = values, present, None
         self._dtype = values.dtype
         self._dense_cache = self._sparse_cache = self._nvals = None
@@ -230,11 +235,17 @@ class Vector:
             self._nvals = self._size
 
     def _written_in_place(self):
-        """An op wrote this owned vector's dense arrays in place: forget what was derived."""
+        """An op wrote this owned vector's dense arrays in place: forget what was derived (an
+        entry list too, on the device, since its buffers keep it for later iterations)."""
         self._dense_cache = self._sparse_cache = self._nvals = None
+        if self._entries is not None:
+            from .kernels import _entries
+            _entries.forget(self._entries)
+            self._entries = None
 
     def _set_sparse(self, indices, values):
         self._owned = False
+        self._entries = None
         self._indices, self._values, self._present = indices, values, None
         self._dtype = values.dtype
         self._dense_cache = self._sparse_cache = None

@@ -13,6 +13,17 @@ from gbla._backend import to_host
 
 GPU = gbla.gpu_available()
 SKIP_NO_GPU = pytest.mark.skipif(not GPU, reason="needs CuPy and a CUDA device")
+
+def _gpu_count():
+    if not GPU:
+        return 0
+    import cupy
+    return cupy.cuda.runtime.getDeviceCount()
+
+
+GPUS = _gpu_count()
+# several GPUs of one host (the multi-GPU runs of gbla.distributed: NCCL between them)
+SKIP_ONE_GPU = pytest.mark.skipif(GPUS < 2, reason="needs two CUDA devices")
 DEVICES = ["cpu", pytest.param("gpu", marks=[SKIP_NO_GPU, pytest.mark.gpu])]
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 if os.environ.get("GBLA_DATA"):

@@ -16,7 +16,7 @@ import gbla
 from gbla import distributed as D
 
 from . import graphs as G
-from .conftest import SKIP_NO_GPU, host
+from .conftest import SKIP_NO_GPU, SKIP_ONE_GPU, host
 from .test_sssp import potential_graphs
 
 SIZES = [1, 2, 3, 4]
@@ -695,6 +695,22 @@ def test_a_failing_rank_makes_the_launcher_fail(tmp_path):
     assert launch.main(["-n", "2", "--backend", "socket", str(script)]) == 3
 
 
+def test_a_rank_dying_before_the_others_meet_it_ends_the_launch(tmp_path):
+    # rank 0 waits in the rendezvous for a rank 1 that never comes: the launcher ends it
+    import threading
+
+    from gbla.distributed import launch
+    script = tmp_path / "die.py"
+    script.write_text("import os, sys\nif os.environ['GBLA_RANK'] == '1':\n    sys.exit(4)\n"
+                      "from gbla.distributed import launch\nlaunch.init(timeout=600)\n")
+    got = []
+    t = threading.Thread(target=lambda: got.append(launch.main(
+        ["-n", "2", "--backend", "socket", str(script)])), daemon=True)
+    t.start()
+    t.join(120)
+    assert got == [4]
+
+
 # ============================================================================== Dask
 def _dask_rank(comm):
     A = gbla.generators.rmat(8, seed=4, device="cpu", weights=(1, 9))
@@ -721,3 +737,116 @@ def test_the_ranks_run_as_tasks_of_a_dask_cluster():
     for _, levels, dist in results:
         np.testing.assert_array_equal(levels, np.where(np.isinf(d), -1, d))
         np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=5))
+
+
+# ============================================================================== several GPUs
+# A process (or Dask worker) per GPU, NCCL between them: each search gives what one GPU gives.
+NCCL_SCRIPT = """
+import sys
+import numpy as np
+import cupy
+import gbla
+from gbla import distributed as D
+from gbla.distributed import launch
+sys.path.insert(0, sys.argv[2])
+from tests.test_distributed import multi_gpu_graphs, searches_on_ranks
+
+comm = launch.init()
+out = {}
+for name, S, source in multi_gpu_graphs():
+    for key, value in searches_on_ranks(comm, S, source).items():
+        out[f"{name}.{key}"] = value
+np.savez(f"{sys.argv[1]}/rank{comm.rank}.npz", **out)
+"""
+
+
+def multi_gpu_graphs():
+    """(name, SciPy CSR, source): an undirected weighted R-MAT graph, and a directed graph with
+    isolated vertices and weights that fall along longer paths."""
+    S = gbla.generators.rmat(10, 8, seed=3, device="cpu", weights=(1, 20)).to_scipy()
+    rng = np.random.default_rng(5)
+    n = 700
+    src, dst = rng.integers(0, 600, 3000), rng.integers(0, 600, 3000)  # 600..699 isolated
+    keep = src != dst
+    T = sp.csr_matrix((rng.integers(1, 9, keep.sum()).astype(np.float64),
+                       (src[keep], dst[keep])), shape=(n, n))
+    T.sum_duplicates()
+    return [("rmat", S, int(np.argmax(np.diff(S.indptr)))), ("directed", T, 7)]
+
+
+def searches_on_ranks(comm, S, source):
+    """Every search of a DistMatrix on this rank's GPU, as host arrays, with the GPU it ran on."""
+    import cupy
+    M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+    levels, parents = D.bfs(M, source, return_predecessors=True)
+    algebra_levels, algebra_parents = gbla.bfs(M, source, return_predecessors=True)
+    dist, pred = gbla.sssp(M, source, return_predecessors=True)
+    found = {"levels": levels, "parents": parents, "algebra_levels": algebra_levels,
+             "algebra_parents": algebra_parents, "dist": D.sssp(M, source),
+             "algebra_dist": dist, "algebra_pred": pred}
+    assert all(isinstance(x, cupy.ndarray) and x.device.id == comm.rank
+               for x in found.values())  # on the rank's own GPU
+    out = {k: cupy.asnumpy(x) for k, x in found.items()}
+    out["gpu"] = np.array([cupy.cuda.Device().id, M.indptr.device.id])
+    out["span"] = np.array([M.lo, M.hi])
+    return out
+
+
+def check_against_one_gpu(results):
+    """Each rank's results (dicts as searches_on_ranks gives) against one GPU's gbla.bfs and
+    gbla.sssp and SciPy's."""
+    for name, S, source in multi_gpu_graphs():
+        A = gbla.Matrix.from_scipy(S, device="gpu")
+        one_levels = host(gbla.bfs(A, source))
+        one_dist = host(gbla.sssp(A, source))
+        np.testing.assert_array_equal(one_dist, csgraph.dijkstra(S, indices=source))
+        A_host = gbla.Matrix.from_scipy(S, device="cpu")
+        for rank, got in enumerate(results):
+            assert got[f"{name}.gpu"].tolist() == [rank, rank]
+            for lv, par in (("levels", "parents"), ("algebra_levels", "algebra_parents")):
+                np.testing.assert_array_equal(got[f"{name}.{lv}"], one_levels)
+                gbla.verify.bfs(A_host, source, got[f"{name}.{lv}"], got[f"{name}.{par}"])
+            np.testing.assert_array_equal(got[f"{name}.dist"], one_dist)
+            np.testing.assert_array_equal(got[f"{name}.algebra_dist"], one_dist)
+            gbla.verify.sssp(A_host, source, got[f"{name}.algebra_dist"],
+                             got[f"{name}.algebra_pred"])
+        spans = [tuple(r[f"{name}.span"]) for r in results]
+        assert spans[0][0] == 0 and spans[-1][1] == S.shape[0]
+        assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+
+
+@SKIP_ONE_GPU
+@pytest.mark.gpu
+def test_the_launcher_runs_a_process_per_gpu_over_nccl(tmp_path):
+    from pathlib import Path
+
+    from gbla.distributed import launch
+    script = tmp_path / "rank.py"
+    script.write_text(NCCL_SCRIPT)
+    root = Path(__file__).resolve().parents[1]
+    assert launch.main(["-n", "2", "--backend", "nccl", str(script), str(tmp_path),
+                        str(root)]) == 0
+    check_against_one_gpu([dict(np.load(tmp_path / f"rank{r}.npz")) for r in range(2)])
+
+
+def _dask_gpu_rank(comm):
+    out = {}
+    for name, S, source in multi_gpu_graphs():
+        for key, value in searches_on_ranks(comm, S, source).items():
+            out[f"{name}.{key}"] = value
+    return out
+
+
+@SKIP_ONE_GPU
+@pytest.mark.gpu
+def test_the_ranks_run_on_a_gpu_each_as_tasks_of_a_dask_cluster():
+    distributed = pytest.importorskip("distributed")  # the dask extra
+    import cloudpickle
+
+    from gbla.distributed.on_dask import run_dask
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        results = run_dask(client, _dask_gpu_rank, backend="nccl")
+    check_against_one_gpu(results)

@@ -1,7 +1,7 @@
 """The kernel modules compile with NVRTC exactly as the loader hands them to CuPy on the GPU
 (prelude, the file with its headers inlined, the generated semiring struct, the name
-expressions): the path a device loop takes (loop.cu, spmv.cu's gather and binned push) is
-checked where no GPU is. Skips when cuda-bindings cannot load libnvrtc."""
+expressions): the path a device loop takes (loop.cu's test and gather, spmv.cu's device
+product) is checked where no GPU is. Skips when cuda-bindings cannot load libnvrtc."""
 
 import shutil
 from pathlib import Path
@@ -58,9 +58,9 @@ def _compile(code, names):
 
 
 def test_the_loop_kernels_compile_behind_the_direction_rule():
-    lowered = _compile(DEFAULT_POLICY.cuda_source() + _launch.source("loop.cu"),
-                       ["gbla_loop_test", "gbla_direction_decide"])
-    assert lowered == [b"gbla_loop_test", b"gbla_direction_decide"]
+    names = ["gbla_loop_test", "gbla_gather_decide<int>", "gbla_gather_decide<long long>"]
+    lowered = _compile(DEFAULT_POLICY.cuda_source() + _launch.source("loop.cu"), names)
+    assert lowered[0] == b"gbla_loop_test" and all(lowered)
 
 
 @pytest.mark.parametrize("semiring, dtype, a_dtype, flip", [
@@ -75,8 +75,7 @@ def test_every_spmv_kernel_compiles_for_a_semiring_struct(semiring, dtype, a_dty
     types = _codegen.SpmvTypes(semiring, None if a_dtype is None else np.dtype(a_dtype), dtype,
                                dtype, flip)
     name, struct = _codegen.struct(types)
-    names = [f"{k}<{name}, {index}>" for k in _codegen.SPMV_KERNELS] + \
-        [f"{_codegen.GATHER}<{index}>"]
+    names = [f"{k}<{name}, {index}>" for k in _codegen.SPMV_KERNELS]
     lowered = _compile(_launch.source("spmv.cu") + "\n" + struct, names)
     assert all(lowered)
 
@@ -86,4 +85,16 @@ def test_the_sssp_kernels_compile_for_each_distance_type(ctype):
     from gbla.kernels import _sssp  # the names the driver asks for, exactly
     names = _sssp.name_expressions(ctype) + (f"gbla_sssp_persistent<{ctype}>",)
     lowered = _compile(_launch.source("sssp.cu"), names)
+    assert len(lowered) == len(names) and all(lowered)
+
+
+def test_the_entry_list_kernels_compile_for_the_types_a_loop_stores_and_assigns():
+    names = [f"gbla_store_clear<{t}, {i}>" for t in ("bool", "long long", "double")
+             for i in ("int", "long long")]
+    names += [f"gbla_store_set<{t}, {i}>" for t in ("bool", "int", "float")
+              for i in ("int", "long long")]
+    names += [f"gbla_assign_entries<{t}, {o}, {i}>"
+              for t, o in (("long long", "int"), ("bool", "bool"), ("double", "float"))
+              for i in ("int", "long long")]
+    lowered = _compile(_launch.source("entries.cu"), names)
     assert len(lowered) == len(names) and all(lowered)

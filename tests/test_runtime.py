@@ -343,3 +343,56 @@ def test_a_loop_inside_a_recorded_body_raises():
     with pytest.raises(gbla.CaptureError, match="inside a loop body"):
         gbla.iterate(body, state, while_nonempty="q", mode="device")
     np.testing.assert_array_equal(bfs_by_iterate(A, 0, "device"), [0, 1, 2, 3, -1])
+
+
+# ============================================================================== entry lists
+# A product inside a recorded loop lists the entries it finds, and the state's buffers, the
+# masked writes and the loop's test read that list instead of every position. These bodies
+# write the state in the ways that must make a list be dropped or forgotten.
+def _listed_body(A, rewrite):
+    def body(s, depth):
+        if rewrite == "in place first":  # the state's own buffers, written before the product
+            gbla.assign(s.q, True, mask=s.extra.S)
+            gbla.assign(s.q, False, mask=s.levels.S)  # and its visited entries cleared again
+            s.q = gbla.select(s.q, "nonzero")
+        s.q = gbla.vxm(s.q, A, "any_pair", mask=~s.levels.S)
+        if rewrite == "rebound":  # the product's result written out of place: no list
+            s.q = gbla.ewise_add(s.q, s.q, "first")
+        gbla.assign(s.levels, depth, mask=s.q.S)
+        gbla.assign(s.parents, s.q, mask=s.q.S, accum="max")  # accum: no listed write
+        gbla.assign(s.extra, False, mask=s.q.S)
+    return body
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("rewrite", ["none", "in place first", "rebound"])
+def test_entry_lists_keep_device_mode_equal_to_eager_mode_whatever_the_body_writes(rewrite):
+    rng = np.random.default_rng(11)
+    n = 300
+    src, dst = rng.integers(0, n, 900), rng.integers(0, n, 900)
+    S = sp.csr_array((np.ones(900), (src, dst)), shape=(n, n))
+    results = {}
+    for device in ("cpu", "gpu"):
+        A = gbla.Matrix.from_scipy(S, device=device)
+        q = gbla.Vector.from_coo([3], True, n, device=device)
+        state = {"q": q,
+                 "levels": gbla.assign(gbla.Vector.new(n, np.int32, device=device), 0,
+                                       mask=q.S),
+                 "parents": gbla.Vector.new(n, np.int32, device=device),
+                 "extra": gbla.Vector.from_coo(np.arange(0, n, 37), True, n, device=device)}
+        runs = []
+        for _ in range(2):  # the second run replays the recording with lists from the first
+            stats = {}
+            out = gbla.iterate(_listed_body(A, rewrite), state, while_nonempty="q",
+                               stats=stats)
+            runs.append({k: host(v.to_dense(-1)) for k, v in out.items()})
+            assert stats["mode"] == ("device" if device == "gpu" else "eager")
+        for k in runs[0]:
+            np.testing.assert_array_equal(runs[0][k], runs[1][k])
+        results[device] = runs[0]
+    for k in results["cpu"]:
+        np.testing.assert_array_equal(results["gpu"][k], results["cpu"][k], err_msg=k)
+    if rewrite == "none":  # the plain BFS levels, as SciPy's
+        d = csgraph.shortest_path(S, unweighted=True, indices=3)
+        np.testing.assert_array_equal(results["gpu"]["levels"], np.where(np.isinf(d), -1, d))

@@ -48,9 +48,10 @@ if [ "$part" = profile ]; then
     g=${1:-.device-data/road/USA-road-NE.mtx.gz}
     python3 tools/profile_loop.py "$g" 2>&1 | tee "$OUT/profile.log"
     if command -v ncu >/dev/null; then
-        ncu --graph-profiling node --metrics gpu__time_duration.sum --launch-skip 400 \
-            --launch-count 120 --csv --log-file "$OUT/ncu.csv" python3 tools/profile_loop.py "$g" --once \
-            --per-iteration \
+        # the clocks left as they run (ncu's default locks them at base: every kernel slower)
+        ncu --graph-profiling node --clock-control none --metrics gpu__time_duration.sum \
+            --launch-skip 400 --launch-count 120 --csv --log-file "$OUT/ncu.csv" \
+            python3 tools/profile_loop.py "$g" --once --per-iteration \
             >/dev/null 2>&1 && python3 tools/profile_loop.py --summarize "$OUT/ncu.csv" 2>&1 | tee -a "$OUT/profile.log"
     fi
 fi

@@ -2,7 +2,7 @@
 holds, microseconds per level (CUDA events, median of repeats after a warm-up), and, run under
 Nsight Compute, each kernel's own time inside the replayed graph.
 
-    python tools/profile_loop.py GRAPH [--sources K]
+    python tools/profile_loop.py GRAPH [--sources K] [--blocks-per-sm 2 4 8]
     ncu --graph-profiling node --metrics gpu__time_duration.sum --launch-skip 400 \\
         --launch-count 120 --csv --log-file ncu.csv python tools/profile_loop.py GRAPH --once \\
         --per-iteration
@@ -19,14 +19,18 @@ import sys
 from collections import defaultdict
 
 
-def measure(graph, sources, once, per_iteration):
+def measure(graph, sources, once, per_iteration, blocks_per_sm=None):
     import cupy as cp
 
     import gbla
+    from gbla.kernels import _spmv
     from gbla.runtime import capture
 
     if per_iteration:  # as on a driver without conditional nodes
         capture.conditional_graphs = lambda: None
+    if blocks_per_sm:  # the device product's grid (recorded anew: the graph is loaded anew)
+        _spmv.BLOCKS_PER_SM = blocks_per_sm
+        print(f"device product grid: {blocks_per_sm} blocks an SM")
     from gbla.bench.graphs import load_graph, pick_sources
 
     A = load_graph(graph, device="gpu")
@@ -83,12 +87,15 @@ def main(argv=None):
                    "(what ncu profiles)")
     p.add_argument("--per-iteration", action="store_true", help="no conditional node: one "
                    "graph launch an iteration (what ncu can profile node by node)")
+    p.add_argument("--blocks-per-sm", type=int, nargs="+", metavar="B",
+                   help="measure with each of these device product grids in turn")
     p.add_argument("--summarize", metavar="CSV", help="summarise an ncu --csv log instead")
     args = p.parse_args(argv)
     if args.summarize:
         summarize(args.summarize)
     else:
-        measure(args.graph, args.sources, args.once, args.per_iteration)
+        for blocks in args.blocks_per_sm or [None]:
+            measure(args.graph, args.sources, args.once, args.per_iteration, blocks)
 
 
 if __name__ == "__main__":

@@ -10,8 +10,8 @@ mkdir -p "$OUT"
 status=0
 for tool in memcheck racecheck; do
     log="$OUT/sanitize_$tool.log"
-    compute-sanitizer --tool "$tool" --error-exitcode 3 --print-limit 20 \
-        python3 tools/sanitize_kernels.py "$@" > "$log" 2>&1
+    GBLA_SANITIZE_TOOL=$tool compute-sanitizer --tool "$tool" --error-exitcode 3 \
+        --print-limit 20 python3 tools/sanitize_kernels.py "$@" > "$log" 2>&1
     rc=$?
     summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -n 1)
     echo "$tool: exit $rc; ${summary:-no summary line}"

@@ -6,8 +6,9 @@ starts ``n`` copies of the script, each with ``GBLA_RANK``, ``GBLA_WORLD_SIZE``,
 folder (``GBLA_RENDEZVOUS``) and ``NCCL_NVLS_ENABLE=0``; inside, :func:`init` gives the rank's
 communicator: an :class:`~.comm.NcclComm` on GPU ``rank`` (rank 0's unique id passed through
 the folder), or a :class:`SocketComm` between processes on the CPU (pickled arrays over local
-sockets, for machines without NCCL and for the tests). The launcher's exit status is the first
-nonzero one of its ranks.
+sockets, for machines without NCCL and for the tests). The launcher's exit status is that of
+the first rank to fail (0 when none does); once a rank fails, the others are ended soon after
+(one left waiting in a collective for it would never return).
 """
 
 import argparse
@@ -41,7 +42,7 @@ class SocketComm:
         os.replace(folder / f"port_{rank}.tmp", folder / f"port_{rank}")
         self._peers = {}
         for r in range(rank):  # connect to the lower ranks, accept the higher
-            port = int(_wait_for(folder / f"port_{r}", timeout))
+            port = int(_wait_for(folder / f"port_{r}", timeout).decode())
             conn = Client(("127.0.0.1", port), authkey=b"gbla")
             conn.send(rank)
             self._peers[r] = conn
@@ -90,7 +91,7 @@ def _wait_for(path, timeout):
         if time.monotonic() > deadline:
             raise TimeoutError(f"no rank wrote {path.name} within {timeout} s")
         time.sleep(0.01)
-    return path.read_text()
+    return path.read_bytes()
 
 
 def init(timeout=60.0):
@@ -112,9 +113,10 @@ def connect(rank, size, folder, backend, timeout=60.0):
     if rank == 0:
         (folder / "nccl_id.tmp").write_bytes(pickle.dumps(NcclComm.unique_id()))
         os.replace(folder / "nccl_id.tmp", folder / "nccl_id")
+        unique_id = (folder / "nccl_id").read_bytes()
     else:
-        _wait_for(folder / "nccl_id", timeout)
-    return NcclComm(size, pickle.loads((folder / "nccl_id").read_bytes()), rank)
+        unique_id = _wait_for(folder / "nccl_id", timeout)
+    return NcclComm(size, pickle.loads(unique_id), rank)
 
 
 def main(argv=None):
@@ -135,8 +137,34 @@ def main(argv=None):
                        GBLA_RENDEZVOUS=folder, GBLA_BACKEND=args.backend,
                        NCCL_NVLS_ENABLE="0")
             procs.append(subprocess.Popen([sys.executable, args.script, *args.args], env=env))
-        codes = [proc.wait() for proc in procs]
-    return next((c for c in codes if c), 0)
+        return _wait_all(procs)
+
+
+def _wait_all(procs, grace=10.0):
+    """0 when every rank succeeds, else the exit status of the first rank to fail. Once one
+    fails, the others get ``grace`` seconds to end on their own, then are terminated: a rank
+    waiting in a collective for a dead one would wait forever (NCCL has no timeout)."""
+    first, failed_at = 0, None
+    while True:
+        codes = [proc.poll() for proc in procs]
+        if failed_at is None:
+            first = next((c for c in codes if c), 0)
+            if first:
+                failed_at = time.monotonic()
+        if all(c is not None for c in codes):
+            return first
+        if failed_at is not None and time.monotonic() - failed_at > grace:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.terminate()
+            for proc in procs:
+                try:
+                    proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            return first
+        time.sleep(0.05)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from .._matrix_ops import _apply_binary, reduce_by_key
 from .._storage import (combine_duplicates, expand_rows, indptr_of_sorted_rows,
                         rows_of_entries)
 from ..outofcore.partition import balanced_bounds
-from ..exceptions import DuplicateIndex, GblaError
+from ..exceptions import DuplicateIndex, GblaError, OutOfDeviceMemory
 from ..matrix import DUP_OP
 from .comm import Counted
 
@@ -213,16 +213,21 @@ class DistMatrix:
         if problems:
             raise problem or V.invalid_value("src, dst, values", "be valid on every rank",
                                              "a problem on another rank")
-        src, dst = src.astype(np.int64), dst.astype(np.int64)
+        src, dst = src.astype(np.int64, copy=False), dst.astype(np.int64, copy=False)
         # rows cut by out-edges, a block of vertices at a time
         size = max(1, -(-n // blocks))
         mine = xp.bincount(src // size, minlength=-(-n // size) if n else 0)
         every = np.sum([B.to_host(x) for x in counted.allgather(mine.astype(np.int64))], axis=0)
+        del mine
         block_ptr = np.concatenate([[0], np.cumsum(every)]).astype(np.int64)
         bounds = np.minimum(balanced_bounds(block_ptr, counted.size) * size, n)
-        own = _exchange_rows(counted, bounds, src, dst, values, n, dup_op, transposed=False)
-        transpose = _exchange_rows(counted, bounds, dst, src, values, n, dup_op,
-                                   transposed=True)
+        try:
+            own = _exchange_rows(counted, bounds, src, dst, values, n, dup_op,
+                                 transposed=False)
+            transpose = _exchange_rows(counted, bounds, dst, src, values, n, dup_op,
+                                       transposed=True)
+        except MemoryError as e:  # a device (or host) allocation of the build failed
+            raise _out_of_memory(counted, src, values) from e
         problem = own[3]
         nvals, problems = counted.allreduce_sums([len(own[1]), problem is not None])
         if problems:
@@ -262,16 +267,20 @@ def _exchange_rows(comm, bounds, rows, cols, values, n, dup_op, *, transposed):
     ascending (for the transpose, sources ascending, as the pull reads them); repeats
     combined by ``dup_op`` (as Matrix.from_edges), or ``problem`` the DuplicateIndex."""
     xp = comm.xp
-    owner = xp.searchsorted(xp.asarray(bounds), rows, side="right") - 1
-    order = xp.argsort(owner, kind="stable")
-    rows, cols, owner = rows[order], cols[order], owner[order]
-    values = None if values is None else values[order]
-    cuts = B.to_host(xp.searchsorted(owner, xp.arange(comm.size + 1)))  # sync
-    parts = [slice(int(cuts[r]), int(cuts[r + 1])) for r in range(comm.size)]
-    rows = xp.concatenate(comm.alltoallv([rows[p] for p in parts]))
-    cols = xp.concatenate(comm.alltoallv([cols[p] for p in parts]))
-    if values is not None:
-        values = xp.concatenate(comm.alltoallv([values[p] for p in parts]))
+    if comm.size > 1:  # each triple to its row's owner (one rank keeps them all where it is)
+        owner = xp.searchsorted(xp.asarray(bounds), rows, side="right") - 1
+        order = xp.argsort(owner, kind="stable")
+        owner = owner[order]
+        cuts = B.to_host(xp.searchsorted(owner, xp.arange(comm.size + 1)))  # sync
+        del owner
+        parts = [slice(int(cuts[r]), int(cuts[r + 1])) for r in range(comm.size)]
+
+        def exchange(array):  # one array at a time: its sorted copy, then what arrives
+            array = array[order]
+            return xp.concatenate(comm.alltoallv([array[p] for p in parts]))
+        rows, cols = exchange(rows), exchange(cols)
+        values = None if values is None else exchange(values)
+        del order
     lo, hi = int(bounds[comm.rank]), int(bounds[comm.rank + 1])
     width = max(n, 1)
     key = (rows - lo) * width + cols
@@ -289,6 +298,21 @@ def _exchange_rows(comm, bounds, rows, cols, values, n, dup_op, *, transposed):
     indptr = indptr_of_sorted_rows(key // width, hi - lo, np.int64, xp)
     # column ids as int32 where they fit: half the bytes of the largest array a rank holds
     return indptr, (key % width).astype(np.int32 if n < 2**31 else np.int64), values, problem
+
+
+def _out_of_memory(comm, src, values):
+    """OutOfDeviceMemory naming this rank's share of the build and the free device bytes."""
+    import gc
+    gc.collect()
+    given = len(src) * (16 + (0 if values is None else values.dtype.itemsize))
+    free = ""
+    if comm.xp is not np:
+        comm.xp.get_default_memory_pool().free_all_blocks()
+        free = f"; the GPU has {comm.xp.cuda.runtime.memGetInfo()[0] / 1e9:.1f} GB free"
+    return OutOfDeviceMemory(
+        f"DistMatrix.from_edges: rank {comm.rank} of {comm.size} ran out of memory building "
+        f"its part from {len(src)} edges ({given / 1e9:.1f} GB given; the build's sorts hold "
+        f"about 3 times that at their peak){free}: spread the edges over more ranks")
 
 
 def _checked_csr(indptr, indices, values):

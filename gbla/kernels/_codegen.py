@@ -13,9 +13,8 @@ from . import _launch
 # The kernels an eager product needs, and those only a product inside a loop recorded on the
 # device adds: compiled as two modules, so that a plain mxv never waits for the second set.
 EAGER_KERNELS = ("gbla_spmv_push", "gbla_spmv_pull", "gbla_spmv_pull_warp")
-DEVICE_KERNELS = ("gbla_spmv_push_binned", "gbla_spmv_pull", "gbla_spmv_pull_warp")
-SPMV_KERNELS = EAGER_KERNELS + ("gbla_spmv_push_binned",)
-GATHER = "gbla_spmv_gather"  # templated on the index type alone
+DEVICE_KERNELS = ("gbla_spmv_start", "gbla_spmv_device")
+SPMV_KERNELS = EAGER_KERNELS + DEVICE_KERNELS
 INDEX_CTYPES = {INT32: "int", INT64: "long long"}
 
 
@@ -111,8 +110,6 @@ def spmv_translation_unit(type_list, index_dtypes=(INT32, INT64)):
     """One .cu translation unit instantiating every spmv kernel for each SpmvTypes given:
     what CI compiles with nvcc, the same code NVRTC compiles at run time."""
     parts = [_launch.source("spmv.cu")]
-    parts.append("void* const gbla_gather_kernels[] = {" + ", ".join(
-        f"(void*)&{GATHER}<{INDEX_CTYPES[idx]}>" for idx in index_dtypes) + "};")
     seen = set()
     for types in type_list:
         name, src = struct(types)

@@ -1,5 +1,7 @@
-"""Launchers of loop.cu: the test that ends a loop recorded on the device, and the push/pull
-rule of a DirectionPolicy run on the device for one product."""
+"""Launchers of loop.cu: the test that ends a loop recorded on the device, and the gather of a
+device product's input with the push/pull rule of a DirectionPolicy applied on the device."""
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -7,30 +9,59 @@ from .. import direction as _direction
 from . import _launch
 from ._launch import THREADS, ptr
 
-__all__ = ["CONTROL", "DONE", "MAX", "GO", "ITERATION", "test", "decide"]
+__all__ = ["CONTROL", "DONE", "MAX", "GO", "ITERATION", "test", "Choice", "gather"]
 
 # control[] fields (loop.cu's GBLA_* defines) and its length
 DONE, MAX, GO, ITERATION = 0, 1, 4, 6
 CONTROL = 8
 
 
-def test(present, n, control, *, counts, handle=None):
+def test(present, n, control, *, counts, handle=None, count=None):
     """Enqueue the loop's test of ``present`` (the condition vector's presence, n bytes) into
     ``control``; with ``handle`` (a CUDA graph conditional handle) it also sets the WHILE
-    node's condition. ``counts``: the test follows an iteration (1) or precedes the first."""
+    node's condition. ``counts``: the test follows an iteration (1) or precedes the first.
+    ``count``: the vector's entry-list count (_entries), read instead of ``present`` when
+    known."""
     kernel = _launch.function("loop.cu", "gbla_loop_test", prelude=_prelude())
-    blocks = max(1, min(-(-n // THREADS), _launch.sm_count() * 4))
-    kernel((blocks,), (THREADS,), (ptr(present), np.int64(n), control, np.int32(counts),
-                                   np.int32(handle is not None), np.uint64(handle or 0)))
+    # with a count, the scan runs only where it is unknown (the first iteration of a run)
+    wide = _launch.sm_count() * (1 if count is not None else 4)
+    blocks = max(1, min(-(-n // THREADS), wide))
+    kernel((blocks,), (THREADS,), (ptr(present), np.int64(n), ptr(count), control,
+                                   np.int32(counts), np.int32(handle is not None),
+                                   np.uint64(handle or 0)))
 
 
-def decide(policy, info, state, n, edges, early_exit):
-    """Enqueue the choice of one product's direction by ``policy``: reads the frontier's size
-    and edges from ``info`` and the traversal's state (last choice, unexplored edges) from
-    ``state`` (int64[2], [0, -1] at the start; None for a product of its own), writes the
-    choice to info[4] and the new state."""
-    kernel = _launch.function("loop.cu", "gbla_direction_decide", prelude=_prelude(policy))
-    kernel((1,), (32,), (info, ptr(state), np.int64(n), np.int64(edges), np.int32(early_exit)))
+@dataclass(frozen=True)
+class Choice:
+    """What a device product's direction is chosen from: ``policy``'s rule, the traversal's
+    ``state`` (int64[2]: last choice, unexplored edges; [0, -1] at the start; None for a
+    product of its own), the output size ``n``, the pull matrix's ``edges`` and whether the
+    semiring's monoid can stop early."""
+
+    policy: object
+    state: object
+    n: int
+    edges: int
+    early_exit: bool
+
+
+def gather(n_in, present, indptr, bins, info, blocks, choice=None, entries=None):
+    """Enqueue the binning of u's entries (``present``: n_in bytes, None for all; ``entries``:
+    u's entry list, read instead where its count is known) by out-degree in ``indptr`` into
+    ``bins`` and ``info`` (zeroed), and with ``choice`` the direction's choice into info[4],
+    made by the last block to finish."""
+    index = {4: "int", 8: "long long"}[np.dtype(bins.dtype).itemsize]
+    names = tuple(f"gbla_gather_decide<{c}>" for c in ("int", "long long"))
+    policy = None if choice is None else choice.policy
+    kernel = _launch.function("loop.cu", f"gbla_gather_decide<{index}>",
+                              prelude=_prelude(policy), name_expressions=names)
+    c = choice or Choice(None, None, 0, 0, False)
+    if entries is not None and entries[0].dtype != bins.dtype:
+        entries = None  # listed with ids of another width: read the presence instead
+    ids, count = entries or (None, None)
+    kernel(blocks, (THREADS,), (np.int64(n_in), ptr(present), ptr(ids), ptr(count), indptr,
+                                bins, info, np.int32(choice is not None), ptr(c.state),
+                                np.int64(c.n), np.int64(c.edges), np.int32(c.early_exit)))
 
 
 def _prelude(policy=None):

@@ -3,15 +3,15 @@ struct and index type, and cached in memory (and by CuPy on disk).
 
 :func:`push` and :func:`pull` are the eager products (the host knows the frontier's size);
 :func:`device_product` is the product of a loop recorded on the device, which asks the host
-nothing: the frontier is binned on the device, the direction chosen there, and push and pull
-both launched, the one not chosen returning at once."""
+nothing: three launches (the reset, the frontier binned with the direction chosen on the
+device, and one kernel running the chosen direction), whatever the direction."""
 
 import functools
 
 import numpy as np
 
 from .._backend import _cupy
-from . import _codegen, _launch
+from . import _codegen, _launch, _loop
 from ._codegen import INDEX_CTYPES, SpmvTypes
 from ._frontier import SLOT
 from ._launch import THREADS, grid, ptr, sm_count
@@ -25,14 +25,11 @@ LONG_ROW = 32
 
 def kernels(types, index_dtype, *, device_loop=False):
     """The spmv kernels instantiated for ``types`` and the index dtype, on the current device:
-    an eager product's set, or (``device_loop``) a device product's, with the gather."""
+    an eager product's set, or (``device_loop``) a device product's."""
     name, src = _codegen.struct(types)
     index_ctype = INDEX_CTYPES[np.dtype(index_dtype)]
     kinds = _codegen.DEVICE_KERNELS if device_loop else _codegen.EAGER_KERNELS
     names = tuple(f"{k}<{name}, {index_ctype}>" for k in kinds)
-    if device_loop:
-        kinds += (_codegen.GATHER,)
-        names += (f"{_codegen.GATHER}<{index_ctype}>",)
     return {k: _launch.function("spmv.cu", n, epilogue="\n" + src, name_expressions=names)
             for k, n in zip(kinds, names)}
 
@@ -75,77 +72,82 @@ def pull(Q_matrix, u_values, u_present, types, mask, mask_mode):
     return w, present.view(bool)
 
 
-def _pull_into(Q_matrix, u_values, u_present, types, mask, mask_mode, w, present, info=None,
-               blocks=None):
-    """The pull kernels, writing the rows they find into w and present. ``info``: a device
-    product's slot, whose field 4 lets them run (1) or return at once (0); ``blocks``: a fixed
-    grid instead of one sized by the rows."""
+def _pull_into(Q_matrix, u_values, u_present, types, mask, mask_mode, w, present):
+    """The eager pull kernels, writing the rows they find into w and present."""
     indptr, indices, values = Q_matrix._indptr, Q_matrix._indices, Q_matrix._values
     n_out = Q_matrix.nrows
-    ks = kernels(types, indices.dtype, device_loop=info is not None)
+    ks = kernels(types, indices.dtype)
     a = ptr(values if types.uses_a else None)
     u = ptr(u_values if types.uses_u else None)
     if n_out:
-        ks["gbla_spmv_pull"](blocks or grid(n_out), (THREADS,),
+        ks["gbla_spmv_pull"](grid(n_out), (THREADS,),
                              (np.int64(n_out), indptr, indices, a, u, ptr(u_present), ptr(mask),
-                              np.int32(mask_mode), np.int64(LONG_ROW), ptr(info), w, present))
+                              np.int32(mask_mode), np.int64(LONG_ROW), w, present))
     rows = long_rows(Q_matrix)
     if len(rows):
-        ks["gbla_spmv_pull_warp"](blocks or grid(len(rows) * 32), (THREADS,),
+        ks["gbla_spmv_pull_warp"](grid(len(rows) * 32), (THREADS,),
                                   (rows, np.int64(len(rows)), indptr, indices, a, u,
-                                   ptr(u_present), ptr(mask), np.int32(mask_mode), ptr(info), w,
-                                   present))
+                                   ptr(u_present), ptr(mask), np.int32(mask_mode), w, present))
 
 
-def _device_blocks():
-    """The fixed grid of a device product's kernels: they read their extent from device memory
-    and stride over it, so the grid is sized for the GPU, not the frontier."""
-    return (sm_count() * 8,)
-
-
-@functools.lru_cache(maxsize=None)
-def _start_kernel():
-    return _cupy().ElementwiseKernel("Z identity", "Z w, uint8 present",
-                                     "w = identity; present = 0;", name="gbla_spmv_start")
+# The grid of a device product's kernel, in blocks an SM: it reads its extent from device
+# memory and strides over it, so the grid is sized for the GPU, not the frontier.
+# tools/profile_loop.py --blocks-per-sm changes it to measure what a level costs.
+BLOCKS_PER_SM = 8
 
 
 def device_product(P, Q, u_values, u_present, types, mask, mask_mode, *, push, pull,
-                   decide=None):
-    """Dense (values, present) of a product whose sizes and direction never reach the host.
+                   keep, choice=None, u_entries=None):
+    """(values, present, entries) of a product whose sizes and direction never reach the host.
 
     ``P``, ``Q``: the push and pull matrices (a Matrix; None when that direction is never
-    taken); ``u_values``, ``u_present``: u dense (present None: every entry). ``push`` and
-    ``pull`` say which directions may run; with both, ``decide(info)`` enqueues the kernel
-    that chooses between them (it writes info[4]) from the slot the gather fills. Everything
-    is enqueued on the current stream; nothing is read back."""
+    taken); ``u_values``, ``u_present``: u dense (present None: every entry), ``u_entries``
+    its entry list (_entries) or None. ``push`` and ``pull`` say which directions may run;
+    with both, ``choice`` (a :class:`_loop.Choice`) says how the device chooses between them.
+    ``keep(name, size, dtype, fill)``: an array that lasts as long as the loop, set to
+    ``fill`` before each run (None: left as it is): the output and its entry list live there,
+    so that each product takes back only the entries the last one made. Three launches on the
+    current stream (the reset, the gather with the choice, the product), nothing read back."""
     cp = _cupy()
     sr = types.semiring
     z = sr.output_dtype(types.dtype)
     n_out = Q.nrows if pull else P.ncols
-    w, present = cp.empty(n_out, z), cp.empty(n_out, np.uint8)
-    if n_out:  # the launch contract: w the identity, present zeroed, in one pass
-        _start_kernel()(z.type(sr.add.identity_for(z)), w, present)
-    info = cp.zeros(SLOT, np.uint64)
-    blocks = _device_blocks()
+    index_dtype = (P if push else Q)._indices.dtype
+    if push and pull and Q._indices.dtype != index_dtype:
+        raise ValueError("a device product's push and pull matrices must share an index dtype")
+    w = keep("w", n_out, z, sr.add.identity_for(z))
+    present = keep("present", -(-max(n_out, 1) // 4) * 4, np.uint8, 0)  # whole 4-byte words
+    ids = keep("ids", max(n_out, 1), index_dtype, None)
+    count = keep("count", 1, np.uint64, 0)
+    info = keep("info", SLOT, np.uint64, 0)
+    ks = kernels(types, index_dtype, device_loop=True)
+    ks["gbla_spmv_start"]((sm_count(),), (THREADS,),
+                          (w, present, ids, count, info, np.int32(pull and not push)))
+    blocks = (sm_count() * BLOCKS_PER_SM,)
+    n_in = P.nrows if push else 0
+    bins = None
     if push:
-        n_in = P.nrows
-        ks = kernels(types, P._indices.dtype, device_loop=True)
-        bins = cp.empty(3 * max(n_in, 1), P._indices.dtype)
-        if n_in:
-            ks[_codegen.GATHER](blocks, (THREADS,), (np.int64(n_in), ptr(u_present), P._indptr,
-                                                     bins, info))
-        if pull:
-            decide(info)
-        ks["gbla_spmv_push_binned"](
-            blocks, (THREADS,),
-            (bins, np.int64(n_in), info, ptr(u_values if types.uses_u else None),
-             P._indptr, P._indices, ptr(P._values if types.uses_a else None), ptr(mask),
-             np.int32(mask_mode), w, present))
+        bins = cp.empty(3 * max(n_in, 1), index_dtype)
+        # a smaller grid: the frontier is usually listed, and fewer blocks end in its last-block
+        # count before the choice
+        _loop.gather(n_in, u_present, P._indptr, bins, info, (sm_count() * 2,),
+                     choice if pull else None, u_entries)
+    q_indptr = q_indices = q_values = rows = None
     if pull:
-        if not push:
-            info[PULL] = 1
-        _pull_into(Q, u_values, u_present, types, mask, mask_mode, w, present, info, blocks)
-    return w, present.view(bool)
+        q_indptr, q_indices, q_values = Q._indptr, Q._indices, Q._values
+        rows = long_rows(Q)
+    a_push = P._values if push and types.uses_a else None
+    a_pull = q_values if types.uses_a else None
+    if n_out:
+        ks["gbla_spmv_device"](
+            blocks, (THREADS,),
+            (ptr(bins), np.int64(n_in), info, ptr(u_values if types.uses_u else None),
+             ptr(u_present), ptr(P._indptr if push else None),
+             ptr(P._indices if push else None), ptr(a_push), np.int64(n_out), ptr(q_indptr),
+             ptr(q_indices), ptr(a_pull), np.int64(LONG_ROW), ptr(rows),
+             np.int64(0 if rows is None else len(rows)), ptr(mask), np.int32(mask_mode), w,
+             present, ids, count))
+    return w, present[:n_out].view(bool), (ids, count)
 
 
 __all__ = ["SpmvTypes", "push", "pull", "kernels", "device_product", "LONG_ROW"]

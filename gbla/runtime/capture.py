@@ -84,7 +84,8 @@ class Recording:
             if self._exec is not None:
                 _check(self.rt, self.rt.cudaGraphLaunch(self._exec, self.stream.ptr))
             else:
-                _loop.test(self._present(), self._n(), ws.control, counts=0)
+                _loop.test(self._present(), self._n(), ws.control, counts=0,
+                           count=self._count())
                 while int(ws.control[_loop.GO].get()):  # sync: no conditional nodes here
                     self._cupy_graph.launch(self.stream)
         return self._finish(caller)
@@ -104,23 +105,30 @@ class Recording:
     def _present(self):
         return self.workspace.buffers[self.condition][1]
 
+    def _count(self):
+        """The condition vector's entry-list count, where its buffers keep a list."""
+        entries = self.workspace.lists.get(self.condition)
+        return None if entries is None else entries[1]
+
     def _n(self):
         return self._present().size
 
     # ------------------------------------------------------------------ recording
     def _iteration(self, state, handle=None):
         """The body's ops, the state back into its entry buffers, and the loop's test."""
+        self.workspace.begin_iteration()
         self.body(state, self.workspace.iteration)
         try:
             self.workspace.store(state)
         except ValueError as e:
             raise CaptureError(str(e)) from None
-        _loop.test(self._present(), self._n(), self.workspace.control, counts=1, handle=handle)
+        _loop.test(self._present(), self._n(), self.workspace.control, counts=1, handle=handle,
+                   count=self._count())
 
     def _first_iteration(self):
         """Iteration 1, device-resident but unrecorded; False when the loop does not start."""
         ws = self.workspace
-        _loop.test(self._present(), self._n(), ws.control, counts=0)
+        _loop.test(self._present(), self._n(), ws.control, counts=0, count=self._count())
         if not int(ws.control[_loop.GO].get()):  # sync: does the loop start at all
             return False
         with _device_mode(self, "run on the device"):
@@ -156,7 +164,7 @@ class Recording:
             handle = _check(rt, rt.cudaGraphConditionalHandleCreate(graph, 0, 0))
             _capture(rt, s, graph, relaxed, lambda: _loop.test(
                 self._present(), self._n(), self.workspace.control, counts=0,
-                handle=int(handle)))
+                handle=int(handle), count=self._count()))
             nodes, _ = _check(rt, rt.cudaGraphGetNodes(graph, 1))
             params = rt.cudaGraphNodeParams()
             params.type = rt.cudaGraphNodeType.cudaGraphNodeTypeConditional

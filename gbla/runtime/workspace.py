@@ -1,12 +1,15 @@
 """The buffers one recorded loop owns, at addresses fixed for the recording's life: each state
 vector's dense values and presence (its "entry buffers", where every iteration starts and
-ends), the loop's control words, and the scratch arrays ops keep across iterations (a direction
-tracker's state), reset to their start values before every run."""
+ends) and, once a value with an entry list is stored there, that list's buffers; the loop's
+control words; and the scratch arrays ops keep across iterations (a direction tracker's state,
+a device product's output and entry list), reset before every run."""
+
+import functools
 
 import numpy as np
 
 from .._backend import _cupy
-from ..kernels import _loop
+from ..kernels import _entries, _loop
 from ..vector import Vector
 
 __all__ = ["Workspace", "LoopState"]
@@ -67,15 +70,24 @@ def conform(name, v, size, dtype):
     return Vector._from_dense_arrays(values.astype(dtype), present, v.device)
 
 
+@functools.lru_cache(maxsize=None)
+def _copy_pair():
+    """A vector's values and presence copied in one kernel."""
+    return _cupy().ElementwiseKernel("T v, bool p", "T ov, bool op", "ov = v; op = p;",
+                                     name="gbla_store_state")
+
+
 class Workspace:
     def __init__(self, signature):
         cp = _cupy()
         self.signature = signature
         self.buffers = {name: (cp.empty(size, dtype), cp.empty(size, bool))
                         for name, size, dtype in signature}
+        self.lists = {}  # name -> (ids, count): the entry list kept with a state's buffers
         self.control = cp.zeros(_loop.CONTROL, np.int64)
         self.iteration = self.control[_loop.ITERATION]  # a 0-d view the body's ops read
         self._scratch = {}
+        self._sites = 0
 
     def load(self, vectors, max_iterations):
         """Copy a run's start state in and reset the control words and the scratch."""
@@ -93,7 +105,14 @@ class Workspace:
         start[_loop.ITERATION] = 1
         self.control.set(start)
         for array, initial in self._scratch.values():
-            cp.copyto(array, initial)
+            if initial is None:
+                continue
+            if isinstance(initial, np.ndarray) or hasattr(initial, "__cuda_array_interface__"):
+                cp.copyto(array, initial)
+            else:
+                array.fill(initial)
+        for entries in self.lists.values():  # the start state comes without lists
+            _entries.forget(entries)
 
     def scratch(self, key, start):
         """The array kept under ``key`` across iterations, ``start`` (a NumPy array) at the start
@@ -104,12 +123,35 @@ class Workspace:
             self._scratch[key] = (initial.copy(), initial)
         return self._scratch[key][0]
 
+    def persistent(self, key, size, dtype, fill):
+        """The array of ``size`` and ``dtype`` kept under ``key`` for the recording's life, set
+        to ``fill`` (a scalar) before every run, or left as it is with None. Made the first
+        time a key is asked for, which is never while recording."""
+        if key not in self._scratch:
+            cp = _cupy()
+            array = cp.empty(size, dtype)
+            if fill is not None:
+                array.fill(fill)
+            self._scratch[key] = (array, fill)
+        return self._scratch[key][0]
+
+    def next_site(self):
+        """The number of the op asking among the ops of one iteration (0, 1, ...): the same op
+        gets the same number in every iteration, recorded or not."""
+        self._sites += 1
+        return self._sites - 1
+
+    def begin_iteration(self):
+        self._sites = 0
+
     def vectors(self):
-        """Vectors over the entry buffers, which ops may write in place."""
+        """Vectors over the entry buffers, which ops may write in place (with the buffers'
+        entry lists, where kept)."""
         out = {}
         for name, (values, present) in self.buffers.items():
             out[name] = Vector._from_dense_arrays(values, present, "gpu")
             out[name]._owned = True
+            out[name]._entries = self.lists.get(name)
         return out
 
     def store(self, state):
@@ -121,6 +163,19 @@ class Workspace:
             v = conform(name, state[name], size, dtype)
             values, present = v._dense()
             bv, bp = self.buffers[name]
+            listed = v._entries if values is not bv and present is not None and \
+                present is not bp else None
+            if listed is not None:  # its entries only, and its list kept with the buffers
+                if name not in self.lists or self.lists[name][0].dtype != listed[0].dtype:
+                    self.lists[name] = (cp.empty(max(size, 1), listed[0].dtype),
+                                        cp.full(1, _entries.UNKNOWN, np.uint64))
+                _entries.store(values, present, listed, bv, bp, self.lists[name])
+                continue
+            if name in self.lists and (values is not bv or present is not bp):
+                _entries.forget(self.lists[name])  # written whole: its list no longer holds
+            if values is not bv and present is not None and present is not bp:
+                _copy_pair()(values, present, bv, bp)  # one launch for both
+                continue
             if values is not bv:
                 cp.copyto(bv, values)
             if present is None:
@@ -136,4 +191,6 @@ class Workspace:
 
     def nbytes(self):
         return sum(v.nbytes + p.nbytes for v, p in self.buffers.values()) + \
-            sum(a.nbytes * 2 for a, _ in self._scratch.values())
+            sum(a.nbytes * (2 if hasattr(i, "nbytes") else 1)
+                for a, i in self._scratch.values()) + \
+            sum(ids.nbytes + count.nbytes for ids, count in self.lists.values())
