@@ -6,9 +6,9 @@ graph (no rank ever holds the whole), run as one process per rank by the launche
     python -m gbla.distributed.launch -n 3 --backend socket \
         benchmarks/bench_distributed.py --scale 12     # CPU processes (what CI checks)
 
-Per algorithm and source: the whole call, every rank synchronized before and after (a sum over
-the ranks, then CUDA events on the GPU or perf_counter on the CPU), after one untimed warm-up
-source; GTEPS as gbla bench counts them (undirected edges of the reached component / time);
+Per algorithm and source (random vertices with out-edges): the whole call, every rank
+synchronized before and after (a sum over the ranks, then CUDA events on the GPU or
+perf_counter on the CPU), after one untimed warm-up source; GTEPS as gbla bench counts them (undirected edges of the reached component / time);
 the bytes each search sent (summed over the ranks) and its collectives. Rank 0 prints and
 writes the JSON. Each source's levels are checked against a one-rank run of the same search
 on rank 0's copy when the graph is small (--check-below, default 2**16 vertices).
@@ -88,8 +88,7 @@ def main(argv=None):
     del src, dst
     build_s = time.perf_counter() - t0
     undirected = M.nvals // 2
-    rng = np.random.default_rng(args.scale)
-    picks = [int(s) for s in rng.integers(0, n, args.sources + 1)]
+    picks = pick_sources(M, args.sources + 1, args.scale)
     start, stop = _timer(comm)
     rows = []
     for algo in ("bfs", "sssp"):
@@ -129,6 +128,20 @@ def main(argv=None):
                            "edge_factor": args.edge_factor, "undirected_edges": undirected,
                            "build_seconds": build_s, "python": platform.python_version(),
                            "gbla": gbla.__version__, "rows": rows}, f, indent=1)
+
+
+def pick_sources(M, k, seed):
+    """k random vertices with out-edges (R-MAT leaves many isolated: a search from one is no
+    search), the same on every rank: candidates drawn alike everywhere, their degrees summed
+    over the ranks (each rank knows those of its rows)."""
+    rng = np.random.default_rng(seed)
+    picks = []
+    while len(picks) < k:
+        candidates = [int(v) for v in rng.integers(0, M.n, 4 * k)]
+        degrees = [int(M.indptr[v - M.lo + 1] - M.indptr[v - M.lo]) if M.lo <= v < M.hi
+                   else 0 for v in candidates]
+        picks += [v for v, d in zip(candidates, M.comm.allreduce_sums(degrees)) if d]
+    return picks[:k]
 
 
 @functools.lru_cache(maxsize=None)

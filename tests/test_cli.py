@@ -382,6 +382,24 @@ def test_benchmarks_md_has_a_table_row_per_method(capsys, tmp_path, wrong_bfs):
                for line in rows) == 2
 
 
+def test_benchmarks_md_renders_a_distributed_run_from_the_launcher(capsys, tmp_path):
+    # what benchmarks/bench_distributed.py writes, here from two CPU processes
+    from gbla.distributed import launch
+    bench_script = Path(__file__).parents[1] / "benchmarks" / "bench_distributed.py"
+    out = tmp_path / "dist.json"
+    assert launch.main(["-n", "2", "--backend", "socket", str(bench_script), "--scale", "7",
+                        "--sources", "2", "--json", str(out)]) == 0
+    capsys.readouterr()
+    tool = load_module("tools/benchmarks_md.py")
+    assert tool.main([str(out)]) == 0
+    md = capsys.readouterr().out
+    assert "1. `python -m gbla.distributed.launch -n 2 benchmarks/bench_distributed.py " \
+        "--scale 7` (cpu)" in md
+    assert "## rmat(7) over 2 rank(s) on the CPU (run 1)" in md
+    rows = [line for line in md.splitlines() if line.startswith(("| bfs |", "| sssp |"))]
+    assert len(rows) == 4 and all(int(r.split("|")[5]) >= 1 for r in rows)  # levels
+
+
 def test_table_computes_us_per_level_for_records_older_than_the_column():
     base = dict(graph="g", algo="bfs", count_name="levels", device="gpu", mean_ms=3.0,
                 median_ms=3.0, gteps=None, peak_bytes=None, check="ok", status="ok", note=None)

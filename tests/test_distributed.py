@@ -481,6 +481,57 @@ def test_a_matrix_built_from_each_ranks_share_of_the_edges(size, g, data):
 
 
 @pytest.mark.parametrize("size", [1, 2, 3])
+@pytest.mark.parametrize("chunk", [1, 37, 2**28])
+def test_a_build_in_row_ranges_gives_the_one_built_at_once(size, chunk, monkeypatch):
+    # a rank sorts a range of its rows at a time (to hold less): the same part, repeats
+    # combined alike, a repeat without dup_op still named
+    rng = np.random.default_rng(3)
+    n, m = 120, 900
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    w = rng.integers(1, 50, m).astype(np.float64)
+    who = rng.integers(0, size, m)
+    S = sp.coo_array((w, (src, dst)), shape=(n, n))
+    expected = sp.csr_array((np.minimum.reduceat(*_sorted_by_edge(src, dst, w)),
+                             _unique_edges(src, dst, n)), shape=(n, n))
+    monkeypatch.setattr(D.matrix, "_BUILD_CHUNK", chunk)
+
+    def work(comm):
+        k = who == comm.rank
+        M = D.DistMatrix.from_edges(comm, src[k], dst[k], w[k], n=n)
+        try:
+            D.DistMatrix.from_edges(comm, src[k], dst[k], w[k], n=n, dup_op=None)
+        except gbla.DuplicateIndex as e:
+            repeat = str(e)
+        return M.lo, M.hi, M.indptr, M.indices, M.values, M.transpose, repeat
+
+    parts = on_ranks(size, work)
+    T = expected.T.tocsr()
+    for lo, hi, indptr, indices, values, (t_ptr, t_idx, t_val), repeat in parts:
+        rows = expected[lo:hi]
+        np.testing.assert_array_equal(indptr, rows.indptr)
+        np.testing.assert_array_equal(indices, rows.indices)
+        np.testing.assert_array_equal(values, rows.data)
+        np.testing.assert_array_equal(t_ptr, T[lo:hi].indptr)
+        np.testing.assert_array_equal(t_idx, T[lo:hi].indices)
+        np.testing.assert_array_equal(t_val, T[lo:hi].data)
+        assert "repeated" in repeat
+    assert S.nnz == m
+
+
+def _sorted_by_edge(src, dst, w):
+    """(weights ordered by edge, the start of each edge's run): for np.minimum.reduceat."""
+    order = np.lexsort((dst, src))
+    key = src[order] * 10**6 + dst[order]
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    return w[order], starts
+
+
+def _unique_edges(src, dst, n):
+    key = np.unique(src * n + dst)
+    return key // n, key % n
+
+
+@pytest.mark.parametrize("size", [1, 2, 3])
 def test_rmat_generated_in_parts_on_the_ranks_is_rmat(size):
     # each rank generates its part of the edges; repeats (within a part or across) merge
     A = gbla.generators.rmat(8, 8, seed=3, device="cpu")

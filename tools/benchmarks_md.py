@@ -49,6 +49,22 @@ def _ablation(doc, path, i):
     return out + [""]
 
 
+def _distributed(doc, i):
+    """A benchmarks/bench_distributed.py run: each search's time, GTEPS, levels and traffic."""
+    out = [f"## rmat({doc['scale']}) over {doc['ranks']} rank(s) on the {doc['device'].upper()} "
+           f"(run {i})", "",
+           f"{doc['undirected_edges']:,} undirected edges; the build (generation of each "
+           f"rank's part and DistMatrix.from_edges) took {doc['build_seconds']:.1f} s. Bytes: "
+           "payload every rank together sent in the search.", "",
+           "| algorithm | source | ms | GTEPS | levels | bytes sent | collectives / rank |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in doc["rows"]:
+        out.append(f"| {r['algo']} | {r['source']} | {r['seconds'] * 1e3:.2f} | "
+                   f"{r['gteps'] or 0:.3f} | {r['levels']} | {r['bytes_total']:,} | "
+                   f"{r['collectives']} |")
+    return out + [""]
+
+
 def render(documents, paths):
     """BENCHMARKS.md as a string from the loaded JSON ``documents`` (read from ``paths``)."""
     out = ["# Benchmarks", "",
@@ -58,6 +74,12 @@ def render(documents, paths):
            "first method's result is checked by `gbla.verify`, every other result equal to "
            "it.", "", "## Runs", ""]
     for i, doc in enumerate(documents, 1):
+        if "ranks" in doc:  # benchmarks/bench_distributed.py
+            out += [f"{i}. `python -m gbla.distributed.launch -n {doc['ranks']} "
+                    f"benchmarks/bench_distributed.py --scale {doc['scale']}` ({doc['device']})",
+                    "", f"   {doc.get('machine', 'see the README')}; Python {doc['python']}; "
+                    f"gbla {doc['gbla']}", ""]
+            continue
         if "rows" in doc:  # benchmarks/bench_sssp_ablation.py
             m = doc["machine"]
             out += [f"{i}. `python benchmarks/bench_sssp_ablation.py` ({doc.get('runs', '')})",
@@ -67,6 +89,9 @@ def render(documents, paths):
         out += [f"{i}. `{doc['command']}` ({doc['created']})", "",
                 f"   {_machine(doc['machine'])}", ""]
     for i, doc in enumerate(documents, 1):
+        if "ranks" in doc:
+            out += _distributed(doc, i)
+            continue
         if "rows" in doc:
             out += _ablation(doc, paths[i - 1], i)
             continue

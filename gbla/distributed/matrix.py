@@ -261,6 +261,10 @@ def _kept(indptr, indices, values, keep, xp):
             None if values is None else values[keep])
 
 
+# Triples a rank sorts at once while it builds its part (a range of its rows at a time).
+_BUILD_CHUNK = 2**28
+
+
 def _exchange_rows(comm, bounds, rows, cols, values, n, dup_op, *, transposed):
     """(indptr, cols, values, problem) of this rank's rows after every rank sends its
     (row, col, value) triples to the row's owner: rows ascending, each row's columns
@@ -283,21 +287,46 @@ def _exchange_rows(comm, bounds, rows, cols, values, n, dup_op, *, transposed):
         del order
     lo, hi = int(bounds[comm.rank]), int(bounds[comm.rank + 1])
     width = max(n, 1)
-    key = (rows - lo) * width + cols
-    problem = None
+    col_dtype = np.int32 if n < 2**31 else np.int64  # half the bytes where the ids fit
 
     def show(k):
         i, j = k // width + lo, k % width
         return f"edge ({j}, {i})" if transposed else f"edge ({i}, {j})"
-    try:
-        key, values = combine_duplicates(key, values, dup_op, B.array_device(key),
-                                         arg="src, dst", what="edge", show=show)
-    except DuplicateIndex as error:
-        problem, key = error, key[:0]
-        values = None if values is None else values[:0]
-    indptr = indptr_of_sorted_rows(key // width, hi - lo, np.int64, xp)
-    # column ids as int32 where they fit: half the bytes of the largest array a rank holds
-    return indptr, (key % width).astype(np.int32 if n < 2**31 else np.int64), values, problem
+    # a range of rows at a time (chunks of about _BUILD_CHUNK triples): a sort's keys, order
+    # and scratch are held for one range only, not for every triple of the rank at once
+    chunks = max(1, -(-len(rows) // _BUILD_CHUNK))
+    cuts = np.linspace(lo, hi, chunks + 1).round().astype(np.int64)
+    counts = xp.zeros(hi - lo, np.int64)
+    kept_cols, kept_values = [], []
+    for r0, r1 in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        if chunks == 1:
+            c_rows, c_cols, c_values = rows, cols, values
+        else:
+            at = xp.nonzero((rows >= r0) & (rows < r1))[0]
+            c_rows, c_cols = rows[at], cols[at]
+            c_values = None if values is None else values[at]
+            del at
+        key = (c_rows - lo) * width + c_cols
+        del c_rows, c_cols
+        try:
+            key, c_values = combine_duplicates(key, c_values, dup_op, B.array_device(key),
+                                               arg="src, dst", what="edge", show=show)
+        except DuplicateIndex as error:  # every rank raises it together, after the build
+            empty = xp.zeros(0, np.int64)
+            return (xp.zeros(hi - lo + 1, np.int64), empty.astype(col_dtype),
+                    None if values is None else values[:0], error)
+        if len(key):  # the range's entries per row
+            counts[r0 - lo:r1 - lo] += xp.bincount(key // width - (r0 - lo),
+                                                   minlength=r1 - r0)
+        kept_cols.append((key % width).astype(col_dtype))
+        kept_values.append(c_values)
+        del key
+    indptr = xp.zeros(hi - lo + 1, np.int64)
+    xp.cumsum(counts, out=indptr[1:])
+    cols_out = kept_cols[0] if len(kept_cols) == 1 else xp.concatenate(kept_cols)
+    values_out = None if values is None else (
+        kept_values[0] if len(kept_values) == 1 else xp.concatenate(kept_values))
+    return indptr, cols_out, values_out, None
 
 
 def _out_of_memory(comm, src, values):
