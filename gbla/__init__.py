@@ -12,7 +12,7 @@ The layers, each importing only those below it:
   kernels are methods), with push or pull chosen by ``direction``;
 - ``runtime``: how a loop of ops executes, eagerly or recorded and replayed on the device
   (:func:`iterate`); ops take their device-resident paths while a body is recorded;
-- ``Matrix``, ``Vector``, ``Mask`` over ``_storage`` (CSR helpers);
+- ``Matrix``, ``Vector``, ``Scalar``, ``Mask`` over ``_storage`` (CSR helpers);
 - ``semirings`` (ops, monoids, semirings as data), ``_dtypes``;
 - ``_validation`` (the one place inputs are checked), ``_backend``, ``exceptions``.
 
@@ -35,10 +35,11 @@ from .matrix import Matrix
 from .ops import (apply, assign, ewise_add, ewise_mult, mxm, mxv, reduce, scale, select,
                   vxm)
 from .runtime import LoopState, iterate
+from .scalar import Scalar
 from .vector import Vector
 
 __all__ = [
-    "Matrix", "Vector", "Mask", "semirings", "kernels", "generators", "datasets", "io", "csgraph",
+    "Matrix", "Vector", "Scalar", "Mask", "semirings", "kernels", "generators", "datasets", "io", "csgraph",
     "outofcore",
     "verify", "methods", "runtime", "bfs", "sssp", "connected_components", "iterate",
     "LoopState",

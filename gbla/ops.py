@@ -23,6 +23,7 @@ from .direction import DirectionTracker
 from .kernels import _elementwise, _entries, _loop, _spmv
 from .mask import MODE_NONE, Mask, MatrixMask
 from .matrix import Matrix
+from .scalar import Scalar
 from .semirings import BinaryOp, Monoid, Semiring, UnaryOp
 from .vector import Vector
 
@@ -138,6 +139,32 @@ def _scalar_dtype(scalar, like, arg):
         except V.InvalidValue:
             pass
     return V.storage_dtype(np.asarray(scalar).dtype, arg)
+
+
+def _bound_operand(scalar, like, arg, device):
+    """(dtype, operand) of a scalar an op binds (apply's left/right, select's thunk): a host
+    scalar converted exactly, or a :class:`Scalar` (a 0-d CuPy array too) left where it is, so
+    a value computed on the device never goes to the host."""
+    if isinstance(scalar, Scalar):
+        V.same_device({arg: scalar.device, "the operand": device})
+        return scalar.dtype, scalar._array
+    if B.array_device(scalar) == "gpu" and scalar.ndim == 0:
+        if device != "gpu":
+            raise V.domain(arg, "be a host scalar when the operand is on the CPU",
+                           "a CuPy scalar")
+        return V.storage_dtype(scalar.dtype, arg), scalar
+    dtype = _scalar_dtype(scalar, like, arg)
+    return dtype, V.scalar_value(scalar, dtype, arg)
+
+
+def _broadcast(operand, n, dtype, device):
+    """n copies of a bound operand, as an array an element-wise kernel reads (a 0-d device
+    array is broadcast, not read back)."""
+    xp = B.xp_of(device)
+    if np.ndim(operand) == 0 and B.array_device(operand) == device and \
+            isinstance(operand, xp.ndarray):
+        return xp.broadcast_to(operand.astype(dtype, copy=False), (n,))
+    return xp.full(n, operand, dtype=dtype)
 
 
 # ---------------------------------------------------------------------- element-wise kernels
@@ -705,9 +732,26 @@ def ewise_add(u, v, op, *, mask=None, accum=None, replace=False, out=None):
     mask, out = _mask(mask, u.size), _out(out, u.size)
     accum = None if accum is None else _binary_op(accum, "accum")
     device = _device(u=u, v=v, mask=None if mask is None else mask.vector, out=out)
-    t = _union(op, u._dense(), v._dense(), device, "op")
+    if device == "cpu" and u._is_sparse and v._is_sparse and not op.positional:
+        t = _sparse_union(op, u, v)  # the work is the entries; the result stays sparse
+    else:
+        t = _union(op, u._dense(), v._dense(), device, "op")
     return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"),
                   device=device)
+
+
+def _sparse_union(op, u, v):
+    """ewise-add core on two sparse CPU vectors: op where both, the lone value elsewhere."""
+    dtype = _op_dtype(op, u.dtype, v.dtype, "op")
+    idx = np.union1d(u._indices, v._indices)
+    at_u, in_u = _storage.find_sorted(u._indices, idx, np)
+    at_v, in_v = _storage.find_sorted(v._indices, idx, np)
+    both = in_u & in_v
+    values = np.empty(len(idx), op.result_dtype(dtype))
+    values[both] = _eval_binary(op, u._values[at_u[both]], v._values[at_v[both]], dtype, "cpu")
+    for alone, at, w in ((in_u & ~in_v, at_u, u), (in_v & ~in_u, at_v, v)):
+        values[alone] = w._values[at[alone]]
+    return Vector._from_sparse_arrays(idx, values, u.size, "cpu")
 
 
 def ewise_mult(u, v, op, *, mask=None, accum=None, replace=False, out=None):
@@ -850,11 +894,9 @@ def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False,
                                   (left, right))
         scalar = right if left is None else left
         arg = "left" if right is None else "right"
-        s_dtype = _scalar_dtype(scalar, u.dtype, arg)
-        s = V.scalar_value(scalar, s_dtype, arg)
+        s_dtype, s = _bound_operand(scalar, u.dtype, arg, device)
         dtype = _op_dtype(op, u.dtype, s_dtype, "op")
-        xp = B.xp_of(device)
-        s_array = xp.full(len(values), s, dtype=dtype)
+        s_array = _broadcast(s, len(values), dtype, device)
         x, y = (values, s_array) if left is None else (s_array, values)
         t_values = _eval_binary(op, x, y, dtype, device)
     t = Vector._from_sparse_arrays(u._indices, t_values, u.size, device) if sparse else \
@@ -863,9 +905,11 @@ def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False,
                   device=device)
 
 
-def reduce(u, monoid):
+def reduce(u, monoid, *, out=None):
     """The monoid's reduction of u's present values: a NumPy scalar of u's dtype (the monoid's
-    identity when u has no entries; ``any`` returns the value of the lowest present index).
+    identity when u has no entries; ``any`` returns the value of the lowest present index), or,
+    with ``out``, that value written into a :class:`Scalar` where it lives, without reading it
+    back (the form a loop body recorded on the device can use).
 
     Parameters
     ----------
@@ -873,13 +917,15 @@ def reduce(u, monoid):
     monoid : Monoid or str
         e.g. ``semirings.monoid.plus`` or ``"plus"``; it must take u.dtype (``plus`` and
         ``times`` do not take bool). Computed in u.dtype.
+    out : Scalar or None, default None
+        Receives the reduction, cast to its dtype (on u's device); no host read.
 
     Returns
     -------
-    numpy scalar of u.dtype
+    numpy scalar of u.dtype, or ``out``
         The reduction; for an empty u the identity (0 for plus, 1 for times, +inf or the
         largest integer for min, False for lor, ...), and 0 for ``any``, whose identity is only
-        a placeholder.
+        a placeholder; ``out`` when given.
 
     Raises
     ------
@@ -903,20 +949,38 @@ def reduce(u, monoid):
     if u.dtype not in monoid.dtypes:
         raise V.domain("u.dtype", f"be one {monoid.name} takes {[d.name for d in monoid.dtypes]}",
                        u.dtype.name)
-    if u.device == "gpu":
+    if out is not None:
+        if not isinstance(out, Scalar):
+            raise V.domain("out", "be a gbla.Scalar or None", type(out).__name__)
+        V.same_device({"u": u.device, "out": out.device})
+        if monoid.is_any and u.device == "gpu":
+            raise V.invalid_value("monoid", "not be 'any' with out= on the GPU (its value is "
+                                  "the lowest present index's, found on the host)", "any")
+    elif u.device == "gpu":
         B.refuse_host_read("gbla.reduce")
-    values, present = u._dense()
+    values, present = (None, None) if u.device == "cpu" and u._is_sparse else u._dense()
     if u.device == "gpu":
         if monoid.is_any:
             idx, vals = u._sparse()
             result = vals[0] if len(idx) else monoid.identity_for(u.dtype)
+        elif u._entries is not None:
+            result = _entries.reduce(u._entries, values, present, monoid)  # its entries only
         else:
             result = _elementwise.reduce(monoid, values, present)
+        if out is not None:
+            out._set(result)
+            return out
         return np.asarray(B.to_host(result), dtype=u.dtype)[()]  # sync: the scalar
-    vals = values if present is None else values[present]
+    vals = u._values if u._is_sparse else values if present is None else values[present]
     if len(vals) == 0:
-        return monoid.identity_for(u.dtype)
-    return np.asarray(monoid.reduceat(vals, np.zeros(1, np.int64))[0], dtype=u.dtype)[()]
+        result = monoid.identity_for(u.dtype)
+    else:
+        result = monoid.reduceat(vals, np.zeros(1, np.int64))[0]
+    result = np.asarray(result, dtype=u.dtype)
+    if out is not None:
+        out._set(result)
+        return out
+    return result[()]
 
 
 def assign(out, value, *, mask=None, accum=None, replace=False):
@@ -977,6 +1041,9 @@ def assign(out, value, *, mask=None, accum=None, replace=False):
     out = _vector(out, "out")
     mask = _mask(mask, out.size)
     accum = None if accum is None else _binary_op(accum, "accum")
+    if isinstance(value, Scalar):  # read where it lives: a device value stays there
+        V.same_device({"value": value.device, "out": out.device})
+        value = value._array
     if isinstance(value, Vector):
         V.dimension(value.size, out.size, "value.size", "out.size")
         device = _device(out=out, value=value, mask=None if mask is None else mask.vector)
@@ -1062,6 +1129,9 @@ def select(x, op, thunk=None):
             keep = _select_values(x._values_or_ones(), op, thunk, names, x.dtype, x.device)
         return x._keep_entries(keep, x._values, x.dtype)
     x = _vector(x, "x")
+    if x.device == "cpu" and x._is_sparse:  # at its entries only; the result stays sparse
+        keep = _select_values(x._values, op, thunk, names, x.dtype, x.device)
+        return Vector._from_sparse_arrays(x._indices[keep], x._values[keep], x.size, x.device)
     values, present = x._dense()
     keep = _select_values(values, op, thunk, names, x.dtype, x.device)
     return Vector._from_dense_arrays(values, keep if present is None else keep & present,
@@ -1076,10 +1146,9 @@ def _select_values(values, op, thunk, names, dtype, device):
         raise V.domain("op", "be a comparison giving bool", op.name)
     if thunk is None:
         raise V.invalid_value("thunk", f"be given with {op.name}", None)
-    t_dtype = _scalar_dtype(thunk, dtype, "thunk")
+    t_dtype, t = _bound_operand(thunk, dtype, "thunk", device)
     dt = _op_dtype(op, dtype, t_dtype, "op")
-    t = B.xp_of(device).full(len(values), V.scalar_value(thunk, t_dtype, "thunk"), dtype=dt)
-    return _eval_binary(op, values, t, dt, device)
+    return _eval_binary(op, values, _broadcast(t, len(values), dt, device), dt, device)
 
 
 def scale(A, v, op, *, side="left"):

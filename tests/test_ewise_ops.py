@@ -36,6 +36,7 @@ UNARY = {
     "abs": lambda x, i: abs(x),
     "lnot": lambda x, i: not x,
     "one": lambda x, i: 1,
+    "floor": lambda x, i: np.floor(x),
     "rowindex": lambda x, i: i,
 }
 

@@ -122,7 +122,8 @@ def test_algorithms_are_written_against_ops_and_semirings_only():
             assert not {m for m in direct if m.startswith("gbla.kernels")}, name
             assert direct <= {"gbla._validation", "gbla._backend", "gbla.direction",
                               "gbla.methods", "gbla.ops", "gbla.semirings", "gbla.matrix",
-                              "gbla.vector", "gbla.exceptions", "gbla.runtime"}, (name, direct)
+                              "gbla.vector", "gbla.scalar", "gbla.exceptions", "gbla.runtime"}, \
+                (name, direct)
 
 
 @pytest.mark.parametrize("lower, upper", [
@@ -139,6 +140,8 @@ def test_algorithms_are_written_against_ops_and_semirings_only():
     ("gbla.methods", "gbla.kernels"),
     ("gbla.matrix", "gbla.ops"),               # storage below the operations
     ("gbla.vector", "gbla.ops"),
+    ("gbla.scalar", "gbla.ops"),
+    ("gbla.scalar", "gbla.vector"),            # a value, below what holds many
     ("gbla._storage", "gbla.matrix"),
     ("gbla.direction", "gbla.ops"),
     ("gbla.semirings", "gbla.matrix"),

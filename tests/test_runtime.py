@@ -142,22 +142,33 @@ def test_the_library_bfs_and_bellman_ford_run_on_the_device_on_degenerate_graphs
         np.testing.assert_array_equal(host(levels), expected_levels(S, source))
         gbla.verify.bfs(A, source, levels, parents)
         assert stats["mode"] == ("device" if mode_device == "gpu" else "eager")
-        dist, pred = gbla.sssp(A, source, method="bellman_ford", return_predecessors=True)
-        np.testing.assert_allclose(host(dist), csgraph.shortest_path(S, indices=source))
-        gbla.verify.sssp(A, source, dist, pred)
+        for method in ("bellman_ford", "delta_stepping"):
+            dist, pred = gbla.sssp(A, source, method=method, return_predecessors=True)
+            np.testing.assert_allclose(host(dist), csgraph.shortest_path(S, indices=source))
+            gbla.verify.sssp(A, source, dist, pred)
 
 
 @pytest.mark.gpu
 @SKIP_NO_GPU
 @G.FIXTURE_OK
-@given(g=G.graphs(max_n=40, weights=G.st.integers(1, 20)))
-def test_bellman_ford_on_the_device_equals_scipy(g):
+@given(g=G.graphs(max_n=40, weights=G.st.integers(1, 20)),
+       delta=G.st.sampled_from([None, 0.5, 3.0, 1e9]))
+def test_bellman_ford_and_delta_stepping_on_the_device_equal_scipy_and_eager_mode(g, delta):
+    # delta 0.5: every positive weight heavy; 1e9: every weight light (one bucket)
     S = g.scipy()
     A = gbla.Matrix.from_scipy(S, device="gpu")
-    stats = {}
-    dist, pred = gbla.sssp(A, 0, method="bellman_ford", return_predecessors=True, stats=stats)
-    np.testing.assert_allclose(host(dist), csgraph.shortest_path(S, indices=0))
-    gbla.verify.sssp(A, 0, dist, pred)
+    expected = csgraph.shortest_path(S, indices=0)
+    for method, options in (("bellman_ford", {}), ("delta_stepping", {"delta": delta})):
+        stats = {}
+        dist, pred = gbla.sssp(A, 0, method=method, return_predecessors=True, stats=stats,
+                               **options)
+        np.testing.assert_allclose(host(dist), expected)
+        gbla.verify.sssp(A, 0, dist, pred)
+        eager = {}  # the CPU runs the same body eagerly: the same rounds, the same distances
+        np.testing.assert_array_equal(
+            gbla.sssp(gbla.Matrix.from_scipy(S, device="cpu"), 0, method=method, stats=eager,
+                      **options), host(dist))
+        assert eager["iterations"] == stats["iterations"], method
 
 
 @pytest.mark.gpu
@@ -206,6 +217,7 @@ def test_a_thousand_traversals_give_back_their_memory():
     pool = cp.get_default_memory_pool()
     gbla.bfs(A, 0)
     gbla.sssp(A, 0, method="bellman_ford")
+    gbla.sssp(A, 0, method="delta_stepping")
     gc.collect()  # what earlier tests left in reference cycles
     cp.cuda.Device().synchronize()
     start = pool.used_bytes()
@@ -213,6 +225,7 @@ def test_a_thousand_traversals_give_back_their_memory():
         gbla.bfs(A, i % 2000)
     for i in range(20):
         gbla.sssp(A, i, method="bellman_ford")
+        gbla.sssp(A, i, method="delta_stepping")
     gc.collect()
     cp.cuda.Device().synchronize()
     assert pool.used_bytes() <= start  # the recordings, cached on A, are all that stays

@@ -5,7 +5,9 @@ Bellman-Ford relaxes, each round, only the vertices whose distance changed in th
 its rounds are iterations of :func:`gbla.iterate`, run on the device when A is there.
 Delta-stepping (Meyer & Sanders, in LAGraph's formulation) does the same per bucket of width
 delta: light edges (w <= delta) until the bucket is stable, then heavy edges once from every
-vertex the bucket settled. Predecessors are a BFS tree over the tight edges, those with
+vertex the bucket settled, each light round (and the heavy pass that ends a bucket) one
+iteration of :func:`gbla.iterate` too, the lowest bucket a reduction into a Scalar that never
+leaves the device. Predecessors are a BFS tree over the tight edges, those with
 d(u) + w(u, v) == d(v), found with two diagonal scalings and a select.
 """
 
@@ -16,9 +18,10 @@ import numpy as np
 from .. import _backend as B
 from .. import _validation as V
 from .. import direction as _direction
-from .. import methods, ops
+from .. import methods, ops, runtime
 from ..exceptions import NegativeCycleError, UnsupportedMethod
 from ..matrix import Matrix, as_graph
+from ..scalar import Scalar
 from ..semirings import binary, min_plus, monoid, unary
 from ..vector import Vector
 from ._relax import policy_of, relax, relax_all
@@ -254,38 +257,58 @@ def _bellman_ford(A, source, dtype, direction, products):
 
 
 def _delta_stepping(A, source, dtype, direction, products, delta):
+    # One iteration of gbla.iterate is one light round of the lowest bucket holding a pending
+    # vertex (a vertex whose distance fell since its light edges were last relaxed), then, once
+    # that bucket has no pending vertex left, one heavy pass from every vertex it settled. The
+    # bucket of a distance d is floor(d / delta); the lowest one is a reduction kept on the
+    # device (a Scalar), so the buckets never wait for the host.
     n = A.nrows
     light = ops.select(A, "<=", delta)
     heavy = ops.select(A, ">", delta)
+    heavy_edges = heavy.nvals > 0  # sync: once, before the loop (what the body holds)
+    width, last = dtype.type(delta), np.finfo(dtype).max
+    lowest = Scalar.new(dtype, device=A.device)
+    after = Scalar.new(dtype, device=A.device)
+
+    def bucket(v):
+        # floor(d / delta), rounded as it may be, is monotone in d, which is all the buckets
+        # need; a quotient past the largest float (a width below the distances' spacing) joins
+        # the last finite bucket, so an empty pile's +inf stays above every bucket
+        return ops.apply(ops.apply(ops.apply(v, binary.div, right=width), unary.floor),
+                         binary.min, right=last)
+
+    def round_(s, _):
+        buckets = bucket(s.pending)
+        ops.reduce(buckets, monoid.min, out=lowest)
+        front = ops.apply(s.pending, unary.identity,
+                          mask=ops.select(buckets, "<=", lowest).S)
+        s.pending = ops.apply(s.pending, unary.identity, mask=~front.S)
+        fell = relax(s.dist, front, light, min_plus, binary.lt, direction)
+        s.pending = ops.ewise_add(s.pending, fell, binary.second)
+        if not heavy_edges:
+            return
+        s.settled = ops.ewise_add(s.settled, front, binary.second)
+        # distances only grow along an edge, so the settled vertices below the lowest pending
+        # bucket are final: their heavy edges are relaxed now, once
+        ops.reduce(bucket(s.pending), monoid.min, out=after)
+        done = ops.select(bucket(ops.apply(s.dist, unary.identity, mask=s.settled.S)), "<",
+                          after)
+        s.settled = ops.apply(s.settled, unary.identity, mask=~done.S)
+        fell = relax(s.dist, ops.apply(s.dist, unary.identity, mask=done.S), heavy, min_plus,
+                     binary.lt, direction)
+        s.pending = ops.ewise_add(s.pending, fell, binary.second)
+        s.todo = ops.ewise_add(s.pending, s.settled, binary.first)
+
     dist = Vector.from_coo([source], 0, n, dtype=dtype, device=A.device)
-    settled = Vector.new(n, bool, device=A.device)
-    lo = 0.0
-    while True:
-        unsettled = ops.apply(dist, unary.identity, mask=~settled.S)
-        if not unsettled.nvals:  # sync: anything left to settle
-            return dist
-        # The next non-empty bucket [lo, lo + delta). Rounding may put floor(m / delta) * delta
-        # above m, and a delta below the float spacing at m gives lo + delta == lo: either
-        # would leave m outside every bucket and loop forever, so the bucket always holds m.
-        m = float(ops.reduce(unsettled, monoid.min))  # sync: the smallest unsettled distance
-        if m == math.inf:  # only sums that overflowed to inf are left: they relax nothing
-            return dist
-        aligned = math.floor(m / delta) * delta if m / delta < math.inf else m
-        lo = min(max(lo, aligned), m)
-        hi = max(lo + delta, float(np.nextafter(dtype.type(m), dtype.type(np.inf))))
-        bucket = ops.select(ops.select(unsettled, ">=", lo), "<", hi)
-        reached = Vector.new(n, bool, device=A.device)
-        while bucket.nvals:  # sync: the bucket's size
-            ops.assign(reached, True, mask=bucket.S)
-            products[0] += 1
-            improved = relax(dist, bucket, light, min_plus, binary.lt, direction)
-            bucket = ops.select(ops.select(improved, ">=", lo), "<", hi)
-        if heavy.nvals:
-            products[0] += 1
-            relax(dist, ops.apply(dist, unary.identity, mask=reached.S), heavy, min_plus,
-                  binary.lt, direction)
-        ops.assign(settled, True, mask=reached.S)
-        lo = hi
+    state = {"dist": dist, "pending": dist}
+    if heavy_edges:
+        state.update(settled=Vector.new(n, dtype, device=A.device), todo=dist)
+    run = {}
+    out = runtime.iterate(round_, state, while_nonempty="todo" if heavy_edges else "pending",
+                          cache=A, key=("gbla.delta_stepping", policy_of(direction), delta),
+                          stats=run)
+    products[0] += run["iterations"]
+    return out["dist"]
 
 
 def _predecessors(A, source, dist):

@@ -4,7 +4,7 @@ multiply ops; each gets every dtype both sides can take."""
 import numpy as np
 
 from ._core import ANY_VALUE, BinaryOp, Monoid, Semiring, UnaryOp
-from .._dtypes import BOOL, DTYPES, INT64, NUMERIC
+from .._dtypes import BOOL, DTYPES, FP32, FP64, INT64, NUMERIC
 
 
 def _first(x, y):
@@ -27,6 +27,7 @@ _binary = [
     BinaryOp("plus", "(x + y)", np.add, NUMERIC, commutative=True),
     BinaryOp("minus", "(x - y)", np.subtract, NUMERIC),
     BinaryOp("times", "(x * y)", np.multiply, NUMERIC, commutative=True),
+    BinaryOp("div", "(x / y)", np.divide, (FP32, FP64)),  # floats only: C and NumPy agree there
     BinaryOp("min", _MIN_CUDA, np.fmin, DTYPES, commutative=True),
     BinaryOp("max", _MAX_CUDA, np.fmax, DTYPES, commutative=True),
     BinaryOp("first", "x", _first, DTYPES, uses_y=False),
@@ -52,6 +53,7 @@ _unary = [
     UnaryOp("abs", "((x < 0) ? -x : x)", np.abs, NUMERIC),
     UnaryOp("lnot", "(!x)", np.logical_not, (BOOL,)),
     UnaryOp("one", "1", np.ones_like, DTYPES),
+    UnaryOp("floor", "floor(x)", np.floor, (FP32, FP64)),
     UnaryOp("rowindex", "i", lambda i: i, DTYPES, result=INT64, positional=True),
 ]
 UNARY = {op.name: op for op in _unary}

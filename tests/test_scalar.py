@@ -1,0 +1,110 @@
+"""gbla.Scalar: a value where the vectors are. reduce(out=) fills one without a host read; select's
+thunk, apply's bound operand and assign's value take one and give what the same host value
+gives; inside a loop recorded on the device it carries a reduction from op to op."""
+
+import numpy as np
+import pytest
+
+import gbla
+from gbla.semirings import binary
+
+from .conftest import DEVICES, SKIP_NO_GPU, host
+
+# u = [_, 4.0, _, 2.5, 7.0]
+IDX, VALS, N = [1, 3, 4], [4.0, 2.5, 7.0], 5
+
+
+def vector(device, dtype=np.float64):
+    return gbla.Vector.from_coo(IDX, np.array(VALS, dtype), N, device=device)
+
+
+def coo(v):
+    return tuple(host(a).tolist() for a in v.to_coo())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_scalar_holds_its_value_dtype_and_device(device):
+    s = gbla.Scalar.from_value(2.5, device=device)
+    assert (s.value, s.dtype, s.device) == (2.5, np.float64, device)
+    assert float(s) == 2.5 and int(gbla.Scalar.from_value(7, device=device)) == 7
+    assert gbla.Scalar.from_value(7, device=device).dtype == np.int64
+    assert gbla.Scalar.from_value(3, np.float32, device=device).dtype == np.float32
+    z = gbla.Scalar.new(np.int32, device=device)
+    assert (z.value, z.dtype) == (0, np.int32)
+    assert "2.5" in repr(s)
+
+
+def test_bad_scalars_are_refused_by_name():
+    with pytest.raises(TypeError, match="from_value"):
+        gbla.Scalar()
+    with pytest.raises(gbla.DomainMismatch, match="dtype"):
+        gbla.Scalar.new(np.complex128, device="cpu")
+    with pytest.raises(gbla.InvalidValue, match="value"):
+        gbla.Scalar.from_value(1.5, np.int32, device="cpu")
+    with pytest.raises(gbla.DomainMismatch, match="out must be a gbla.Scalar"):
+        gbla.reduce(vector("cpu"), "min", out=np.zeros(()))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("monoid, expected", [("min", 2.5), ("max", 7.0), ("plus", 13.5)])
+def test_reduce_into_a_scalar_equals_reduce(device, monoid, expected):
+    u = vector(device)
+    s = gbla.Scalar.new(device=device)
+    assert gbla.reduce(u, monoid, out=s) is s
+    assert s.value == expected == gbla.reduce(u, monoid)
+    # cast to the scalar's dtype, and the identity of an empty vector
+    i = gbla.reduce(u, monoid, out=gbla.Scalar.new(np.int64, device=device))
+    assert i.value == int(expected)
+    empty = gbla.reduce(gbla.Vector.new(N, device=device), "min",
+                        out=gbla.Scalar.new(device=device))
+    assert empty.value == np.inf
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_ops_read_a_scalar_as_they_read_its_value(device):
+    u = vector(device)
+    s = gbla.reduce(u, "min", out=gbla.Scalar.new(device=device))  # 2.5
+    for op in (">", "<=", "=="):
+        assert coo(gbla.select(u, op, s)) == coo(gbla.select(u, op, 2.5))
+    assert coo(gbla.apply(u, binary.minus, right=s)) == ([1, 3, 4], [1.5, 0.0, 4.5])
+    assert coo(gbla.apply(u, binary.minus, left=s)) == ([1, 3, 4], [-1.5, 0.0, -4.5])
+    w = gbla.assign(gbla.Vector.new(N, device=device), s, mask=u.S)
+    assert coo(w) == ([1, 3, 4], [2.5, 2.5, 2.5])
+    # a Scalar keeps its dtype, as a NumPy scalar does: int32 u minus an int64 Scalar is int64
+    k = gbla.Scalar.from_value(np.int64(1), device=device)
+    assert gbla.apply(vector(device, np.int32), binary.minus, right=k).dtype == np.int64
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_a_scalar_carries_a_reduction_between_ops_on_the_device():
+    # Each iteration drops the entries at the current minimum: 5 values, 3 distinct, 3 rounds.
+    start = gbla.Vector.from_coo([0, 1, 2, 3, 4], [3.0, 1.0, 2.0, 1.0, 3.0], 5, device="gpu")
+    low = gbla.Scalar.new(device="gpu")
+
+    def body(s, i):
+        gbla.reduce(s.left, "min", out=low)
+        s.left = gbla.select(s.left, ">", low)
+        gbla.assign(s.round, i, mask=gbla.select(s.left, "<=", 2.0).S)
+
+    state = {"left": start, "round": gbla.Vector.new(5, np.int64, device="gpu")}
+    results = {}
+    for mode in ("device", "eager"):
+        run = {}
+        out = gbla.iterate(body, state, while_nonempty="left", mode=mode, stats=run)
+        results[mode] = (run["iterations"], coo(out["round"]))
+    assert results["device"] == results["eager"] == (3, ([2], [1]))
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_reading_a_scalar_inside_a_recorded_body_raises():
+    start = {"q": gbla.Vector.from_coo([0], 1.0, 3, device="gpu")}
+    low = gbla.Scalar.new(device="gpu")
+
+    def body(s, i):
+        gbla.reduce(s.q, "min", out=low)
+        float(low)
+
+    with pytest.raises(gbla.CaptureError, match="Scalar.value"):
+        gbla.iterate(body, start, while_nonempty="q", mode="device")
