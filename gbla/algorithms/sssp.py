@@ -280,19 +280,21 @@ def _delta_stepping(A, source, dtype, direction, products, delta):
     def round_(s, _):
         buckets = bucket(s.pending)
         ops.reduce(buckets, monoid.min, out=lowest)
-        front = ops.apply(s.pending, unary.identity,
-                          mask=ops.select(buckets, "<=", lowest).S)
-        s.pending = ops.apply(s.pending, unary.identity, mask=~front.S)
+        now = ops.select(buckets, "<=", lowest)  # the lowest bucket's pending vertices
+        front = ops.apply(s.pending, unary.identity, mask=now.S)
+        s.pending = ops.apply(s.pending, unary.identity, mask=~now.S)
         fell = relax(s.dist, front, light, min_plus, binary.lt, direction)
         s.pending = ops.ewise_add(s.pending, fell, binary.second)
         if not heavy_edges:
             return
-        s.settled = ops.ewise_add(s.settled, front, binary.second)
+        # settled: the vertices of this bucket whose heavy edges wait, by bucket number (a
+        # vertex whose distance falls again is pending, in a bucket no higher, until it
+        # settles again with its new number)
+        s.settled = ops.ewise_add(s.settled, now, binary.second)
         # distances only grow along an edge, so the settled vertices below the lowest pending
         # bucket are final: their heavy edges are relaxed now, once
         ops.reduce(bucket(s.pending), monoid.min, out=after)
-        done = ops.select(bucket(ops.apply(s.dist, unary.identity, mask=s.settled.S)), "<",
-                          after)
+        done = ops.select(s.settled, "<", after)
         s.settled = ops.apply(s.settled, unary.identity, mask=~done.S)
         fell = relax(s.dist, ops.apply(s.dist, unary.identity, mask=done.S), heavy, min_plus,
                      binary.lt, direction)
