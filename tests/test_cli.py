@@ -400,6 +400,71 @@ def test_benchmarks_md_renders_a_distributed_run_from_the_launcher(capsys, tmp_p
     assert len(rows) == 4 and all(int(r.split("|")[5]) >= 1 for r in rows)  # levels
 
 
+def _multisource(tmp_path, *extra):
+    """(exit status, JSON) of benchmarks/bench_multisource.py on rmat(8), on the CPU."""
+    out = tmp_path / "multisource.json"
+    status = load_module("benchmarks/bench_multisource.py").main(
+        ["--graph", "rmat:8", "--k", "1,4", "--repeats", "2", "--device", "cpu", "--json",
+         str(out), *extra])
+    return status, json.loads(out.read_text())
+
+
+def test_bench_multisource_checks_every_batch_and_renders_in_benchmarks_md(capsys, tmp_path):
+    pytest.importorskip("networkx")
+    status, doc = _multisource(tmp_path, "--algo", "bfs,sssp", "--nx-all-pairs", "60")
+    assert status == 0
+    assert [(run["graph"], run["algo"]) for run in doc["runs"]] == [("rmat:8", "bfs"),
+                                                                    ("rmat:8", "sssp")]
+    for run in doc["runs"]:
+        # one source alone, then the batches of 1 and 4
+        assert [(r["k"], r["batch"]) for r in run["rows"]] == [(1, False), (1, True), (4, True)]
+        assert all(r["check"] == "ok" and r["ms"] > 0 for r in run["rows"])
+        assert run["rows"][-1]["ms_per_source"] == pytest.approx(run["rows"][-1]["ms"] / 4)
+    pairs = doc["all_pairs"]
+    assert pairs["check"] == "ok" and pairs["edges"] == 300 and pairs["entries"] > 60
+    capsys.readouterr()
+    assert load_module("tools/benchmarks_md.py").main([str(tmp_path / "multisource.json")]) == 0
+    md = capsys.readouterr().out
+    assert f"1. `{doc['command']}`" in md
+    assert doc["command"].startswith("python benchmarks/bench_multisource.py --graph rmat:8")
+    for algo in ("bfs", "sssp"):
+        assert f"## rmat:8, {algo} from many sources at once (run 1)" in md
+    rows = [line for line in md.splitlines() if line.startswith("| ")]
+    assert sum(line.startswith("| 4 |") and line.endswith("| ok |") for line in rows) == 2
+    assert "## networkx all_pairs_shortest_path_length (run 1)" in md and "dicts equal" in md
+
+
+def test_bench_multisource_flags_a_batch_unlike_its_single_sources(capsys, tmp_path,
+                                                                    monkeypatch):
+    bfs = gbla.bfs
+
+    def wrong_with_several(A, source, **kwargs):
+        levels = bfs(A, source, **kwargs)
+        return levels + 1 if np.ndim(source) else levels
+    monkeypatch.setattr(gbla, "bfs", wrong_with_several)
+    status, doc = _multisource(tmp_path)
+    assert status == 1
+    assert [r["check"] for r in doc["runs"][0]["rows"]] == ["ok", "MISMATCH", "MISMATCH"]
+
+
+def test_bench_multisource_reports_a_batch_that_raises_and_goes_on(capsys, tmp_path,
+                                                                    monkeypatch):
+    bfs = gbla.bfs
+
+    def out_of_memory_with_four(A, source, **kwargs):
+        if np.ndim(source) and len(source) == 4:
+            raise MemoryError("Out of memory allocating 9,999,999,999 bytes")
+        return bfs(A, source, **kwargs)
+    monkeypatch.setattr(gbla, "bfs", out_of_memory_with_four)
+    status, doc = _multisource(tmp_path)
+    assert status == 1
+    assert [r["check"] for r in doc["runs"][0]["rows"]] == ["ok", "ok", "ERROR"]
+    capsys.readouterr()
+    assert load_module("tools/benchmarks_md.py").main([str(tmp_path / "multisource.json")]) == 0
+    assert "| 4 | - | - | - | - | - | ERROR: MemoryError: Out of memory allocating" in \
+        capsys.readouterr().out
+
+
 def test_table_computes_us_per_level_for_records_older_than_the_column():
     base = dict(graph="g", algo="bfs", count_name="levels", device="gpu", mean_ms=3.0,
                 median_ms=3.0, gteps=None, peak_bytes=None, check="ok", status="ok", note=None)

@@ -14,6 +14,8 @@ import sys
 
 from gbla import bench
 
+MULTISOURCE = "gbla-multisource/1"  # the schema benchmarks/bench_multisource.py writes
+
 
 def _machine(m):
     host = f"{m['cpu']} ({m['cpu_count']} CPUs)"
@@ -65,6 +67,43 @@ def _distributed(doc, i):
     return out + [""]
 
 
+def _multisource(doc, i):
+    """A benchmarks/bench_multisource.py run: a table per graph and algorithm (one source, then
+    each batch of k sources in one call), and the networkx all-pairs line."""
+    out = []
+    for run in doc["runs"]:
+        g = run["graph_info"]
+        count = "levels" if run["algo"] == "bfs" else "rounds"
+        weights = f"; weights: {run['weights']}" if run.get("weights") else ""
+        out += [f"## {run['graph']}, {run['algo']} from many sources at once (run {i})", "",
+                f"{g['n']:,} vertices, {g['nvals']:,} stored entries; {g['device']}{weights}. "
+                f"one: the median of a call from each of the {len(run['sources'])} sources "
+                "alone; k: one call from the first k of them (median of "
+                f"{doc['settings']['repeats']}, after a warm-up); x one: ms per call over "
+                "one source's ms; check: each row equal to (BFS) or close to (SSSP) the "
+                "single-source result.", "",
+                f"| k | method | ms per call | ms per source | x one source | {count} | check |",
+                "|---:|---|---:|---:|---:|---:|---|"]
+        for r in run["rows"]:
+            k = r["k"] if r["batch"] else "one"
+            if r["ms"] is None:  # the batch raised (out of memory, most often)
+                out.append(f"| {k} | - | - | - | - | - | {r['check']}: {r['note']} |")
+                continue
+            out.append(f"| {k} | {r['method']} | {r['ms']:.2f} | {r['ms_per_source']:.3f} | "
+                       f"{r['ratio']:.2f} | {r['count']} | {r['check']} |")
+        out.append("")
+    p = doc.get("all_pairs")
+    if p:
+        out += [f"## networkx all_pairs_shortest_path_length (run {i})", "",
+                "`dict(nx.all_pairs_shortest_path_length(G))` on "
+                f"`nx.gnm_random_graph({p['n']}, {p['edges']}, seed={p['seed']})` "
+                f"({p['entries']:,} entries), networkx {p['networkx']}: plain networkx "
+                f"{p['networkx_s']:.3g} s, `backend=\"gbla\"` {p['gbla_s']:.3g} s on the "
+                f"{p['device'].upper()} (conversion included), **{p['speedup']:.1f}x**; the "
+                f"dicts {'equal' if p['check'] == 'ok' else 'DIFFER'}.", ""]
+    return out
+
+
 def render(documents, paths):
     """BENCHMARKS.md as a string from the loaded JSON ``documents`` (read from ``paths``)."""
     out = ["# Benchmarks", "",
@@ -74,6 +113,10 @@ def render(documents, paths):
            "first method's result is checked by `gbla.verify`, every other result equal to "
            "it.", "", "## Runs", ""]
     for i, doc in enumerate(documents, 1):
+        if doc.get("schema") == MULTISOURCE:  # benchmarks/bench_multisource.py
+            out += [f"{i}. `{doc['command']}` ({doc['created']})", "",
+                    f"   {_machine(doc['machine'])}", ""]
+            continue
         if "ranks" in doc:  # benchmarks/bench_distributed.py
             out += [f"{i}. `python -m gbla.distributed.launch -n {doc['ranks']} "
                     f"benchmarks/bench_distributed.py --scale {doc['scale']}` ({doc['device']})",
@@ -89,6 +132,9 @@ def render(documents, paths):
         out += [f"{i}. `{doc['command']}` ({doc['created']})", "",
                 f"   {_machine(doc['machine'])}", ""]
     for i, doc in enumerate(documents, 1):
+        if doc.get("schema") == MULTISOURCE:
+            out += _multisource(doc, i)
+            continue
         if "ranks" in doc:
             out += _distributed(doc, i)
             continue

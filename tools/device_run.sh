@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one script for the lent GPU machine: install gbla, run the test suite with the GPU tests
 # enabled, then the benchmarks. From the repo root on the GPU machine:
-#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs[_rmat|_real]|sssp[_rmat|_real]|profile|ablation|distributed] [args]
+#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs[_rmat|_real]|sssp[_rmat|_real]|profile|ablation|distributed|multisource] [args]
 # 'all' (the default) = every part: the test suite, compute-sanitizer over the BFS kernels,
 # one vxm timing, and the `gbla bench` runs behind BENCHMARKS.md (bfs, sssp). Real graphs are
 # read from .device-data/ (a copy of ../shared/data carried along) when present. Logs and JSON go to $OUT when it is set.
@@ -71,6 +71,15 @@ fi
 if [ "$part" = ablation ]; then
     python3 benchmarks/bench_sssp_ablation.py "$@" --json "$OUT/sssp_ablation.json" \
         --plot "$OUT/sssp_ablation.png" 2>&1 | tee "$OUT/sssp_ablation.log"
+fi
+# Issue 12's aims: BFS and SSSP from 1, 8 and 64 sources in one call against one source alone
+# on R-MAT graphs (GRAPHS, default rmat:22), and networkx's all_pairs_shortest_path_length
+# through the gbla backend against plain networkx on a 10,000-vertex graph; extra args go to
+# benchmarks/bench_multisource.py.
+if [ "$part" = multisource ]; then
+    python3 benchmarks/bench_multisource.py --graph ${GRAPHS:-rmat:22} --algo bfs,sssp \
+        --nx-all-pairs 10000 --json "$OUT/multisource.json" "$@" 2>&1 | tee "$OUT/multisource.log"
+    status=${PIPESTATUS[0]}
 fi
 # The BENCHMARKS.md runs: every method plus peers, one JSON per (algorithm, graph set).
 D=.device-data
