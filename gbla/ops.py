@@ -205,6 +205,53 @@ def _union(op, x, y, device, arg):
     return values, xpres | ypres
 
 
+# ---------------------------------------------------------------------- entry lists
+def _op_site(namespace):
+    """keep(name, size, dtype, fill) of the op asking, inside a loop recorded on the device:
+    arrays kept under its op site (the same one in every iteration, recorded or not) for the
+    recording's life, set to ``fill`` before every run; None outside such a loop."""
+    loop = B.device_loop()
+    if loop is None:
+        return None
+    site = loop.workspace.next_site()
+
+    def keep(name, size, dtype, fill):
+        return loop.workspace.persistent((namespace, site, name), size, dtype, fill)
+    return keep
+
+
+def _listed_site(device, out=None, accum=None, replace=False):
+    """The site of an element-wise op writing a new Vector (no out, no accum) inside a loop
+    recorded on the device, where it runs over entry lists; None elsewhere. Taken whatever the
+    inputs carry (one without a list reads as an unknown one: a pass over n that makes a list),
+    so that the op takes the same path and buffers in every iteration. ``replace`` is checked
+    as _write checks it, though without out it changes nothing."""
+    V.flag(replace, "replace")
+    if device != "gpu" or out is not None or accum is not None:
+        return None
+    return _op_site("entries")
+
+
+def _operand(v):
+    return _entries.Operand(*v._dense(), v._entries)
+
+
+def _entry_mask(mask):
+    if mask is None:
+        return None
+    values, present = mask.vector._dense()
+    return _entries.Mask(present, None if mask.structural else values, mask.complement,
+                         mask.vector._entries)
+
+
+def _listed(result):
+    """The Vector of an op run over entry lists: (values, present, its list)."""
+    values, present, entries = result
+    v = Vector._from_dense_arrays(values, present, "gpu")
+    v._entries = entries
+    return v
+
+
 # ---------------------------------------------------------------------- the write phase
 def _dense_of(indices, values, n):
     """(values, present) of n entries from sparse ones (on the host)."""
@@ -285,17 +332,14 @@ def _write(out, t, *, mask, accum, replace, device, masked=False):
     if out is None and accum is None and (mask is None or masked):
         return Vector._from_dense_arrays(t_values, t_present, device)
     if device == "gpu" and accum is None and mask is not None and out is not None:
-        m, mode = mask.kernel_args()
         o_values, o_present = out._dense()
+        site = None if mask.complement or replace else _op_site("entries")
+        if site is not None and (o_present is not None or not out._owned):
+            return _listed_write(site, out, t_values, t_present, mask)
+        m, mode = mask.kernel_args()
         if out._owned:  # a recorded loop's state: written in place, its addresses fixed
-            listed = mask.vector._entries if mask.structural and not mask.complement and \
-                not replace and o_present is not None and m is not None else None
-            if listed is not None and B.array_device(t_values) == "gpu":
-                # out<m.S> = t at the mask's listed entries: a frontier's cost, not n's
-                _entries.assign(listed, m, t_values, t_present, o_values, o_present)
-            else:
-                _elementwise.masked_write(t_values, t_present, o_values, o_present, m, mode,
-                                          replace, out.dtype, into=(o_values, o_present))
+            _elementwise.masked_write(t_values, t_present, o_values, o_present, m, mode,
+                                      replace, out.dtype, into=(o_values, o_present))
             out._written_in_place()
             return out
         out._set_dense(*_elementwise.masked_write(t_values, t_present, o_values, o_present, m,
@@ -320,6 +364,23 @@ def _write(out, t, *, mask, accum, replace, device, masked=False):
     kept = xp.zeros(n, bool) if replace else _present_all(o_present, n, xp)
     present = xp.where(allow, _present_all(t_present, n, xp), kept)
     out._set_dense(xp.where(allow, t_values, o_values), present)
+    return out
+
+
+def _listed_write(site, out, t_values, t_present, mask):
+    """out<m> = t, m not complemented, inside a loop recorded on the device, at the mask's
+    listed entries (a frontier's cost, not n's): a loop's state in place; any other out gets a
+    new value with a list (its entries outside the mask, t's inside), its own arrays, which
+    other vectors may share, left as they are."""
+    o_values, o_present = out._dense()
+    if out._owned:
+        _entries.assign(site, _entry_mask(mask), t_values, t_present, o_values, o_present)
+        out._written_in_place()
+        return out
+    values, present, entries = _entries.merge(site, _operand(out), t_values, t_present,
+                                              _entry_mask(mask))
+    out._set_dense(values, present)
+    out._entries = entries
     return out
 
 
@@ -444,12 +505,9 @@ def _device_matvec(loop, push_of, pull_of, u, semiring, dtype, types, direction,
                                            np.array([0, -1], np.int64))
         early_exit = semiring.add.terminal_for(semiring.output_dtype(dtype)) is not None
         choice = _loop.Choice(direction.policy, state, n_out, Q.nvals, early_exit)
-    site = loop.workspace.next_site()  # the same number at this op in every iteration
-
-    def keep(name, size, dtype, fill):
-        return loop.workspace.persistent(("product", site, name), size, dtype, fill)
     return _spmv.device_product(P, Q, u_values, u_present, types, m, mode, push=push,
-                                pull=pull, keep=keep, choice=choice, u_entries=u._entries)
+                                pull=pull, keep=_op_site("product"), choice=choice,
+                                u_entries=u._entries)
 
 
 def _spmv_types(semiring, A, u, dtype, flip):
@@ -732,6 +790,12 @@ def ewise_add(u, v, op, *, mask=None, accum=None, replace=False, out=None):
     mask, out = _mask(mask, u.size), _out(out, u.size)
     accum = None if accum is None else _binary_op(accum, "accum")
     device = _device(u=u, v=v, mask=None if mask is None else mask.vector, out=out)
+    site = _listed_site(device, out, accum, replace)
+    if site is not None:  # over both lists (or the mask's): count_u + count_v entries
+        dtype = _op_dtype(op, u.dtype, v.dtype, "op")
+        types = _entries.MapTypes(op, u.dtype, v.dtype, dtype, op.result_dtype(dtype))
+        return _listed(_entries.union(site, types, _operand(u), _operand(v),
+                                      mask=_entry_mask(mask)))
     if device == "cpu" and u._is_sparse and v._is_sparse and not op.positional:
         t = _sparse_union(op, u, v)  # the work is the entries; the result stays sparse
     else:
@@ -790,6 +854,11 @@ def ewise_mult(u, v, op, *, mask=None, accum=None, replace=False, out=None):
     accum = None if accum is None else _binary_op(accum, "accum")
     device = _device(u=u, v=v, mask=None if mask is None else mask.vector, out=out)
     dtype = _op_dtype(op, u.dtype, v.dtype, "op")
+    site = _listed_site(device, out, accum, replace)
+    if site is not None:  # over the shortest of u's, v's and the mask's lists
+        types = _entries.MapTypes(op, u.dtype, v.dtype, dtype, op.result_dtype(dtype))
+        return _listed(_entries.map_entries(site, types, _operand(u), _operand(v),
+                                            mask=_entry_mask(mask)))
     if device == "cpu" and (u._is_sparse or v._is_sparse) and not op.positional:
         # on the CPU, over the sparse side's entries only; the result stays sparse
         idx, (x, y) = _intersection(u, v)
@@ -876,6 +945,7 @@ def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False,
     mask, out = _mask(mask, u.size), _out(out, u.size)
     accum = None if accum is None else _binary_op(accum, "accum")
     device = _device(u=u, mask=None if mask is None else mask.vector, out=out)
+    site = _listed_site(device, out, accum, replace)
     if not isinstance(op, UnaryOp):
         op = _binary_op(op, "op")
     # a sparse u on the CPU is computed at its entries (not for an op that reads positions)
@@ -887,6 +957,10 @@ def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False,
         if u.dtype not in op.dtypes:
             raise V.domain("u.dtype", f"be one {op.name} takes {[d.name for d in op.dtypes]}",
                            u.dtype.name)
+        if site is not None:  # over u's list (or the mask's)
+            types = _entries.MapTypes(op, u.dtype, None, u.dtype, op.result_dtype(u.dtype))
+            return _listed(_entries.map_entries(site, types, _operand(u),
+                                                mask=_entry_mask(mask)))
         t_values = _eval_unary(op, values, u.dtype, device)
     else:
         if (left is None) == (right is None):
@@ -896,6 +970,11 @@ def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False,
         arg = "left" if right is None else "right"
         s_dtype, s = _bound_operand(scalar, u.dtype, arg, device)
         dtype = _op_dtype(op, u.dtype, s_dtype, "op")
+        if site is not None:  # over u's list (or the mask's), the scalar read by the kernel
+            types = _entries.MapTypes(op, u.dtype, dtype, dtype, op.result_dtype(dtype),
+                                      flip=left is not None)
+            return _listed(_entries.map_entries(site, types, _operand(u), scalar=s,
+                                                mask=_entry_mask(mask)))
         s_array = _broadcast(s, len(values), dtype, device)
         x, y = (values, s_array) if left is None else (s_array, values)
         t_values = _eval_binary(op, x, y, dtype, device)
@@ -1129,6 +1208,12 @@ def select(x, op, thunk=None):
             keep = _select_values(x._values_or_ones(), op, thunk, names, x.dtype, x.device)
         return x._keep_entries(keep, x._values, x.dtype)
     x = _vector(x, "x")
+    site = _listed_site(x.device)
+    if site is not None:  # over x's list, the comparison made in the kernel
+        cond, dt, t = _select_condition(op, thunk, names, x.dtype, x.device)
+        types = _entries.MapTypes(_sr.unary.identity if cond is None else cond, x.dtype,
+                                  None if cond is None else dt, dt, np.dtype(bool))
+        return _listed(_entries.select(site, types, _operand(x), t))
     if x.device == "cpu" and x._is_sparse:  # at its entries only; the result stays sparse
         keep = _select_values(x._values, op, thunk, names, x.dtype, x.device)
         return Vector._from_sparse_arrays(x._indices[keep], x._values[keep], x.size, x.device)
@@ -1138,16 +1223,24 @@ def select(x, op, thunk=None):
                                      x.device)
 
 
-def _select_values(values, op, thunk, names, dtype, device):
+def _select_condition(op, thunk, names, dtype, device):
+    """(comparison, the dtype it computes in, the bound thunk) of a select; (None, dtype, None)
+    for "nonzero"."""
     if op == "nonzero":
-        return values.astype(bool)
+        return None, dtype, None
     op = _binary_op(names.get(op, op), "op")
     if op.result_dtype(dtype) != np.dtype(bool):
         raise V.domain("op", "be a comparison giving bool", op.name)
     if thunk is None:
         raise V.invalid_value("thunk", f"be given with {op.name}", None)
     t_dtype, t = _bound_operand(thunk, dtype, "thunk", device)
-    dt = _op_dtype(op, dtype, t_dtype, "op")
+    return op, _op_dtype(op, dtype, t_dtype, "op"), t
+
+
+def _select_values(values, op, thunk, names, dtype, device):
+    op, dt, t = _select_condition(op, thunk, names, dtype, device)
+    if op is None:
+        return values.astype(bool)
     return _eval_binary(op, values, _broadcast(t, len(values), dt, device), dt, device)
 
 

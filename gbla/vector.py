@@ -7,8 +7,8 @@ arrays, so sharing arrays between vectors is safe. The one exception is a Vector
 arrays (``_owned``: the state of a loop recorded on the device, gbla.runtime): ops write those in
 place, so their addresses stay fixed, and :meth:`dup` copies them. Inside such a loop a dense
 vector may also carry an entry list on the device (``_entries``, gbla/kernels/_entries.py: the
-positions of its entries, as a device product finds them), which later ops read instead of
-scanning every position; any other write drops it.
+positions of its entries, as a device product or an element-wise op finds them), which later
+ops read instead of scanning every position; any other write drops it.
 """
 
 import numpy as np

@@ -6,10 +6,11 @@ import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
 
 from gbla import DEFAULT_POLICY, DirectionPolicy, semirings
-from gbla.kernels import _codegen, _launch, _sssp
+from gbla.kernels import _codegen, _entries, _launch, _sssp
 
 NVCC = shutil.which("nvcc")
 pytestmark = [pytest.mark.nvcc, pytest.mark.skipif(NVCC is None, reason="nvcc not found")]
@@ -89,3 +90,54 @@ def test_sssp_compiles_every_instantiation_the_drivers_launch(tmp_path):
     unit.write_text(_translation_unit(_launch.KERNEL_DIR / "sssp.cu") + "\nvoid* gbla_all[] = {"
                     + ", ".join(f"(void*)&{name}" for name in names) + "};\n")
     _nvcc(unit, "-c", "-o", str(tmp_path / "sssp_all.o"))
+
+
+def _entry_list_registry():
+    """Every struct an element-wise op over entry lists can ask of the builtin ops."""
+    return _entries.registry_types(vars(semirings.unary).values(),
+                                   vars(semirings.binary).values(),
+                                   vars(semirings.monoid).values(), semirings.unary.identity)
+
+
+def test_the_entries_kernels_compile_for_the_whole_op_registry(tmp_path):
+    # front end and NVVM (to PTX) for every op, operand dtype pair, side of a bound scalar and
+    # monoid the ops can ask for, and every value and id type of the kernels without a struct;
+    # split in two to use both cores
+    found = _entry_list_registry()
+    halves = [{family: types[k::2] for family, types in found.items()} for k in (0, 1)]
+    paths = []
+    for i, half in enumerate(halves):
+        path = tmp_path / f"entries_registry_{i}.cu"
+        path.write_text(_entries.translation_unit(half))
+        paths.append(path)
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(lambda p: _nvcc(p, "--ptx", "-o", str(p.with_suffix(".ptx"))), paths))
+
+
+def test_the_entries_kernels_compile_to_sm90_machine_code_for_each_op_family(tmp_path):
+    # down to SASS (ptxas included) for one op of each shape, every dtype pair
+    ops = {"map": semirings.binary.minus, "select": semirings.binary.lt,
+           "union": semirings.binary.min, "reduce": semirings.monoid.plus.op}
+    found = {family: [t for t in types if t.op is ops[family] or
+                      (family == "map" and t.b_dtype is None)]
+             for family, types in _entry_list_registry().items()}
+    assert all(found.values())
+    path = tmp_path / "entries_sass.cu"
+    path.write_text(_entries.translation_unit(found))
+    _nvcc(path, "-c", "-o", str(tmp_path / "entries_sass.o"))
+
+
+def test_the_entries_registry_covers_what_the_ops_ask_for():
+    # the enumeration must not lose shapes: a unary apply, a scalar on either side, an
+    # ewise of mixed dtypes, a select of an int vector by a float thunk, a bool monoid
+    found = _entry_list_registry()
+    b = semirings.binary
+    f8, i4, bl = (np.dtype(t) for t in (np.float64, np.int32, np.bool_))
+    assert _codegen.MapTypes(semirings.unary.ainv, i4, None, i4, i4) in found["map"]
+    assert _codegen.MapTypes(b.minus, i4, f8, f8, f8, True) in found["map"]
+    assert _codegen.MapTypes(b.lt, i4, f8, f8, bl) in found["map"]
+    assert _codegen.MapTypes(b.plus, bl, i4, i4, i4) in found["union"]
+    assert _codegen.MapTypes(b.le, i4, f8, f8, bl) in found["select"]
+    assert _codegen.MapTypes(semirings.unary.identity, f8, None, f8, bl) in found["select"]
+    lor = semirings.monoid.lor
+    assert _codegen.MapTypes(lor.op, bl, bl, bl, bl, identity=False) in found["reduce"]

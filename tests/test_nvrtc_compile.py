@@ -93,8 +93,35 @@ def test_the_entry_list_kernels_compile_for_the_types_a_loop_stores_and_assigns(
              for i in ("int", "long long")]
     names += [f"gbla_store_set<{t}, {i}>" for t in ("bool", "int", "float")
               for i in ("int", "long long")]
-    names += [f"gbla_assign_entries<{t}, {o}, {i}>"
-              for t, o in (("long long", "int"), ("bool", "bool"), ("double", "float"))
-              for i in ("int", "long long")]
+    names += [f"{k}<{t}, {o}>" for k in ("gbla_assign_entries", "gbla_entries_merge")
+              for t, o in (("long long", "int"), ("bool", "bool"), ("double", "float"))]
+    names.append("gbla_entries_clear")
     lowered = _compile(_launch.source("entries.cu"), names)
+    assert len(lowered) == len(names) and all(lowered)
+
+
+F8, I4, BOOL = np.dtype(np.float64), np.dtype(np.int32), np.dtype(np.bool_)
+
+
+@pytest.mark.parametrize("family, types", [
+    # Bellman-Ford's round: ewise_mult(t, d, lt), apply(t, identity, mask=~d.S)
+    ("map", _codegen.MapTypes(semirings.binary.lt, F8, F8, F8, BOOL)),
+    ("map", _codegen.MapTypes(semirings.unary.identity, F8, None, F8, F8)),
+    # delta-stepping's buckets: apply(d, div, right=delta), floor; apply(x, minus, left=1)
+    ("map", _codegen.MapTypes(semirings.binary.div, F8, F8, F8, F8)),
+    ("map", _codegen.MapTypes(semirings.unary.floor, F8, None, F8, F8)),
+    ("map", _codegen.MapTypes(semirings.binary.minus, I4, I4, I4, I4, flip=True)),
+    ("map", _codegen.MapTypes(semirings.unary.rowindex, I4, None, I4, np.dtype(np.int64))),
+    ("select", _codegen.MapTypes(semirings.binary.le, I4, F8, F8, BOOL)),
+    ("select", _codegen.MapTypes(semirings.unary.identity, BOOL, None, BOOL, BOOL)),
+    ("union", _codegen.MapTypes(semirings.binary.second, F8, F8, F8, F8)),
+    ("union", _codegen.MapTypes(semirings.binary.secondi, BOOL, I4, I4, np.dtype(np.int64))),
+    ("reduce", _codegen.MapTypes(semirings.binary.min, F8, F8, F8, F8, identity=np.inf)),
+    ("reduce", _codegen.MapTypes(semirings.binary.lor, BOOL, BOOL, BOOL, BOOL, identity=False)),
+], ids=lambda x: x if isinstance(x, str) else f"{x.op.name}-{x.a_dtype}")
+def test_the_entry_list_ops_compile_as_the_loader_builds_them(family, types):
+    from gbla.kernels import _entries  # the kernel names and struct the launchers ask for
+    struct, src = _codegen.map_struct(types)
+    names = [f"{k}<{struct}>" for k in _entries._FAMILIES[family]]
+    lowered = _compile(_launch.source("entries.cu") + "\n" + src, names)
     assert len(lowered) == len(names) and all(lowered)

@@ -409,3 +409,178 @@ def test_entry_lists_keep_device_mode_equal_to_eager_mode_whatever_the_body_writ
     if rewrite == "none":  # the plain BFS levels, as SciPy's
         d = csgraph.shortest_path(S, unweighted=True, indices=3)
         np.testing.assert_array_equal(results["gpu"]["levels"], np.where(np.isinf(d), -1, d))
+
+
+# ============================================================================== listed ops
+# Inside a recorded loop, apply, select, ewise_mult, ewise_add, a masked assign and reduce run
+# over entry lists (their inputs', or the mask's) and give lists of their own; a vector with no
+# list, or one whose count is unknown (a run's first iteration), takes one pass over n.
+def _listed_ops_body(A, r):
+    """Each op on listed vectors (the product's frontier, the ops' own results, the state's
+    buffers), every kind of mask, bound scalars from the host and from the device, lists that
+    come out empty, an ewise_add of overlapping lists, a reduce into a Scalar."""
+    u = semirings.unary
+
+    def body(s, it):
+        f = gbla.vxm(gbla.select(s.q, "nonzero"), A, "any_pair", mask=~s.seen.S)
+        gbla.assign(s.seen, True, mask=f.S)  # in place at f's list, a host scalar
+        a = gbla.apply(s.x, "plus", right=3, mask=f.S)  # walks the mask's list
+        b = gbla.apply(gbla.apply(f, "times", right=5), "minus", left=it)  # it - 5 at f
+        c = gbla.apply(b, u.ainv, mask=~s.seen.V)  # seen holds f: always empty
+        e = gbla.apply(b, u.abs, mask=s.x.V)  # a value mask
+        g = gbla.apply(s.d, u.identity, mask=~f.S)  # d keeps no list: a pass over n
+        k = gbla.select(b, "<", 0)  # every entry, then none once it reaches 5
+        k2 = gbla.select(s.d, "<=", it)  # a thunk on the device in device mode
+        nz = gbla.select(gbla.apply(s.x, "minus", right=1, mask=f.S), "nonzero")
+        m1 = gbla.ewise_mult(b, s.x, "times")  # a list and the state's
+        m2 = gbla.ewise_mult(k2, g, "first", mask=~k.S)
+        u1 = gbla.ewise_add(b, e, "max")  # overlapping lists
+        u2 = gbla.ewise_add(u1, c, "plus")  # and an empty one
+        u3 = gbla.ewise_add(a, s.d, "min", mask=f.V)  # one list, one vector without
+        # lists with entries of their own on both sides (z's once stored: the state's list),
+        # summed over the iterations into the state, rebound to the result's list
+        s.z = gbla.ewise_add(s.z, gbla.ewise_add(gbla.ewise_add(k2, g, "minus"), b, "plus"),
+                             "plus")
+        w = gbla.ewise_mult(u1, s.x, "lt")
+        gbla.assign(s.x, u3, mask=w.V)  # the state in place, a value mask
+        t = gbla.apply(u2, u.identity)
+        gbla.assign(t, m1, mask=w.V)  # a result that is not the state: a new value, merged
+        gbla.assign(s.y, t, mask=t.S)
+        gbla.assign(s.y, m2, mask=m2.S)
+        gbla.assign(s.sel, k, mask=k.S)
+        gbla.assign(s.sel, nz, mask=nz.S)
+        gbla.reduce(u1, "max", out=r)
+        gbla.assign(s.r, r, mask=f.S)
+        s.q = f
+    return body
+
+
+def _listed_ops_state(S, device, index_dtype):
+    n = S.shape[0]
+    rng = np.random.default_rng(5)
+    at = rng.choice(n, n // 3, replace=False)
+    q = gbla.Vector.from_coo([0], True, n, device=device)
+    return gbla.Matrix.from_scipy(S, device=device, index_dtype=index_dtype), {
+        "q": q, "seen": q.dup(),
+        "x": gbla.Vector.from_coo(at, rng.integers(-3, 4, len(at)).astype(np.int32), n,
+                                  device=device),
+        "d": gbla.Vector.from_coo(at[::2], rng.uniform(-2, 9, len(at[::2])), n, device=device),
+        "y": gbla.Vector.new(n, device=device), "z": gbla.Vector.new(n, device=device),
+        "sel": gbla.Vector.new(n, np.int64, device=device),
+        "r": gbla.Vector.new(n, device=device)}
+
+
+def _run_listed_ops(S, device, mode, index_dtype=None, runs=1):
+    A, state = _listed_ops_state(S, device, index_dtype)
+    r = gbla.Scalar.new(np.float64, device=device)
+    results = []
+    for _ in range(runs):  # a cached recording's later runs start from lists of unknown count
+        stats = {}
+        out = gbla.iterate(_listed_ops_body(A, r), state, while_nonempty="q", mode=mode,
+                           cache=A, key=("listed ops", mode), stats=stats)
+        assert stats["mode"] == ("eager" if mode == "eager" else "device")
+        results.append({name: tuple(host(a) for a in v.to_coo()) for name, v in out.items()})
+    return results, stats["iterations"]
+
+
+def _assert_same_states(got, expected):
+    for name in expected:
+        for a, b in zip(got[name], expected[name]):
+            np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])  # int64: a product's list of
+def test_the_listed_ops_give_device_mode_the_states_of_eager_mode(index_dtype):  # long ids
+    rng = np.random.default_rng(3)
+    n, m = 300, 700
+    S = sp.csr_array((np.ones(m), (rng.integers(0, n, m), rng.integers(0, n, m))), shape=(n, n))
+    (expected,), iterations = _run_listed_ops(S, "cpu", "eager")
+    assert iterations >= 4  # enough levels for the selects to empty and the scalars to move
+    (gpu_eager,), _ = _run_listed_ops(S, "gpu", "eager")
+    _assert_same_states(gpu_eager, expected)
+    device, done = _run_listed_ops(S, "gpu", "device", index_dtype, runs=3)
+    assert done == iterations
+    for run in device:
+        _assert_same_states(run, expected)
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_the_listed_ops_ask_only_for_structs_the_compile_test_instantiates(monkeypatch):
+    from gbla.kernels import _codegen, _entries
+    asked = []
+    make = _codegen.map_struct
+
+    def spy(types):
+        asked.append(types)
+        return make(types)
+    monkeypatch.setattr(_codegen, "map_struct", spy)
+    rng = np.random.default_rng(4)
+    S = sp.csr_array((np.ones(200), (rng.integers(0, 80, 200), rng.integers(0, 80, 200))),
+                     shape=(80, 80))
+    _run_listed_ops(S, "gpu", "device")
+    for method, options in (("bellman_ford", {}), ("delta_stepping", {"delta": 0.5})):
+        gbla.sssp(gbla.Matrix.from_scipy(S, device="gpu"), 0, method=method, **options)
+    found = _entries.registry_types(vars(semirings.unary).values(),
+                                    vars(semirings.binary).values(),
+                                    vars(semirings.monoid).values(), semirings.unary.identity)
+    known = {t for types in found.values() for t in types}
+    assert asked and not [t for t in asked if t not in known]
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_bellman_ford_rounds_over_lists_give_scipys_distances(seed, index_dtype):
+    # improve(): ewise_mult, a complemented apply, a value-masked assign into a result, a
+    # structural one into the state, each over lists. Weights w(u, v) + p(u) - p(v) for
+    # potentials p: negative ones, and no negative cycle (a cycle's weight is w's)
+    rng = np.random.default_rng(seed)
+    n, m = 60 + 40 * seed, 4 * (60 + 40 * seed)
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    p = rng.integers(0, 8, n)
+    w = (rng.integers(1, 20, m) + p[src] - p[dst]).astype(float)
+    w[w == 0] = 0.5  # no explicit zeros; heavier cycles stay non-negative
+    S = G.csr(src, dst, w, n)
+    expected = csgraph.shortest_path(S, indices=0)
+    A = gbla.Matrix.from_scipy(S, device="gpu", index_dtype=index_dtype)
+    for _ in range(2):  # the second replays the cached recording
+        stats = {}
+        dist = gbla.sssp(A, 0, method="bellman_ford", stats=stats)
+        np.testing.assert_allclose(host(dist), expected)
+    eager = {}
+    gbla.sssp(gbla.Matrix.from_scipy(S, device="cpu"), 0, method="bellman_ford", stats=eager)
+    assert eager["iterations"] == stats["iterations"]
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("listed", ["known", "unknown", "empty"])
+def test_a_listed_reduction_gives_the_monoids_reduction_of_the_listed_entries(listed):
+    import cupy as cp
+    from gbla.kernels import _entries
+    rng = np.random.default_rng(9)
+    n = 5000
+    present = rng.random(n) < 0.3
+    ids = np.flatnonzero(present)
+    rng.shuffle(ids)  # a list is in no order
+    if listed == "empty":
+        present[:] = False
+        ids = ids[:0]
+    count = _entries.UNKNOWN if listed == "unknown" else np.uint64(len(ids))
+    entries = (cp.asarray(np.resize(ids, n).astype(np.int32)), cp.asarray([count]))
+    for name in ("plus", "times", "min", "max", "lor", "land", "lxor", "eq"):
+        monoid = vars(semirings.monoid)[name]
+        for dtype in monoid.dtypes:
+            values = rng.integers(-4, 5, n).astype(dtype) if dtype != np.bool_ else \
+                rng.random(n) < 0.5
+            if name == "times" and dtype.kind == "i":
+                values = np.where(rng.random(n) < 0.05, -1, 1).astype(dtype)  # no overflow
+            got = _entries.reduce(entries, cp.asarray(values), cp.asarray(present), monoid)
+            assert got.shape == () and got.dtype == dtype
+            want = monoid.reduceat(values[present], np.zeros(1, np.int64))[0] if \
+                present.any() else monoid.identity_for(dtype)
+            np.testing.assert_array_equal(host(got), want, err_msg=f"{name} {dtype}")

@@ -59,9 +59,11 @@ def dijkstra(S, source):
 
 
 @contextlib.contextmanager
-def no_endless_loop(seconds=30):
+def no_endless_loop(seconds=240):
     """Fail instead of hanging (delta-stepping used to loop forever on some widths); not a
-    timing check: the cases under it take milliseconds. A no-op off the main thread."""
+    timing check: the cases under it take milliseconds once compiled, but the first call on a
+    GPU with a cold kernel cache compiles every kernel of the loop (tens of seconds when many
+    test workers compile at once). A no-op off the main thread."""
     if not hasattr(signal, "setitimer") or \
             threading.current_thread() is not threading.main_thread():
         yield

@@ -1,5 +1,6 @@
-"""Generates the CUDA struct a kernel template is instantiated with, from a semiring's CUDA
-expressions and the dtypes of one call, and whole translation units for nvcc."""
+"""Generates the CUDA struct a kernel template is instantiated with, from a semiring's (or an
+element-wise op's) CUDA expressions and the dtypes of one call, and whole translation units for
+nvcc."""
 
 import hashlib
 import itertools
@@ -104,6 +105,54 @@ def struct(types):
     src = (f"struct {name} {{\n    typedef {name} Self;{body}}};\n"
            "#pragma nv_diag_suppress 177\n")  # unused x or y in a product that ignores them
     return name, src
+
+
+@dataclass(frozen=True)
+class MapTypes:
+    """What an element-wise op over entry lists (entries.cu) instantiates: the op (UnaryOp,
+    BinaryOp, or a monoid's op), the stored dtypes of its operands a and b (b None: no second
+    operand, as for a unary op), the dtype it computes in and the one it gives, whether a
+    stands for the op's second operand (apply's ``left=``), and a monoid's identity (only a
+    reduction's)."""
+
+    op: object
+    a_dtype: np.dtype
+    b_dtype: object
+    dtype: np.dtype
+    z_dtype: np.dtype
+    flip: bool = False
+    identity: object = None
+
+
+def map_struct(types):
+    """(name, source) of the struct F for ``types``: f(a, b, i) evaluates the op's expression in
+    x and y (a and b, swapped with ``flip``) computed in T, with i (a unary op's position) and k
+    (a binary op's) the entry's position, cast to Z as the element-wise kernels cast it."""
+    op, t = types.op, np.dtype(types.dtype)
+    if types.b_dtype is None:
+        uses_a, uses_b = not op.positional, False
+    else:
+        uses_a, uses_b = (op.uses_y, op.uses_x) if types.flip else (op.uses_x, op.uses_y)
+    x, y = ("b", "a") if types.flip else ("a", "b")
+    b_ct = "bool" if types.b_dtype is None else CUDA_TYPES[np.dtype(types.b_dtype)]
+    z = np.dtype(types.z_dtype)
+    body = f"""
+    typedef {CUDA_TYPES[np.dtype(types.a_dtype)]} A;
+    typedef {b_ct} B;
+    typedef {CUDA_TYPES[t]} T;
+    typedef {CUDA_TYPES[z]} Z;
+    static constexpr bool USES_A = {"true" if uses_a else "false"};
+    static constexpr bool USES_B = {"true" if uses_b else "false"};
+    __device__ static __forceinline__ Z f(T a, T b, long long i) {{
+        const T x = {x}; const T y = {y}; const long long k = i; return (Z)({op.cuda}); }}
+"""
+    if types.identity is not None:
+        body += (f"    __device__ static __forceinline__ Z identity() "
+                 f"{{ return {cuda_literal(types.identity, z)}; }}\n")
+    digest = hashlib.sha1(body.encode()).hexdigest()[:10]
+    name = f"gbla_map_{op.name}_{digest}"
+    # x, y or k unused by most expressions
+    return name, f"#pragma nv_diag_suppress 177\nstruct {name} {{{body}}};\n"
 
 
 def spmv_translation_unit(type_list, index_dtypes=(INT32, INT64)):

@@ -1,21 +1,55 @@
 """Launchers of entries.cu: the entry lists dense vectors carry inside a loop recorded on the
-device (a device product makes one as it finds entries), and the writes that read them, so that
-a traversal's level costs its frontier, not a pass over every vertex.
+device (a device product makes one as it finds entries, and so do the element-wise ops here),
+and the ops and writes that read them, so that a traversal's level costs its frontier, not a
+pass over every vertex.
 
 A list is ``(ids, count)``: ``ids`` a device array of positions (int32, or int64 for n >=
-2**31) with room for every position, ``count`` a one-element uint64 device array, ``UNKNOWN``
-when no list is kept. Everything is enqueued on the current stream; nothing is read back."""
+2**31; a product's has its matrix's index dtype) with room for every position, ``count`` a
+one-element uint64 device array, ``UNKNOWN`` when no list is kept. An op reads a vector without
+a list as one whose count is unknown: a pass over n, which makes a list for what follows.
+
+The element-wise ops (:func:`map`, :func:`select`, :func:`union`, :func:`merge`) write into
+buffers kept for their op site (``keep(name, size, dtype, fill)``, as for a device product):
+each use first takes back its last use's entries along that use's list. Everything is enqueued
+on the current stream; nothing is read back."""
+
+import itertools
+from typing import NamedTuple
 
 import numpy as np
 
 from .._backend import _cupy
-from .._dtypes import CUDA_TYPES
-from . import _launch
+from .._dtypes import BOOL, CUDA_TYPES, DTYPES, FP32, FP64, INT32, INT64
+from . import _codegen, _launch
+from ._codegen import MapTypes
 from ._launch import THREADS, ptr, sm_count
 
-__all__ = ["UNKNOWN", "new_list", "forget", "store", "assign"]
+__all__ = ["UNKNOWN", "MASK_TYPES", "MapTypes", "Operand", "Mask", "new_list", "forget", "store",
+           "assign", "map_entries", "select", "union", "merge", "reduce", "registry_types",
+           "translation_unit"]
 
 UNKNOWN = np.uint64(2**64 - 1)  # GBLA_UNKNOWN of entries.cu
+# m_type of entries.cu: how a value mask's values are read (0: a structural mask, not read)
+MASK_TYPES = {BOOL: 1, INT32: 2, INT64: 3, FP32: 4, FP64: 5}
+
+
+class Operand(NamedTuple):
+    """A dense vector as these kernels read it: values, presence (None: every entry) and entry
+    list (None: none kept)."""
+
+    values: object
+    present: object
+    entries: object
+
+
+class Mask(NamedTuple):
+    """A mask as these kernels read it at each position: its vector's presence (None: all),
+    values (None: a structural mask), whether it is complemented, and its vector's list."""
+
+    present: object
+    values: object
+    complement: bool
+    entries: object
 
 
 def _id_dtype(n):
@@ -40,6 +74,15 @@ def _kernel(name, *types):
     return _launch.function("entries.cu", expression, name_expressions=(expression,))
 
 
+def _map_kernel(name, types, family=None):
+    """Kernel ``name`` instantiated with the struct of ``types``, compiled with the other
+    kernels of ``family`` that one op launches (one module)."""
+    struct, src = _codegen.map_struct(types)
+    names = tuple(f"{k}<{struct}>" for k in (family or (name,)))
+    return _launch.function("entries.cu", f"{name}<{struct}>", epilogue="\n" + src,
+                            name_expressions=names)
+
+
 def _ctype(dtype):
     dtype = np.dtype(dtype)
     return {np.dtype(np.uint8): "bool"}.get(dtype) or CUDA_TYPES[dtype]
@@ -49,6 +92,150 @@ def _blocks(n):
     """Grid-stride launches: two blocks an SM cover a listed frontier, and the pass over n
     where a list is unknown (once a run)."""
     return (max(1, min(-(-n // THREADS), sm_count() * 2)),)
+
+
+def _list(entries):
+    """The (ids, wide, count) arguments of a list; no list: null pointers, read as unknown."""
+    if entries is None:
+        return np.uint64(0), np.int32(0), np.uint64(0)
+    ids, count = entries
+    return ids, np.int32(ids.dtype.itemsize == 8), count
+
+
+def _walkable(mask):
+    """The mask's list where it holds every position the mask allows (not complemented)."""
+    return None if mask is None or mask.complement else mask.entries
+
+
+def _mask_args(mask):
+    """(presence, values, m_type, complement) arguments of a mask; None: no mask."""
+    if mask is None:
+        return np.uint64(0), np.uint64(0), np.int32(0), np.int32(0)
+    m_type = 0 if mask.values is None else MASK_TYPES[np.dtype(mask.values.dtype)]
+    return ptr(mask.present), ptr(mask.values), np.int32(m_type), np.int32(mask.complement)
+
+
+def _bound(keep, scalar, dtype):
+    """A bound scalar (apply's, select's thunk, assign's value) as one device value of
+    ``dtype``: a 0-d device array cast where it is (never read back), a host value kept at the
+    op site, set when it is made and at each run's start (no launch an iteration)."""
+    if hasattr(scalar, "__cuda_array_interface__"):
+        return scalar.astype(dtype, copy=False)
+    return keep("scalar", 1, dtype, scalar)
+
+
+def _output(keep, n, dtype):
+    """(values, present, list) of an op site's output, taken back from its last use: that
+    use's entries lose their presence along its list and the count is zeroed (one launch)."""
+    values = keep("values", max(n, 1), dtype, None)
+    present = keep("present", max(n, 1), np.bool_, False)
+    ids = keep("ids", max(n, 1), _id_dtype(n), None)
+    count = keep("count", 2, np.uint64, 0)  # [1]: gbla_entries_clear's finished blocks
+    clear = _launch.function("entries.cu", "gbla_entries_clear")
+    clear(_blocks(n), (THREADS,), (np.int64(n), *_list((ids, count)), present))
+    return values[:n], present[:n], (ids, count[:1])
+
+
+def _launch_into(kernel, n, args, out):
+    values, present, entries = out
+    kernel(_blocks(n), (THREADS,), (np.int64(n), *args, values, present, *_list(entries)))
+    return out
+
+
+def map_entries(keep, types, a, b=None, *, scalar=None, mask=None):
+    """(values, present, list) of z<mask> = f(a, b) at the entries a and b share, f the
+    expression of ``types`` (MapTypes): apply (``scalar``, a host value or a 0-d device array,
+    as b; or no b for a unary op) and ewise_mult (``b`` an Operand). Walks the shortest known
+    list of a's, b's and the mask's (not complemented); ``mask`` a :class:`Mask` or None."""
+    n = a.values.size
+    b_values, b_step, b_present, b_entries = None, 0, None, None
+    if scalar is not None:
+        b_values = _bound(keep, scalar, types.dtype)
+    elif b is not None:
+        b_values, b_step, b_present, b_entries = b.values, 1, b.present, b.entries
+    out = _output(keep, n, types.z_dtype)
+    args = (*_list(a.entries), *_list(b_entries), *_list(_walkable(mask)), a.values,
+            ptr(a.present), ptr(b_values), np.int64(b_step), ptr(b_present), *_mask_args(mask))
+    return _launch_into(_map_kernel("gbla_entries_map", types), n, args, out)
+
+
+def select(keep, types, a, thunk=None):
+    """(values, present, list) of a's entries where f(a, thunk) holds (``thunk`` a host value
+    or a 0-d device array, None where f reads none)."""
+    n = a.values.size
+    t = None if thunk is None else _bound(keep, thunk, types.dtype)
+    out = _output(keep, n, a.values.dtype)
+    args = (*_list(a.entries), a.values, ptr(a.present), ptr(t))
+    return _launch_into(_map_kernel("gbla_entries_select", types), n, args, out)
+
+
+def union(keep, types, a, b, *, mask=None):
+    """(values, present, list) of z<mask> = a (+) b: f where both have an entry, the lone
+    value (cast to the result dtype) where one has; over count_a + count_b entries where both
+    lists are known."""
+    n = a.values.size
+    out = _output(keep, n, types.z_dtype)
+    args = (*_list(a.entries), *_list(b.entries), *_list(_walkable(mask)), a.values,
+            ptr(a.present), b.values, ptr(b.present), *_mask_args(mask))
+    return _launch_into(_map_kernel("gbla_entries_union", types), n, args, out)
+
+
+def _t_args(keep, t_values, out_dtype):
+    """(values, scalar flag) of t: an array of n, a 0-d device array (cast where it is
+    written), or a host value (already of out's dtype, kept at the op site)."""
+    scalar = np.ndim(t_values) == 0
+    if scalar and not hasattr(t_values, "__cuda_array_interface__"):
+        t_values = _bound(keep, t_values, out_dtype)
+    return t_values, scalar
+
+
+def merge(keep, out, t_values, t_present, mask):
+    """(values, present, list) of a new value of out<mask> = t (``mask`` not complemented),
+    for an ``out`` (Operand) that must not be written in place: its entries outside the mask,
+    t's inside; over count_out + count_mask entries where both lists are known. ``t_present``
+    None: t has every entry."""
+    n = out.values.size
+    tv, scalar = _t_args(keep, t_values, out.values.dtype)
+    result = _output(keep, n, out.values.dtype)
+    present, values, m_type, _ = _mask_args(mask)
+    kernel = _kernel("gbla_entries_merge", _ctype(tv.dtype), _ctype(out.values.dtype))
+    args = (*_list(out.entries), *_list(mask.entries), present, values, m_type, tv,
+            np.int32(scalar), ptr(t_present), out.values, ptr(out.present))
+    return _launch_into(kernel, n, args, result)
+
+
+def assign(keep, mask, t_values, t_present, out_values, out_present):
+    """Enqueue out<mask> = t in place (``mask`` not complemented) at the mask's listed
+    entries (every position where it has no known list); ``t_values`` an array of n, a 0-d
+    device array or a host value of out's dtype, ``t_present`` None when t has every entry."""
+    n = out_values.size
+    tv, scalar = _t_args(keep, t_values, out_values.dtype)
+    present, values, m_type, _ = _mask_args(mask)
+    kernel = _kernel("gbla_assign_entries", _ctype(tv.dtype), _ctype(out_values.dtype))
+    kernel(_blocks(n), (THREADS,), (np.int64(n), *_list(mask.entries), present, values, m_type,
+                                    tv, np.int32(scalar), ptr(t_present), out_values,
+                                    out_present))
+
+
+_REDUCE = ("gbla_entries_reduce", "gbla_entries_reduce_blocks")
+
+
+def reduce(entries, values, present, monoid):
+    """The monoid's reduction of a vector's entries (those listed, or where ``present``, None
+    for all, where the count is unknown) as a 0-d device array of values.dtype, the monoid's
+    identity when there are none: a partial per block, then one block over the partials (two
+    launches, nothing read back). Not for ``any``, whose identity is only a placeholder."""
+    cp = _cupy()
+    dtype = values.dtype
+    types = MapTypes(monoid.op, dtype, dtype, dtype, dtype, identity=monoid.identity_for(dtype))
+    n = values.size
+    blocks = _blocks(n)
+    partial = cp.empty(blocks[0], dtype)
+    out = cp.empty((), dtype)
+    _map_kernel(_REDUCE[0], types, _REDUCE)(blocks, (THREADS,), (np.int64(n), *_list(entries),
+                                                                 values, ptr(present), partial))
+    _map_kernel(_REDUCE[1], types, _REDUCE)((1,), (THREADS,), (partial, np.int32(blocks[0]), out))
+    return out
 
 
 def store(values, present, entries, buffer_values, buffer_present, buffer_entries):
@@ -68,14 +255,56 @@ def store(values, present, entries, buffer_values, buffer_present, buffer_entrie
                                      count_b))
 
 
-def assign(entries, mask, t_values, t_present, out_values, out_present):
-    """Enqueue out<m.S> = t in place at the entries listed for the mask's vector (``mask`` its
-    presence, read only where the list is unknown); ``t_values`` an array of n or a 0-d device
-    array, ``t_present`` None when t has every entry."""
-    ids, count = entries
-    n = out_values.size
-    scalar = t_values.ndim == 0
-    kernel = _kernel("gbla_assign_entries", _ctype(t_values.dtype), _ctype(out_values.dtype),
-                     _ctype(ids.dtype))
-    kernel(_blocks(n), (THREADS,), (np.int64(n), ids, count, mask, t_values, np.int32(scalar),
-                                    ptr(t_present), out_values, out_present))
+# ---------------------------------------------------------------------- what nvcc checks
+def registry_types(unary_ops, binary_ops, monoids, nonzero):
+    """{kernel family: [MapTypes]}: every struct the ops can ask of these ops over gbla's
+    dtypes (``nonzero``: the unary op select's "nonzero" tests with), as ops.py builds them."""
+    pairs = list(itertools.product(DTYPES, DTYPES))
+    found = {"map": [], "select": [], "union": [], "reduce": []}
+    for op in unary_ops:  # apply
+        found["map"] += [MapTypes(op, d, None, d, op.result_dtype(d)) for d in op.dtypes]
+    for op in binary_ops:
+        for u, s in pairs:
+            t = np.result_type(u, s)
+            if t not in op.dtypes:
+                continue
+            z = op.result_dtype(t)
+            # apply with a scalar, cast to t before the kernel, on either side
+            found["map"] += [MapTypes(op, u, t, t, z, flip) for flip in (False, True)]
+            found["map"].append(MapTypes(op, u, s, t, z))  # ewise_mult
+            found["union"].append(MapTypes(op, u, s, t, z))  # ewise_add
+            if op.result_dtype(u) == BOOL:  # select's comparison with a thunk
+                found["select"].append(MapTypes(op, u, t, t, BOOL))
+    found["select"] += [MapTypes(nonzero, d, None, d, BOOL) for d in DTYPES]
+    for m in monoids:
+        found["reduce"] += [MapTypes(m.op, d, d, d, d, identity=m.identity_for(d))
+                            for d in m.dtypes if not m.is_any]
+    return found
+
+
+_FAMILIES = {"map": ("gbla_entries_map",), "select": ("gbla_entries_select",),
+             "union": ("gbla_entries_union",), "reduce": _REDUCE}
+
+
+def translation_unit(found):
+    """One .cu translation unit instantiating each kernel of entries.cu: those of ``found``
+    (registry_types) with their structs, the others for every value type (and id type) a
+    launcher passes. What CI compiles with nvcc, the same code NVRTC compiles at run time."""
+    parts = [_launch.source("entries.cu")]
+    uses = ["(void*)&gbla_entries_clear"]
+    seen = set()
+    for family, type_list in found.items():
+        for types in type_list:
+            name, src = _codegen.map_struct(types)
+            if name not in seen:
+                seen.add(name)
+                parts.append(src)
+            uses += [f"(void*)&{k}<{name}>" for k in _FAMILIES[family]]
+    values = [CUDA_TYPES[d] for d in DTYPES]
+    for t, o in itertools.product(values, values):
+        uses += [f"(void*)&gbla_entries_merge<{t}, {o}>", f"(void*)&gbla_assign_entries<{t}, {o}>"]
+    for t, i in itertools.product(values, ("int", "long long")):
+        uses += [f"(void*)&gbla_store_clear<{t}, {i}>", f"(void*)&gbla_store_set<{t}, {i}>"]
+    # Taking each kernel's address instantiates it without spelling out its signature.
+    parts.append("void* const gbla_entries_kernels[] = {" + ", ".join(sorted(set(uses))) + "};")
+    return "\n".join(parts) + "\n"

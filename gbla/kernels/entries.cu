@@ -1,18 +1,90 @@
-// Entry lists of the dense vectors in a loop recorded on the device (gbla/runtime): beside its
-// dense values and presence, a vector there may carry `ids`, the positions of its entries in no
-// particular order, and `count`, how many (one u64 on the device; GBLA_UNKNOWN when no list is
-// kept, as after a run's start state is loaded or an op wrote the vector in place). A device
-// product makes the list as it finds entries; the kernels here read it, so that a level of a
-// traversal touches its frontier, not every vertex:
-//   gbla_store_clear, gbla_store_set: a state vector's buffers take a new value with a list,
-//     clearing only the old entries the new value lacks (the old list), then writing the new
-//     ones and their list (two launches: the second overwrites the list the first reads);
-//   gbla_assign_entries: out<m.S> = t for a mask with a list, out written in place.
-// Where a count is GBLA_UNKNOWN, each falls back to a pass over all n positions.
-// I is the id type (int or long long), T and O value types.
+// Entry lists of the dense vectors of a loop recorded on the device (gbla/runtime): `ids`, a
+// vector's positions in no order, and `count` (a u64 on the device, GBLA_UNKNOWN where no list is
+// kept), so that a traversal's level costs its frontier, not n. Products (spmv.cu) and the ops
+// here make and read them: z<m> = f(a, b) at shared entries (apply, ewise_mult: _map), z = a
+// where f(a, thunk) (_select), z<m> = a (+) b (ewise_add: _union), out<m> = t as a new value
+// (_merge) or in place (gbla_assign_entries), a monoid's reduction (_reduce), a state's store.
+// A thread per entry of the shortest list holding every entry the result can have, grid-stride;
+// where no such count is known, one pass over all n positions, which makes a list anyway.
+// Contract: gbla_entries_clear runs before each op that writes an op site's output buffers.
+// F (_codegen.map_struct, from an op's CUDA expression): A, B operands' storage, T computation,
+// Z result, USES_A/USES_B, f(a, b, i), a monoid's identity(). T, O: values; I: ids.
 
-typedef unsigned long long u64;
-#define GBLA_UNKNOWN 0xffffffffffffffffull
+#include "lists.cuh"
+
+// A list as the kernels here read it: ids of int or, where wide, of long long (a product's list
+// has its matrix's index type, an op's own the type of n: one op may read both), and its count,
+// -1 where unknown (no list passed, or GBLA_UNKNOWN).
+struct gbla_list {
+    const void* ids;
+    int wide;
+    long long count;
+
+    __device__ __forceinline__ bool known() const { return count >= 0; }
+    __device__ __forceinline__ long long id(long long j) const
+    {
+        return wide ? ((const long long*)ids)[j] : (long long)((const int*)ids)[j];
+    }
+};
+
+__device__ __forceinline__ gbla_list gbla_list_of(const void* ids, int wide, const u64* count)
+{
+    const u64 c = count == nullptr ? GBLA_UNKNOWN : *count;
+    return {ids, wide, c == GBLA_UNKNOWN ? -1ll : (long long)c};
+}
+
+// Of two lists that each hold every entry a result can have, the one to walk: the shorter known
+// one (both unknown: the pass over n).
+__device__ __forceinline__ gbla_list gbla_shorter(gbla_list a, gbla_list b)
+{
+    if (!a.known()) return b;
+    if (!b.known()) return a;
+    return b.count < a.count ? b : a;
+}
+
+// Position j of a walk: the list's j-th id, or j itself in the pass over n.
+__device__ __forceinline__ long long gbla_walk_id(const gbla_list& walk, long long j)
+{
+    return walk.known() ? walk.id(j) : j;
+}
+
+__device__ __forceinline__ bool gbla_has(const bool* __restrict__ present, long long i)
+{
+    return present == nullptr || present[i];  // null: every position present
+}
+
+// Whether mask m allows position i: mp its vector's presence (null: all), mv its values for a
+// value mask, read as C's cast to bool reads them (nonzero, NaN included), m_type saying their
+// dtype (0: a structural mask, whose values are not read; else _entries.MASK_TYPES').
+// No mask at all: mp null, m_type 0, not complemented.
+__device__ __forceinline__ bool gbla_mask_allows(const bool* __restrict__ mp, const void* mv,
+                                                 int m_type, int complement, long long i)
+{
+    bool on = gbla_has(mp, i);
+    if (on) {
+        switch (m_type) {
+        case 1: on = ((const bool*)mv)[i]; break;
+        case 2: on = (bool)((const int*)mv)[i]; break;
+        case 3: on = (bool)((const long long*)mv)[i]; break;
+        case 4: on = (bool)((const float*)mv)[i]; break;
+        case 5: on = (bool)((const double*)mv)[i]; break;
+        default: break;
+        }
+    }
+    return on != (complement != 0);
+}
+
+// Entry i of an op's output: its value, its presence, and i in its list (ids of int or, where
+// wide, long long; a uniform branch, so the coalesced group of the append is unchanged).
+template <class Z>
+__device__ __forceinline__ void gbla_emit(Z* __restrict__ zv, bool* __restrict__ zp, void* z_ids,
+                                          int z_wide, u64* z_count, long long i, Z z)
+{
+    zv[i] = z;
+    zp[i] = true;
+    if (z_wide) gbla_list_append((long long*)z_ids, z_count, i);
+    else gbla_list_append((int*)z_ids, z_count, i);
+}
 
 // An old entry of the buffer that the new value lacks loses its presence; with no list on
 // either side, the whole value is copied instead.
@@ -58,25 +130,234 @@ __global__ void gbla_store_set(const I* __restrict__ ids_w, const u64* __restric
     }
 }
 
-// out<m.S> = t, out written in place, at the mask's listed entries (all n positions of m when
-// its count is unknown). t: values tv (tv[0] for every position when tv_scalar) with presence
-// tp (null: every entry present); where t has no entry, out loses its own.
-template <class T, class O, class I>
-__global__ void gbla_assign_entries(long long n, const I* __restrict__ ids,
-                                    const u64* __restrict__ count, const bool* __restrict__ m,
-                                    const T* __restrict__ tv, int tv_scalar,
-                                    const bool* __restrict__ tp, O* __restrict__ ov,
-                                    bool* __restrict__ op)
+// out<m> = t, out written in place, for a mask m (m.S or m.V, not complemented) at its listed
+// entries (every position where its list is unknown). t: values tv (tv[0] for every position
+// when tv_scalar) with presence tp (null: every entry present); where t has no entry, out loses
+// its own.
+template <class T, class O>
+__global__ void gbla_assign_entries(long long n, const void* m_ids, int m_wide,
+                                    const u64* m_count, const bool* __restrict__ mp,
+                                    const void* mv, int m_type, const T* __restrict__ tv,
+                                    int tv_scalar, const bool* __restrict__ tp,
+                                    O* __restrict__ ov, bool* __restrict__ op)
 {
-    const u64 c = *count;
-    const bool listed = c != GBLA_UNKNOWN;
-    const long long end = listed ? (long long)c : n;
+    const gbla_list walk = gbla_list_of(m_ids, m_wide, m_count);
+    const long long end = walk.known() ? walk.count : n;
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < end; j += stride) {
-        const long long i = listed ? (long long)ids[j] : j;
-        if (!listed && !m[i]) continue;
-        const bool present = tp == nullptr || tp[i];
+        const long long i = gbla_walk_id(walk, j);
+        if (!gbla_mask_allows(mp, mv, m_type, 0, i)) continue;
+        const bool present = gbla_has(tp, i);
         if (present) ov[i] = (O)(tv_scalar ? tv[0] : tv[i]);
         op[i] = present;
     }
+}
+
+// ------------------------------------------------------------------ an op site's output
+// An element-wise op's output inside a loop lives in buffers of its op site, kept from one
+// iteration to the next (zp zeroed when they are made and at each run's start). Before the op
+// writes them again, the entries of their last use lose their presence, along the old list (all
+// n where it is unknown), then the last block to finish empties the list: count[0] = 0, and
+// count[1], which counts the blocks that finished, back to 0.
+extern "C" __global__ void gbla_entries_clear(long long n, const void* ids, int wide, u64* count,
+                                              bool* __restrict__ zp)
+{
+    const gbla_list old = gbla_list_of(ids, wide, count);
+    const long long end = old.known() ? old.count : n;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < end; j += stride)
+        zp[gbla_walk_id(old, j)] = false;
+    __shared__ bool last;
+    __syncthreads();  // every thread of the block has read the count
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(&count[1], 1ull) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && threadIdx.x == 0) {
+        count[0] = 0;
+        count[1] = 0;
+    }
+}
+
+// z<m> = f(a, b) where a and b both have an entry and m allows: apply (b a scalar, b_step 0 and
+// bp null; or no b for a unary op) and ewise_mult. Walks the shortest known of a's, b's and the
+// mask's lists (the mask's only when it is not complemented: a complement allows positions it
+// does not list; the launcher passes no list then).
+template <class F>
+__global__ void gbla_entries_map(long long n, const void* a_ids, int a_wide, const u64* a_count,
+                                 const void* b_ids, int b_wide, const u64* b_count,
+                                 const void* m_ids, int m_wide, const u64* m_count,
+                                 const typename F::A* __restrict__ av,
+                                 const bool* __restrict__ ap,
+                                 const typename F::B* __restrict__ bv, long long b_step,
+                                 const bool* __restrict__ bp, const bool* __restrict__ mp,
+                                 const void* mv, int m_type, int m_complement,
+                                 typename F::Z* __restrict__ zv, bool* __restrict__ zp,
+                                 void* z_ids, int z_wide, u64* z_count)
+{
+    typedef typename F::T T;
+    const gbla_list walk = gbla_shorter(gbla_shorter(gbla_list_of(a_ids, a_wide, a_count),
+                                                     gbla_list_of(b_ids, b_wide, b_count)),
+                                        gbla_list_of(m_ids, m_wide, m_count));
+    const long long end = walk.known() ? walk.count : n;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < end; j += stride) {
+        const long long i = gbla_walk_id(walk, j);
+        if (!gbla_has(ap, i) || !gbla_has(bp, i) ||
+            !gbla_mask_allows(mp, mv, m_type, m_complement, i)) continue;
+        const T a = F::USES_A ? (T)av[i] : T();
+        const T b = F::USES_B ? (T)bv[b_step * i] : T();
+        gbla_emit(zv, zp, z_ids, z_wide, z_count, i, F::f(a, b, i));
+    }
+}
+
+// z = a where f(a, thunk) holds (select; thunk null where f reads none, as for "nonzero").
+template <class F>
+__global__ void gbla_entries_select(long long n, const void* a_ids, int a_wide,
+                                    const u64* a_count, const typename F::A* __restrict__ av,
+                                    const bool* __restrict__ ap,
+                                    const typename F::B* __restrict__ thunk,
+                                    typename F::A* __restrict__ zv, bool* __restrict__ zp,
+                                    void* z_ids, int z_wide, u64* z_count)
+{
+    typedef typename F::T T;
+    const gbla_list walk = gbla_list_of(a_ids, a_wide, a_count);
+    const long long end = walk.known() ? walk.count : n;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < end; j += stride) {
+        const long long i = gbla_walk_id(walk, j);
+        if (!gbla_has(ap, i)) continue;
+        const typename F::A x = av[i];
+        if (!F::f(F::USES_A ? (T)x : T(), F::USES_B ? (T)thunk[0] : T(), i)) continue;
+        gbla_emit(zv, zp, z_ids, z_wide, z_count, i, x);
+    }
+}
+
+// z<m> = a (+) b over the union: f(a, b) where both have an entry, the lone value (cast to Z)
+// where one has. With both lists known (and no shorter list of a mask that is not
+// complemented), a's entries, then b's where a has none: a thread for each of count_a +
+// count_b; else the mask's list, or the pass over n.
+template <class F>
+__global__ void gbla_entries_union(long long n, const void* a_ids, int a_wide, const u64* a_count,
+                                   const void* b_ids, int b_wide, const u64* b_count,
+                                   const void* m_ids, int m_wide, const u64* m_count,
+                                   const typename F::A* __restrict__ av,
+                                   const bool* __restrict__ ap,
+                                   const typename F::B* __restrict__ bv,
+                                   const bool* __restrict__ bp, const bool* __restrict__ mp,
+                                   const void* mv, int m_type, int m_complement,
+                                   typename F::Z* __restrict__ zv, bool* __restrict__ zp,
+                                   void* z_ids, int z_wide, u64* z_count)
+{
+    typedef typename F::T T;
+    typedef typename F::Z Z;
+    const gbla_list a = gbla_list_of(a_ids, a_wide, a_count);
+    const gbla_list b = gbla_list_of(b_ids, b_wide, b_count);
+    const gbla_list m = gbla_list_of(m_ids, m_wide, m_count);
+    const bool both = a.known() && b.known() && (!m.known() || a.count + b.count <= m.count);
+    const long long end = both ? a.count + b.count : (m.known() ? m.count : n);
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < end; j += stride) {
+        long long i;
+        if (!both) {
+            i = gbla_walk_id(m, j);
+        } else if (j < a.count) {
+            i = a.id(j);
+        } else {
+            i = b.id(j - a.count);
+            if (gbla_has(ap, i)) continue;  // a's walk has it
+        }
+        const bool in_a = gbla_has(ap, i), in_b = gbla_has(bp, i);
+        if (!(in_a || in_b) || !gbla_mask_allows(mp, mv, m_type, m_complement, i)) continue;
+        Z z;
+        if (in_a && in_b)
+            z = F::f(F::USES_A ? (T)av[i] : T(), F::USES_B ? (T)bv[i] : T(), i);
+        else
+            z = in_a ? (Z)av[i] : (Z)bv[i];
+        gbla_emit(zv, zp, z_ids, z_wide, z_count, i, z);
+    }
+}
+
+// A new value of out<m> = t (m not complemented) for an out that is not written in place: out's
+// entries where m does not allow, t's where it does. With both lists known, out's entries the m
+// does not allow, then m's entries it allows: a thread for each of count_out + count_m, every
+// position written once; else the pass over n. t as for gbla_assign_entries.
+template <class T, class O>
+__global__ void gbla_entries_merge(long long n, const void* o_ids, int o_wide,
+                                   const u64* o_count, const void* m_ids, int m_wide,
+                                   const u64* m_count, const bool* __restrict__ mp,
+                                   const void* mv, int m_type, const T* __restrict__ tv,
+                                   int tv_scalar, const bool* __restrict__ tp,
+                                   const O* __restrict__ ov, const bool* __restrict__ op,
+                                   O* __restrict__ zv, bool* __restrict__ zp, void* z_ids,
+                                   int z_wide, u64* z_count)
+{
+    const gbla_list o = gbla_list_of(o_ids, o_wide, o_count);
+    const gbla_list m = gbla_list_of(m_ids, m_wide, m_count);
+    const bool listed = o.known() && m.known();
+    const long long end = listed ? o.count + m.count : n;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < end; j += stride) {
+        const bool from_out = listed && j < o.count;
+        const long long i = !listed ? j : (from_out ? o.id(j) : m.id(j - o.count));
+        const bool allowed = gbla_mask_allows(mp, mv, m_type, 0, i);
+        if (listed && from_out == allowed) continue;  // the other walk's position
+        if (allowed) {
+            if (gbla_has(tp, i))
+                gbla_emit(zv, zp, z_ids, z_wide, z_count, i, (O)(tv_scalar ? tv[0] : tv[i]));
+        } else if (gbla_has(op, i)) {
+            gbla_emit(zv, zp, z_ids, z_wide, z_count, i, ov[i]);
+        }
+    }
+}
+
+// ------------------------------------------------------------------ reductions
+// F::f over the block's accumulators (blockDim.x a power of two, at most 1024), in a fixed
+// order: the result in every thread.
+template <class F>
+__device__ __forceinline__ typename F::Z gbla_block_fold(typename F::Z acc)
+{
+    __shared__ typename F::Z part[1024];
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    for (unsigned half = blockDim.x >> 1; half > 0; half >>= 1) {
+        if (threadIdx.x < half)
+            part[threadIdx.x] = F::f(part[threadIdx.x], part[threadIdx.x + half], 0);
+        __syncthreads();
+    }
+    return part[0];
+}
+
+// The monoid F's reduction of a vector's listed entries (the present ones where the list is
+// unknown), one partial per block; gbla_entries_reduce_blocks (one block) then folds the
+// partials into *out. Two launches rather than a last-block count: no counter to keep zeroed,
+// and the order, so the result, depends only on the list.
+template <class F>
+__global__ void gbla_entries_reduce(long long n, const void* ids, int wide, const u64* count,
+                                    const typename F::A* __restrict__ v,
+                                    const bool* __restrict__ p,
+                                    typename F::Z* __restrict__ partial)
+{
+    typedef typename F::T T;
+    const gbla_list walk = gbla_list_of(ids, wide, count);
+    const long long end = walk.known() ? walk.count : n;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    typename F::Z acc = F::identity();
+    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < end; j += stride) {
+        const long long i = gbla_walk_id(walk, j);
+        if (gbla_has(p, i)) acc = F::f(acc, (T)v[i], i);
+    }
+    acc = gbla_block_fold<F>(acc);
+    if (threadIdx.x == 0) partial[blockIdx.x] = acc;
+}
+
+template <class F>
+__global__ void gbla_entries_reduce_blocks(const typename F::Z* __restrict__ partial, int blocks,
+                                           typename F::Z* __restrict__ out)
+{
+    typename F::Z acc = F::identity();
+    for (int k = threadIdx.x; k < blocks; k += blockDim.x) acc = F::f(acc, partial[k], 0);
+    acc = gbla_block_fold<F>(acc);
+    if (threadIdx.x == 0) *out = acc;
 }

@@ -2,12 +2,14 @@
 // a vertex, appending it to a degree-binned frontier with warp-aggregated counters, counting
 // claims, clearing counter slots, and a block-wide exclusive scan. Vertex ids and edge offsets
 // are int32, except in the binned append, which spmv.cu's device-resident products share.
+// Entry lists' own helpers (lists.cuh) come along.
 // Included by the .cu files (the loader in _launch.py inlines it for NVRTC); the
 // Python side (_frontier.py) reads GBLA_SMALL, GBLA_LARGE and GBLA_SLOT from this file.
 #pragma once
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 namespace cg = cooperative_groups;
+#include "lists.cuh"
 
 typedef unsigned long long u64;
 

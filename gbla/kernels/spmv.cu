@@ -96,17 +96,6 @@ __device__ __forceinline__ bool gbla_claim_byte(unsigned char* p, long long i)
     return ((old >> shift) & 0xffu) == 0u;
 }
 
-// Appends i to ids[0..*count), one atomic per coalesced group of threads.
-template <class I>
-__device__ __forceinline__ void gbla_list_append(I* ids, u64* count, long long i)
-{
-    cg::coalesced_group g = cg::coalesced_threads();
-    u64 base = 0;
-    if (g.thread_rank() == 0) base = atomicAdd(count, (u64)g.size());
-    base = g.shfl(base, 0);
-    ids[base + g.thread_rank()] = (I)i;
-}
-
 template <class S, class I>
 __global__ void gbla_spmv_push(const long long* __restrict__ frontier,
                                const typename S::U* __restrict__ fvals, long long nf,

@@ -2,7 +2,7 @@
 vector's dense values and presence (its "entry buffers", where every iteration starts and
 ends) and, once a value with an entry list is stored there, that list's buffers; the loop's
 control words; and the scratch arrays ops keep across iterations (a direction tracker's state,
-a device product's output and entry list), reset before every run."""
+a device product's or an element-wise op's output and entry list), reset before every run."""
 
 import functools
 
