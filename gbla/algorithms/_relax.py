@@ -10,33 +10,41 @@ from .. import ops, runtime
 from ..semirings import binary, unary
 
 
-def improve(dist, t, better):
-    """d<better(t, d) or no d> = t; returns the entries that improved, with their new values."""
+def improve(dist, t, better, *, full=False):
+    """d<better(t, d) or no d> = t; returns the entries that improved, with their new values.
+    ``full``: d has every entry (+inf where nothing reached, as Bellman-Ford keeps it), so one
+    comparison decides: three ops a round instead of four."""
     wins = ops.ewise_mult(t, dist, better)
-    improved = ops.apply(t, unary.identity, mask=~dist.S)
-    ops.assign(improved, t, mask=wins.V)
+    if full:
+        improved = ops.apply(t, unary.identity, mask=wins.V)
+    else:
+        improved = ops.apply(t, unary.identity, mask=~dist.S)
+        ops.assign(improved, t, mask=wins.V)
     ops.assign(dist, improved, mask=improved.S)
     return improved
 
 
-def relax(dist, frontier, A, semiring, better, direction):
+def relax(dist, frontier, A, semiring, better, direction, *, full=False):
     """d = better-of(d, frontier (+).(x) A): :func:`improve` with one vxm."""
-    return improve(dist, ops.vxm(frontier, A, semiring, direction=direction), better)
+    return improve(dist, ops.vxm(frontier, A, semiring, direction=direction), better,
+                   full=full)
 
 
-def relax_all(start, product, *, better=binary.lt, max_iterations=None, cache=None, key=None,
-              stats=None):
-    """Rounds of ``improve(d, product(f), better)`` from ``start`` (the values and the first
-    frontier) until nothing improves or ``max_iterations``; returns (the values, the last
-    frontier, the rounds run). With ``cache`` (a Matrix), the recording is kept there under
-    ``key``, which must name everything ``product`` depends on besides that matrix."""
+def relax_all(start, product, *, better=binary.lt, frontier=None, full=False,
+              max_iterations=None, cache=None, key=None, stats=None):
+    """Rounds of ``improve(d, product(f), better, full=full)`` from ``start`` (the values, and
+    the first frontier unless ``frontier`` is given) until nothing improves or
+    ``max_iterations``; returns (the values, the last frontier, the rounds run). With ``cache``
+    (a Matrix), the recording is kept there under ``key``, which must name everything
+    ``product`` depends on besides that matrix."""
     def round_(s, _):
-        s.frontier = improve(s.dist, product(s.frontier), better)
+        s.frontier = improve(s.dist, product(s.frontier), better, full=full)
 
     run = {}
-    out = runtime.iterate(round_, {"dist": start, "frontier": start}, while_nonempty="frontier",
-                          max_iterations=max_iterations, cache=cache, key=(key, better.name),
-                          stats=run)
+    out = runtime.iterate(round_, {"dist": start, "frontier": start if frontier is None else
+                                   frontier}, while_nonempty="frontier",
+                          max_iterations=max_iterations, cache=cache,
+                          key=(key, better.name, full), stats=run)
     if stats is not None:
         stats.update(run)
     return out["dist"], out["frontier"], run["iterations"]

@@ -92,7 +92,7 @@ def _weak(P, direction):
         return ops.ewise_add(ops.vxm(f, P, min_first, direction=forward),
                              ops.mxv(P, f, min_second, direction=backward), binary.min)
 
-    labels, _, _ = relax_all(_ids(P.nrows, P.device), neighbours_min, cache=P,
+    labels, _, _ = relax_all(_ids(P.nrows, P.device), neighbours_min, full=True, cache=P,
                              key=("gbla.weak_components", policy_of(forward)))
     return labels
 

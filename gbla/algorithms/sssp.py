@@ -243,17 +243,25 @@ def _check_delta(delta):
 
 def _bellman_ford(A, source, dtype, direction, products):
     n = A.nrows
-    dist = Vector.from_coo([source], 0, n, dtype=dtype, device=A.device)
+    first = Vector.from_coo([source], 0, n, dtype=dtype, device=A.device)
+    dist = _unreached_but(first)
     # Without a negative cycle, n - 1 rounds settle every shortest path; a change in round n
     # proves a reachable negative cycle. The loop is bounded either way.
     dist, frontier, rounds = relax_all(
-        dist, lambda f: ops.vxm(f, A, min_plus, direction=direction), max_iterations=n,
-        cache=A, key=("gbla.bellman_ford", policy_of(direction)))
+        dist, lambda f: ops.vxm(f, A, min_plus, direction=direction), frontier=first,
+        full=True, max_iterations=n, cache=A, key=("gbla.bellman_ford", policy_of(direction)))
     products[0] += rounds
     if rounds == n and frontier.nvals:  # sync: a change in round n
         raise NegativeCycleError(V.message("A", "have no negative cycle reachable from the "
                                            "source", f"distances still falling after {n} rounds"))
     return dist
+
+
+def _unreached_but(first):
+    """Every distance present, +inf but at ``first``'s entries: a relaxation's test is then one
+    comparison (see _relax.improve)."""
+    dist = ops.assign(Vector.new(first.size, first.dtype, device=first.device), np.inf)
+    return ops.assign(dist, first, mask=first.S)
 
 
 def _delta_stepping(A, source, dtype, direction, products, delta):
@@ -283,7 +291,7 @@ def _delta_stepping(A, source, dtype, direction, products, delta):
         now = ops.select(buckets, "<=", lowest)  # the lowest bucket's pending vertices
         front = ops.apply(s.pending, unary.identity, mask=now.S)
         s.pending = ops.apply(s.pending, unary.identity, mask=~now.S)
-        fell = relax(s.dist, front, light, min_plus, binary.lt, direction)
+        fell = relax(s.dist, front, light, min_plus, binary.lt, direction, full=True)
         s.pending = ops.ewise_add(s.pending, fell, binary.second)
         if not heavy_edges:
             return
@@ -297,14 +305,14 @@ def _delta_stepping(A, source, dtype, direction, products, delta):
         done = ops.select(s.settled, "<", after)
         s.settled = ops.apply(s.settled, unary.identity, mask=~done.S)
         fell = relax(s.dist, ops.apply(s.dist, unary.identity, mask=done.S), heavy, min_plus,
-                     binary.lt, direction)
+                     binary.lt, direction, full=True)
         s.pending = ops.ewise_add(s.pending, fell, binary.second)
         s.todo = ops.ewise_add(s.pending, s.settled, binary.first)
 
-    dist = Vector.from_coo([source], 0, n, dtype=dtype, device=A.device)
-    state = {"dist": dist, "pending": dist}
+    first = Vector.from_coo([source], 0, n, dtype=dtype, device=A.device)
+    state = {"dist": _unreached_but(first), "pending": first}
     if heavy_edges:
-        state.update(settled=Vector.new(n, dtype, device=A.device), todo=dist)
+        state.update(settled=Vector.new(n, dtype, device=A.device), todo=first)
     run = {}
     out = runtime.iterate(round_, state, while_nonempty="todo" if heavy_edges else "pending",
                           cache=A, key=("gbla.delta_stepping", policy_of(direction), delta),
