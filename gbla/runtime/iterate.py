@@ -36,9 +36,11 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
       :func:`~gbla.assign`);
     - use ``iteration`` (1 in the first iteration) only as an op's value: in device mode it
       is a device scalar, written by the loop between iterations;
-    - never read a value back to the host: ``Vector.nvals``, :func:`~gbla.reduce`,
-      ``to_coo``, ``isequal``, ``print`` of a Vector raise :class:`~gbla.CaptureError`; nor
-      branch in Python on data (the branch taken while recording is the one replayed).
+    - never read a value back to the host: ``Vector.nvals``, :func:`~gbla.reduce` (without
+      ``out=``), ``to_coo``, ``isequal``, ``print`` of a Vector, ``Scalar.value`` raise
+      :class:`~gbla.CaptureError`; nor branch in Python on data (the branch taken while
+      recording is the one replayed). A value one op computes for another goes through a
+      :class:`~gbla.Scalar`: ``gbla.reduce(u, "min", out=s)``, then ``gbla.select(u, "<=", s)``.
 
     Every Python value the body reads besides ``s`` (matrices, semirings, constants) is frozen
     into the recording. With ``cache``, the recording is kept on that Matrix and reused by later
