@@ -52,7 +52,8 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
         How each min-plus product runs; the results are the same.
     stats : dict or None
         When a dict is given, ``stats["method"]`` is set to the method that ran and
-        ``stats["iterations"]`` to the number of min-plus products (relaxation rounds); out
+        ``stats["iterations"]`` to the relaxation rounds (Bellman-Ford: one min-plus product
+        each; delta-stepping: one light product each, and a heavy one where a bucket ends); out
         of core, also the traffic (``h2d_bytes``, ``transfers``, ...).
     memory_budget : int, float or None
         Device bytes the search may hold, as in :func:`gbla.bfs`: A, a CPU matrix, stays in
