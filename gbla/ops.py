@@ -284,6 +284,10 @@ def _write_at(out, t, indices, replace):
         keep = slice(None) if took is None else took
         out._set_sparse(indices[keep], new[keep])
         return out
+    if out._owned and out._is_sparse:  # a loop's state written in place: dense from here on,
+        values, present = out._dense()  # so that each later write costs its mask, not a merge
+        out._set_dense(values, np.ones(out.size, bool) if present is None else present)
+        out._owned = True
     if out._is_sparse:  # merged entry lists: its entries outside the mask, t's inside
         o_idx, o_vals = out._indices, out._values
         outside = ~np.isin(o_idx, indices, assume_unique=True)

@@ -169,7 +169,13 @@ def _eager(body, state, condition, max_iterations, stats):
 
 
 def _own(v):
-    """A copy of v with dense arrays of its own, marked as a loop's state."""
+    """A copy of v with arrays of its own, marked as a loop's state: dense, so that ops may
+    write it in place, unless it is a sparse CPU vector, whose ops then work at its entries
+    (a pile of pending vertices rebound each iteration stays the size of the pile)."""
+    if v.device == "cpu" and v._is_sparse:
+        own = Vector._from_sparse_arrays(v._indices.copy(), v._values.copy(), v.size, "cpu")
+        own._owned = True
+        return own
     xp = B.xp_of(v.device)
     values, present = v._dense()
     present = xp.ones(v.size, bool) if present is None else present.copy()
