@@ -161,8 +161,7 @@ def _broadcast(operand, n, dtype, device):
     """n copies of a bound operand, as an array an element-wise kernel reads (a 0-d device
     array is broadcast, not read back)."""
     xp = B.xp_of(device)
-    if np.ndim(operand) == 0 and B.array_device(operand) == device and \
-            isinstance(operand, xp.ndarray):
+    if isinstance(operand, xp.ndarray):  # a Scalar's 0-d array (_bound_operand: on device)
         return xp.broadcast_to(operand.astype(dtype, copy=False), (n,))
     return xp.full(n, operand, dtype=dtype)
 
@@ -794,32 +793,22 @@ def ewise_add(u, v, op, *, mask=None, accum=None, replace=False, out=None):
     mask, out = _mask(mask, u.size), _out(out, u.size)
     accum = None if accum is None else _binary_op(accum, "accum")
     device = _device(u=u, v=v, mask=None if mask is None else mask.vector, out=out)
+    dtype = _op_dtype(op, u.dtype, v.dtype, "op")
     site = _listed_site(device, out, accum, replace)
     if site is not None:  # over both lists (or the mask's): count_u + count_v entries
-        dtype = _op_dtype(op, u.dtype, v.dtype, "op")
         types = _entries.MapTypes(op, u.dtype, v.dtype, dtype, op.result_dtype(dtype))
         return _listed(_entries.union(site, types, _operand(u), _operand(v),
                                       mask=_entry_mask(mask)))
     if device == "cpu" and u._is_sparse and v._is_sparse and not op.positional:
-        t = _sparse_union(op, u, v)  # the work is the entries; the result stays sparse
+        # the work is the entries; the result stays sparse
+        keys, values = _matrix_ops.union((u._indices, u._values), (v._indices, v._values), op,
+                                         device)
+        t = Vector._from_sparse_arrays(keys, values.astype(op.result_dtype(dtype), copy=False),
+                                       u.size, device)
     else:
         t = _union(op, u._dense(), v._dense(), device, "op")
     return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"),
                   device=device)
-
-
-def _sparse_union(op, u, v):
-    """ewise-add core on two sparse CPU vectors: op where both, the lone value elsewhere."""
-    dtype = _op_dtype(op, u.dtype, v.dtype, "op")
-    idx = np.union1d(u._indices, v._indices)
-    at_u, in_u = _storage.find_sorted(u._indices, idx, np)
-    at_v, in_v = _storage.find_sorted(v._indices, idx, np)
-    both = in_u & in_v
-    values = np.empty(len(idx), op.result_dtype(dtype))
-    values[both] = _eval_binary(op, u._values[at_u[both]], v._values[at_v[both]], dtype, "cpu")
-    for alone, at, w in ((in_u & ~in_v, at_u, u), (in_v & ~in_u, at_v, v)):
-        values[alone] = w._values[at[alone]]
-    return Vector._from_sparse_arrays(idx, values, u.size, "cpu")
 
 
 def ewise_mult(u, v, op, *, mask=None, accum=None, replace=False, out=None):

@@ -60,11 +60,17 @@ def test_bfs_compiles_with_a_non_default_direction_policy(tmp_path):
 def test_spmv_compiles_for_the_whole_registry(tmp_path):
     # Front end and NVVM (to PTX) for every instantiation, split in two to use both cores.
     types = _codegen.registry_types([semirings.get(n) for n in semirings.names()])
-    halves = [types[::2], types[1::2]]
+    _ptx_on_both_cores(tmp_path, "spmv_registry",
+                       [_codegen.spmv_translation_unit(half) for half in (types[::2],
+                                                                          types[1::2])])
+
+
+def _ptx_on_both_cores(tmp_path, stem, units):
+    """nvcc --ptx over each translation unit, two at a time."""
     paths = []
-    for i, half in enumerate(halves):
-        path = tmp_path / f"spmv_registry_{i}.cu"
-        path.write_text(_codegen.spmv_translation_unit(half))
+    for i, unit in enumerate(units):
+        path = tmp_path / f"{stem}_{i}.cu"
+        path.write_text(unit)
         paths.append(path)
     with ThreadPoolExecutor(2) as pool:
         list(pool.map(lambda p: _nvcc(p, "--ptx", "-o", str(p.with_suffix(".ptx"))), paths))
@@ -104,14 +110,10 @@ def test_the_entries_kernels_compile_for_the_whole_op_registry(tmp_path):
     # monoid the ops can ask for, and every value and id type of the kernels without a struct;
     # split in two to use both cores
     found = _entry_list_registry()
-    halves = [{family: types[k::2] for family, types in found.items()} for k in (0, 1)]
-    paths = []
-    for i, half in enumerate(halves):
-        path = tmp_path / f"entries_registry_{i}.cu"
-        path.write_text(_entries.translation_unit(half))
-        paths.append(path)
-    with ThreadPoolExecutor(2) as pool:
-        list(pool.map(lambda p: _nvcc(p, "--ptx", "-o", str(p.with_suffix(".ptx"))), paths))
+    _ptx_on_both_cores(tmp_path, "entries_registry",
+                       [_entries.translation_unit({family: types[k::2]
+                                                   for family, types in found.items()})
+                        for k in (0, 1)])
 
 
 def test_the_entries_kernels_compile_to_sm90_machine_code_for_each_op_family(tmp_path):

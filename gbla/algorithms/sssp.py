@@ -265,6 +265,21 @@ def _unreached_but(first):
     return ops.assign(dist, first, mask=first.S)
 
 
+def _split(A, delta):
+    """(light edges, heavy edges, whether there is a heavy one) of A at width delta. On one
+    device they are kept with A, as the loop recorded over them is (a later call with the same
+    delta would otherwise select every edge twice for a recording that never reads them); a
+    matrix cut over ranks keeps no recording and no split."""
+    key = ("gbla.delta_stepping.split", delta)
+    if key in A._cache:
+        return A._cache[key]
+    light, heavy = ops.select(A, "<=", delta), ops.select(A, ">", delta)
+    split = light, heavy, heavy.nvals > 0  # sync: once (what the loop body holds)
+    if not getattr(A, "distributed", False):
+        A._cache[key] = split
+    return split
+
+
 def _delta_stepping(A, source, dtype, direction, products, delta):
     # One iteration of gbla.iterate is one light round of the lowest bucket holding a pending
     # vertex (a vertex whose distance fell since its light edges were last relaxed), then, once
@@ -272,9 +287,7 @@ def _delta_stepping(A, source, dtype, direction, products, delta):
     # bucket of a distance d is floor(d / delta); the lowest one is a reduction kept on the
     # device (a Scalar), so the buckets never wait for the host.
     n = A.nrows
-    light = ops.select(A, "<=", delta)
-    heavy = ops.select(A, ">", delta)
-    heavy_edges = heavy.nvals > 0  # sync: once, before the loop (what the body holds)
+    light, heavy, heavy_edges = _split(A, delta)
     width, last = dtype.type(delta), np.finfo(dtype).max
     lowest = Scalar.new(dtype, device=A.device)
     after = Scalar.new(dtype, device=A.device)

@@ -56,12 +56,12 @@ def _id_dtype(n):
     return np.dtype(np.int32 if n < 2**31 else np.int64)
 
 
-def new_list(n):
-    """(ids, count) with room for n entries, count unknown."""
+def new_list(n, id_dtype=None):
+    """(ids, count) with room for n entries (ids of ``id_dtype``, None: the type n needs),
+    count unknown."""
     cp = _cupy()
-    count = cp.empty(1, np.uint64)
-    count.fill(UNKNOWN)
-    return cp.empty(max(n, 1), _id_dtype(n)), count
+    ids = cp.empty(max(n, 1), _id_dtype(n) if id_dtype is None else id_dtype)
+    return ids, cp.full(1, UNKNOWN, np.uint64)
 
 
 def forget(entries):

@@ -167,8 +167,7 @@ class Workspace:
                 present is not bp else None
             if listed is not None:  # its entries only, and its list kept with the buffers
                 if name not in self.lists or self.lists[name][0].dtype != listed[0].dtype:
-                    self.lists[name] = (cp.empty(max(size, 1), listed[0].dtype),
-                                        cp.full(1, _entries.UNKNOWN, np.uint64))
+                    self.lists[name] = _entries.new_list(size, listed[0].dtype)
                 _entries.store(values, present, listed, bv, bp, self.lists[name])
                 continue
             if name in self.lists and (values is not bv or present is not bp):
