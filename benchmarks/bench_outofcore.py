@@ -1,93 +1,256 @@
-"""The traffic of every out-of-core strategy (gbla.outofcore): host-to-device bytes over the
-graph's bytes, transfers, and the time, for BFS and SSSP at given device memory budgets (a
-fraction of the graph's bytes, plus the vertex arrays and staging). The bytes moved depend only
-on the schedule, so ``--device cpu`` (NumPy as the device) measures them anywhere; times mean
-something only with ``--device gpu``, and then against the bus's measured bandwidth.
+"""Out-of-core BFS and SSSP, every strategy side by side (issue 11's table): the graph in pinned
+host memory, the device held to a budget of the search's vertex arrays plus ``--fraction`` of
+the graph's bytes (as the device would hold it: int64 row pointers, the edges' ids and
+weights), and per strategy the time, the host-to-device bytes against the graph's bytes, the
+copy stream's busy time, and the time the bytes alone would take at the measured pinned
+bandwidth.
 
-Usage: python benchmarks/bench_outofcore.py [GRAPH ...] [--fractions 0.5 2] [--sources 2]
-       [--device cpu|gpu] [--json out.json]
-GRAPH is what ``gbla bench`` takes (default rmat:16 and dataset:power_grid); SSSP weights are
-the graph's own, else integers 1..255, as float64 on the device. The budget's fraction is of the
-graph as the device holds it (int64 row pointers, the ids, float64 weights for SSSP), in
-``--parts`` subgraphs (default 64).
+    python benchmarks/bench_outofcore.py --graph rmat:24 --graph file:NE.gr.gz --json out.json
+    python benchmarks/bench_outofcore.py --beyond 27 --leave-free 8    # larger than the GPU
+    python benchmarks/bench_outofcore.py --graph rmat:12 --sources 2 --device cpu
+        # the schedule's bytes only (NumPy plays the device; its times mean nothing)
+
+Each (graph, algo, strategy) runs once untimed (compiles, pins), then from ``--sources``
+sources (seeded, among vertices with an out-edge), each timed with the device synchronized
+before and after; the medians are reported. The results are checked against the in-memory
+GPU search of the same source (levels equal, distances allclose). SSSP on a graph without
+weights gets integer weights from 1 to 255, float32 distances.
 """
 
 import argparse
+import datetime
 import json
-import platform
+import shlex
+import statistics
+import sys
 import time
 
 import numpy as np
 
 import gbla
+from gbla import bench
 from gbla import outofcore as oc
-from gbla.bench.graphs import load_graph, pick_sources, sssp_weights
+
+from bench_multisource import timed  # one timing rule for the benchmark scripts
+
+SCHEMA = "gbla-outofcore/1"
+PINNED_GBPS = 54.9  # host to device from pinned memory, measured on the H100's host
 
 
-def run(specs, fractions, sources, device, parts):
+def _host(A, dtype, pin):
+    """A's CSR in host memory (pinned for the GPU), weights (when any) as ``dtype``."""
+    cpu = A.to_device("cpu")
+    values = None if cpu.is_iso else cpu._values.astype(dtype)
+    g = oc.HostGraph(cpu._indptr, cpu._indices, values)
+    return g.pin() if pin else g
+
+
+def run(spec, algo, strategies, fraction, n_sources, seed, device):
     xp = np
     if device == "gpu":
         import cupy as xp
+    A = bench.load_graph(spec, device=device, seed=seed)
+    dtype = np.float32
+    if algo == "sssp":
+        A, _ = bench.sssp_weights(A, (1, 255), seed=seed)
+    hg = _host(A, dtype, pin=device == "gpu")
+    warmup, sources = bench.pick_sources(A, n_sources, seed=seed)
+    part_bytes = oc.partition(hg.indptr, edge_bytes=hg.edge_bytes(dtype if algo == "sssp"
+                                                                  else None),
+                              index_bytes=8, parts=1).nbytes().sum()
+    vertex = oc.gpu.vertex_bytes(hg.n, 64, dist_dtype=dtype if algo == "sssp" else None)
+    budget = int(vertex + fraction * part_bytes) + 2 * hg.edge_bytes(dtype) * \
+        int(hg.degrees.max()) + 4096
+    expected = {}
+    for s in sources:
+        if algo == "bfs":
+            expected[s] = gbla.to_numpy(gbla.bfs(A, s))
+        else:
+            expected[s] = gbla.to_numpy(gbla.sssp(A, s))
+    in_memory = statistics.median(
+        timed(device, lambda: gbla.bfs(A, s) if algo == "bfs" else gbla.sssp(A, s))[0]
+        for s in sources)
     rows = []
-    for spec in specs:
-        A = load_graph(spec, device="cpu")
-        W, _ = sssp_weights(A, (1, 255), seed=1)
-        graphs = {"bfs": oc.HostGraph(A._indptr, A._indices),
-                  "sssp": oc.HostGraph.of(W)}
-        _, picks = pick_sources(A, sources)
-        for algo, g in graphs.items():
-            per_vertex = 12 if algo == "bfs" else 16
-            largest = int(g.degrees.max()) if g.n else 0
-            for fraction in fractions:
-                whole = oc.partition(g.indptr, edge_bytes=g.edge_bytes(
-                    np.float64 if algo == "sssp" else None), index_bytes=8, parts=parts)
-                budget = g.n * per_vertex + 4 * (largest * 16 + 16) + \
-                    int(fraction * whole.nbytes().sum())
-                for strategy in oc.STRATEGIES:
-                    ratios, times, transfers = [], [], []
-                    for s in picks:
-                        stats = {}
-                        start = time.perf_counter()
-                        getattr(oc, algo)(g, int(s), memory_budget=budget, strategy=strategy,
-                                          parts=parts, xp=xp, stats=stats)
-                        if device == "gpu":
-                            xp.cuda.Device().synchronize()
-                        times.append(1e3 * (time.perf_counter() - start))
-                        ratios.append(stats["h2d_bytes"] / stats["graph_bytes"])
-                        transfers.append(stats["transfers"])
-                    row = {"graph": spec, "algo": algo, "fraction": fraction,
-                           "strategy": strategy, "graph_bytes": stats["graph_bytes"],
-                           "budget": budget,
-                           "subgraphs": stats["subgraphs"],
-                           "h2d_over_graph": float(np.median(ratios)),
-                           "transfers": float(np.median(transfers)),
-                           "median_ms": float(np.median(times)), "device": device}
-                    rows.append(row)
-                    print(f"{spec:24s} {algo:4s} budget {fraction:4.2f}x {strategy:12s} "
-                          f"H2D {row['h2d_over_graph']:7.2f}x graph  "
-                          f"{row['transfers']:8.0f} transfers  {row['median_ms']:9.1f} ms",
-                          flush=True)
-    return rows
+    for strategy in strategies:
+        def search(s, stats):
+            if algo == "bfs":
+                return oc.bfs(hg, s, memory_budget=budget, strategy=strategy, xp=xp,
+                              stats=stats)
+            return oc.sssp(hg, s, memory_budget=budget, strategy=strategy, xp=xp,
+                           dtype=dtype, stats=stats)
+        try:
+            search(warmup, {})
+            times, stats_all, ok = [], [], True
+            for s in sources:
+                stats = {}
+                ms, out = timed(device, lambda: search(s, stats))
+                out = gbla.to_numpy(out)
+                ok &= np.array_equal(out, expected[s]) if algo == "bfs" else \
+                    np.allclose(out, expected[s])
+                times.append(ms)
+                stats_all.append(stats)
+        except Exception as error:  # a strategy that fails is reported, the others still run
+            rows.append(dict(strategy=strategy, error=f"{type(error).__name__}: {error}"))
+            continue
+        h2d = statistics.median(st["h2d_bytes"] for st in stats_all)
+        moved = h2d + statistics.median(st["zerocopy_bytes"] for st in stats_all)
+        bound = moved / (PINNED_GBPS * 1e9) * 1e3
+        ms = statistics.median(times)
+        rows.append(dict(
+            strategy=strategy, ms=ms, times_ms=times, check="ok" if ok else "MISMATCH",
+            h2d_bytes=h2d, zerocopy_bytes=moved - h2d,
+            h2d_ratio=h2d / stats_all[0]["graph_bytes"],
+            transfers=statistics.median(st["transfers"] for st in stats_all),
+            transfer_ms=statistics.median(st.get("transfer_ms", 0.0) for st in stats_all),
+            bus_bound_ms=bound, ratio_to_bound=ms / bound if bound else None,
+            iterations=statistics.median(st.get("levels", st.get("iterations", 0))
+                                         for st in stats_all),
+            subgraphs=stats_all[0]["subgraphs"], peak_bytes=stats_all[0]["peak_bytes"]))
+    info = bench.graph_info(A)
+    graph_bytes = int(part_bytes)
+    del A
+    if device == "gpu":
+        xp.get_default_memory_pool().free_all_blocks()
+    return dict(graph=spec, algo=algo, device=device, graph_info=info, graph_bytes=graph_bytes,
+                budget=budget, vertex_bytes=int(vertex), fraction=fraction,
+                sources=sources, in_memory_ms=in_memory, rows=rows)
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("graphs", nargs="*", default=["rmat:16", "dataset:power_grid"])
-    p.add_argument("--fractions", type=float, nargs="+", default=[0.5, 2.0])
-    p.add_argument("--sources", type=int, default=2)
-    p.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
-    p.add_argument("--parts", type=int, default=64, help="subgraphs (default 64)")
+def _level_problem(indptr, indices, levels, source, rows=1 << 23):
+    """None when ``levels`` are exactly the BFS levels of the symmetric CSR graph from
+    ``source``, else what is wrong: levels[source] == 0, every other reached vertex's least
+    neighbour level one below its own, no neighbour more than one above, and no edge between
+    a reached and an unreached vertex. Host NumPy, ``rows`` vertices at a time."""
+    if levels[source] != 0:
+        return f"levels[source] = {levels[source]}"
+    big = np.int64(2**40)
+    for r0 in range(0, len(levels), rows):
+        r1 = min(r0 + rows, len(levels))
+        e0, e1 = int(indptr[r0]), int(indptr[r1])
+        mine = levels[r0:r1].astype(np.int64)
+        degree = np.diff(indptr[r0:r1 + 1])
+        theirs = levels[indices[e0:e1]].astype(np.int64)
+        has = degree > 0
+        starts = (indptr[r0:r1] - e0)[has]
+        low = np.full(r1 - r0, big)
+        high = np.full(r1 - r0, -big)
+        low[has] = np.minimum.reduceat(np.where(theirs < 0, big, theirs), starts)
+        high[has] = np.maximum.reduceat(theirs, starts)
+        unreached_nb = np.zeros(r1 - r0, bool)
+        unreached_nb[has] = np.maximum.reduceat((theirs < 0).astype(np.int8), starts) > 0
+        ids = np.arange(r0, r1)
+        reached = mine >= 0
+        bad = reached & (ids != source) & (low != mine - 1)
+        bad |= reached & (high > mine + 1)
+        bad |= reached & unreached_nb
+        bad |= ~reached & has & (high >= 0)
+        if bad.any():
+            v = int(ids[np.argmax(bad)])
+            return f"vertex {v}: level {levels[v]}, neighbours' levels {low[v - r0]}..{high[v - r0]}"
+    return None
+
+
+def beyond(scale, leave_free_gb, parts, seed):
+    """BFS on rmat(scale), built in host memory a part at a time, with the GPU's free memory
+    cut to ``leave_free_gb`` by a ballast allocation when the graph alone would fit: the levels
+    checked exactly on the host (:func:`_level_problem`)."""
+    import cupy as cp
+    from gbla import generators
+    t0 = time.perf_counter()
+    indptr, indices = generators.rmat_host_csr(scale, 16, seed, parts=parts, device="gpu")
+    generate_s = time.perf_counter() - t0
+    n = len(indptr) - 1
+    source = int(np.flatnonzero(np.diff(indptr))[0])
+    t0 = time.perf_counter()
+    hg = oc.HostGraph(indptr, indices).pin()
+    pin_s = time.perf_counter() - t0
+    del indptr, indices
+    free_before, total = cp.cuda.Device().mem_info
+    ballast = None
+    if leave_free_gb is not None and free_before > leave_free_gb * 1e9:
+        ballast = cp.empty(int(free_before - leave_free_gb * 1e9), np.uint8)
+    free = cp.cuda.Device().mem_info[0]
+    budget = int(0.9 * free)
+    oc.bfs(hg, source, memory_budget=budget, xp=cp)  # untimed: loads the kernels
+    stats = {}
+    ms, levels = timed("gpu", lambda: oc.bfs(hg, source, memory_budget=budget, xp=cp,
+                                              stats=stats))
+    has_ballast = ballast is not None
+    del ballast
+    levels = cp.asnumpy(levels)
+    t0 = time.perf_counter()
+    problem = _level_problem(hg.indptr, hg.indices, levels, source)
+    check_s = time.perf_counter() - t0
+    ok = problem is None
+    result = dict(scale=scale, n=n, stored_edges=int(len(hg.indices)), host_bytes=hg.nbytes,
+                  card_bytes=int(total), free_bytes_before_ballast=int(free_before),
+                  free_bytes=int(free), budget=budget, source=source, ms=ms,
+                  generate_s=generate_s, pin_s=pin_s, check="ok" if ok else "MISMATCH",
+                  reached=int((levels >= 0).sum()), ballast=has_ballast, problem=problem,
+                  check_s=check_s,
+                  stats={k: v for k, v in stats.items() if not isinstance(v, list)})
+    print(f"\nrmat({scale}) in host memory: {n:,} vertices, {result['stored_edges']:,} stored "
+          f"edges, {hg.nbytes / 1e9:.1f} GB; GPU free {free / 1e9:.1f} GB of "
+          f"{total / 1e9:.1f} (ballast: {has_ballast}); "
+          f"budget {budget / 1e9:.1f} GB\n  BFS {ms:.0f} ms, H2D {stats['h2d_bytes'] / 1e9:.2f} GB "
+          f"({stats['h2d_bytes'] / stats['graph_bytes']:.2f}x the graph), copies "
+          f"{stats['transfer_ms']:.0f} ms, {stats['levels']} levels, {result['reached']:,} "
+          f"reached; levels {result['check']} {problem or ''} "
+          f"(generated in {generate_s:.0f} s, pinned in {pin_s:.0f} s)")
+    return result
+
+
+def print_table(result):
+    print(f"\n{result['graph']} {result['algo']}: graph {result['graph_bytes'] / 1e9:.3g} GB, "
+          f"budget {result['budget'] / 1e9:.3g} GB (vertex arrays "
+          f"{result['vertex_bytes'] / 1e9:.3g} GB + {result['fraction']} of the graph); "
+          f"in memory {result['in_memory_ms']:.2f} ms")
+    print(f"{'strategy':<13}{'ms':>10}{'H2D GB':>9}{'H2D/graph':>10}{'copy ms':>9}"
+          f"{'bus ms':>9}{'x bus':>7}{'iters':>7}  check")
+    for r in result["rows"]:
+        if "error" in r:
+            print(f"{r['strategy']:<13}  ERROR {r['error']}")
+            continue
+        x = "-" if r["ratio_to_bound"] is None else f"{r['ratio_to_bound']:.2f}"
+        print(f"{r['strategy']:<13}{r['ms']:>10.2f}{r['h2d_bytes'] / 1e9:>9.3f}"
+              f"{r['h2d_ratio']:>10.2f}{r['transfer_ms']:>9.2f}{r['bus_bound_ms']:>9.2f}"
+              f"{x:>7}{r['iterations']:>7.0f}  {r['check']}")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--graph", action="append", default=[])
+    p.add_argument("--beyond", type=int, metavar="SCALE",
+                   help="also BFS on rmat(SCALE) built in host memory a part at a time")
+    p.add_argument("--leave-free", type=float, metavar="GB",
+                   help="with --beyond: a ballast leaves this much of the GPU free")
+    p.add_argument("--parts", type=int, default=16, help="with --beyond: generation parts")
+    p.add_argument("--algo", default="bfs,sssp")
+    p.add_argument("--strategies", default=",".join(oc.STRATEGIES))
+    p.add_argument("--fraction", type=float, default=0.5)
+    p.add_argument("--sources", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", choices=("gpu", "cpu"), default="gpu")
     p.add_argument("--json")
-    args = p.parse_args()
-    rows = run(args.graphs, args.fractions, args.sources, args.device, args.parts)
+    args = p.parse_args(argv)
+    results = []
+    for spec in args.graph:
+        for algo in args.algo.split(","):
+            result = run(spec, algo, args.strategies.split(","), args.fraction, args.sources,
+                         args.seed, args.device)
+            print_table(result)
+            sys.stdout.flush()
+            results.append(result)
+    larger = beyond(args.beyond, args.leave_free, args.parts, args.seed) \
+        if args.beyond else None
     if args.json:
-        machine = {"python": platform.python_version(), "gbla": gbla.__version__,
-                   "processor": platform.processor() or platform.machine()}
+        doc = dict(schema=SCHEMA, date=datetime.datetime.now().isoformat(timespec="seconds"),
+                   command=shlex.join(["python", "benchmarks/bench_outofcore.py"] +
+                                      (argv or sys.argv[1:])),
+                   machine=bench.machine_info(), pinned_gbps=PINNED_GBPS, results=results,
+                   beyond=larger)
         with open(args.json, "w") as f:
-            json.dump({"command": "python benchmarks/bench_outofcore.py " +
-                       " ".join(args.graphs) + f" --fractions {args.fractions} "
-                       f"--sources {args.sources} --device {args.device} --parts {args.parts}",
-                       "machine": machine, "rows": rows}, f, indent=1)
+            json.dump(doc, f, indent=1, default=float)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,9 @@ The layers, each importing only those below it:
 - ``algorithms`` (``bfs``, ``sssp``): written only against ``ops`` and ``semirings``; they
   dispatch every method through ``methods``, the registry that the algebraic algorithms and
   the hand-written ``kernels`` both register into;
-- ``ops``: mxv, vxm, ewise_add, ewise_mult, apply, reduce, assign, select, scale, executing
-  on the CPU (``_cpu``) or through ``kernels`` (spmv.cu and element-wise kernels; bfs.cu's
-  kernels are methods), with push or pull chosen by ``direction``;
+- ``ops``: mxv, vxm, mxm, ewise_add, ewise_mult, apply, reduce, assign, assign_bits, select,
+  scale, executing on the CPU (``_cpu``) or through ``kernels`` (spmv.cu and element-wise
+  kernels; bfs.cu's kernels are methods), with push or pull chosen by ``direction``;
 - ``runtime``: how a loop of ops executes, eagerly or recorded and replayed on the device
   (:func:`iterate`); ops take their device-resident paths while a body is recorded;
 - ``Matrix``, ``Vector``, ``Scalar``, ``Mask`` over ``_storage`` (CSR helpers);
@@ -32,8 +32,8 @@ from .exceptions import (CaptureError, DeviceMismatch, DimensionMismatch, Domain
                          OutOfDeviceMemory, UnknownName, UnsupportedMethod, ValidationError)
 from .mask import Mask
 from .matrix import Matrix
-from .ops import (apply, assign, ewise_add, ewise_mult, mxm, mxv, reduce, scale, select,
-                  vxm)
+from .ops import (apply, assign, assign_bits, ewise_add, ewise_mult, mxm, mxv, reduce, scale,
+                  select, vxm)
 from .runtime import LoopState, iterate
 from .scalar import Scalar
 from .vector import Vector
@@ -43,7 +43,8 @@ __all__ = [
     "outofcore",
     "verify", "methods", "runtime", "bfs", "sssp", "connected_components", "iterate",
     "LoopState",
-    "mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign", "select", "scale",
+    "mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign", "assign_bits",
+    "select", "scale",
     "DirectionPolicy", "DirectionTracker", "DEFAULT_POLICY",
     "gpu_available", "default_device", "to_numpy", "synchronize",
     "GblaError", "DimensionMismatch", "DomainMismatch", "DeviceMismatch", "InvalidIndex",

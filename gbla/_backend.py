@@ -13,7 +13,7 @@ from .exceptions import CaptureError, DeviceMismatch
 
 __all__ = ["DEVICES", "gpu_available", "default_device", "resolve_device", "xp_of", "array_device",
            "to_host", "to_device", "device_loop", "refuse_host_read", "to_numpy",
-           "synchronize"]
+           "synchronize", "free_device_bytes"]
 
 DEVICES = ("cpu", "gpu")
 
@@ -76,6 +76,14 @@ def to_device(a, device):
     if device == "gpu":
         return _cupy().asarray(a)
     return to_host(a)
+
+
+def free_device_bytes():
+    """Bytes the current GPU can still give: the driver's free memory plus the blocks CuPy's
+    pool holds unused (which it hands out again before asking the driver)."""
+    cp = _cupy()
+    free, _ = cp.cuda.runtime.memGetInfo()
+    return int(free) + int(cp.get_default_memory_pool().free_bytes())
 
 
 def sync(device):

@@ -8,6 +8,7 @@ BOOL, INT32, INT64, FP32, FP64 = (np.dtype(t) for t in (np.bool_, np.int32, np.i
                                                          np.float32, np.float64))
 DTYPES = (BOOL, INT32, INT64, FP32, FP64)
 NUMERIC = (INT32, INT64, FP32, FP64)
+INTEGER = (INT32, INT64)  # what the bitwise ops take: a word of bits, two's complement
 CUDA_TYPES = {BOOL: "bool", INT32: "int", INT64: "long long", FP32: "float", FP64: "double"}
 
 # Lossless widening of dtypes gbla does not compute in; anything else is refused.

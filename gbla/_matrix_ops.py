@@ -4,9 +4,11 @@ array code that runs on either device.
 
 mxm expands, for every entry A(i, k), row k of B (Gustavson's row-wise product, every product
 formed once), drops the positions the mask excludes, and reduces the products of each (i, j)
-with the add monoid. The write phase, C<M, replace> accum= T, merges keys the same way. On the
-GPU the reductions of min, max, plus, lor, land and any run as scatter kernels; another monoid
-is reduced on the host (a sync, said so below).
+with the add monoid, in blocks of A's rows whose products fit a budget (a share of the GPU's
+free memory), so that the memory it holds is bounded whatever the products. The write phase,
+C<M, replace> accum= T, merges keys the same way. On the GPU the reductions of min, max, plus,
+lor, land and any run as scatter kernels; another monoid is reduced on the host (a sync, said so
+below).
 """
 
 import numpy as np
@@ -78,16 +80,104 @@ def reduce_by_key(keys, values, monoid, device):
     return keys[starts], reduced.astype(values.dtype, copy=False)
 
 
+# How many products one block of a product forms at once. Each product holds, for a while, the
+# B entry and A entry it comes from, its key, its value, the sort's order and the sorted copies:
+# about _PRODUCT_BYTES on the GPU, and one block's products may take _DEVICE_SHARE of the free
+# memory (the rest is for what the caller holds and the blocks' results). On the CPU a block is
+# a fixed number of products (a few GB of working arrays).
+_PRODUCT_BYTES = 128
+_DEVICE_SHARE = 0.5
+_CPU_PRODUCTS = 2**25
+# Products a block may hold, for the tests to force tiny blocks; None: the sizes above.
+_block_products = None
+
+
+def _budget(device):
+    """Products one block may form on ``device``."""
+    if _block_products is not None:
+        return _block_products
+    if device == "cpu":
+        return _CPU_PRODUCTS
+    return max(1, int(B.free_device_bytes() * _DEVICE_SHARE) // _PRODUCT_BYTES)
+
+
+def _blocks(counts, budget, xp):
+    """[(start, stop)]: consecutive ranges of the items whose ``counts`` (int64) sum to at most
+    ``budget`` each; an item above the budget alone is a block of its own (a row's products
+    are reduced together)."""
+    m = len(counts)
+    if m == 0:
+        return []
+    ends = xp.cumsum(counts)
+    if int(ends[-1]) <= budget:  # sync: the products to form
+        return [(0, m)]
+    ends = B.to_host(ends)  # sync: where the blocks end
+    out, start = [], 0
+    while start < m:
+        before = int(ends[start - 1]) if start else 0
+        stop = max(int(np.searchsorted(ends, before + budget, side="right")), start + 1)
+        out.append((start, stop))
+        start = stop
+    return out
+
+
+def _row_products(A, Bm, xp):
+    """The products each row of A forms with Bm (int64 per row): the lengths of the rows of Bm
+    its entries point at."""
+    lengths = xp.zeros(A.nvals + 1, np.int64)
+    if A.nvals:
+        xp.cumsum(Bm._degrees()[A._indices], dtype=np.int64, out=lengths[1:])
+    return lengths[A._indptr[1:]] - lengths[A._indptr[:-1]]
+
+
+def _entry_ranges(A, row_blocks):
+    """[(first entry, end entry)] of A for each (start row, stop row)."""
+    if len(row_blocks) == 1:
+        return [(0, A.nvals)]
+    indptr = B.to_host(A._indptr)  # sync: where the blocks' entries start
+    return [(int(indptr[r0]), int(indptr[r1])) for r0, r1 in row_blocks]
+
+
+def _joined(parts, z_dtype, xp):
+    """(keys, values) of blocks of consecutive rows, keys ascending across them."""
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return xp.zeros(0, np.int64), xp.zeros(0, z_dtype)
+    return (xp.concatenate([k for k, _ in parts]),
+            xp.concatenate([v.astype(z_dtype, copy=False) for _, v in parts]))
+
+
 def product(A, Bm, semiring, dtype, mask):
-    """The keys and values of A (+).(x) Bm with only the positions ``mask`` allows."""
+    """The keys and values of A (+).(x) Bm with only the positions ``mask`` allows, formed in
+    blocks of A's rows whose products fit the budget of :func:`_budget`: a frontier of many
+    sources times a large graph would otherwise hold every product at once."""
     device = A.device
+    xp = B.xp_of(device)
+    z_dtype = semiring.output_dtype(dtype)
+    row_blocks = _blocks(_row_products(A, Bm, xp), _budget(device), xp)
     if device == "cpu" and semiring.multiply.name == "pair" and \
             (semiring.add.idempotent or semiring.add.name == "plus"):
-        return _structural_product(A, Bm, semiring, dtype, mask)
+        import scipy.sparse as sp
+        ones = [sp.csr_array((np.ones(M.nvals, np.int64), M._indices, M._indptr), shape=M.shape)
+                for M in (A, Bm)]
+        parts = [_structural_product(ones[0][r0:r1], ones[1], r0, semiring, dtype, mask)
+                 for r0, r1 in row_blocks]
+        return _joined(parts, z_dtype, xp)
+    a_rows = A._entry_rows()
+    a_values = None if semiring.multiply.positional else A._values_or_ones()
+    parts = [_product_entries(A, Bm, semiring, dtype, mask, a_rows, a_values, e0, e1)
+             for e0, e1 in _entry_ranges(A, row_blocks)]
+    return _joined(parts, z_dtype, xp)
+
+
+def _product_entries(A, Bm, semiring, dtype, mask, a_rows, a_values, e0, e1):
+    """The product of A's entries e0:e1 (whole rows) with Bm: (keys, values), keys sorted."""
+    device = A.device
     xp = B.xp_of(device)
     ncols = Bm.ncols
-    a_rows = A._entry_rows().astype(np.int64)
-    a_cols = A._indices.astype(np.int64)
+    a_rows = a_rows[e0:e1].astype(np.int64)
+    a_cols = A._indices[e0:e1].astype(np.int64)
     z_dtype = semiring.output_dtype(dtype)
     # each product: the B entry it reads and the A entry (owner) it starts from
     b_entry, owner = _storage.expand_rows(Bm._indptr, a_cols, xp)
@@ -101,23 +191,21 @@ def product(A, Bm, semiring, dtype, mask):
     if mult.positional:
         z = a_cols[owner].astype(z_dtype)
     else:
-        x = A._values_or_ones()[owner].astype(dtype, copy=False)
+        x = a_values[e0:e1][owner].astype(dtype, copy=False)
         y = Bm._values_or_ones()[b_entry].astype(dtype, copy=False)
         z = _apply_binary(mult, x, y, dtype, device).astype(z_dtype, copy=False)
     order = xp.argsort(keys, kind="stable")
     return reduce_by_key(keys[order], z[order], semiring.add, device)
 
 
-def _structural_product(A, Bm, semiring, dtype, mask):
-    """A (+).pair Bm on the CPU by SciPy's sparse product of the patterns (compiled, a dense
-    accumulator a row, no sort): each position holds the number of k where both A(i, k) and
-    Bm(k, j) exist, which is the result under plus and 1 under an idempotent monoid."""
-    import scipy.sparse as sp
-    ones = [sp.csr_array((np.ones(M.nvals, np.int64), M._indices, M._indptr), shape=M.shape)
-            for M in (A, Bm)]
-    C = ones[0] @ ones[1]  # one entry a position, in no order within a row
-    rows = np.repeat(np.arange(C.shape[0], dtype=np.int64), np.diff(C.indptr))
-    keys = rows * max(Bm.ncols, 1) + C.indices.astype(np.int64)
+def _structural_product(a_rows, b, r0, semiring, dtype, mask):
+    """A (+).pair Bm on the CPU for A's rows from r0 (``a_rows``, ``b``: SciPy CSRs of their
+    patterns, int64 ones) by SciPy's sparse product (compiled, a dense accumulator a row, no
+    sort): each position holds the number of k where both A(i, k) and Bm(k, j) exist, which is
+    the result under plus and 1 under an idempotent monoid."""
+    C = a_rows @ b  # one entry a position, in no order within a row
+    rows = np.repeat(np.arange(r0, r0 + C.shape[0], dtype=np.int64), np.diff(C.indptr))
+    keys = rows * max(b.shape[1], 1) + C.indices.astype(np.int64)
     counts = C.data
     if mask is not None:  # before the sort: a traversal's mask leaves few
         keep = mask.allows(keys)
@@ -133,16 +221,28 @@ def _structural_product(A, Bm, semiring, dtype, mask):
 def product_pull(A, Bm, semiring, dtype, mask):
     """The same product by dot products, for the positions a mask names (not complemented): for
     each (i, j) there, the products A(i, k) B(k, j) over row i of A where B(k, j) exists (found
-    by a search among B's keys). Its cost is the mask's rows' entries, not the expansion's."""
+    by a search among B's keys). Its cost is the mask's rows' entries, not the expansion's; the
+    positions are taken in blocks whose tries fit :func:`_budget`, as :func:`product` does."""
     device = A.device
     xp = B.xp_of(device)
     ncols = max(Bm.ncols, 1)
     named = mask.keys()
     z_dtype = semiring.output_dtype(dtype)
     rows = named // ncols
-    # each try: the A entry it reads and the mask entry (owner) it is for
-    a_entry, owner = _storage.expand_rows(A._indptr, rows, xp)
+    tries = (A._indptr[rows + 1] - A._indptr[rows]).astype(np.int64)
     b_keys, b_values = keys_of(Bm)
+    parts = [_pull_positions(A, semiring, dtype, named[s0:s1], b_keys, b_values, ncols)
+             for s0, s1 in _blocks(tries, _budget(device), xp)]
+    return _joined(parts, z_dtype, xp)
+
+
+def _pull_positions(A, semiring, dtype, named, b_keys, b_values, ncols):
+    """(keys, values) of the dot products at the sorted positions ``named``."""
+    device = A.device
+    xp = B.xp_of(device)
+    z_dtype = semiring.output_dtype(dtype)
+    # each try: the A entry it reads and the mask entry (owner) it is for
+    a_entry, owner = _storage.expand_rows(A._indptr, named // ncols, xp)
     if len(a_entry) == 0 or len(b_keys) == 0:
         return xp.zeros(0, np.int64), xp.zeros(0, z_dtype)
     k = A._indices[a_entry].astype(np.int64)

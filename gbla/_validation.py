@@ -190,6 +190,21 @@ def dimension(actual, expected, arg, what):
         raise DimensionMismatch(message(arg, f"equal {what} = {expected}", actual))
 
 
+def bit_rows(out_size, bits_size, word_bits):
+    """The width w of a (w, bits_size) array of ``out_size`` positions, one row per bit of a
+    word of ``word_bits``: out.size must be bits.size times a w in [1, word_bits] (0 with no
+    bits at all)."""
+    if bits_size == 0:
+        dimension(out_size, 0, "out.size", "bits.size")
+        return 0
+    width, rest = divmod(out_size, bits_size)
+    if rest or not 1 <= width <= word_bits:
+        raise DimensionMismatch(message(
+            "out.size", f"be bits.size = {bits_size} times a width in [1, {word_bits}] "
+            f"(a row per bit of {word_bits})", out_size))
+    return width
+
+
 def same_device(devices):
     """All operands on one device; ``devices`` maps argument names to devices."""
     found = {d for d in devices.values()}

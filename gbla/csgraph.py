@@ -15,8 +15,8 @@ argument raises a ValueError). NumPy or SciPy in, NumPy out; CuPy in, CuPy out.
 Where results are not unique (predecessors when shortest paths tie) they are valid, not
 necessarily SciPy's; :func:`breadth_first_order` gives SciPy's order exactly; strong component
 labels are numbered by each component's smallest vertex, weak ones exactly as SciPy's. Several
-``indices`` search together, 64 at a time: multi-source BFS when unweighted, Bellman-Ford over
-a frontier matrix when weighted (one matrix product a level or round for all of them).
+``indices`` search together, 64 at a time: a bit-parallel BFS when unweighted, Bellman-Ford
+over a frontier matrix when weighted (one product a level or round for all of them).
 """
 
 import warnings

@@ -1,4 +1,5 @@
-"""The operations: mxv / vxm / ewise_add / ewise_mult / apply / reduce / assign.
+"""The operations: mxv / vxm / mxm / ewise_add / ewise_mult / apply / reduce / assign /
+assign_bits / select / scale.
 
 Each computes a result t and writes it into the output with GraphBLAS C API semantics::
 
@@ -27,8 +28,8 @@ from .scalar import Scalar
 from .semirings import BinaryOp, Monoid, Semiring, UnaryOp
 from .vector import Vector
 
-__all__ = ["mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign", "select",
-           "scale"]
+__all__ = ["mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign",
+           "assign_bits", "select", "scale"]
 
 
 # ---------------------------------------------------------------------- argument resolution
@@ -626,8 +627,11 @@ def mxm(A, B, semiring, *, mask=None, accum=None, replace=False, out=None, direc
     over the k where both are present.
 
     Row-wise (Gustavson): every product A(i, k) B(k, j) is formed once, the positions the mask
-    excludes are dropped before the add monoid reduces each (i, j). A frontier of many sources
-    (one row each) times a graph is one call: a step of a multi-source search.
+    excludes are dropped before the add monoid reduces each (i, j). The products are formed in
+    blocks of A's rows, each at most what half the GPU's free memory holds (a fixed count on
+    the CPU; a row is never cut), so the memory held is a block's, not every product's; the
+    result is the same. A frontier of many sources (one row each) times a graph is one call: a
+    step of a multi-source search.
 
     Parameters
     ----------
@@ -1134,6 +1138,99 @@ def assign(out, value, *, mask=None, accum=None, replace=False):
         t = (V.scalar_value(value, out.dtype, "value"), None)
     return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"),
                   device=device)
+
+
+_WORD_BITS = {np.dtype(np.int32): 32, np.dtype(np.int64): 64}
+
+
+def assign_bits(out, value, bits):
+    """out(b, i) = value for every entry i of ``bits`` and every bit b set in bits(i): words of
+    bits unpacked into a dense 2-D result (a bit-parallel search, which keeps a source a bit,
+    writes each level into its levels so: row b is source b's). Writes ``out`` in place and
+    returns it.
+
+    ``out`` is read as a row-major (width, bits.size) array, width = out.size // bits.size:
+    entry (b, i) is position ``b * bits.size + i``. Positions whose bit is clear keep what
+    they hold.
+
+    Parameters
+    ----------
+    out : Vector
+        Of size bits.size * width, 1 <= width <= 32 (int32 bits) or 64 (int64 bits); keeps its
+        dtype.
+    value : scalar, Scalar or 0-d CuPy array
+        As for :func:`assign`: a host scalar must be representable in out.dtype; a device
+        scalar (such as the iteration number of :func:`gbla.iterate` in device mode) is read
+        on the device and cast to out.dtype unchecked.
+    bits : Vector of int32 or int64
+        Bit b of bits(i) (the b-th lowest; the sign bit is bit 31 or 63) sets (b, i). Bits at
+        or above width are ignored, as are positions with no entry.
+
+    Returns
+    -------
+    Vector
+        ``out``.
+
+    Raises
+    ------
+    DimensionMismatch
+        out.size is not bits.size times a width in [1, 32] or [1, 64] (0 when bits.size is 0).
+    DomainMismatch
+        ``out`` or ``bits`` is not a Vector, bits.dtype is not int32 or int64, or ``value`` is
+        a device scalar with ``out`` on the CPU.
+    DeviceMismatch
+        out, bits and a Scalar value are not all on one device.
+    InvalidValue
+        A host value that is not a number or not representable in out.dtype.
+
+    Examples
+    --------
+    Entry 0 holds bits 0 and 2, entry 2 bit 1; three entries by a width of 3:
+
+    >>> import numpy as np, gbla
+    >>> u = gbla.Vector.from_coo([0, 2], np.array([0b101, 0b010]), 3, device="cpu")
+    >>> levels = gbla.Vector.new(9, np.int32, device="cpu")
+    >>> gbla.assign_bits(levels, 7, u).to_dense(-1).reshape(3, 3)
+    array([[ 7, -1, -1],
+           [-1, -1,  7],
+           [ 7, -1, -1]], dtype=int32)
+    """
+    out, bits = _vector(out, "out"), _vector(bits, "bits")
+    if bits.dtype not in _WORD_BITS:
+        raise V.domain("bits.dtype", "be int32 or int64 (a word of bits)", bits.dtype.name)
+    width = V.bit_rows(out.size, bits.size, _WORD_BITS[bits.dtype])
+    if isinstance(value, Scalar):  # read where it lives: a device value stays there
+        V.same_device({"value": value.device, "out": out.device})
+        value = value._array
+    device = _device(out=out, bits=bits)
+    on_device = B.array_device(value) == "gpu" and np.ndim(value) == 0
+    if on_device and device != "gpu":
+        raise V.domain("value", "be a host scalar when out is on the CPU", "a CuPy scalar")
+    if on_device:
+        V.storage_dtype(value.dtype, "value")
+    else:
+        value = V.scalar_value(value, out.dtype, "value")
+    if width == 0:
+        return out
+    if device == "cpu":
+        idx, words = bits._sparse()
+        words = words.view(np.uint32 if bits.dtype == np.int32 else np.uint64)
+        shifts = np.arange(width, dtype=words.dtype)
+        bit, entry = np.nonzero((words[None, :] >> shifts[:, None]) & 1)  # row-major order
+        at = bit * bits.size + idx[entry]  # ascending, as _write_at's merge wants them
+        return _write_at(out, (value, None), at, replace=False)
+    keep = _op_site("entries")
+    if keep is None and not on_device:  # an eager call: the value goes over as a device scalar
+        value = B.xp_of(device).asarray(value, dtype=out.dtype)
+    o_values, o_present = out._dense()
+    if not (out._owned and o_present is not None):  # a new value: out's arrays may be shared
+        xp = B.xp_of(device)
+        o_values = o_values.copy()
+        o_present = xp.ones(out.size, bool) if o_present is None else o_present.copy()
+        out._set_dense(o_values, o_present)
+    _entries.assign_bits(keep, _operand(bits), value, o_values, o_present)
+    out._written_in_place()
+    return out
 
 
 # ---------------------------------------------------------------------- select and scale

@@ -390,7 +390,8 @@ IDENTITY = {  # per monoid and dtype kind: bool, int, float
     "plus": (None, 0, 0.0), "times": (None, 1, 1.0),
     "min": (True, "max", np.inf), "max": (False, "min", -np.inf), "any": (False, 0, 0.0),
     "lor": (False, None, None), "land": (True, None, None), "lxor": (False, None, None),
-    "eq": (True, None, None),
+    "eq": (True, None, None), "bor": (None, 0, None), "band": (None, -1, None),
+    "bxor": (None, 0, None),
 }
 
 

@@ -65,6 +65,21 @@ def _brute_force_rgg(scale, seed, radius):
     return near
 
 
+@pytest.mark.parametrize("scale, parts", [(1, 1), (7, 1), (9, 3), (10, 7), (6, 64)])
+def test_rmat_host_csr_is_rmat_built_a_part_at_a_time(device, scale, parts):
+    indptr, indices = gbla.generators.rmat_host_csr(scale, 8, seed=4, parts=parts,
+                                                    device=device)
+    A = gbla.generators.rmat(scale, 8, seed=4, device="cpu")
+    assert indptr.dtype == np.int64 and indices.dtype == np.int32
+    np.testing.assert_array_equal(indptr, A._indptr)
+    np.testing.assert_array_equal(indices, A._indices)
+
+
+def test_rmat_host_csr_rejects_a_bad_part_count():
+    with pytest.raises(gbla.InvalidValue, match="^parts must be at least 1; got 0"):
+        gbla.generators.rmat_host_csr(5, parts=0, device="cpu")
+
+
 def test_rgg_holds_exactly_the_pairs_closer_than_the_radius(device):
     # 512 points, DIMACS10's radius 0.55 * sqrt(ln 512 / 512) ~ 0.0609; both directions of
     # every pair at distance < r, nothing else.

@@ -57,6 +57,10 @@ MULTIPLY = {
     "le": lambda x, y: x <= y,
     "gt": lambda x, y: x > y,
     "ge": lambda x, y: x >= y,
+    "bor": lambda x, y: x | y,  # Python's ints are two's complement to any width
+    "band": lambda x, y: x & y,
+    "bxor": lambda x, y: x ^ y,
+    "bandnot": lambda x, y: x & ~y,
 }
 BOOL_RESULT = {"eq", "ne", "lt", "le", "gt", "ge"}
 # Monoids as folds over a non-empty list; ``any`` is not a fold (see oracle_product).
@@ -69,6 +73,9 @@ FOLD = {
     "land": all,
     "lxor": lambda xs: sum(map(bool, xs)) % 2 == 1,
     "eq": lambda xs: functools.reduce(lambda a, b: a == b, xs),
+    "bor": lambda xs: functools.reduce(lambda a, b: a | b, xs),
+    "band": lambda xs: functools.reduce(lambda a, b: a & b, xs),
+    "bxor": lambda xs: functools.reduce(lambda a, b: a ^ b, xs),
 }
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gbla import DEFAULT_POLICY, DirectionPolicy, semirings
-from gbla.kernels import _codegen, _entries, _launch, _sssp
+from gbla.kernels import _codegen, _entries, _launch, _outofcore, _sssp
 
 NVCC = shutil.which("nvcc")
 pytestmark = [pytest.mark.nvcc, pytest.mark.skipif(NVCC is None, reason="nvcc not found")]
@@ -96,6 +96,14 @@ def test_sssp_compiles_every_instantiation_the_drivers_launch(tmp_path):
     unit.write_text(_translation_unit(_launch.KERNEL_DIR / "sssp.cu") + "\nvoid* gbla_all[] = {"
                     + ", ".join(f"(void*)&{name}" for name in names) + "};\n")
     _nvcc(unit, "-c", "-o", str(tmp_path / "sssp_all.o"))
+
+
+def test_outofcore_compiles_every_instantiation_its_launchers_use(tmp_path):
+    unit = tmp_path / "outofcore_all.cu"
+    unit.write_text(_translation_unit(_launch.KERNEL_DIR / "outofcore.cu") +
+                    "\nvoid* gbla_all[] = {" + ", ".join(
+                        f"(void*)&{name}" for name in _outofcore.NAME_EXPRESSIONS) + "};\n")
+    _nvcc(unit, "-c", "-o", str(tmp_path / "outofcore_all.o"))
 
 
 def _entry_list_registry():

@@ -68,7 +68,8 @@ def test_the_loop_kernels_compile_behind_the_direction_rule():
     (semirings.any_secondi, np.int64, None, True),       # BFS parents
     (semirings.min_plus, np.float64, np.float64, True),  # Bellman-Ford
     (semirings.plus_times, np.float32, np.float32, False),
-], ids=["any_pair", "any_secondi", "min_plus", "plus_times"])
+    (semirings.bor_first, np.int64, None, True),         # BFS from several sources, bits
+], ids=["any_pair", "any_secondi", "min_plus", "plus_times", "bor_first"])
 @pytest.mark.parametrize("index", ["int", "long long"])
 def test_every_spmv_kernel_compiles_for_a_semiring_struct(semiring, dtype, a_dtype, flip, index):
     dtype = np.dtype(dtype)
@@ -96,11 +97,14 @@ def test_the_entry_list_kernels_compile_for_the_types_a_loop_stores_and_assigns(
     names += [f"{k}<{t}, {o}>" for k in ("gbla_assign_entries", "gbla_entries_merge")
               for t, o in (("long long", "int"), ("bool", "bool"), ("double", "float"))]
     names.append("gbla_entries_clear")
+    # a bit-parallel search's levels: a loop's iteration into int32 levels at int64 bits
+    names += ["gbla_assign_bits<long long, long long, int>", "gbla_assign_bits<int, int, int>"]
     lowered = _compile(_launch.source("entries.cu"), names)
     assert len(lowered) == len(names) and all(lowered)
 
 
 F8, I4, BOOL = np.dtype(np.float64), np.dtype(np.int32), np.dtype(np.bool_)
+I8 = np.dtype(np.int64)
 
 
 @pytest.mark.parametrize("family, types", [
@@ -118,6 +122,9 @@ F8, I4, BOOL = np.dtype(np.float64), np.dtype(np.int32), np.dtype(np.bool_)
     ("union", _codegen.MapTypes(semirings.binary.secondi, BOOL, I4, I4, np.dtype(np.int64))),
     ("reduce", _codegen.MapTypes(semirings.binary.min, F8, F8, F8, F8, identity=np.inf)),
     ("reduce", _codegen.MapTypes(semirings.binary.lor, BOOL, BOOL, BOOL, BOOL, identity=False)),
+    # the bit-parallel BFS's level: ewise_mult(t, seen, bandnot) and (q, seen, bor)
+    ("map", _codegen.MapTypes(semirings.binary.bandnot, I8, I8, I8, I8)),
+    ("map", _codegen.MapTypes(semirings.binary.bor, I8, I8, I8, I8)),
 ], ids=lambda x: x if isinstance(x, str) else f"{x.op.name}-{x.a_dtype}")
 def test_the_entry_list_ops_compile_as_the_loader_builds_them(family, types):
     from gbla.kernels import _entries  # the kernel names and struct the launchers ask for

@@ -4,9 +4,11 @@ functions it implements runs in gbla there); and on random graphs each function 
 networkx's result, order included where networkx defines one."""
 
 import os
+import pickle
 import re
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -117,8 +119,15 @@ def test_path_lengths_equal_networkx(H, data):
             (nx.shortest_path_length(H, s, weight=weight),) * 2
         assert both("shortest_path_length", H, target=t, weight=weight)[0] == \
             nx.shortest_path_length(H, target=t, weight=weight)
-    assert dict(both("all_pairs_shortest_path_length", H)[0]) == \
-        dict(nx.all_pairs_shortest_path_length(H))
+    cutoff = data.draw(st.sampled_from([None, 0, 1, 1.5, 3, -1]))
+    ours = dict(nx.all_pairs_shortest_path_length(H, cutoff=cutoff, backend="gbla"))
+    theirs = dict(nx.all_pairs_shortest_path_length(H, cutoff=cutoff))
+    assert ours == theirs and list(ours) == list(theirs)
+    position = {node: i for i, node in enumerate(H)}
+    for node, row in ours.items():
+        assert len(row) == len(theirs[node])
+        # by distance, ties in the graph's node order
+        assert list(row) == sorted(theirs[node], key=lambda v: (theirs[node][v], position[v]))
     pred, dist = nx.bellman_ford_predecessor_and_distance(H, s, backend="gbla")
     e_pred, e_dist = nx.bellman_ford_predecessor_and_distance(H, s)
     assert dist == e_dist and {v: sorted(p) for v, p in pred.items()} == \
@@ -129,6 +138,53 @@ def test_path_lengths_equal_networkx(H, data):
     else:
         with pytest.raises(nx.NetworkXNoPath):
             nx.dijkstra_path_length(H, s, t, backend="gbla")
+
+
+def test_all_pairs_rows_read_like_networkxs_dicts():
+    #   "a" -> "b" -> "c"    "d" -> "a"    ("e", 1) alone
+    H = nx.DiGraph([("a", "b"), ("b", "c"), ("d", "a")])
+    H.add_node(("e", 1))
+    ours = dict(nx.all_pairs_shortest_path_length(H, backend="gbla"))
+    assert ours == {"a": {"a": 0, "b": 1, "c": 2}, "b": {"b": 0, "c": 1}, "c": {"c": 0},
+                    "d": {"d": 0, "a": 1, "b": 2, "c": 3}, ("e", 1): {("e", 1): 0}}
+    d = ours["d"]
+    assert not isinstance(d, dict) and isinstance(d, Mapping)
+    assert len(d) == 4 and list(d) == ["d", "a", "b", "c"] and list(reversed(d)) == list("cbad")
+    assert list(d.values()) == [0, 1, 2, 3] and list(d.items())[1] == ("a", 1)
+    assert all(type(v) is int for v in d.values())
+    assert d["c"] == 3 and d.get("x", -1) == -1 and "a" in d and ("e", 1) not in d
+    assert ("a", 1) in d.items() and ("a", 2) not in d.items()
+    assert repr(d) == "{'d': 0, 'a': 1, 'b': 2, 'c': 3}" and str(ours["b"]) == "{'b': 0, 'c': 1}"
+    for missing in ("x", ("e", 1)):  # not in the graph; in it but not reached
+        with pytest.raises(KeyError):
+            d[missing]
+    assert d == {"c": 3, "b": 2, "a": 1, "d": 0} and d != {"d": 0, "a": 1, "b": 2}
+    assert d != {"d": 0, "a": 1, "b": 2, "c": 4} and d != [("d", 0)]
+    copied = d.copy()
+    assert type(copied) is dict and list(copied.items()) == list(d.items())
+    assert d | {"z": 9} == {**copied, "z": 9} and {"z": 9} | d == {"z": 9, **copied}
+    assert pickle.loads(pickle.dumps(d)) == d
+    with pytest.raises(TypeError):
+        d["a"] = 5
+    with pytest.raises(TypeError):
+        hash(d)
+    # cutoff as networkx reads it: a level is listed while cutoff > the level before it
+    assert dict(nx.all_pairs_shortest_path_length(H, cutoff=1.5, backend="gbla"))["d"] == \
+        {"d": 0, "a": 1, "b": 2}
+    assert dict(nx.all_pairs_shortest_path_length(H, cutoff=-1, backend="gbla"))["d"] == \
+        {"d": 0}
+    assert nx.single_source_shortest_path_length(H, "d", cutoff=1.5, backend="gbla") == \
+        {"d": 0, "a": 1, "b": 2}
+    assert list(nx.all_pairs_shortest_path_length(nx.Graph(), backend="gbla")) == []
+
+
+def test_all_pairs_rows_hold_levels_past_255():
+    # a path 0 - 1 - ... - 299: levels up to 299 need two bytes a vertex
+    H = nx.path_graph(300)
+    ours = dict(nx.all_pairs_shortest_path_length(H, backend="gbla"))
+    assert ours[0][299] == 299 and ours[299] == dict(nx.single_source_shortest_path_length(H,
+                                                                                          299))
+    assert list(ours[0].values()) == list(range(300))
 
 
 @G.FIXTURE_OK

@@ -523,6 +523,7 @@ def test_the_listed_ops_ask_only_for_structs_the_compile_test_instantiates(monke
     _run_listed_ops(S, "gpu", "device")
     for method, options in (("bellman_ford", {}), ("delta_stepping", {"delta": 0.5})):
         gbla.sssp(gbla.Matrix.from_scipy(S, device="gpu"), 0, method=method, **options)
+    gbla.bfs(gbla.Matrix.from_scipy(S, device="gpu"), [0, 1, 2])  # bit-parallel: bitwise ops
     found = _entries.registry_types(vars(semirings.unary).values(),
                                     vars(semirings.binary).values(),
                                     vars(semirings.monoid).values(), semirings.unary.identity)

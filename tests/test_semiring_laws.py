@@ -285,6 +285,9 @@ IDENTITY = {
     "land": {BOOL: True},
     "lxor": {BOOL: False},
     "eq": {BOOL: True},
+    "bor": {INT32: 0, INT64: 0},
+    "band": {INT32: -1, INT64: -1},  # every bit set
+    "bxor": {INT32: 0, INT64: 0},
 }
 TERMINAL = {
     "plus": {INT32: None, INT64: None, FP32: None, FP64: None},
@@ -296,6 +299,9 @@ TERMINAL = {
     "land": {BOOL: False},
     "lxor": {BOOL: None},
     "eq": {BOOL: None},
+    "bor": {INT32: -1, INT64: -1},
+    "band": {INT32: 0, INT64: 0},
+    "bxor": {INT32: None, INT64: None},
 }
 MONOIDS = vars(semirings.monoid)
 

@@ -15,6 +15,7 @@ import sys
 from gbla import bench
 
 MULTISOURCE = "gbla-multisource/1"  # the schema benchmarks/bench_multisource.py writes
+OUTOFCORE = "gbla-outofcore/1"  # the schema benchmarks/bench_outofcore.py writes
 
 
 def _machine(m):
@@ -95,13 +96,80 @@ def _multisource(doc, i):
     p = doc.get("all_pairs")
     if p:
         out += [f"## networkx all_pairs_shortest_path_length (run {i})", "",
-                "`dict(nx.all_pairs_shortest_path_length(G))` on "
-                f"`nx.gnm_random_graph({p['n']}, {p['edges']}, seed={p['seed']})` "
-                f"({p['entries']:,} entries), networkx {p['networkx']}: plain networkx "
-                f"{p['networkx_s']:.3g} s, `backend=\"gbla\"` {p['gbla_s']:.3g} s on the "
-                f"{p['device'].upper()} (conversion included), **{p['speedup']:.1f}x**; the "
-                f"dicts {'equal' if p['check'] == 'ok' else 'DIFFER'}.", ""]
+                _all_pairs_line(p), ""]
     return out
+
+
+def _outofcore(doc, i):
+    """A benchmarks/bench_outofcore.py run: a table per graph and algorithm, every strategy
+    side by side, and the search of a graph larger than the GPU's free memory."""
+    out = []
+    for r in doc["results"]:
+        g = r["graph_info"]
+        out += [f"## {r['graph']}, {r['algo']} out of core, every strategy (run {i})", "",
+                f"{g['n']:,} vertices, {g['nvals']:,} stored entries; the graph as the device "
+                f"holds it {r['graph_bytes'] / 1e9:.3g} GB; budget {r['budget'] / 1e9:.3g} GB "
+                f"(the vertex arrays, {r['vertex_bytes'] / 1e9:.3g} GB, + {r['fraction']} of "
+                f"the graph); in memory (gbla's default method, the graph on the GPU) "
+                f"{r['in_memory_ms']:.2f} ms. Medians over {len(r['sources'])} sources. "
+                f"Bus ms: the bytes moved (H2D and zero-copy) at {doc['pinned_gbps']} GB/s, the "
+                "measured pinned bandwidth; x bus: ms over bus ms; copy ms: the copy "
+                "stream's busy time.", "",
+                "| strategy | ms | H2D GB | H2D / graph | zero-copy GB | copy ms | bus ms | x bus "
+                "| iterations | check |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        for row in r["rows"]:
+            if "error" in row:
+                out.append(f"| {row['strategy']} | - | - | - | - | - | - | - | - | "
+                           f"ERROR: {row['error']} |")
+                continue
+            out.append(f"| {row['strategy']} | {row['ms']:.1f} | {row['h2d_bytes'] / 1e9:.3f} | "
+                       f"{row['h2d_ratio']:.2f} | {row['zerocopy_bytes'] / 1e9:.3f} | "
+                       f"{row['transfer_ms']:.1f} | {row['bus_bound_ms']:.2f} | "
+                       f"{row['ratio_to_bound']:.1f} | {row['iterations']:.0f} | "
+                       f"{row['check']} |")
+        out.append("")
+    b = doc.get("beyond")
+    if b:
+        st = b["stats"]
+        out += [f"## rmat({b['scale']}), larger than the GPU's free memory (run {i})", "",
+                f"{b['n']:,} vertices, {b['stored_edges']:,} stored edges, "
+                f"{b['host_bytes'] / 1e9:.1f} GB in pinned host memory, built a part at a time "
+                f"(`gbla.generators.rmat_host_csr`, {b['generate_s']:.0f} s). The GPU "
+                f"({b['card_bytes'] / 1e9:.0f} GB) had {b['free_bytes'] / 1e9:.1f} GB free"
+                + (f" (a ballast allocation took the rest of its "
+                   f"{b['free_bytes_before_ballast'] / 1e9:.1f} GB free)" if b["ballast"]
+                   else "") +
+                f"; budget {b['budget'] / 1e9:.1f} GB. BFS from vertex {b['source']}: "
+                f"**{b['ms']:.0f} ms**, {st['levels']} levels, {b['reached']:,} vertices "
+                f"reached, {st['h2d_bytes'] / 1e9:.2f} GB host to device "
+                f"({st['h2d_bytes'] / st['graph_bytes']:.2f}x the graph) in "
+                f"{st['transfers']} transfers ({st['whole_transfers']} whole subgraphs of "
+                f"{st['subgraphs']}), copies {st['transfer_ms']:.0f} ms; levels checked "
+                f"exactly on the host: {b['check']}.", ""]
+    return out
+
+
+def _all_pairs_line(p):
+    """The all-pairs paragraph: the time to produce the rows and, where the run measured it
+    (from the runs that return lazy rows on), the time to read every entry after it."""
+    head = ("`dict(nx.all_pairs_shortest_path_length(G))` on "
+            f"`nx.gnm_random_graph({p['n']}, {p['edges']}, seed={p['seed']})` "
+            f"({p['entries']:,} entries), networkx {p['networkx']}: ")
+    if "gbla_read_s" not in p:
+        return (head + f"plain networkx {p['networkx_s']:.3g} s, `backend=\"gbla\"` "
+                f"{p['gbla_s']:.3g} s on the {p['device'].upper()} (conversion included), "
+                f"**{p['speedup']:.1f}x**; the dicts "
+                f"{'equal' if p['check'] == 'ok' else 'DIFFER'}.")
+    rows = ("dicts" if p["gbla_row_type"] == "dict" else
+            f"`{p['gbla_row_type']}` mappings, whose entries become Python objects only as "
+            "they are read")
+    return (head + f"produced by plain networkx in {p['networkx_s']:.3g} s, by "
+            f"`backend=\"gbla\"` in {p['gbla_s']:.3g} s on the {p['device'].upper()} "
+            f"(conversion included), **{p['speedup']:.1f}x**; then every entry read "
+            f"(`sum(len(d))` and a whole `d.items()` pass): {p['networkx_read_s']:.3g} s and "
+            f"{p['gbla_read_s']:.3g} s; produce + read **{p['speedup_with_read']:.1f}x**. "
+            f"gbla's rows are {rows}; the results "
+            f"{'equal' if p['check'] == 'ok' else 'DIFFER'}.")
 
 
 def render(documents, paths):
@@ -115,6 +183,10 @@ def render(documents, paths):
     for i, doc in enumerate(documents, 1):
         if doc.get("schema") == MULTISOURCE:  # benchmarks/bench_multisource.py
             out += [f"{i}. `{doc['command']}` ({doc['created']})", "",
+                    f"   {_machine(doc['machine'])}", ""]
+            continue
+        if doc.get("schema") == OUTOFCORE:  # benchmarks/bench_outofcore.py
+            out += [f"{i}. `{doc['command']}` ({doc['date']})", "",
                     f"   {_machine(doc['machine'])}", ""]
             continue
         if "ranks" in doc:  # benchmarks/bench_distributed.py
@@ -134,6 +206,9 @@ def render(documents, paths):
     for i, doc in enumerate(documents, 1):
         if doc.get("schema") == MULTISOURCE:
             out += _multisource(doc, i)
+            continue
+        if doc.get("schema") == OUTOFCORE:
+            out += _outofcore(doc, i)
             continue
         if "ranks" in doc:
             out += _distributed(doc, i)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one script for the lent GPU machine: install gbla, run the test suite with the GPU tests
 # enabled, then the benchmarks. From the repo root on the GPU machine:
-#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs[_rmat|_real]|sssp[_rmat|_real]|profile|ablation|distributed|multisource] [args]
+#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs[_rmat|_real]|sssp[_rmat|_real]|profile|ablation|distributed|multisource|outofcore] [args]
 # 'all' (the default) = every part: the test suite, compute-sanitizer over the BFS kernels,
 # one vxm timing, and the `gbla bench` runs behind BENCHMARKS.md (bfs, sssp). Real graphs are
 # read from .device-data/ (a copy of ../shared/data carried along) when present. Logs and JSON go to $OUT when it is set.
@@ -84,6 +84,12 @@ fi
 # The BENCHMARKS.md runs: every method plus peers, one JSON per (algorithm, graph set).
 D=.device-data
 bench() { python3 -m gbla bench --no-progress "$@" 2>&1 | tee -a "$OUT/bench.log"; }
+# benchmarks/bench_outofcore.py: every out-of-core strategy at half the graph's bytes.
+if [ "$part" = outofcore ]; then
+    python3 benchmarks/bench_outofcore.py ${OOC_GRAPHS:---graph rmat:24 --graph $D/road/USA-road-NE.mtx.gz} \
+        --json "$OUT/outofcore.json" "$@" 2>&1 | tee "$OUT/outofcore.log"
+    status=${PIPESTATUS[0]}
+fi
 # bfs = bfs_rmat + bfs_real and sssp = sssp_rmat + sssp_real: run the halves as separate
 # calls when one call's 10 minutes would not hold both. SSSP's table leaves out the ablation
 # variants of edge_bellman_ford (the 'ablation' part measures them) and the out-of-core methods.

@@ -5,6 +5,11 @@
 with the direction of every product chosen by the policy (push while the frontier is small,
 pull with early exit while it is large). The levels are iterations of :func:`gbla.iterate`,
 recorded once and run on the device when the graph is on the GPU.
+
+Several sources search at once, 64 a batch, bit-parallel (MS-BFS): a vertex's frontier and
+seen sets are one int64 word, bit b for the b-th source, and a level is one product over
+``bor.first`` for every source (:func:`_bit_levels`); parents, when asked for, are read off the
+levels afterwards (:func:`_parents_from_levels`).
 """
 
 import warnings
@@ -15,8 +20,8 @@ from .. import _validation as V
 from .. import direction as _direction
 from .. import methods, ops, runtime
 from .. import _backend as B
-from ..matrix import Matrix, as_graph
-from ..semirings import any_pair, any_secondi, binary
+from ..matrix import as_graph
+from ..semirings import any_pair, any_secondi, binary, bor_first, min_first, unary
 from ..vector import Vector
 from ._relax import policy_of
 
@@ -30,8 +35,9 @@ def bfs(A, source, *, return_predecessors=False, method=None, direction="auto",
     A : Matrix, scipy.sparse or cupyx.scipy.sparse, square
         Entry (i, j) is the edge i -> j; values are ignored.
     source : int, or a sequence or 1-D array of ints
-        0 <= source < n. Several sources search at once, one matrix product (mxm) a level for
-        all of them (method 'algebraic' only), and give 2-D results, a row per source.
+        0 <= source < n. Several sources (repeats allowed) search at once, 64 a batch, one
+        product a level for all of a batch's sources (a bit each of a word per vertex; method
+        'algebraic' only), and give 2-D results, a row per source.
     return_predecessors : bool
         Also return a BFS tree: parents[v] is the vertex v was reached from (the same name as
         :func:`gbla.sssp`'s).
@@ -47,8 +53,9 @@ def bfs(A, source, *, return_predecessors=False, method=None, direction="auto",
         Stop after this many levels (vertices further away count as unreached).
     stats : dict or None
         When a dict is given, ``stats["levels"]`` is set to the number of levels reached
-        (the source's level 0 included); out of core, also the traffic (``h2d_bytes``,
-        ``transfers``, ``graph_bytes``, ``peak_bytes``).
+        (the source's level 0 included; with several sources the most any reached, and
+        ``stats["products"]`` the products run, summed over the batches); out of core, also
+        the traffic (``h2d_bytes``, ``transfers``, ``graph_bytes``, ``peak_bytes``).
     memory_budget : int, float or None
         Device bytes the search may hold (a float in (0, 1]: that fraction of the GPU's free
         memory): A, a CPU matrix, stays in host memory and :mod:`gbla.outofcore` sends the
@@ -62,7 +69,8 @@ def bfs(A, source, *, return_predecessors=False, method=None, direction="auto",
     levels : array (NumPy or CuPy, the matrix's device), int32 (int64 when n >= 2**31)
         levels[source] == 0; -1 = unreached. (len(sources), n) for several sources.
     parents : array of the same dtype, when ``return_predecessors``
-        parents[source] == source; -1 = unreached.
+        parents[source] == source; -1 = unreached. With several sources, each reached
+        vertex's in-neighbour of least level (then least id): a valid BFS tree, as with one.
 
     Raises
     ------
@@ -76,6 +84,10 @@ def bfs(A, source, *, return_predecessors=False, method=None, direction="auto",
     >>> A = gbla.Matrix.from_edges([0, 1, 1], [1, 2, 3], n=5, device="cpu")
     >>> gbla.bfs(A, 0)
     array([ 0,  1,  2,  2, -1], dtype=int32)
+    >>> gbla.bfs(A, [1, 0, 1])
+    array([[-1,  0,  1,  1, -1],
+           [ 0,  1,  2,  2, -1],
+           [-1,  0,  1,  1, -1]], dtype=int32)
     """
     return_parents = _predecessors_flag(return_predecessors, return_parents)
     A = as_graph(A)
@@ -167,44 +179,114 @@ def _sources(sources, n):
                                        else list(sources))]
 
 
+# Sources one bit-parallel search runs: the bits of an int64 word.
+BATCH = 64
+
+
 def _bfs_many(A, sources, *, return_parents, method, direction, depth_limit, stats):
-    """Levels (and parents) from several sources at once: a frontier matrix F (a row per
-    source) and one product a level for all of them, F<!L.S> = F any.pair A."""
+    """Levels (and parents) from several sources: a bit-parallel search for each batch of up to
+    64 sources (:func:`_bit_levels`), then, when asked for, every reached vertex's parent read
+    off the levels (:func:`_parents_from_levels`)."""
     n = A.nrows
     sources = _sources(sources, n)
     if not (isinstance(method, str) and method == "algebraic"):
         raise V.invalid_value("method", "be 'algebraic' with several sources", method)
-    _direction.resolve(direction)  # a row-wise product pushes; the argument is still checked
+    _direction.resolve(direction)
     if depth_limit is not None:
         depth_limit = V.size(depth_limit, "depth_limit")
     if stats is not None and not isinstance(stats, dict):
         raise V.domain("stats", "be a dict or None", type(stats).__name__)
-    k = len(sources)
+    if return_parents and n >= 2**32:  # _parents_from_levels packs an id in 32 bits
+        raise V.invalid_value("return_predecessors", "be False with several sources on a "
+                              "graph of 2**32 vertices or more", return_parents)
     level_dtype = np.int32 if n < 2**31 else np.int64
+    xp = B.xp_of(A.device)
     P = A.pattern()
-    semiring = any_secondi if return_parents else any_pair
-    rows = np.arange(k)
-    F = Matrix.from_edges(rows, sources, np.array(sources, np.int64) if return_parents else None,
-                          k, ncols=n, device=A.device)
-    L = Matrix.from_edges(rows, sources, np.zeros(k, level_dtype), k, ncols=n,
-                          device=A.device)
-    parents = Matrix.from_edges(rows, sources, np.array(sources, level_dtype), k, ncols=n,
-                                device=A.device) if return_parents else None
-    depth = 0
-    while F.nvals and (depth_limit is None or depth < depth_limit):  # sync: entries left
-        depth += 1
-        F = ops.mxm(F, P, semiring, mask=~L.S)
-        at_depth = Vector.from_dense(B.xp_of(A.device).full(k, depth, level_dtype),
-                                     device=A.device)
-        L = ops.ewise_add(L, ops.scale(F, at_depth, binary.first, side="left"), binary.first)
-        if return_parents:
-            parents = ops.ewise_add(parents, F, binary.first)
-    levels = L.to_dense(-1).astype(level_dtype)
+    rows, products = [], 0
+    for at in range(0, len(sources), BATCH):
+        levels, iterations = _bit_levels(P, sources[at:at + BATCH], direction, depth_limit,
+                                         level_dtype)
+        rows.append(levels)
+        products += iterations
+    levels = rows[0] if len(rows) == 1 else xp.concatenate(rows) if rows else \
+        xp.zeros((0, n), level_dtype)
     if stats is not None:  # sync: only when asked for
-        stats.update(levels=int(levels.max()) + 1 if levels.size else 0, products=depth)
-    if return_parents:
-        return levels, parents.to_dense(-1).astype(level_dtype)
-    return levels
+        stats.update(levels=int(levels.max()) + 1 if levels.size else 0, products=products)
+    if not return_parents:
+        return levels
+    parents = [_parents_from_levels(P, levels[row], s, direction, level_dtype)
+               for row, s in enumerate(sources)]
+    return levels, (xp.stack(parents) if parents else xp.zeros((0, n), level_dtype))
+
+
+def _start_words(batch):
+    """(the batch's distinct vertices ascending, their words): bit b is the batch's b-th source,
+    so a vertex given twice holds both bits."""
+    vertices = np.asarray(batch, np.int64)
+    order = np.argsort(vertices, kind="stable")
+    vertices = vertices[order]
+    bits = np.left_shift(np.uint64(1), np.arange(len(batch), dtype=np.uint64))[order]
+    first = np.flatnonzero(np.concatenate([[True], vertices[1:] != vertices[:-1]]))
+    return vertices[first], np.bitwise_or.reduceat(bits, first).view(np.int64)
+
+
+def _bit_levels(P, batch, direction, depth_limit, level_dtype):
+    """((len(batch), n) levels, iterations) of one bit-parallel search (MS-BFS, Then et al.,
+    VLDB 2015): a vertex's frontier and seen sets are one int64 word each, bit b for the b-th
+    source, and one product a level serves every source at once:
+
+        t<!done> = q bor.first A ;  q = t & ~seen where nonzero ;  seen |= q ;
+        levels(v, b) = depth for each bit b of q(v)
+
+    ``done`` marks the vertices every source has reached, which no product visits again. The
+    levels are iterations of :func:`gbla.iterate`, recorded once and run on the device when A
+    is there."""
+    n, k = P.nrows, len(batch)
+    device = P.device
+    xp = B.xp_of(device)
+    tracker = _direction.start(direction)
+    # The bits no source of the batch owns count as seen from the start, so that a vertex is
+    # done when its word is all ones whatever the batch's size, and one recording serves any.
+    pad = -(1 << k) if k < BATCH else 0
+    vertices, words = _start_words(batch)
+    q = Vector.from_coo(vertices, words, n, device=device)
+    seen = Vector.from_dense(xp.full(n, pad, np.int64), device=device)
+    ops.assign(seen, ops.apply(q, binary.bor, right=pad), mask=q.S)
+    done = ops.assign(Vector.new(n, bool, device=device), True,
+                      mask=ops.select(seen, "==", -1).S)
+    # (width, n) levels, a row per bit; the width a power of two, so that the recordings kept
+    # with P are few
+    width = 1 << (k - 1).bit_length()
+    levels = ops.assign_bits(Vector.new(n * width, level_dtype, device=device), 0, q)
+
+    def level(s, depth):
+        reached = ops.vxm(s.q, P, bor_first, mask=~s.done.S, direction=tracker)
+        s.q = ops.select(ops.ewise_mult(reached, s.seen, binary.bandnot), "nonzero")
+        grown = ops.ewise_mult(s.q, s.seen, binary.bor)
+        ops.assign(s.seen, grown, mask=s.q.S)
+        ops.assign(s.done, True, mask=ops.select(grown, "==", -1).S)
+        ops.assign_bits(s.levels, depth, s.q)
+
+    run_stats = {}
+    out = runtime.iterate(level, {"q": q, "seen": seen, "done": done, "levels": levels},
+                          while_nonempty="q", max_iterations=depth_limit, cache=P,
+                          key=("gbla.bfs.bits", policy_of(tracker)), stats=run_stats)
+    return out["levels"].to_dense(-1).reshape(width, n)[:k], run_stats["iterations"]
+
+
+def _parents_from_levels(P, levels, source, direction, level_dtype):
+    """A BFS tree from one source's levels: for each reached v, its in-neighbour of least
+    level, then least id, found by one product over keys level * 2**32 + id. No in-neighbour of
+    v is more than one level nearer the source than v, so that one is exactly one nearer: a
+    valid parent (Graph500's rules). -1 = unreached; parents[source] == source."""
+    n = P.nrows
+    reached = ops.select(Vector.from_dense(levels, device=P.device), ">=", 0)
+    key = ops.ewise_add(ops.apply(reached, binary.times, right=2**32),
+                        ops.apply(reached, unary.rowindex), binary.plus)
+    nearest = ops.vxm(key, P, min_first, mask=reached.S, direction=direction)
+    parents = ops.apply(nearest, binary.band, right=2**32 - 1)
+    ops.assign(parents, source, mask=Vector.from_coo([source], True, n, device=P.device).S)
+    return parents.to_dense(-1).astype(level_dtype, copy=False)
 
 
 methods.register(methods.Method(

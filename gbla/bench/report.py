@@ -47,6 +47,15 @@ def us_per_level(times_ms, counts):
     return statistics.fmean(per_level) if per_level else None
 
 
+def _h2d(r):
+    """[H2D GB a source, H2D / graph bytes] of an out-of-core record (medians over sources),
+    dashes for the others."""
+    if not r.get("h2d_bytes"):
+        return ["-", "-"]
+    moved = statistics.median(r["h2d_bytes"])
+    return [f"{moved / 1e9:.3g}", f"{moved / r['graph_bytes']:.2f}"]
+
+
 def _row(r):
     us = r.get("us_per_level")
     if "us_per_level" not in r and r.get("kind") != "peer":  # a record older than the column
@@ -68,8 +77,13 @@ def format_table(records, style="text"):
     header = ["method", "device", "mean ms", "median ms", "GTEPS", levels,
               "us/level" if levels == "levels" else "us/iter", "peak MiB", "check", "note"]
     rows = [_row(r) for r in records]
+    numeric = 8  # the right-aligned columns end here
+    if any(r.get("h2d_bytes") for r in records):  # out of core: its traffic, before check
+        header[8:8] = ["H2D GB", "H2D / graph"]
+        rows = [row[:8] + _h2d(r) + row[8:] for row, r in zip(rows, records)]
+        numeric = 10
     if style == "markdown":
-        right = {2, 3, 4, 5, 6, 7}
+        right = set(range(2, numeric))
         lines = ["| " + " | ".join(header) + " |",
                  "|" + "|".join("---:" if i in right else "---" for i in range(len(header)))
                  + "|"]
@@ -79,7 +93,7 @@ def format_table(records, style="text"):
     widths = [max(len(str(row[i])) for row in [header] + rows) for i in range(len(header))]
     lines = []
     for row in [header] + rows:
-        cells = [c.rjust(w) if 2 <= i <= 7 else c.ljust(w)
+        cells = [c.rjust(w) if 2 <= i < numeric else c.ljust(w)
                  for i, (c, w) in enumerate(zip(row, widths))]
         lines.append("  ".join(cells).rstrip())
     lines.insert(1, "  ".join("-" * w for w in widths))

@@ -375,10 +375,6 @@ def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, wei
             records.append(record)
             return
         record.update(run, edges=edges, **_summary(run, edges, kind != "peer"))
-        if run.get("h2d_bytes"):
-            moved = statistics.median(run["h2d_bytes"])
-            record["note"] = (f"H2D {moved / 1e9:.3g} GB a source, "
-                              f"{moved / run['graph_bytes']:.2f}x the graph")
         bad = record["mismatches"]
         if first:
             reference["name"] = name

@@ -56,7 +56,15 @@ def _atomic(monoid, z):
         return "if (v) *p = true;"
     if name == "land" and z == BOOL:
         return "if (!v) *p = false;"
+    if name in _BITWISE_ATOMICS and z == INT32:
+        return f"{_BITWISE_ATOMICS[name]}(p, v);"
+    if name in _BITWISE_ATOMICS and z == INT64:  # the 64-bit overloads take unsigned words
+        return (f"{_BITWISE_ATOMICS[name]}(reinterpret_cast<unsigned long long*>(p), "
+                "(unsigned long long)v);")
     return "gbla_atomic_cas<Self>(p, v);"
+
+
+_BITWISE_ATOMICS = {"bor": "atomicOr", "band": "atomicAnd", "bxor": "atomicXor"}
 
 
 def struct(types):

@@ -19,16 +19,17 @@ from typing import NamedTuple
 import numpy as np
 
 from .._backend import _cupy
-from .._dtypes import BOOL, CUDA_TYPES, DTYPES, FP32, FP64, INT32, INT64
+from .._dtypes import BOOL, CUDA_TYPES, DTYPES, FP32, FP64, INT32, INT64, INTEGER
 from . import _codegen, _launch
 from ._codegen import MapTypes
 from ._launch import THREADS, ptr, sm_count
 
 __all__ = ["UNKNOWN", "MASK_TYPES", "MapTypes", "Operand", "Mask", "new_list", "forget", "store",
-           "assign", "map_entries", "select", "union", "merge", "reduce", "registry_types",
-           "translation_unit"]
+           "assign", "assign_bits", "map_entries", "select", "union", "merge", "reduce",
+           "registry_types", "translation_unit"]
 
 UNKNOWN = np.uint64(2**64 - 1)  # GBLA_UNKNOWN of entries.cu
+BIT_WORDS = tuple(CUDA_TYPES[d] for d in INTEGER)  # the words gbla_assign_bits reads
 # m_type of entries.cu: how a value mask's values are read (0: a structural mask, not read)
 MASK_TYPES = {BOOL: 1, INT32: 2, INT64: 3, FP32: 4, FP64: 5}
 
@@ -217,6 +218,21 @@ def assign(keep, mask, t_values, t_present, out_values, out_present):
                                     out_present))
 
 
+def assign_bits(keep, bits, t_value, out_values, out_present):
+    """Enqueue out(i, b) = t in place for every entry i of ``bits`` (an Operand of int32 or
+    int64 words) and every bit b < width set in bits(i), ``out_values`` and ``out_present``
+    a row-major (n, width) array flattened; ``t_value`` a 0-d device array or a host value
+    of out's dtype. Walks bits' list (every position where it has none)."""
+    n = bits.values.size
+    width = out_values.size // max(n, 1)
+    tv, _ = _t_args(keep, t_value, out_values.dtype)
+    kernel = _kernel("gbla_assign_bits", _ctype(tv.dtype), _ctype(bits.values.dtype),
+                     _ctype(out_values.dtype))
+    kernel(_blocks(n), (THREADS,), (np.int64(n), np.int32(width), *_list(bits.entries),
+                                    bits.values, ptr(bits.present), tv, out_values,
+                                    out_present))
+
+
 _REDUCE = ("gbla_entries_reduce", "gbla_entries_reduce_blocks")
 
 
@@ -305,6 +321,8 @@ def translation_unit(found):
         uses += [f"(void*)&gbla_entries_merge<{t}, {o}>", f"(void*)&gbla_assign_entries<{t}, {o}>"]
     for t, i in itertools.product(values, ("int", "long long")):
         uses += [f"(void*)&gbla_store_clear<{t}, {i}>", f"(void*)&gbla_store_set<{t}, {i}>"]
+    for t, w, o in itertools.product(values, BIT_WORDS, values):
+        uses.append(f"(void*)&gbla_assign_bits<{t}, {w}, {o}>")
     # Taking each kernel's address instantiates it without spelling out its signature.
     parts.append("void* const gbla_entries_kernels[] = {" + ", ".join(sorted(set(uses))) + "};")
     return "\n".join(parts) + "\n"

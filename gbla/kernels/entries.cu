@@ -3,12 +3,14 @@
 // kept), so that a traversal's level costs its frontier, not n. Products (spmv.cu) and the ops
 // here make and read them: z<m> = f(a, b) at shared entries (apply, ewise_mult: _map), z = a
 // where f(a, thunk) (_select), z<m> = a (+) b (ewise_add: _union), out<m> = t as a new value
-// (_merge) or in place (gbla_assign_entries), a monoid's reduction (_reduce), a state's store.
+// (_merge) or in place (gbla_assign_entries), a value at each set bit of a word of bits
+// (gbla_assign_bits), a monoid's reduction (_reduce), a state's store.
 // A thread per entry of the shortest list holding every entry the result can have, grid-stride;
 // where no such count is known, one pass over all n positions, which makes a list anyway.
 // Contract: gbla_entries_clear runs before each op that writes an op site's output buffers.
 // F (_codegen.map_struct, from an op's CUDA expression): A, B operands' storage, T computation,
-// Z result, USES_A/USES_B, f(a, b, i), a monoid's identity(). T, O: values; I: ids.
+// Z result, USES_A/USES_B, f(a, b, i), a monoid's identity(). T, O: values; I: ids; W: a word
+// of bits.
 
 #include "lists.cuh"
 
@@ -150,6 +152,41 @@ __global__ void gbla_assign_entries(long long n, const void* m_ids, int m_wide,
         const bool present = gbla_has(tp, i);
         if (present) ov[i] = (O)(tv_scalar ? tv[0] : tv[i]);
         op[i] = present;
+    }
+}
+
+// out(i, b) = t for every entry i of u and every bit b < width set in u(i), out written in
+// place as a row-major (width, n) array of values ov and presence op (ops.assign_bits): a
+// thread per listed entry of u (every position where its list is unknown) writes that entry's
+// bits, bit b into row b. W: u's word (int or long long), bit b its b-th lowest;
+// t: tv[0] (a host value kept at the op site, or a device scalar such as a loop's iteration).
+template <class T, class W, class O>
+__global__ void gbla_assign_bits(long long n, int width, const void* u_ids, int u_wide,
+                                 const u64* u_count, const W* __restrict__ uv,
+                                 const bool* __restrict__ up, const T* __restrict__ tv,
+                                 O* __restrict__ ov, bool* __restrict__ op)
+{
+    const gbla_list walk = gbla_list_of(u_ids, u_wide, u_count);
+    const long long end = walk.known() ? walk.count : n;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    const O value = (O)tv[0];
+    // the bits a row holds; the word is read unsigned, so an int's sign does not spread
+    const u64 keep = width >= 64 ? ~0ull : ((1ull << width) - 1ull);
+    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < end; j += stride) {
+        const long long i = gbla_walk_id(walk, j);
+        if (!gbla_has(up, i)) continue;
+        u64 bits;
+        if constexpr (sizeof(W) == 4) bits = (u64)(unsigned int)uv[i];
+        else bits = (u64)uv[i];
+        bits &= keep;
+        // every lane steps through every bit, so a warp's stores for bit b go to one row, at
+        // the columns of its entries: coalesced when the walk's ids are near each other
+        for (int b = 0; b < width; ++b) {
+            if ((bits >> b) & 1ull) {
+                ov[(long long)b * n + i] = value;
+                op[(long long)b * n + i] = true;
+            }
+        }
     }
 }
 

@@ -10,6 +10,7 @@
 #include <cooperative_groups/reduce.h>
 namespace cg = cooperative_groups;
 #include "lists.cuh"
+#include "atomics.cuh"
 
 typedef unsigned long long u64;
 
@@ -21,10 +22,6 @@ typedef unsigned long long u64;
 #define GBLA_SMALL 32
 #define GBLA_LARGE 1024
 #define GBLA_SLOT 8
-
-__device__ __forceinline__ bool gbla_claim(int* levels, int v, int depth) {
-    return levels[v] == -1 && atomicCAS(&levels[v], -1, depth) == -1;
-}
 
 // Appends v to its degree bin and adds its out-degree to slot[3] (the next frontier's edges);
 // the counters are aggregated over the coalesced threads (one atomic per bin per warp),

@@ -8,31 +8,7 @@
 // falls after n - 1 rounds (a round relaxes every edge that could matter at least once, with
 // values at least as new as a synchronous round's), so a change in round n proves one.
 #include "frontier.cuh"
-
-// atomicMin on a float or double (any sign): a compare-and-swap loop on its bits. True when
-// this call lowered the value.
-__device__ __forceinline__ bool gbla_atomic_min(double* addr, double value) {
-    unsigned long long* bits = (unsigned long long*)addr;
-    unsigned long long old = *(volatile unsigned long long*)bits;
-    while (value < __longlong_as_double((long long)old)) {
-        unsigned long long seen =
-            atomicCAS(bits, old, (unsigned long long)__double_as_longlong(value));
-        if (seen == old) return true;
-        old = seen;
-    }
-    return false;
-}
-
-__device__ __forceinline__ bool gbla_atomic_min(float* addr, float value) {
-    unsigned int* bits = (unsigned int*)addr;
-    unsigned int old = *(volatile unsigned int*)bits;
-    while (value < __int_as_float((int)old)) {
-        unsigned int seen = atomicCAS(bits, old, (unsigned int)__float_as_int(value));
-        if (seen == old) return true;
-        old = seen;
-    }
-    return false;
-}
+#include "atomics.cuh"
 
 // LDG: through the read-only (non-coherent) path; else an ordinary load. The pointer is not
 // __restrict__, so the compiler never takes the read-only path on its own.

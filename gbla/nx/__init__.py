@@ -41,9 +41,16 @@ def get_info():
         "short_summary": f"GraphBLAS-style graph algorithms on the GPU or the CPU "
                          f"(gbla {__version__})",
         "default_config": {},
-        "functions": {name: {"extra_docstring": f"Computed by gbla on {where}."}
-                      for name in FUNCTIONS},
+        "functions": {name: {"extra_docstring": f"Computed by gbla on {where}."
+                             + _EXTRA.get(name, "")} for name in FUNCTIONS},
     }
+
+
+_EXTRA = {"all_pairs_shortest_path_length": (
+    "\nEach source's lengths are a read-only mapping (gbla.nx.lengths.HopLengths) over its row "
+    "of a\nmulti-source BFS, not a dict: len, iteration (by distance, ties in node order), [], "
+    "in,\n== with a dict and repr behave as the dict's; entries become Python objects only as "
+    "they\nare read; d.copy() gives a dict.")}
 
 
 def __getattr__(name):

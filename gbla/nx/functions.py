@@ -19,6 +19,7 @@ from ..algorithms import sssp as _sssp
 from ..exceptions import NegativeCycleError
 from ..matrix import Matrix
 from . import FUNCTIONS
+from .lengths import HopLengths, Labels
 
 __all__ = list(FUNCTIONS)
 
@@ -50,9 +51,11 @@ def _order(g, starts, *, reverse=False, depth_limit=None):
 
 
 def _depth_limit(value):
-    if value is None:
+    """The deepest level networkx's loops reach (``while depth < depth_limit``, ``while cutoff >
+    level``): ceil(value), 0 for none past the start; None for no limit."""
+    if value is None or value == math.inf:
         return None
-    return max(0, int(value)) if value != math.inf else None
+    return math.ceil(value) if value > 0 else 0
 
 
 def _number(x, integral):
@@ -173,8 +176,7 @@ def descendants_at_distance(G, source, distance):
 
 # ============================================================================== hop lengths
 def _hop_lengths(g, start, cutoff, *, reverse=False):
-    limit = None if cutoff is None else _depth_limit(cutoff if cutoff >= 0 else 0)
-    order, _, levels = _order(g, [start], reverse=reverse, depth_limit=limit)
+    order, _, levels = _order(g, [start], reverse=reverse, depth_limit=_depth_limit(cutoff))
     return {g.nodes[v]: int(levels[v]) for v in order.tolist()}
 
 
@@ -191,20 +193,26 @@ def single_target_shortest_path_length(G, target, cutoff=None):
 
 
 def all_pairs_shortest_path_length(G, cutoff=None):
-    # BATCH sources at a time, one multi-source BFS each. Each dict lists its targets by
-    # distance, ties in node order: networkx lists them as its search meets them, an order it
-    # does not promise, and one that costs a scan of every edge per source to reproduce.
-    limit = None if cutoff is None else _depth_limit(cutoff if cutoff >= 0 else 0)
+    """(node, lengths) for each node, in ``list(G)`` order: ``lengths`` is a :class:`HopLengths`,
+    a read-only mapping {target: hops} that reads like networkx's dict (len, iteration, [],
+    ==, repr) and is built from the levels of a multi-source BFS, ``BATCH`` sources a search,
+    without a Python object per entry. Targets iterate by distance, ties in node order:
+    networkx lists them as its search meets them, an order it does not promise and one that
+    costs a scan of every edge per source to reproduce."""
+    limit = _depth_limit(cutoff)
+    labels = _labels(G)
     nodes = G.nodes
     for at in range(0, len(G), BATCH):
-        batch = list(range(at, min(at + BATCH, len(G))))
-        levels = B.to_host(_bfs(G.matrix, batch, depth_limit=limit)).astype(np.int64)
-        for row, s in enumerate(batch):
-            reached = np.flatnonzero(levels[row] >= 0)
-            hops = levels[row, reached]
-            by_distance = np.argsort(hops, kind="stable")
-            yield nodes[s], dict(zip(map(nodes.__getitem__, reached[by_distance].tolist()),
-                                     hops[by_distance].tolist()))
+        batch = range(at, min(at + BATCH, len(G)))
+        # sync: the batch's levels to the host, once
+        levels = B.to_host(_bfs(G.matrix, list(batch), depth_limit=limit))
+        yield from zip(map(nodes.__getitem__, batch), HopLengths.rows(levels, labels))
+
+
+def _labels(g):
+    if "labels" not in g._cache:
+        g._cache["labels"] = Labels(g.nodes, g.index)
+    return g._cache["labels"]
 
 
 def _check_method(method):

@@ -9,9 +9,17 @@ import numpy as np
 
 from .. import _validation as V
 
-__all__ = ["Partition", "partition", "balanced_bounds", "DEFAULT_PART_BYTES"]
+__all__ = ["Partition", "partition", "balanced_bounds", "DEFAULT_PART_BYTES", "part_bytes_for"]
 
 DEFAULT_PART_BYTES = 50 * 2**20  # the H100's L2: one subgraph's edges stay in it
+
+
+
+def part_bytes_for(budget):
+    """The default subgraph size under a device budget: the L2's size, or less when the budget
+    is small, so that about 16 subgraphs fit in it (residency is decided a subgraph at a time,
+    and a budget that holds one subgraph or none leaves the scheme nothing to choose)."""
+    return int(min(DEFAULT_PART_BYTES, max(int(budget) // 16, 4096)))
 
 
 @dataclass(frozen=True, eq=False)

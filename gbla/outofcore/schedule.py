@@ -25,10 +25,12 @@ import numpy as np
 
 from .. import _validation as V
 from ..exceptions import InvalidValue
+from .partition import part_bytes_for, partition
 
-__all__ = ["STRATEGIES", "Step", "Accounts", "Scheduler", "MemoryBudgetError"]
+__all__ = ["STRATEGIES", "Step", "Accounts", "Scheduler", "MemoryBudgetError", "plan_graph"]
 
 STRATEGIES = ("differential", "all", "compact", "zerocopy")
+STAGING_ALIGN = 16  # bytes: where each region of a double-buffered staging half starts
 
 
 class MemoryBudgetError(InvalidValue):
@@ -75,11 +77,16 @@ class Scheduler:
     The rest holds a staging buffer for compacted edges (``staging_bytes``: a quarter of it by
     default, at least the largest vertex's edges, so any vertex can be sent) and the resident
     subgraphs. A budget that cannot hold the vertex arrays and that much staging raises
-    :class:`MemoryBudgetError` naming both sizes.
+    :class:`MemoryBudgetError` naming both sizes. ``double_buffer``: the staging is two halves,
+    each holding the largest vertex's edges (and, for 'all', the largest subgraph), so that one
+    is filled while the other is read. ``compact_in_place``: the differential scheme's
+    compacted steps are read in place from mapped host memory (the same bytes over the bus, no
+    staging), which leaves the staging's share to the residents.
     """
 
     def __init__(self, part, budget, *, fixed_bytes, strategy="differential", whole_ratio=0.5,
-                 largest_vertex_edges=0, staging_bytes=None):
+                 largest_vertex_edges=0, staging_bytes=None, double_buffer=False,
+                 compact_in_place=False):
         V.one_of(strategy, STRATEGIES, "strategy")
         budget = V.integer(budget, "memory_budget")
         if not 0 < float(whole_ratio) <= 1:
@@ -88,7 +95,14 @@ class Scheduler:
         self.sizes = part.nbytes()
         self.edges = part.edges()
         least_staging = int(largest_vertex_edges) * part.edge_bytes + 2 * part.index_bytes
-        if strategy == "zerocopy":
+        if double_buffer:  # two halves (one filled while the other is read), regions aligned
+            least_staging = 2 * (least_staging + 4 * STAGING_ALIGN)
+            if strategy == "all" and len(self.sizes):  # a subgraph goes through a half whole
+                least_staging = max(least_staging,
+                                    2 * (int(self.sizes.max()) + 4 * STAGING_ALIGN))
+        # zero-copy, or compacted steps read in place (the GPU's differential scheme): no staging
+        in_place = strategy == "zerocopy" or (compact_in_place and strategy == "differential")
+        if in_place:
             least_staging = 0
         needed = int(fixed_bytes) + least_staging
         if budget < needed:
@@ -97,7 +111,7 @@ class Scheduler:
                 f"({fixed_bytes} for the vertex arrays, {least_staging} to stage the largest "
                 "vertex's edges)", budget))
         free = budget - int(fixed_bytes)
-        if strategy == "zerocopy":
+        if in_place:
             staging = 0
         elif staging_bytes is None:
             staging = max(least_staging, free // 4) if strategy != "all" else least_staging
@@ -208,6 +222,23 @@ class Scheduler:
     def _compact(self, i, cost):
         cost = int(cost)
         self.accounts.h2d_bytes += cost
-        # a staging buffer's worth per transfer
-        self.accounts.compact += max(1, -(-cost // max(self.staging, 1)))
+        # a staging buffer's worth per transfer (one read in place without staging)
+        self.accounts.compact += max(1, -(-cost // self.staging)) if self.staging else 1
         return Step(i, "compact", cost)
+
+
+def plan_graph(graph, budget, *, strategy, fixed_of, parts, part_bytes, weights, **options):
+    """(the partition, its Scheduler) of a search over ``graph`` (a HostGraph) within
+    ``budget``: ``parts`` subgraphs, or of ``part_bytes`` each (by default a size from the
+    budget, :func:`~.partition.part_bytes_for`), edges of the ids' and ``weights``' bytes;
+    ``fixed_of(subgraph count)`` the bytes the search holds besides edges; ``options`` go to
+    the Scheduler."""
+    edge_bytes = graph.indices.itemsize + (0 if weights is None else weights.itemsize)
+    if parts is None and part_bytes is None:
+        part_bytes = part_bytes_for(budget)
+    part = partition(graph.indptr, edge_bytes=edge_bytes, index_bytes=8, parts=parts,
+                     part_bytes=part_bytes)
+    largest = int(graph.degrees.max()) if graph.n else 0
+    scheduler = Scheduler(part, budget, fixed_bytes=fixed_of(part.count), strategy=strategy,
+                          largest_vertex_edges=largest, **options)
+    return part, scheduler

@@ -14,8 +14,8 @@ import numpy as np
 from .. import _validation as V
 from .._storage import expand_rows
 from ..exceptions import NegativeCycleError
-from .partition import partition
-from .schedule import Scheduler
+from . import gpu
+from .schedule import plan_graph
 
 __all__ = ["HostGraph", "bfs", "sssp"]
 
@@ -25,12 +25,14 @@ class HostGraph:
     into subgraphs on first use. On the GPU path its arrays should be pinned (page-locked) so
     that transfers run at the bus's speed."""
 
-    def __init__(self, indptr, indices, values=None):
+    def __init__(self, indptr, indices, values=None, *, pinned=False):
         self.indptr = np.asarray(indptr, np.int64)
         self.indices = np.asarray(indices)
         self.values = None if values is None else np.asarray(values)
         self.n = len(self.indptr) - 1
         self.degrees = np.diff(self.indptr)
+        self.pinned = pinned
+        self._weights = {}
 
     @classmethod
     def of(cls, A):
@@ -42,16 +44,20 @@ class HostGraph:
     def pin(self):
         """This graph with its arrays in pinned (page-locked) host memory, so that copies to the
         GPU run at the bus's speed (54.9 GB/s measured on the H100's host against 9.5 from
-        pageable memory). Needs CuPy."""
-        import cupyx  # the GPU path only
+        pageable memory) and kernels can read them in place. Needs CuPy."""
+        return HostGraph(_pinned(self.indptr), _pinned(self.indices), _pinned(self.values),
+                         pinned=True)
 
-        def pinned(a):
-            if a is None:
-                return None
-            out = cupyx.empty_pinned(a.shape, a.dtype)
-            out[...] = a
-            return out
-        return HostGraph(pinned(self.indptr), pinned(self.indices), pinned(self.values))
+    def weights_as(self, dtype):
+        """The weights in ``dtype`` (None without weights), converted once (into pinned
+        memory for a pinned graph) and kept."""
+        dtype = np.dtype(dtype)
+        if self.values is None or self.values.dtype == dtype:
+            return self.values
+        if dtype not in self._weights:
+            w = self.values.astype(dtype)
+            self._weights[dtype] = _pinned(w) if self.pinned else w
+        return self._weights[dtype]
 
     @property
     def nbytes(self):
@@ -61,6 +67,16 @@ class HostGraph:
     def edge_bytes(self, value_dtype=None):
         return self.indices.itemsize + (0 if self.values is None else
                                         np.dtype(value_dtype or self.values.dtype).itemsize)
+
+
+def _pinned(a):
+    """A copy of ``a`` in pinned host memory (None stays None)."""
+    if a is None:
+        return None
+    import cupyx  # the GPU path only
+    out = cupyx.empty_pinned(a.shape, a.dtype)
+    out[...] = a
+    return out
 
 
 class _Device:
@@ -107,12 +123,9 @@ def _edges_of(graph, part, device, step, verts, xp):
 
 
 def _setup(graph, budget, strategy, fixed_bytes, parts, part_bytes, xp, weights, tuning):
-    edge_bytes = graph.indices.itemsize + (0 if weights is None else weights.itemsize)
-    part = partition(graph.indptr, edge_bytes=edge_bytes, index_bytes=8, parts=parts,
-                     part_bytes=part_bytes)
-    largest = int(graph.degrees.max()) if graph.n else 0
-    scheduler = Scheduler(part, budget, fixed_bytes=fixed_bytes, strategy=strategy,
-                          largest_vertex_edges=largest, **tuning)
+    part, scheduler = plan_graph(graph, budget, strategy=strategy,
+                                 fixed_of=lambda count: fixed_bytes, parts=parts,
+                                 part_bytes=part_bytes, weights=weights, **tuning)
     device = _Device(graph, part, xp, weights)
     device.scheduler = scheduler
     return part, scheduler, device
@@ -142,7 +155,14 @@ def bfs(graph, source, *, memory_budget, strategy="differential", parts=None,
     ``parts`` / ``part_bytes`` size the partition, ``tuning`` goes to the
     :class:`~.schedule.Scheduler` (``whole_ratio``, ``staging_bytes``). ``stats`` gets the
     scheduler's accounts and ``graph_bytes``, the graph as the device holds it (all subgraphs
-    whole), what ``h2d_bytes`` compares with."""
+    whole), what ``h2d_bytes`` compares with; on the GPU also ``transfer_ms``, the copy
+    stream's time in copies. With CuPy as ``xp`` the search runs on the GPU
+    (:mod:`.gpu`: device-resident vertex arrays, hand-written kernels, copies overlapped on
+    a stream of their own; parents int32)."""
+    if xp is not np:
+        return gpu.bfs(graph, source, memory_budget=memory_budget, strategy=strategy,
+                       parts=parts, part_bytes=part_bytes, return_parents=return_parents,
+                       depth_limit=depth_limit, stats=stats, **tuning)
     n = graph.n
     source = V.source(source, n)
     fixed = n * 4 + n * 8 + (n * 8 if return_parents else 0)  # levels, frontier, parents
@@ -190,12 +210,17 @@ def sssp(graph, source, *, memory_budget, dtype=np.float64, strategy="differenti
     in buckets of width delta and only those of the lowest bucket relax, so a vertex relaxes
     (and its edges cross the bus) closer to its final distance, fewer times (non-negative
     weights); a smaller delta moves fewer bytes in more iterations. ``'auto'`` (the default):
-    32 x the mean weight / the mean out-degree, or Bellman-Ford when a weight is negative."""
+    32 x the mean weight / the mean out-degree, or Bellman-Ford when a weight is negative.
+    With CuPy as ``xp`` the search runs on the GPU (:mod:`.gpu`)."""
     n = graph.n
     source = V.source(source, n)
     dtype = np.dtype(dtype)
-    weights = None if graph.values is None else graph.values.astype(dtype, copy=False)
+    weights = graph.weights_as(dtype)
     delta = _delta(graph, weights, delta)
+    if xp is not np:
+        return gpu.sssp(graph, source, memory_budget=memory_budget, dtype=dtype,
+                        strategy=strategy, parts=parts, part_bytes=part_bytes, delta=delta,
+                        stats=stats, **tuning)
     fixed = n * dtype.itemsize + n * 8  # distances, and the frontier's ids
     part, scheduler, device = _setup(graph, memory_budget, strategy, fixed, parts, part_bytes,
                                      xp, weights, tuning)

@@ -29,11 +29,11 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
 
     What the body may do, because its ops are recorded once and replayed:
 
-    - call ops (mxv, vxm, ewise_add, ewise_mult, apply, assign, select, scale) on the state,
-      on matrices and on vectors it makes; rebind a state name to a new Vector of the same
-      size (cast at the end of the iteration to the dtype the name started with, as
-      GraphBLAS casts into a typed output), or write one in place (``out=``,
-      :func:`~gbla.assign`);
+    - call ops (mxv, vxm, ewise_add, ewise_mult, apply, assign, assign_bits, select, scale)
+      on the state, on matrices and on vectors it makes; rebind a state name to a new
+      Vector of the same size (cast at the end of the iteration to the dtype the name
+      started with, as GraphBLAS casts into a typed output), or write one in place
+      (``out=``, :func:`~gbla.assign`, :func:`~gbla.assign_bits`);
     - use ``iteration`` (1 in the first iteration) only as an op's value: in device mode it
       is a device scalar, written by the loop between iterations;
     - never read a value back to the host: ``Vector.nvals``, :func:`~gbla.reduce` (without

@@ -4,7 +4,7 @@ multiply ops; each gets every dtype both sides can take."""
 import numpy as np
 
 from ._core import ANY_VALUE, BinaryOp, Monoid, Semiring, UnaryOp
-from .._dtypes import BOOL, DTYPES, FP32, FP64, INT64, NUMERIC
+from .._dtypes import BOOL, DTYPES, FP32, FP64, INT64, INTEGER, NUMERIC
 
 
 def _first(x, y):
@@ -17,6 +17,10 @@ def _second(x, y):
 
 def _pair(x, y):
     return np.ones(np.broadcast_shapes(np.shape(x), np.shape(y)), dtype=np.result_type(x, y))
+
+
+def _bandnot(x, y):
+    return np.bitwise_and(x, np.invert(y))
 
 
 # min/max ignore NaN (fmin/fmax), as SuiteSparse:GraphBLAS does; identical on CPU and GPU.
@@ -44,6 +48,11 @@ _binary = [
     BinaryOp("gt", "(x > y)", np.greater, DTYPES, result=BOOL),
     BinaryOp("ge", "(x >= y)", np.greater_equal, DTYPES, result=BOOL),
     BinaryOp("secondi", "k", lambda k: k, DTYPES, result=INT64, positional=True),
+    # Bitwise, on a word of bits (a bit-parallel search keeps a source a bit: gbla.bfs)
+    BinaryOp("bor", "(x | y)", np.bitwise_or, INTEGER, commutative=True),
+    BinaryOp("band", "(x & y)", np.bitwise_and, INTEGER, commutative=True),
+    BinaryOp("bxor", "(x ^ y)", np.bitwise_xor, INTEGER, commutative=True),
+    BinaryOp("bandnot", "(x & ~y)", _bandnot, INTEGER),  # the bits of x that y lacks
 ]
 BINARY = {op.name: op for op in _binary}
 
@@ -81,6 +90,10 @@ _monoids = [
     Monoid(BINARY["land"], identity={BOOL: True}, terminal={BOOL: False}, idempotent=True),
     Monoid(BINARY["lxor"], identity={BOOL: False}),
     Monoid(BINARY["eq"], identity={BOOL: True}, name="eq", dtypes=(BOOL,)),
+    # every bit set (-1 in two's complement) absorbs bor and is band's identity
+    Monoid(BINARY["bor"], identity=lambda d: 0, terminal=lambda d: -1, idempotent=True),
+    Monoid(BINARY["band"], identity=lambda d: -1, terminal=lambda d: 0, idempotent=True),
+    Monoid(BINARY["bxor"], identity=lambda d: 0),
 ]
 MONOIDS = {m.name: m for m in _monoids}
 
@@ -90,13 +103,16 @@ _DISTRIBUTIVE = {
     ("min", "min"), ("max", "max"), ("lor", "land"), ("land", "lor"), ("lxor", "land"),
     ("lor", "lor"), ("land", "land"),
 } | {(a, m) for a in ("min", "max", "any", "lor", "land") for m in ("first", "second")} \
-  | {(a, "pair") for a in ("any", "lor", "land", "min", "max")}
+  | {(a, "pair") for a in ("any", "lor", "land", "min", "max")} \
+  | {("bor", "band"), ("band", "bor"), ("bxor", "band"), ("bor", "bor"), ("band", "band")} \
+  | {(a, m) for a in ("bor", "band") for m in ("first", "second")}
 
 _PRODUCT = [
     (("min", "max", "plus", "times", "any"),
      ("plus", "minus", "times", "min", "max", "first", "second", "pair")),
     (("lor", "land", "lxor", "eq", "any"), ("land", "lor", "lxor", "eq", "first", "second", "pair")),
     (("any", "min", "max", "plus"), ("secondi",)),
+    (("bor", "band", "bxor"), ("band", "bor", "bxor", "first", "second")),
 ]
 
 

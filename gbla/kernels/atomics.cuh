@@ -1,0 +1,34 @@
+// The atomic updates the traversal kernels share: claiming an unvisited vertex for a level, and
+// atomicMin on a float or double. Included by frontier.cuh, sssp.cu and outofcore.cu (the loader
+// in _launch.py inlines it for NVRTC).
+#pragma once
+
+// Sets levels[v] to depth when it is still -1 (unvisited); true for the one thread that did.
+__device__ __forceinline__ bool gbla_claim(int* levels, long long v, int depth) {
+    return levels[v] == -1 && atomicCAS(&levels[v], -1, depth) == -1;
+}
+
+// atomicMin on a float or double (any sign): a compare-and-swap loop on its bits. True when
+// this call lowered the value.
+__device__ __forceinline__ bool gbla_atomic_min(double* addr, double value) {
+    unsigned long long* bits = (unsigned long long*)addr;
+    unsigned long long old = *(volatile unsigned long long*)bits;
+    while (value < __longlong_as_double((long long)old)) {
+        unsigned long long seen =
+            atomicCAS(bits, old, (unsigned long long)__double_as_longlong(value));
+        if (seen == old) return true;
+        old = seen;
+    }
+    return false;
+}
+
+__device__ __forceinline__ bool gbla_atomic_min(float* addr, float value) {
+    unsigned int* bits = (unsigned int*)addr;
+    unsigned int old = *(volatile unsigned int*)bits;
+    while (value < __int_as_float((int)old)) {
+        unsigned int seen = atomicCAS(bits, old, (unsigned int)__float_as_int(value));
+        if (seen == old) return true;
+        old = seen;
+    }
+    return false;
+}
