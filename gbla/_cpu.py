@@ -6,16 +6,7 @@ pull give bit-identical results even for a non-associative floating-point add.
 
 import numpy as np
 
-
-def expand_rows(indptr, rows, owners=True):
-    """Edge ids of ``rows`` in CSR order, and for each edge the position of its row in ``rows``
-    (None when ``owners`` is False: a structural product needs only the edges)."""
-    starts = indptr[rows].astype(np.int64)
-    lens = indptr[rows + 1].astype(np.int64) - starts
-    # edge = its row's start + its place among the expanded edges - the row's first place
-    edge = np.repeat(starts - (np.cumsum(lens) - lens), lens)
-    edge += np.arange(len(edge))
-    return edge, (np.repeat(np.arange(len(rows)), lens) if owners else None)
+from ._storage import expand_rows
 
 
 def multiply(semiring, a, u, k, flip, dtype):

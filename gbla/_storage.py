@@ -40,19 +40,21 @@ def rows_of_entries(indptr, nnz, xp):
     return rows.astype(indptr.dtype, copy=False)
 
 
-def expand_rows(indptr, rows, xp):
+def expand_rows(indptr, rows, xp=np, owners=True):
     """(edge positions of ``rows`` in a CSR's row pointers, each edge's row as a position in
-    ``rows``), on any array module: the gather a push, a pull or a partitioned traversal
-    starts from. ``rows`` int64; the edges of each row in CSR order."""
+    ``rows``, or None when ``owners`` is False), on any array module: the gather a push, a pull
+    or a partitioned traversal starts from. ``rows`` int64; the edges of each row in CSR
+    order."""
     starts = indptr[rows].astype(np.int64)  # int64 sums whatever the index dtype
     counts = indptr[rows + 1].astype(np.int64) - starts
     offsets = xp.cumsum(counts)
+    if xp is np:  # a repeat is a single pass on the CPU: an edge = its row's start + its place
+        edge = np.repeat(starts - (offsets - counts), counts)  # among them - the row's first
+        edge += np.arange(len(edge))
+        return edge, (np.repeat(np.arange(len(rows)), counts) if owners else None)
     total = int(offsets[-1]) if len(offsets) else 0  # sync: the edges to expand
     position = xp.arange(total, dtype=np.int64)
-    if xp is np:  # a repeat is a single pass on the CPU
-        owner = np.repeat(np.arange(len(rows)), counts)
-    else:  # CuPy repeats only scalars
-        owner = xp.searchsorted(offsets, position, side="right")
+    owner = xp.searchsorted(offsets, position, side="right")  # CuPy repeats only scalars
     return starts[owner] + position - (offsets[owner] - counts[owner]), owner
 
 
