@@ -46,10 +46,16 @@ def _ablation(doc, path, i):
                  if (scale, m) in by else "-" for m in methods]
         out.append(f"| {scale} | {first['vertices']:,} | {first['stored_edges']:,} | "
                    + " | ".join(cells) + " |")
-    png = path[:-len(".json")] + ".png" if path.endswith(".json") else None
-    if png and os.path.exists(png):
+    png = _chart(path)
+    if png:
         out += ["", f"![edge_bellman_ford ablation]({png})"]
     return out + [""]
+
+
+def _chart(path):
+    """The plot drawn beside a JSON (its name with .png for .json), or None when there is none."""
+    png = path[:-len(".json")] + ".png" if path.endswith(".json") else None
+    return png if png and os.path.exists(png) else None
 
 
 def _distributed(doc, i):
@@ -100,10 +106,15 @@ def _multisource(doc, i):
     return out
 
 
-def _outofcore(doc, i):
+def _outofcore(doc, path, i):
     """A benchmarks/bench_outofcore.py run: a table per graph and algorithm, every strategy
-    side by side, and the search of a graph larger than the GPU's free memory."""
+    side by side (and the chart of their traffic that tools/plot_outofcore.py draws beside
+    the JSON), and the search of a graph larger than the GPU's free memory."""
     out = []
+    chart = _chart(path)
+    if chart and doc["results"]:
+        out += [f"![host-to-device bytes per strategy, run {i}]({chart})", "",
+                f"(`python tools/plot_outofcore.py {path} {chart}`)", ""]
     for r in doc["results"]:
         g = r["graph_info"]
         out += [f"## {r['graph']}, {r['algo']} out of core, every strategy (run {i})", "",
@@ -208,7 +219,7 @@ def render(documents, paths):
             out += _multisource(doc, i)
             continue
         if doc.get("schema") == OUTOFCORE:
-            out += _outofcore(doc, i)
+            out += _outofcore(doc, paths[i - 1], i)
             continue
         if "ranks" in doc:
             out += _distributed(doc, i)

@@ -1,9 +1,10 @@
 """The out-of-core strategies' traffic as a chart: for each (graph, algorithm) of a
 benchmarks/bench_outofcore.py JSON, the host-to-device bytes of every strategy over the graph's
-bytes (zero-copy: the bytes its kernels read over the bus), on a log scale.
+bytes (zero-copy: the bytes its kernels read over the bus), on a log scale. Drawn
+beside the JSON under its name with .png, tools/benchmarks_md.py shows it with the run.
 
     python tools/plot_outofcore.py benchmarks/results/outofcore_rmat24_ne.json \
-        benchmarks/results/outofcore_h2d.png
+        benchmarks/results/outofcore_rmat24_ne.png
 """
 
 import argparse

@@ -219,9 +219,9 @@ def assign(keep, mask, t_values, t_present, out_values, out_present):
 
 
 def assign_bits(keep, bits, t_value, out_values, out_present):
-    """Enqueue out(i, b) = t in place for every entry i of ``bits`` (an Operand of int32 or
+    """Enqueue out(b, i) = t in place for every entry i of ``bits`` (an Operand of int32 or
     int64 words) and every bit b < width set in bits(i), ``out_values`` and ``out_present``
-    a row-major (n, width) array flattened; ``t_value`` a 0-d device array or a host value
+    a row-major (width, n) array flattened; ``t_value`` a 0-d device array or a host value
     of out's dtype. Walks bits' list (every position where it has none)."""
     n = bits.values.size
     width = out_values.size // max(n, 1)

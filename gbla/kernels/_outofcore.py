@@ -37,15 +37,16 @@ def _kernel(expression):
 
 class Groups:
     """The device arrays of a frontier grouped by subgraph: ``bounds`` (parts + 1 row bounds),
-    per-subgraph ``count`` and ``value`` (u64), ``offset`` (int64, where each group starts in
-    ``ids``), ``cursor`` (u64) and ``ids`` (int32, n)."""
+    per-subgraph ``count`` and ``value`` (u64, the two rows of ``tally``, which one copy
+    brings back), ``offset`` (int64, where each group starts in ``ids``), ``cursor`` (u64) and
+    ``ids`` (int32, n)."""
 
     def __init__(self, cp, bounds, n):
         parts = len(bounds) - 1
         self.parts = parts
         self.bounds = cp.asarray(np.asarray(bounds, np.int64))
-        self.count = cp.zeros(parts, np.uint64)
-        self.value = cp.zeros(parts, np.uint64)
+        self.tally = cp.zeros((2, parts), np.uint64)
+        self.count, self.value = self.tally[0], self.tally[1]  # contiguous rows
         self.offset = cp.zeros(parts + 1, np.int64)
         self.cursor = cp.zeros(parts, np.uint64)
         self.ids = cp.empty(max(n, 1), np.int32)
@@ -57,7 +58,7 @@ class Groups:
 
 def select(groups, degrees, n, *, fill, levels=None, want=None, pending=None, dist=None,
            top=None):
-    """Counts (``fill`` False: ``groups.count`` / ``value`` gain, zero them first) or lists
+    """Counts (``fill`` False: ``groups.count`` / ``value`` gain, zero ``tally`` first) or lists
     (``fill`` True: into ``groups.ids`` at ``groups.offset``, ``cursor`` zeroed first) the
     frontier: the vertices whose level is ``want``, or (SSSP) the pending ones whose distance is
     below ``top``, whose pending mark the listing clears."""

@@ -155,7 +155,7 @@ __global__ void gbla_assign_entries(long long n, const void* m_ids, int m_wide,
     }
 }
 
-// out(i, b) = t for every entry i of u and every bit b < width set in u(i), out written in
+// out(b, i) = t for every entry i of u and every bit b < width set in u(i), out written in
 // place as a row-major (width, n) array of values ov and presence op (ops.assign_bits): a
 // thread per listed entry of u (every position where its list is unknown) writes that entry's
 // bits, bit b into row b. W: u's word (int or long long), bit b its b-th lowest;

@@ -73,10 +73,10 @@ class _Run:
     """One search's transfers: the residents, the staging halves, the copy stream and the
     events that order the copies against the kernels, and the time spent copying."""
 
-    def __init__(self, cp, graph, part, scheduler, weights, degrees):
+    def __init__(self, cp, graph, part, scheduler, weights):
         self.cp, self.graph, self.part, self.scheduler = cp, graph, part, scheduler
         self.weights = weights  # pinned host weights in the distances' dtype, or None
-        self.degrees = degrees  # int32 on the device
+        self.degrees = cp.asarray(graph.degrees_int32())  # the value of a frontier vertex
         self.compute = cp.cuda.get_current_stream()
         self.copy = cp.cuda.Stream(non_blocking=True)
         self.groups = K.Groups(cp, part.vertex_bounds, graph.n)
@@ -99,11 +99,9 @@ class _Run:
         """(count, value, offset) host arrays of the frontier pred selects, listed in
         ``groups.ids`` by subgraph; None when it is empty."""
         g, n = self.groups, self.graph.n
-        g.count.fill(0)
-        g.value.fill(0)
+        g.tally.fill(0)
         K.select(g, self.degrees, n, fill=False, **pred)
-        count = g.count.get().astype(np.int64)  # sync: the plan needs the frontier's counts
-        value = g.value.get().astype(np.int64)
+        count, value = g.tally.get().astype(np.int64)  # sync: the plan needs both
         if not count.any():
             return None
         offset = np.concatenate([[0], np.cumsum(count)])
@@ -214,8 +212,7 @@ class _Run:
         batches that fit one."""
         g = self.graph
         degrees = g.degrees[ids]
-        edge_bytes = g.indices.itemsize + (0 if self.weights is None else
-                                           self.weights.itemsize)
+        edge_bytes = self.part.edge_bytes
         regions = 3 if self.weights is not None else 2
         room = self.half - regions * ALIGN - 8  # the alignment padding, the first offset
         # batch [a, b): its offsets (8 bytes a vertex) and edges fill at most a half
@@ -287,7 +284,7 @@ def bfs(graph, source, *, memory_budget, strategy="differential", parts=None, pa
     if return_parents:
         parents = cp.full(n, -1, np.int32)
         parents[source] = source
-    run = _Run(cp, graph, part, scheduler, None, cp.asarray(graph.degrees.astype(np.int32)))
+    run = _Run(cp, graph, part, scheduler, None)
 
     want = 0
     while depth_limit is None or want < depth_limit:
@@ -321,7 +318,7 @@ def sssp(graph, source, *, memory_budget, dtype=np.float64, strategy="differenti
     pending = cp.zeros(n, np.uint8)
     pending[source] = 1
     least = cp.empty(1, dtype)
-    run = _Run(cp, graph, part, scheduler, weights, cp.asarray(graph.degrees.astype(np.int32)))
+    run = _Run(cp, graph, part, scheduler, weights)
 
     def relax(verts, offsets, base, targets, w, lo, by_position):
         K.expand(verts, offsets, base, targets, lo, by_position, dist=dist, weights=w,

@@ -32,7 +32,7 @@ class HostGraph:
         self.n = len(self.indptr) - 1
         self.degrees = np.diff(self.indptr)
         self.pinned = pinned
-        self._weights = {}
+        self._converted = {}  # weights by dtype, int32 degrees: each converted once
 
     @classmethod
     def of(cls, A):
@@ -48,16 +48,24 @@ class HostGraph:
         return HostGraph(_pinned(self.indptr), _pinned(self.indices), _pinned(self.values),
                          pinned=True)
 
+    def degrees_int32(self):
+        """The out-degrees as int32, what the GPU's frontier kernels read (kept: see
+        :meth:`_kept`)."""
+        return self._kept("degrees", lambda: self.degrees.astype(np.int32))
+
     def weights_as(self, dtype):
-        """The weights in ``dtype`` (None without weights), converted once (into pinned
-        memory for a pinned graph) and kept."""
+        """The weights in ``dtype`` (None without weights; kept: see :meth:`_kept`)."""
         dtype = np.dtype(dtype)
         if self.values is None or self.values.dtype == dtype:
             return self.values
-        if dtype not in self._weights:
-            w = self.values.astype(dtype)
-            self._weights[dtype] = _pinned(w) if self.pinned else w
-        return self._weights[dtype]
+        return self._kept(dtype, lambda: self.values.astype(dtype))
+
+    def _kept(self, key, make):
+        """``make()``, made once per key (into pinned memory for a pinned graph) and kept."""
+        if key not in self._converted:
+            a = make()
+            self._converted[key] = _pinned(a) if self.pinned else a
+        return self._converted[key]
 
     @property
     def nbytes(self):
