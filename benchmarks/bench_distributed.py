@@ -1,5 +1,7 @@
 """GTEPS of BFS and SSSP on a graph cut over ranks, each rank generating its own part of an R-MAT
-graph (no rank ever holds the whole), run as one process per rank by the launcher:
+graph (no rank ever holds the whole), run as one process per rank by the launcher. Two BFS:
+``bfs``, the array program of gbla.distributed.bfs (sparse exchanges), and ``bfs_bitmap``,
+gbla.distributed.bitmap_bfs (bitmap frontiers; distributed.cu's kernels on the GPU):
 
     python -m gbla.distributed.launch -n 2 benchmarks/bench_distributed.py --scale 26 \
         --json out.json                       # a GPU per rank, NCCL
@@ -25,6 +27,9 @@ import numpy as np
 import gbla
 from gbla import distributed as D
 from gbla.distributed import launch
+
+# what each row's "algo" names: the search, called as search(M, source, stats=stats)
+ALGOS = {"bfs": D.bfs, "bfs_bitmap": D.bitmap_bfs, "sssp": D.sssp}
 
 
 def edge_weights(src, dst, bounds, xp):
@@ -91,16 +96,13 @@ def main(argv=None):
     picks = pick_sources(M, args.sources + 1, args.scale)
     start, stop = _timer(comm)
     rows = []
-    for algo in ("bfs", "sssp"):
+    for algo in ALGOS:
         for i, s in enumerate(picks):
             stats = {}
             start()
-            if algo == "bfs":
-                out = D.bfs(M, s, stats=stats)
-            else:
-                out = D.sssp(M, s, stats=stats)
+            out = ALGOS[algo](M, s, stats=stats)
             seconds = stop()
-            reached = out >= 0 if algo == "bfs" else xp.isfinite(out)
+            reached = xp.isfinite(out) if algo == "sssp" else out >= 0
             # undirected edges of the reached component: half the out-edges of its vertices
             mine = reached[M.lo:M.hi]
             local = int((M.indptr[1:] - M.indptr[:-1])[mine].sum()) if M.hi > M.lo else 0
@@ -114,7 +116,7 @@ def main(argv=None):
             if n <= args.check_below and comm.rank == 0:
                 check(args, out, algo, s)
     if comm.rank == 0:
-        for algo in ("bfs", "sssp"):
+        for algo in ALGOS:
             mine = [r for r in rows if r["algo"] == algo]
             gteps = [r["gteps"] for r in mine if r["gteps"]]
             print(f"{algo} rmat({args.scale}), {comm.size} ranks ({M.device}): median "
@@ -159,11 +161,11 @@ def check(args, out, algo, source):
     from scipy.sparse import csgraph
     S = _whole(args.scale, args.edge_factor, tuple(args.weights))
     got = out.get() if hasattr(out, "get") else out
-    if algo == "bfs":
+    if algo == "sssp":
+        expected = csgraph.dijkstra(S, indices=source)
+    else:
         d = csgraph.shortest_path(S, unweighted=True, indices=source)
         expected = np.where(np.isinf(d), -1, d)
-    else:
-        expected = csgraph.dijkstra(S, indices=source)
     if not np.array_equal(got, expected):
         raise SystemExit(f"{algo} from {source}: the ranks' result differs from one rank's")
 

@@ -1,9 +1,12 @@
-"""Out-of-core BFS and SSSP, every strategy side by side (issue 11's table): the graph in pinned
-host memory, the device held to a budget of the search's vertex arrays plus ``--fraction`` of
-the graph's bytes (as the device would hold it: int64 row pointers, the edges' ids and
-weights), and per strategy the time, the host-to-device bytes against the graph's bytes, the
-copy stream's busy time, and the time the bytes alone would take at the measured pinned
-bandwidth.
+"""Out-of-core BFS and SSSP, every strategy of ``gbla.outofcore.STRATEGIES`` side by side (issue
+11's table, CUDA managed memory with prefetches among them): the graph in pinned host memory,
+the device held to a budget of the search's vertex arrays plus ``--fraction`` of the graph's
+bytes (as the device would hold it: int64 row pointers, the edges' ids and weights), and per
+strategy the time, the host-to-device bytes against the graph's bytes, the bytes moved back
+(``managed``'s evicted pages), the copy stream's busy time, and the time the bytes alone would
+take at the measured pinned bandwidth. ``managed`` copies the graph into managed memory once
+(untimed, at the first search) and is refused, as an ERROR row, when the graph exceeds the
+GPU's free memory.
 
     python benchmarks/bench_outofcore.py --graph rmat:24 --graph file:NE.gr.gz --json out.json
     python benchmarks/bench_outofcore.py --beyond 27 --leave-free 8    # larger than the GPU
@@ -34,6 +37,9 @@ from gbla import outofcore as oc
 from bench_multisource import timed  # one timing rule for the benchmark scripts
 
 SCHEMA = "gbla-outofcore/1"
+# a row beside the strategies: gbla.bfs(method="algebraic") / gbla.sssp(method=
+# "delta_stepping") with the budget, on a gbla.outofcore.HostMatrix (differential schedule)
+ALGEBRAIC = "algebraic"
 PINNED_GBPS = 54.9  # host to device from pinned memory, measured on the H100's host
 
 
@@ -72,8 +78,22 @@ def run(spec, algo, strategies, fraction, n_sources, seed, device):
         expected[s] = gbla.to_numpy(out)
     in_memory = statistics.median(in_memory_times)
     rows = []
+    # the algebra's own search on a HostMatrix: its vectors reserved in the budget instead of
+    # the kernels' vertex arrays, the same share of the graph for the edges
+    from gbla.outofcore.host_matrix import ALLOCATIONS, GRANULE, VERTEX_BYTES
+    algebra_budget = int(VERTEX_BYTES * hg.n + GRANULE * ALLOCATIONS + fraction * graph_bytes)
+    A_host = A.to_device("cpu")
     for strategy in strategies:
         def search(s, stats):
+            if strategy == ALGEBRAIC:  # gbla.bfs / gbla.sssp's products streaming
+                if algo == "bfs":
+                    out = gbla.bfs(A_host, s, method="algebraic", memory_budget=algebra_budget,
+                                   stats=stats)
+                else:
+                    out = gbla.sssp(A_host, s, method="delta_stepping", stats=stats,
+                                    memory_budget=algebra_budget)
+                stats.update(graph_bytes=graph_bytes, d2h_bytes=0)
+                return out
             if algo == "bfs":
                 return oc.bfs(hg, s, memory_budget=budget, strategy=strategy, xp=xp,
                               stats=stats)
@@ -100,15 +120,17 @@ def run(spec, algo, strategies, fraction, n_sources, seed, device):
         rows.append(dict(
             strategy=strategy, ms=ms, times_ms=times, check="ok" if ok else "MISMATCH",
             h2d_bytes=h2d, zerocopy_bytes=moved - h2d,
+            d2h_bytes=statistics.median(st["d2h_bytes"] for st in stats_all),
             h2d_ratio=h2d / stats_all[0]["graph_bytes"],
             transfers=statistics.median(st["transfers"] for st in stats_all),
             transfer_ms=statistics.median(st.get("transfer_ms", 0.0) for st in stats_all),
             bus_bound_ms=bound, ratio_to_bound=ms / bound if bound else None,
             iterations=statistics.median(st.get("levels", st.get("iterations", 0))
                                          for st in stats_all),
-            subgraphs=stats_all[0]["subgraphs"], peak_bytes=stats_all[0]["peak_bytes"]))
+            subgraphs=stats_all[0].get("subgraphs"), peak_bytes=stats_all[0]["peak_bytes"],
+            budget=algebra_budget if strategy == ALGEBRAIC else budget))
     info = bench.graph_info(A)
-    del A
+    del A, A_host
     if device == "gpu":
         xp.get_default_memory_pool().free_all_blocks()
     return dict(graph=spec, algo=algo, device=device, graph_info=info, graph_bytes=graph_bytes,
@@ -206,7 +228,7 @@ def print_table(result):
           f"budget {result['budget'] / 1e9:.3g} GB (vertex arrays "
           f"{result['vertex_bytes'] / 1e9:.3g} GB + {result['fraction']} of the graph); "
           f"in memory {result['in_memory_ms']:.2f} ms")
-    print(f"{'strategy':<13}{'ms':>10}{'H2D GB':>9}{'H2D/graph':>10}{'copy ms':>9}"
+    print(f"{'strategy':<13}{'ms':>10}{'H2D GB':>9}{'H2D/graph':>10}{'D2H GB':>9}{'copy ms':>9}"
           f"{'bus ms':>9}{'x bus':>7}{'iters':>7}  check")
     for r in result["rows"]:
         if "error" in r:
@@ -214,8 +236,8 @@ def print_table(result):
             continue
         x = "-" if r["ratio_to_bound"] is None else f"{r['ratio_to_bound']:.2f}"
         print(f"{r['strategy']:<13}{r['ms']:>10.2f}{r['h2d_bytes'] / 1e9:>9.3f}"
-              f"{r['h2d_ratio']:>10.2f}{r['transfer_ms']:>9.2f}{r['bus_bound_ms']:>9.2f}"
-              f"{x:>7}{r['iterations']:>7.0f}  {r['check']}")
+              f"{r['h2d_ratio']:>10.2f}{r['d2h_bytes'] / 1e9:>9.3f}{r['transfer_ms']:>9.2f}"
+              f"{r['bus_bound_ms']:>9.2f}{x:>7}{r['iterations']:>7.0f}  {r['check']}")
 
 
 def main(argv=None):
@@ -227,7 +249,9 @@ def main(argv=None):
                    help="with --beyond: a ballast leaves this much of the GPU free")
     p.add_argument("--parts", type=int, default=16, help="with --beyond: generation parts")
     p.add_argument("--algo", default="bfs,sssp")
-    p.add_argument("--strategies", default=",".join(oc.STRATEGIES))
+    p.add_argument("--strategies", default=",".join(oc.STRATEGIES + (ALGEBRAIC,)),
+                   help=f"of {', '.join(oc.STRATEGIES)} and {ALGEBRAIC!r} (the algebra on a "
+                   "HostMatrix)")
     p.add_argument("--fraction", type=float, default=0.5)
     p.add_argument("--sources", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)

@@ -18,11 +18,12 @@ The layers, each importing only those below it:
 
 Beside them: ``csgraph`` (scipy.sparse.csgraph's functions over gbla), ``io`` (graph files),
 ``datasets`` (graphs shipped in the package), ``generators`` (rmat, grid2d, rgg, weights),
-``verify`` (result checks).
+``verify`` (result checks), ``distributed`` (a matrix cut over ranks: its products, and BFS
+with bitmap frontiers as method ``distributed_bitmap``).
 """
 
-from . import (csgraph, datasets, generators, io, kernels, methods, outofcore, runtime,
-               semirings, verify)
+from . import (csgraph, datasets, distributed, generators, io, kernels, methods, outofcore,
+               runtime, semirings, verify)
 from ._backend import default_device, gpu_available, synchronize, to_numpy
 from ._version import __version__
 from .algorithms import bfs, connected_components, sssp
@@ -40,7 +41,7 @@ from .vector import Vector
 
 __all__ = [
     "Matrix", "Vector", "Scalar", "Mask", "semirings", "kernels", "generators", "datasets", "io", "csgraph",
-    "outofcore",
+    "outofcore", "distributed",
     "verify", "methods", "runtime", "bfs", "sssp", "connected_components", "iterate",
     "LoopState",
     "mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign", "assign_bits",

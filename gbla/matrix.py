@@ -59,7 +59,7 @@ def as_graph(A, arg="A"):
     >>> as_graph(sp.eye(3, format="csr")).shape
     (3, 3)
     """
-    if getattr(A, "distributed", False):  # a gbla.distributed.DistMatrix, square by making
+    if getattr(A, "partitioned", False):  # a DistMatrix or a HostMatrix, square by making
         return A
     if not isinstance(A, Matrix):
         import scipy.sparse as sp

@@ -66,9 +66,13 @@ class Method:
         SSSP only: whether it takes negative weights (and detects negative cycles).
     options : tuple of str
         Further keywords its ``run`` takes (SSSP's ``delta``).
-    distributed : bool
-        Whether it runs on a matrix cut over ranks (:class:`gbla.distributed.DistMatrix`): an
-        algebraic method written with vxm and element-wise operations only.
+    partitioned : bool or tuple of str
+        Whether it runs on a partitioned matrix, whose products run in an engine of its own
+        below ops: a :class:`gbla.distributed.DistMatrix` cut over ranks, or a
+        :class:`gbla.outofcore.HostMatrix` kept in host memory (so it also takes a
+        ``memory_budget``). True: on every kind (an algebraic method written with vxm, mxm,
+        select, scale and element-wise operations only); a tuple: on the kinds it names
+        (class names, e.g. ``("DistMatrix",)`` for a kernel written for ranks).
     """
 
     name: str
@@ -81,7 +85,7 @@ class Method:
     max_index: object = None
     negative_weights: bool = False
     options: tuple = ()
-    distributed: bool = False
+    partitioned: object = False
 
     def __post_init__(self):
         V.identifier(self.name, "name")
@@ -92,10 +96,10 @@ class Method:
 
     def unsupported_reason(self, A):
         """Why this method cannot run on the Matrix ``A``, or None when it can."""
-        if getattr(A, "distributed", False) and not self.distributed:
-            return (f"method {self.name!r} does not run on a matrix cut over ranks "
-                    f"(gbla.distributed); those that do: "
-                    f"{', '.join(n for n in names(self.algorithm) if get(n).distributed)}")
+        if getattr(A, "partitioned", False) and not self.takes(type(A).__name__):
+            kind = type(A).__name__
+            return (f"method {self.name!r} does not run on a {kind}; those that do: "
+                    f"{', '.join(n for n in names(self.algorithm) if get(n).takes(kind))}")
         if A.device not in self.devices:
             where = " or ".join(self.devices)
             return (f"method {self.name!r} runs on the {where} only; the matrix is on the "
@@ -105,6 +109,10 @@ class Method:
                     f"(int32 ids and offsets); the matrix has {A.nrows} vertices and {A.nvals} "
                     "edges")
         return None
+
+    def takes(self, kind):
+        """Whether it runs on the partitioned matrix class named ``kind``."""
+        return self.partitioned is True or kind in (self.partitioned or ())
 
     def supports(self, A):
         """True when this method can run on the Matrix ``A``."""
@@ -189,9 +197,20 @@ def resolve(name, algorithm, A, direction):
     return method, resolved
 
 
-def budget_option(method, memory_budget):
-    """The keywords a ``memory_budget`` adds to ``method``'s run: it must be given to a method
-    that lists it in ``options`` (the out-of-core ones) and to no other.
+_HOST_MATRIX = []  # how a memory budget keeps a matrix in host memory (gbla.outofcore sets it)
+
+
+def set_host_matrix(make):
+    """Let ``make(A, memory_budget)`` keep A in host memory for the partitioned methods run
+    with a budget (:class:`gbla.outofcore.HostMatrix`; the registry imports neither side)."""
+    _HOST_MATRIX[:] = [make]
+
+
+def with_budget(method, A, memory_budget):
+    """(the matrix ``method`` runs on, the keywords a ``memory_budget`` adds to its run): a
+    method that lists ``memory_budget`` in ``options`` (the out-of-core kernels) takes it as
+    a keyword; a partitioned one (the algebra) runs on A kept in host memory, its products
+    streaming within the budget; no other takes one.
 
     Raises
     ------
@@ -202,8 +221,11 @@ def budget_option(method, memory_budget):
         if memory_budget is None:
             raise V.invalid_value("memory_budget", f"be given with method={method.name!r}",
                                   memory_budget)
-        return {"memory_budget": memory_budget}
-    if memory_budget is not None:
+        return A, {"memory_budget": memory_budget}
+    if memory_budget is None:
+        return A, {}
+    if not method.takes("HostMatrix") or not _HOST_MATRIX or getattr(A, "partitioned", False):
         raise V.invalid_value("memory_budget", f"be None with method={method.name!r} (the "
-                              f"out-of-core methods take it)", memory_budget)
-    return {}
+                              "out-of-core methods and the algebraic ones on a gbla.Matrix "
+                              "take it)", memory_budget)
+    return _HOST_MATRIX[0](A, memory_budget), {}

@@ -33,14 +33,15 @@ __all__ = ["mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce", "a
 
 
 # ---------------------------------------------------------------------- argument resolution
-def _matrix(A, arg, distributed=False):
-    """A itself when it is a Matrix (or, with ``distributed``, a gbla.distributed.DistMatrix:
-    only vxm takes one)."""
-    if getattr(A, "distributed", False):
-        if distributed:
+def _matrix(A, arg, partitioned=False):
+    """A itself when it is a Matrix (or, with ``partitioned``, a matrix whose products run in
+    an engine of its own below ops: a gbla.distributed.DistMatrix cut over ranks, or a
+    gbla.outofcore.HostMatrix kept in host memory)."""
+    if getattr(A, "partitioned", False):
+        if partitioned:
             return A
         raise V.domain(arg, "be a gbla.Matrix: of the operations only vxm, mxm (as B), select "
-                       "and scale take a matrix cut over ranks", type(A).__name__)
+                       f"and scale take a {type(A).__name__}", type(A).__name__)
     if not isinstance(A, Matrix):
         raise V.domain(arg, "be a gbla.Matrix (Matrix.from_scipy, from_cupy or from_edges)",
                        type(A).__name__)
@@ -409,9 +410,9 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
     traversal = isinstance(direction, DirectionTracker)  # the caller's, across products
     direction = _direction.start(direction, trackers=True)
     xp = B.xp_of(device)
-    if getattr(A, "distributed", False):  # the product talks to the other ranks
-        return _distributed_vxm(A, u, semiring, n_out, mask=mask, accum=accum, replace=replace,
-                                out=out, direction=direction, device=device)
+    if getattr(A, "partitioned", False):  # the product runs in the matrix's own engine
+        return _partitioned_vxm(A, u, semiring, dtype, n_out, mask=mask, accum=accum,
+                                replace=replace, out=out, direction=direction, device=device)
     types = _spmv_types(semiring, A, u, dtype, flip)
     m, mode = (None, MODE_NONE) if mask is None else mask.kernel_args()
 
@@ -462,15 +463,15 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
     return _write(out, t, mask=mask, accum=accum, replace=replace, device=device, masked=True)
 
 
-def _distributed_vxm(A, u, semiring, n_out, *, mask, accum, replace, out, direction, device):
-    """vxm on a gbla.distributed.DistMatrix: u, the mask, out and the result are whole on every
-    rank, so element-wise operations around the product need no communication; the product is
-    split by the rows each rank holds and its result gathered whole
-    (:func:`gbla.distributed.matrix.replicated_vxm`). Collective: every rank calls it."""
-    from .distributed.matrix import replicated_vxm  # below ops, as the kernels are
-    idx, vals = u._sparse()
-    allow = None if mask is None else mask.allowed()
-    keys, values = replicated_vxm(idx, vals, A, semiring, allow=allow, direction=direction)
+def _partitioned_vxm(A, u, semiring, dtype, n_out, *, mask, accum, replace, out, direction,
+                     device):
+    """vxm on a partitioned matrix: its ``vxm_entries`` gives the product's entries (sorted
+    keys, values) on u's device, and they are written here as any product's are. A
+    gbla.distributed.DistMatrix splits the product by the rows each rank holds and gathers it
+    whole on every rank (collective: every rank calls it), so the element-wise operations
+    around it need no communication; a gbla.outofcore.HostMatrix sends the device, within its
+    budget, the edges the frontier needs."""
+    keys, values = A.vxm_entries(u, semiring, dtype, mask, direction)
     if out is None and accum is None:
         return Vector._from_sparse_arrays(keys, values, n_out, device)
     xp = B.xp_of(device)
@@ -615,7 +616,7 @@ def vxm(u, A, semiring, *, mask=None, accum=None, replace=False, out=None, direc
     >>> gbla.vxm(q, A, "any_pair").to_coo()
     (array([1]), array([ True]))
     """
-    u, A = _vector(u, "u"), _matrix(A, "A", distributed=True)
+    u, A = _vector(u, "u"), _matrix(A, "A", partitioned=True)
     V.dimension(u.size, A.nrows, "u.size", "A.nrows")
     return _matvec(A, lambda: A, lambda: A.T, u, semiring, True, A.ncols, mask=mask,
                    accum=accum, replace=replace, out=out, direction=direction)
@@ -683,7 +684,7 @@ def mxm(A, B, semiring, *, mask=None, accum=None, replace=False, out=None, direc
     array([[False,  True, False, False],
            [False, False, False,  True]])
     """
-    A, Bm = _matrix(A, "A"), _matrix(B, "B", distributed=True)
+    A, Bm = _matrix(A, "A"), _matrix(B, "B", partitioned=True)
     V.dimension(Bm.nrows, A.ncols, "B.nrows", "A.ncols")
     semiring = _semiring(semiring)
     shape = (A.nrows, Bm.ncols)
@@ -701,9 +702,8 @@ def mxm(A, B, semiring, *, mask=None, accum=None, replace=False, out=None, direc
     if direction == "pull" and not names_positions:
         raise V.invalid_value("direction", "be 'auto' or 'push' without a mask naming the "
                               "positions to compute (M.S or M.V)", direction)
-    if getattr(Bm, "distributed", False):  # the product talks to the other ranks
-        from .distributed.matrix import replicated_mxm  # below ops, as the kernels are
-        t = replicated_mxm(A, Bm, semiring, dtype, mask)
+    if getattr(Bm, "partitioned", False):  # the product runs in the matrix's own engine
+        t = Bm.mxm_entries(A, semiring, dtype, mask)
     else:
         pull = direction == "pull" or (direction == "auto" and names_positions and
                                        _matrix_ops.pull_is_cheaper(A, Bm, mask))
@@ -1284,9 +1284,9 @@ def select(x, op, thunk=None):
            [3., 0., 0.]])
     """
     names = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
-    if getattr(x, "distributed", False):  # each rank selects among its own rows' entries
+    if getattr(x, "partitioned", False):  # each part selects among its own entries
         if op in _STRUCTURAL_SELECT:
-            raise V.invalid_value("op", "be a comparison on a matrix cut over ranks", op)
+            raise V.invalid_value("op", f"be a comparison on a {type(x).__name__}", op)
         return x.keep_entries(lambda values: _select_values(values, op, thunk, names, x.dtype,
                                                             x.device))
     if isinstance(x, Matrix):
@@ -1380,14 +1380,14 @@ def scale(A, v, op, *, side="left"):
            [200.,   0.,   0.],
            [  0.,   0.,   0.]])
     """
-    A, v = _matrix(A, "A", distributed=True), _vector(v, "v")
+    A, v = _matrix(A, "A", partitioned=True), _vector(v, "v")
     V.one_of(side, ("left", "right"), "side")
     V.dimension(v.size, A.nrows if side == "left" else A.ncols, "v.size",
                 "A.nrows" if side == "left" else "A.ncols")
     op = _binary_op(op, "op")
     device = _device(A=A, v=v)
     values, present = v._dense()
-    if getattr(A, "distributed", False):  # v whole on every rank: each rank its own entries
+    if getattr(A, "partitioned", False):  # v whole beside every part: each its own entries
         dtype = _op_dtype(op, A.dtype, v.dtype, "op")
 
         def combine(vv, a):

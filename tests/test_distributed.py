@@ -2,6 +2,8 @@
 distributed vxm against gbla.vxm for several semirings and masks, and BFS / SSSP against SciPy,
 on 1 to 4 ranks run as threads of one process (the exchange logic NCCL runs between GPUs)."""
 
+import shutil
+import subprocess
 import sys
 import threading
 
@@ -395,7 +397,7 @@ def test_select_on_a_distributed_matrix_keeps_both_parts_and_the_weights_facts(s
     def work(comm):
         M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
         H = gbla.select(M, ">", 4)
-        with pytest.raises(gbla.InvalidValue, match="be a comparison on a matrix cut"):
+        with pytest.raises(gbla.InvalidValue, match="be a comparison on a DistMatrix"):
             gbla.select(M, "tril")
         return (H.nvals, H.weights, default_delta(M), default_delta(H),
                 gbla.sssp(H, source, direction="pull"), gbla.sssp(H, source, direction="push"))
@@ -628,14 +630,252 @@ def test_what_does_not_run_on_a_distributed_matrix_says_so():
         return errors
 
     for errors in on_ranks(2, work):
-        assert "does not run on a matrix cut over ranks" in errors[0]
+        assert "does not run on a DistMatrix" in errors[0]
         assert "algebraic" in errors[0]
-        assert "does not run on a matrix cut over ranks" in errors[1]
+        assert "does not run on a DistMatrix" in errors[1]
         assert "bellman_ford, delta_stepping" in errors[1] or \
             "delta_stepping, bellman_ford" in errors[1]
-        assert "only vxm, mxm (as B), select and scale take a matrix cut" in errors[2]
-        assert "only vxm, mxm (as B), select and scale take a matrix cut" in errors[3]
+        assert "only vxm, mxm (as B), select and scale take a DistMatrix" in errors[2]
+        assert "only vxm, mxm (as B), select and scale take a DistMatrix" in errors[3]
         assert errors[4].startswith("mode must be 'auto' or 'eager'")  # never recorded
+
+
+# ============================================================================== bitmap BFS
+# D.bitmap_bfs (gbla.bfs method "distributed_bitmap"): frontiers as bitmaps of 32-bit words,
+# a push's bits all-to-all to their owners, a pull's frontier all-gathered; on CPU ranks the
+# NumPy steps, the exchanges, the word slicing, the direction and the levels as on the GPU
+def cut(comm, S, bounds, index_dtype=np.int32):
+    """This rank's part of the SciPy CSR ``S`` over the row ``bounds`` given (from_csr cuts by
+    edges instead), its transpose's rows with it."""
+    lo, hi = bounds[comm.rank], bounds[comm.rank + 1]
+    T = S.T.tocsr()
+    T.sort_indices()
+    xp = comm.xp
+
+    def rows(M):
+        e0, e1 = M.indptr[lo], M.indptr[hi]
+        return (xp.asarray((M.indptr[lo:hi + 1] - e0).astype(np.int64)),
+                xp.asarray(M.indices[e0:e1].astype(index_dtype)), None)
+    return D.DistMatrix(comm, bounds, *rows(S), S.shape[0], transpose=rows(T), nvals=S.nnz)
+
+
+def odd_bounds(n, size):
+    """Row bounds over ``size`` ranks that split 32-bit words: 37 | 1, 33 | 31, an empty rank,
+    n - 5 (n >= 70)."""
+    return [0, *{1: [], 2: [37], 3: [1, 33], 4: [31, 31, n - 5]}[size], n]
+
+
+def bitmap_graphs():
+    """name -> SciPy CSR: a directed graph whose vertices 80..99 are isolated, and an
+    undirected R-MAT graph whose frontier grows large enough for the policy to pull."""
+    rng = np.random.default_rng(11)
+    src, dst = rng.integers(0, 80, 240), rng.integers(0, 80, 240)
+    directed = G.csr(src[src != dst], dst[src != dst], np.ones(int((src != dst).sum())), 100)
+    rmat = gbla.generators.rmat(9, 8, seed=7, device="cpu").to_scipy()
+    return {"directed": directed, "rmat": rmat}
+
+
+BITMAP_GRAPHS = bitmap_graphs()
+
+
+def check_bitmap_search(S, source, levels, parents, depth_limit=None):
+    expected = _levels_of(S, source)
+    if depth_limit is not None:
+        expected = np.where(expected <= depth_limit, expected, -1)
+    assert host(levels).dtype == np.int32
+    np.testing.assert_array_equal(host(levels), expected)
+    if depth_limit is None:
+        gbla.verify.bfs(gbla.Matrix.from_scipy(S, device="cpu"), source, host(levels),
+                        host(parents))
+        return
+    p, lv = host(parents), host(levels)  # a cut search: each parent one level up, an edge
+    assert p[source] == source and (p[lv < 0] == -1).all()
+    for v in np.flatnonzero(lv > 0):
+        assert lv[p[v]] == lv[v] - 1 and v in S.indices[S.indptr[p[v]]:S.indptr[p[v] + 1]]
+
+
+@pytest.mark.parametrize("direction", ["auto", "push", "pull", FLIPPING], ids=str)
+@pytest.mark.parametrize("size", SIZES)
+@settings(max_examples=15, deadline=None)
+@given(g=G.medium_graphs(), data=st.data())
+def test_bitmap_bfs_gives_scipys_levels_and_a_valid_tree_on_every_rank(size, direction, g, data):
+    S = g.scipy()
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+
+    def work(comm):
+        A = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+        return D.bitmap_bfs(A, source, return_predecessors=True, direction=direction)
+
+    for levels, parents in on_ranks(size, work):
+        check_bitmap_search(S, source, levels, parents)
+
+
+@pytest.mark.parametrize("direction", ["auto", "push", "pull", FLIPPING], ids=str)
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("graph", sorted(BITMAP_GRAPHS))
+def test_bitmap_bfs_on_bounds_that_split_words_from_a_source_on_every_rank(graph, size,
+                                                                          direction):
+    S = BITMAP_GRAPHS[graph]
+    bounds = odd_bounds(S.shape[0], size)
+    # each rank's first and last vertex (rank 3 of the directed graph's: isolated ones)
+    sources = sorted({v for lo, hi in zip(bounds, bounds[1:]) if hi > lo for v in (lo, hi - 1)})
+
+    def work(comm):
+        A = cut(comm, S, bounds)
+        return [(D.bitmap_bfs(A, s, return_predecessors=True, direction=direction),
+                 D.bitmap_bfs(A, s, direction=direction)) for s in sources]
+
+    for per_rank in on_ranks(size, work):
+        for s, ((levels, parents), alone) in zip(sources, per_rank):
+            check_bitmap_search(S, s, levels, parents)
+            np.testing.assert_array_equal(alone, levels)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_bitmap_bfs_pulls_while_the_frontier_is_large_and_pushes_at_both_ends(size):
+    S = BITMAP_GRAPHS["rmat"]
+    source = int(np.argmax(np.diff(S.indptr)))
+
+    def work(comm):
+        stats = {}
+        out = D.bitmap_bfs(cut(comm, S, odd_bounds(S.shape[0], size)), source,
+                           return_predecessors=True, stats=stats)
+        return out, stats
+
+    for (levels, parents), stats in on_ranks(size, work):
+        check_bitmap_search(S, source, levels, parents)
+        ways = stats["directions"]
+        assert ways[0] == "push" and "pull" in ways and ways[-1] == "push", ways
+
+
+@pytest.mark.parametrize("size", [1, 2, 3])
+@pytest.mark.parametrize("direction", ["push", "pull"])
+def test_bitmap_bfs_depth_limit(size, direction):
+    # 0 -> 1 -> 2 -> ... -> 69 (a path, so that three ranks' bounds split it)
+    S = G.csr(np.arange(69), np.arange(1, 70), np.ones(69), 70)
+
+    def work(comm):
+        A = cut(comm, S, odd_bounds(70, size))
+        return [D.bitmap_bfs(A, 0, return_predecessors=True, depth_limit=limit,
+                             direction=direction) for limit in (0, 1, 2, 40)]
+
+    for per_rank in on_ranks(size, work):
+        for limit, (levels, parents) in zip((0, 1, 2, 40), per_rank):
+            assert levels.tolist() == [d if d <= limit else -1 for d in range(70)]
+            check_bitmap_search(S, 0, levels, parents, depth_limit=limit)
+
+
+def _words(bounds):
+    """The 32-bit words each rank's range spans."""
+    return [(hi + 31) // 32 - lo // 32 if hi > lo else 0 for lo, hi in zip(bounds, bounds[1:])]
+
+
+@pytest.mark.parametrize("parents", [True, False], ids=["parents", "levels"])
+@pytest.mark.parametrize("direction", ["push", "pull", FLIPPING], ids=str)
+@pytest.mark.parametrize("size", SIZES)
+def test_bitmap_bfs_reports_the_words_each_level_sends(size, direction, parents):
+    # push: every rank sends every other rank s the words of s's range of its bitmap (with
+    # parents, its own frontier words after them); pull: every rank sends its frontier words
+    # to every other; each level then sums the new frontier's size and out-edges over the
+    # ranks (16 bytes to each other rank, from each), the first level the source's too
+    S = BITMAP_GRAPHS["rmat"]
+    bounds = odd_bounds(S.shape[0], size)
+    source = 3
+
+    def work(comm):
+        stats = {}
+        D.bitmap_bfs(cut(comm, S, bounds), source, return_predecessors=parents,
+                     direction=direction, stats=stats)
+        return stats
+
+    stats, *others = on_ranks(size, work)
+    assert all(o == stats for o in others)
+    words = _words(bounds)
+    sums = 16 * (size - 1) * size
+    expected = []
+    for way in stats["directions"]:
+        if way == "push":
+            sent = sum(4 * (words[s] + (words[r] if parents else 0))
+                       for r in range(size) for s in range(size) if s != r)
+        else:
+            sent = sum(4 * words[r] * (size - 1) for r in range(size))
+        expected.append(sent + sums)
+    expected[0] += sums
+    levels = _levels_of(S, source)
+    assert stats["bytes"] == expected and stats["bytes_total"] == sum(expected)
+    assert stats["found"] == [int((levels == d).sum()) for d in range(1, len(expected) + 1)]
+    assert stats["found"][-1] == 0
+    assert stats["collectives"] == [3] + [2] * (len(expected) - 1)
+    if isinstance(direction, str):
+        assert stats["directions"] == [direction] * len(expected)
+    else:
+        assert {"push", "pull"} <= set(stats["directions"])
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_gbla_bfs_runs_the_bitmap_method_on_a_distributed_matrix_and_on_a_matrix(size):
+    S = BITMAP_GRAPHS["directed"]
+    A = gbla.Matrix.from_scipy(S, device="cpu")
+    expected = gbla.bfs(A, 7)
+
+    def work(comm):
+        M = cut(comm, S, odd_bounds(100, size))
+        stats = {}
+        return gbla.bfs(M, 7, method="distributed_bitmap", return_predecessors=True,
+                        direction=FLIPPING, stats=stats), stats
+
+    for (levels, parents), stats in on_ranks(size, work):
+        assert levels.dtype == parents.dtype == np.int32  # gbla.bfs's dtypes
+        np.testing.assert_array_equal(levels, expected)
+        gbla.verify.bfs(A, 7, levels, parents)
+        assert stats["levels"] == levels.max() + 1 == len(stats["directions"])
+    stats = {}
+    levels, parents = gbla.bfs(A, 7, method="distributed_bitmap", return_predecessors=True,
+                               stats=stats)  # a Matrix: one rank over its own arrays
+    assert levels.dtype == parents.dtype == np.int32 and stats["bytes_total"] == 0
+    np.testing.assert_array_equal(levels, expected)
+    gbla.verify.bfs(A, 7, levels, parents)
+    entry = gbla.methods.get("distributed_bitmap")
+    assert (entry.algorithm, entry.devices, entry.directions, entry.algebraic) == \
+        ("bfs", ("cpu", "gpu"), True, False)
+
+
+def test_bitmap_bfs_refuses_what_it_cannot_search():
+    S = G.csr([0, 1], [1, 2], [1.0, 1.0], 3)
+    A = gbla.Matrix.from_scipy(S, device="cpu")
+    with pytest.raises(gbla.DomainMismatch, match="^A must be a gbla.distributed.DistMatrix"):
+        D.bitmap_bfs(A, 0)
+    M = D.DistMatrix.from_csr(D.SelfComm(), S.indptr, S.indices)
+    with pytest.raises(gbla.InvalidIndex, match="^source must satisfy 0 <= source < 3; got 3"):
+        D.bitmap_bfs(M, 3)
+    with pytest.raises(gbla.InvalidValue, match="^depth_limit must be a non-negative"):
+        D.bitmap_bfs(M, 0, depth_limit=-1)
+    # without the transpose's rows: a push gives levels, a pull or parents cannot be had
+    bare = D.DistMatrix(D.SelfComm(), [0, 3], M.indptr, M.indices, None, 3, nvals=2)
+    assert D.bitmap_bfs(bare, 0, direction="push").tolist() == [0, 1, 2]
+    for kwargs in ({"direction": "pull"}, {"direction": "push", "return_predecessors": True}):
+        with pytest.raises(gbla.InvalidValue, match="^A must hold its transpose's rows"):
+            D.bitmap_bfs(bare, 0, **kwargs)
+    with pytest.raises(gbla.InvalidValue, match="^memory_budget must be None with method="
+                       "'distributed_bitmap'"):
+        gbla.bfs(A, 0, method="distributed_bitmap", memory_budget=10**6)
+    with pytest.raises(gbla.UnsupportedMethod, match="'distributed_bitmap' does not run on a "
+                       "HostMatrix; those that do: algebraic"):
+        gbla.bfs(gbla.outofcore.HostMatrix(A, 10**6), 0, method="distributed_bitmap")
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
+def test_the_bitmap_kernels_compile_for_every_instantiation_the_launcher_uses(tmp_path):
+    # templates are only parsed until instantiated: take the address of each one
+    from gbla.kernels import _distributed, _launch
+    unit = tmp_path / "distributed_all.cu"
+    unit.write_text(_launch.source("distributed.cu") + "\nvoid* gbla_all[] = {" + ", ".join(
+        f"(void*)&{name}" for name in _distributed.NAME_EXPRESSIONS) + "};\n")
+    result = subprocess.run([shutil.which("nvcc"), "-std=c++17", "-arch=sm_90", "-c",
+                             str(unit), "-o", str(tmp_path / "distributed_all.o")],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-4000:]
 
 
 # ============================================================================== GPU ranks
@@ -679,6 +919,46 @@ def test_ranks_on_the_gpu_give_what_cpu_ranks_give(size):
         np.testing.assert_array_equal(host(w[1]), expected_w[1])
         assert stats["bytes_total"] == sum(stats["bytes"]) and (size == 1) == \
             (stats["bytes_total"] == 0)
+
+
+@SKIP_NO_GPU
+@pytest.mark.gpu
+@pytest.mark.parametrize("size", [1, 2, 3, 4])
+def test_bitmap_bfs_ranks_on_the_gpu_give_what_cpu_ranks_give(size):
+    # the kernels of distributed.cu (both id widths) under the same driver as the NumPy steps:
+    # levels, valid parents, and the same directions, counts and bytes level by level
+    import cupy
+    runs = [(name, S, int(np.argmax(np.diff(S.indptr))), dtype)
+            for name, S in sorted(BITMAP_GRAPHS.items()) for dtype in (np.int32, np.int64)]
+
+    def work(comm):
+        out = []
+        for _, S, source, dtype in runs:
+            A = cut(comm, S, odd_bounds(S.shape[0], size), dtype)
+            for direction in ("auto", "push", "pull", FLIPPING):
+                stats = {}
+                found = D.bitmap_bfs(A, source, return_predecessors=True, direction=direction,
+                                     stats=stats)
+                out.append((found, D.bitmap_bfs(A, source, direction=direction), stats))
+        return out
+
+    cpu = on_ranks(size, work)
+    gpu = D.run_threads(size, work, xp=cupy)
+    directions = ("auto", "push", "pull", FLIPPING)
+    for on_cpu, on_gpu in zip(cpu, gpu):
+        cases = [(run, d) for run in runs for d in directions]
+        for ((name, S, source, _), d), cpu_run, gpu_run in zip(cases, on_cpu, on_gpu):
+            (levels, parents), alone, stats = gpu_run
+            assert isinstance(levels, cupy.ndarray) and isinstance(parents, cupy.ndarray)
+            check_bitmap_search(S, source, levels, parents)
+            np.testing.assert_array_equal(host(alone), host(levels))
+            assert stats == cpu_run[2], (name, d)
+    for name, S, source, _ in runs[::2]:  # gbla.bfs on a GPU Matrix: one rank, its arrays
+        A = gbla.Matrix.from_scipy(S, device="gpu")
+        levels, parents = gbla.bfs(A, source, method="distributed_bitmap",
+                                   return_predecessors=True)
+        assert levels.dtype == parents.dtype == np.int32
+        check_bitmap_search(S, source, levels, parents)
 
 
 # ============================================================================== processes
@@ -734,7 +1014,8 @@ def test_the_distributed_benchmark_runs_under_the_launcher(tmp_path):
     assert status == 0
     doc = json.loads(out.read_text())
     assert doc["ranks"] == 2 and doc["device"] == "cpu" and doc["scale"] == 8
-    assert sorted(r["algo"] for r in doc["rows"]) == ["bfs", "bfs", "sssp", "sssp"]
+    assert sorted(r["algo"] for r in doc["rows"]) == ["bfs", "bfs", "bfs_bitmap", "bfs_bitmap",
+                                                      "sssp", "sssp"]
     assert all(r["gteps"] > 0 and r["levels"] >= 1 and r["bytes_total"] > 0
                for r in doc["rows"])
 
@@ -831,9 +1112,11 @@ def searches_on_ranks(comm, S, source):
     M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
     levels, parents = D.bfs(M, source, return_predecessors=True)
     algebra_levels, algebra_parents = gbla.bfs(M, source, return_predecessors=True)
+    bitmap_levels, bitmap_parents = D.bitmap_bfs(M, source, return_predecessors=True)
     dist, pred = gbla.sssp(M, source, return_predecessors=True)
     found = {"levels": levels, "parents": parents, "algebra_levels": algebra_levels,
-             "algebra_parents": algebra_parents, "dist": D.sssp(M, source),
+             "algebra_parents": algebra_parents, "bitmap_levels": bitmap_levels,
+             "bitmap_parents": bitmap_parents, "dist": D.sssp(M, source),
              "algebra_dist": dist, "algebra_pred": pred}
     assert all(isinstance(x, cupy.ndarray) and x.device.id == comm.rank
                for x in found.values())  # on the rank's own GPU
@@ -854,7 +1137,8 @@ def check_against_one_gpu(results):
         A_host = gbla.Matrix.from_scipy(S, device="cpu")
         for rank, got in enumerate(results):
             assert got[f"{name}.gpu"].tolist() == [rank, rank]
-            for lv, par in (("levels", "parents"), ("algebra_levels", "algebra_parents")):
+            for lv, par in (("levels", "parents"), ("algebra_levels", "algebra_parents"),
+                            ("bitmap_levels", "bitmap_parents")):
                 np.testing.assert_array_equal(got[f"{name}.{lv}"], one_levels)
                 gbla.verify.bfs(A_host, source, got[f"{name}.{lv}"], got[f"{name}.{par}"])
             np.testing.assert_array_equal(got[f"{name}.dist"], one_dist)

@@ -2,6 +2,8 @@
 strategy, and BFS / SSSP over the partitioned graph against SciPy, with NumPy as the device
 (the GPU runs the same schedule with CuPy)."""
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -134,6 +136,41 @@ def test_zerocopy_moves_nothing_and_counts_what_it_reads():
     assert (stats["h2d_bytes"], stats["transfers"], stats["zerocopy_bytes"]) == (0, 0, 7 * 8)
 
 
+def test_managed_with_room_prefetches_each_subgraph_once_and_sends_it_back_at_the_end():
+    stats = path_bfs("managed", 10_000)
+    assert (stats["h2d_bytes"], stats["whole_transfers"], stats["resident_hits"]) == \
+        (24 + 40 + 40 + 48, 4, 4)
+    # nothing read in place; every resident prefetched back to the host when the search ends
+    assert (stats["zerocopy_bytes"], stats["compact_transfers"]) == (0, 0)
+    assert stats["d2h_bytes"] == 24 + 40 + 40 + 48
+
+
+def test_managed_evicts_to_the_host_and_reads_in_place_what_does_not_fit():
+    # no staging: room for 40 bytes of residents. {0} is prefetched; {1, 2}, half active, is
+    # worth having whole, so {0}, idle, goes back to the host (24 bytes); then {3, 4} replaces
+    # {1, 2} (40 back); {5, 6, 7} (48 bytes) never fits: its levels read their edges in place
+    # (8 bytes, 8, none for vertex 7); {3, 4} goes back when the search ends
+    stats = path_bfs("managed", FIXED + 40)
+    assert (stats["whole_transfers"], stats["resident_hits"], stats["compact_transfers"]) == \
+        (3, 2, 0)
+    assert (stats["h2d_bytes"], stats["zerocopy_bytes"]) == (24 + 40 + 40, 8 + 8)
+    assert stats["d2h_bytes"] == 24 + 40 + 40
+
+
+def test_a_managed_resident_takes_the_whole_pages_its_ranges_span():
+    # the path's subgraphs in pages of 16 bytes, every array starting on a page: row pointers
+    # (rows lo..hi) at bytes [0, 16), [8, 32), [24, 48), [40, 72): 1, 2, 2 and 3 pages; ids
+    # (8 bytes) at [0, 8), [8, 24), [24, 40), [40, 56): 1, 2, 2 and 2 pages
+    p = oc.partition(PATH.indptr, edge_bytes=8, index_bytes=8, parts=4)
+    spans = oc.schedule.page_spans(p, 16, [8])
+    np.testing.assert_array_equal(spans[:, 0], [[0, 1], [0, 2], [1, 3], [2, 5]])
+    np.testing.assert_array_equal(spans[:, 1], [[0, 1], [0, 2], [1, 3], [2, 4]])
+    spans = oc.schedule.page_spans(p, 1, [8])  # pages of a byte: the subgraphs' own bytes
+    np.testing.assert_array_equal((spans[..., 1] - spans[..., 0]).sum(axis=1), p.nbytes())
+    stats = path_bfs("managed", 10_000, page_bytes=16)
+    assert stats["h2d_bytes"] == stats["d2h_bytes"] == 16 * (2 + 4 + 4 + 5)
+
+
 def test_the_scheduler_evicts_the_least_valuable_idle_resident():
     p = oc.partition(np.array([0, 4, 8, 12]), edge_bytes=8, index_bytes=8, parts=3)
     size = int(p.nbytes()[0])  # 4 edges and 2 row pointers: 48 bytes
@@ -146,6 +183,27 @@ def test_the_scheduler_evicts_the_least_valuable_idle_resident():
     assert set(s.resident) == {1, 2}
     assert [(x.subgraph, x.kind) for x in steps] == [(1, "resident"), (2, "whole")]
     assert s.accounts.peak_bytes == 2 * size + 116
+
+
+def test_the_managed_scheduler_prefetches_evicts_back_and_reads_in_place():
+    # three subgraphs of four edges (48 bytes each), room for two and no staging
+    p = oc.partition(np.array([0, 4, 8, 12]), edge_bytes=8, index_bytes=8, parts=3)
+    s = oc.Scheduler(p, 96 + 100, fixed_bytes=100, strategy="managed", whole_ratio=0.5)
+    assert (s.capacity, s.staging) == (96, 0)
+    steps = s.plan([4, 4, 0], [1, 1, 0])  # 0 and 1 prefetched, both resident
+    assert [(x.subgraph, x.kind, x.bytes) for x in steps] == [(0, "prefetch", 48),
+                                                              (1, "prefetch", 48)]
+    assert (s.accounts.h2d_bytes, s.accounts.d2h_bytes) == (96, 0)
+    steps = s.plan([0, 1, 4], [0, 1, 1])  # 2 is valuable: 0 (idle) goes back to the host
+    assert [(x.subgraph, x.kind, x.bytes) for x in steps] == [(1, "resident", 0),
+                                                              (2, "prefetch", 48)]
+    assert set(s.resident) == {1, 2} and s.accounts.d2h_bytes == 48
+    steps = s.plan([1, 0, 0], [1, 0, 0])  # 0, a quarter active, no room: read in place
+    assert [(x.subgraph, x.kind, x.bytes) for x in steps] == [(0, "zerocopy", 8)]
+    assert (s.accounts.h2d_bytes, s.accounts.zerocopy_bytes, s.accounts.d2h_bytes) == \
+        (144, 8, 48)
+    assert s.release() == [1, 2] and not s.resident  # the search ends: both go back
+    assert s.accounts.d2h_bytes == 144 and s.accounts.peak_bytes == 196
 
 
 def test_a_budget_below_one_iterations_working_set_names_the_bytes():
@@ -175,6 +233,8 @@ def test_bfs_matches_scipy_for_every_strategy_and_budget(strategy, g, data):
                     stats=stats)
     np.testing.assert_array_equal(levels, expected_levels(S, source))
     assert stats["peak_bytes"] <= budget
+    # only managed memory moves bytes back: each prefetched subgraph, once, evicted or at the end
+    assert stats["d2h_bytes"] == (stats["h2d_bytes"] if strategy == "managed" else 0)
 
 
 @pytest.mark.parametrize("strategy", oc.STRATEGIES)
@@ -190,6 +250,7 @@ def test_sssp_matches_dijkstra_for_every_strategy_and_budget(strategy, g, data):
     dist = oc.sssp(hg, source, memory_budget=budget, strategy=strategy, parts=8, stats=stats)
     np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=source))
     assert stats["peak_bytes"] <= budget
+    assert stats["d2h_bytes"] == (stats["h2d_bytes"] if strategy == "managed" else 0)
 
 
 @settings(max_examples=30, deadline=None)
@@ -390,6 +451,106 @@ def test_the_gpu_search_on_random_graphs_and_int64_ids(g, data):
 
 @pytest.mark.gpu
 @SKIP_NO_GPU
+@pytest.mark.parametrize("room", ["tight", "half", "twice"])
+def test_the_managed_gpu_search_matches_scipy_at_several_budgets(room):
+    import cupy as cp
+    S = _road()
+    hg = host_graph(S).pin()
+    A = gbla.Matrix.from_scipy(S, device="cpu")
+    budget = {"tight": _tight(hg, 24), "half": budget_for(hg, 0.5, 24),
+              "twice": budget_for(hg, 2.0, 24)}[room]
+    for source, parts in ((0, 16), (4321, 64)):
+        stats = {}
+        levels, parents = oc.bfs(hg, source, memory_budget=budget, strategy="managed",
+                                 parts=parts, xp=cp, stats=stats, return_parents=True)
+        levels, parents = cp.asnumpy(levels), cp.asnumpy(parents)
+        np.testing.assert_array_equal(levels, expected_levels(S, source))
+        gbla.verify.bfs(A, source, levels, parents)
+        # prefetched, and each prefetched subgraph back on the host (evicted, or at the end)
+        assert stats["h2d_bytes"] > 0 and stats["d2h_bytes"] == stats["h2d_bytes"]
+        assert stats["transfer_ms"] > 0 and stats["peak_bytes"] <= budget
+        room_for_residents = budget - oc.gpu.vertex_bytes(hg.n, parts, parents=True)
+        assert 0 < stats["prefetched_peak_bytes"] <= room_for_residents
+        expected = csgraph.dijkstra(S, indices=source)
+        for delta in (None, "auto"):
+            dist = oc.sssp(hg, source, memory_budget=budget, strategy="managed", parts=parts,
+                           xp=cp, delta=delta)
+            np.testing.assert_array_equal(cp.asnumpy(dist), expected)
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_managed_memory_is_never_asked_for_beyond_the_free_memory(monkeypatch):
+    import cupy as cp
+    S = _road()
+    hg = host_graph(S)
+    asked = []
+    malloc_managed = cp.cuda.malloc_managed
+    monkeypatch.setattr(cp.cuda, "malloc_managed",
+                        lambda size: asked.append(size) or malloc_managed(size))
+    monkeypatch.setattr(oc.gpu, "_free_bytes", lambda cp: 1_000_000)
+    budget = budget_for(hg, 0.5, 24)
+    with pytest.raises(oc.MemoryBudgetError, match=r"^the GPU's free memory must hold the "
+                       r"graph's \d+ bytes of managed memory .*; got 1000000$") as e:
+        oc.bfs(hg, 0, memory_budget=budget, strategy="managed", xp=cp)
+    assert asked == []  # refused before any allocation
+    needed = int(re.search(r"the graph's (\d+) bytes", str(e.value)).group(1))
+    assert needed >= hg.indptr.nbytes + hg.indices.nbytes
+    # with exactly that much free the search runs, asking for what the refusal named
+    monkeypatch.setattr(oc.gpu, "_free_bytes", lambda cp: needed)
+    levels = oc.bfs(hg, 0, memory_budget=budget, strategy="managed", xp=cp)
+    np.testing.assert_array_equal(cp.asnumpy(levels), expected_levels(S, 0))
+    assert sum(asked) == needed
+    oc.bfs(hg, 5, memory_budget=budget, strategy="managed", xp=cp)  # the copy is kept
+    assert sum(asked) == needed
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_managed_is_refused_without_cuda_bindings_or_concurrent_managed_access(monkeypatch):
+    import sys
+
+    import cupy as cp
+    hg = host_graph(PATH)
+    with monkeypatch.context() as m:
+        m.setitem(sys.modules, "cuda.bindings", None)  # as if not installed
+        with pytest.raises(gbla.InvalidValue, match="^strategy must not be 'managed' without "
+                           "the cuda-bindings package"):
+            oc.bfs(hg, 0, memory_budget=10**6, strategy="managed", xp=cp)
+    monkeypatch.setattr(oc.gpu, "_has_concurrent_managed_access", lambda cp, device: False)
+    with pytest.raises(gbla.InvalidValue, match="^strategy must not be 'managed' on device "
+                       r"\d+, which has no concurrent managed access"):
+        oc.sssp(hg, 0, memory_budget=10**6, strategy="managed", xp=cp)
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_the_managed_gpu_search_keeps_its_pool_and_prefetched_bytes_within_the_budget():
+    import cupy as cp
+    S = _road()
+    hg = host_graph(S).pin()
+    for fraction in (0.5, 3 / 64):
+        budget = budget_for(hg, fraction, 24) + 64 * 1024
+        oc.bfs(hg, 7, memory_budget=budget, strategy="managed", parts=64, xp=cp)  # compiled
+        cp.cuda.Device().synchronize()
+        for search in (lambda stats: oc.bfs(hg, 7, memory_budget=budget, strategy="managed",
+                                            parts=64, xp=cp, return_parents=True,
+                                            stats=stats),
+                       lambda stats: oc.sssp(hg, 7, memory_budget=budget, strategy="managed",
+                                             parts=64, xp=cp, stats=stats)):
+            stats = {}
+            with _PeakBytes() as held:
+                out = search(stats)
+                del out
+            # the pool's arrays and the pages prefetched to the device (whole pages, each
+            # counted once however many residents share it), each at its own peak
+            assert stats["prefetched_peak_bytes"] > 0
+            assert held.peak + stats["prefetched_peak_bytes"] <= budget, \
+                (held.peak, stats["prefetched_peak_bytes"], budget)
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
 def test_a_thousand_gpu_searches_give_their_memory_back():
     import cupy as cp
     S = sp.random_array((2000, 2000), density=0.003, random_state=3, format="csr")
@@ -435,11 +596,13 @@ def test_gbla_sssp_out_of_core_takes_negative_weights_and_zero_weight_cycles():
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda A: gbla.bfs(A, 0, method="algebraic", memory_budget=10_000),
-     "^memory_budget must be None with method='algebraic'"),
+    (lambda A: gbla.bfs(gbla.outofcore.HostMatrix(A, 10**6), 0, method="algebraic",
+                        memory_budget=10_000),
+     "^memory_budget must be None with method='algebraic'"),  # it has one already
     (lambda A: gbla.bfs(A, 0, method="out_of_core_bfs"),
      "^memory_budget must be given with method='out_of_core_bfs'"),
-    (lambda A: gbla.sssp(A, 0, method="bellman_ford", memory_budget=10_000),
+    (lambda A: gbla.sssp(gbla.outofcore.HostMatrix(A, 10**6), 0, method="bellman_ford",
+                         memory_budget=10_000),
      "^memory_budget must be None with method='bellman_ford'"),
     (lambda A: gbla.bfs(A, [0, 1], memory_budget=10_000),
      "^memory_budget must be None with several sources"),

@@ -125,16 +125,24 @@ def _outofcore(doc, path, i):
                 f"{r['in_memory_ms']:.2f} ms. Medians over {len(r['sources'])} sources. "
                 f"Bus ms: the bytes moved (H2D and zero-copy) at {doc['pinned_gbps']} GB/s, the "
                 "measured pinned bandwidth; x bus: ms over bus ms; copy ms: the copy "
-                "stream's busy time.", "",
-                "| strategy | ms | H2D GB | H2D / graph | zero-copy GB | copy ms | bus ms | x bus "
-                "| iterations | check |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+                "stream's busy time; D2H GB: what `managed` prefetched back to the host."
+                + next((f" `algebraic`: `gbla.bfs(method='algebraic')` / `gbla.sssp(method="
+                        f"'delta_stepping')` on a `gbla.outofcore.HostMatrix` (the algebra's "
+                        f"products streaming, differential schedule), budget "
+                        f"{row['budget'] / 1e9:.3g} GB: its vectors at 96 bytes a vertex + "
+                        f"{r['fraction']} of the graph." for row in r["rows"]
+                        if row["strategy"] == "algebraic" and "budget" in row), ""), "",
+                "| strategy | ms | H2D GB | H2D / graph | zero-copy GB | D2H GB | copy ms | bus ms "
+                "| x bus | iterations | check |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
         for row in r["rows"]:
             if "error" in row:
-                out.append(f"| {row['strategy']} | - | - | - | - | - | - | - | - | "
+                out.append(f"| {row['strategy']} | - | - | - | - | - | - | - | - | - | "
                            f"ERROR: {row['error']} |")
                 continue
             out.append(f"| {row['strategy']} | {row['ms']:.1f} | {row['h2d_bytes'] / 1e9:.3f} | "
                        f"{row['h2d_ratio']:.2f} | {row['zerocopy_bytes'] / 1e9:.3f} | "
+                       f"{row.get('d2h_bytes', 0) / 1e9:.3f} | "
                        f"{row['transfer_ms']:.1f} | {row['bus_bound_ms']:.2f} | "
                        f"{row['ratio_to_bound']:.1f} | {row['iterations']:.0f} | "
                        f"{row['check']} |")

@@ -1,7 +1,10 @@
 """The out-of-core strategies' traffic as a chart: for each (graph, algorithm) of a
-benchmarks/bench_outofcore.py JSON, the host-to-device bytes of every strategy over the graph's
-bytes (zero-copy: the bytes its kernels read over the bus), on a log scale. Drawn
-beside the JSON under its name with .png, tools/benchmarks_md.py shows it with the run.
+benchmarks/bench_outofcore.py JSON, the host-to-device bytes of every strategy it ran over the
+graph's bytes (zero-copy: the bytes its kernels read over the bus; managed: the pages it
+prefetched and the bytes it read in place, not the evicted pages moved back, which the
+table's D2H column shows), on a log scale, a bar per strategy in the order the JSON lists
+them. Drawn beside the JSON under its name with .png, tools/benchmarks_md.py shows it with the
+run.
 
     python tools/plot_outofcore.py benchmarks/results/outofcore_rmat24_ne.json \
         benchmarks/results/outofcore_rmat24_ne.png

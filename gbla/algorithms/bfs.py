@@ -59,8 +59,10 @@ def bfs(A, source, *, return_predecessors=False, method=None, direction="auto",
     memory_budget : int, float or None
         Device bytes the search may hold (a float in (0, 1]: that fraction of the GPU's free
         memory): A, a CPU matrix, stays in host memory and :mod:`gbla.outofcore` sends the
-        GPU what each level needs (NumPy plays the device where there is no GPU). Only with
-        ``method`` None or ``"out_of_core_bfs"``.
+        GPU what each level needs (NumPy plays the device where there is no GPU). With
+        ``method`` None or ``"out_of_core_bfs"`` the out-of-core kernels search; with
+        ``"algebraic"`` this function's own products run on a
+        :class:`gbla.outofcore.HostMatrix` (pushing, whatever ``direction`` says). One source.
     return_parents : bool or None
         The former name of ``return_predecessors``: still taken, with a DeprecationWarning.
 
@@ -104,13 +106,17 @@ def bfs(A, source, *, return_predecessors=False, method=None, direction="auto",
     if stats is not None and not isinstance(stats, dict):
         raise V.domain("stats", "be a dict or None", type(stats).__name__)
     entry, direction = methods.resolve(method, "bfs", A, direction)
-    options = methods.budget_option(entry, memory_budget)
+    # the out-of-core kernel takes the budget; the algebra runs on A kept in host memory
+    A, options = methods.with_budget(entry, A, memory_budget)
     run_stats = {}
     result = entry.run(A, source, return_parents=return_parents, depth_limit=depth_limit,
                        direction=direction, stats=run_stats, **options)
     if stats is not None:
         levels = result[0] if return_parents else result
         stats.update(run_stats)
+        traffic = getattr(A, "traffic", None)  # kept in host memory: what crossed the bus
+        if traffic is not None:
+            stats.update(traffic())
         stats["levels"] = int(levels.max()) + 1  # sync: only when asked for
     return result
 
@@ -292,4 +298,4 @@ def _parents_from_levels(P, levels, source, direction, level_dtype):
 methods.register(methods.Method(
     "algebraic", "bfs", "masked vxm over any.pair (any.secondi for parents), push/pull chosen "
     "per level by the direction policy", _bfs_algebraic, algebraic=True, directions=True,
-    distributed=True))
+    partitioned=True))

@@ -57,7 +57,9 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
         of core, also the traffic (``h2d_bytes``, ``transfers``, ...).
     memory_budget : int, float or None
         Device bytes the search may hold, as in :func:`gbla.bfs`: A, a CPU matrix, stays in
-        host memory. Only with method 'auto' or ``"out_of_core_sssp"``.
+        host memory. Method 'auto' runs ``"out_of_core_sssp"`` (the kernels);
+        ``"bellman_ford"`` and ``"delta_stepping"`` run their products on a
+        :class:`gbla.outofcore.HostMatrix`. One source.
 
     Returns
     -------
@@ -93,15 +95,17 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     auto = isinstance(method, str) and method == "auto"
     if auto and memory_budget is not None:
         method, auto = "out_of_core_sssp", False
+    options = {}
     if not auto:  # a bad method or direction raises before the weights are read
         entry, resolved = methods.resolve(method, "sssp", A, direction)
+        # the out-of-core kernel takes the budget; the algebra runs on A kept in host memory
+        A, options = methods.with_budget(entry, A, memory_budget)
     A, dtype, lowest = _weights(A)
     if auto:
         method = "bellman_ford" if lowest < 0 else "delta_stepping"
         entry, resolved = methods.resolve(method, "sssp", A, direction)
     if lowest < 0 and not entry.negative_weights:
         raise V.invalid_value("A", f"hold no negative weight with method={method!r}", lowest)
-    options = methods.budget_option(entry, memory_budget)
     if "delta" in entry.options:  # resolved here, so every bucketed method has one default
         options["delta"] = default_delta(A) if delta is None else _check_delta(delta)
     elif delta is not None:
@@ -111,6 +115,9 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
                        direction=resolved, stats=run_stats, **options)
     if stats is not None:
         stats.update(run_stats, method=method)
+        traffic = getattr(A, "traffic", None)  # kept in host memory: what crossed the bus
+        if traffic is not None:
+            stats.update(traffic())
     return result
 
 
@@ -123,7 +130,7 @@ def _weights(A):
     dtype = A.dtype if A.dtype.kind == "f" else np.dtype(np.float64)
     lowest, infinite = _check_weights(A)
     if infinite:
-        if getattr(A, "distributed", False):
+        if getattr(A, "comm", None) is not None:  # a DistMatrix: each rank would drop its own
             raise UnsupportedMethod("A, a matrix cut over ranks, has an edge of weight +inf: "
                                     "drop such edges before cutting it")
         A = ops.select(A, "<", np.inf)
@@ -196,7 +203,7 @@ def default_delta(A):
     steps, not the work per step, sets the time on high-diameter graphs."""
     if A.nvals == 0:
         return 1.0
-    if getattr(A, "distributed", False):  # known over the whole matrix, on every rank
+    if getattr(A, "partitioned", False):  # known over the whole matrix, on every rank
         facts = A.weights
         if facts.positive_count == 0:
             return 1.0
@@ -213,7 +220,7 @@ def default_delta(A):
 
 def _check_weights(A):
     """(the smallest finite weight, whether some weight is +inf); NaN and -inf weights raise."""
-    if getattr(A, "distributed", False):  # known over the whole matrix, the same on every rank
+    if getattr(A, "partitioned", False):  # known over the whole matrix, the same on every rank
         facts = A.weights
         if facts.bad is not None:
             raise V.invalid_value("A", "hold no NaN or -inf weight", facts.bad)
@@ -269,13 +276,14 @@ def _split(A, delta):
     """(light edges, heavy edges, whether there is a heavy one) of A at width delta. On one
     device they are kept with A, as the loop recorded over them is (a later call with the same
     delta would otherwise select every edge twice for a recording that never reads them); a
-    matrix cut over ranks keeps no recording and no split."""
+    partitioned matrix (cut over ranks, or kept in host memory for one search) keeps no
+    recording and no split."""
     key = ("gbla.delta_stepping.split", delta)
     if key in A._cache:
         return A._cache[key]
     light, heavy = ops.select(A, "<=", delta), ops.select(A, ">", delta)
     split = light, heavy, heavy.nvals > 0  # sync: once (what the loop body holds)
-    if not getattr(A, "distributed", False):
+    if not getattr(A, "partitioned", False):
         A._cache[key] = split
     return split
 
@@ -347,8 +355,8 @@ def _predecessors(A, source, dist):
 methods.register(methods.Method(
     "delta_stepping", "sssp", "delta-stepping in min.plus products (LAGraph formulation), "
     "buckets of width delta", _run(_delta_stepping), algebraic=True, directions=True,
-    options=("delta",), distributed=True))
+    options=("delta",), partitioned=True))
 methods.register(methods.Method(
     "bellman_ford", "sssp", "Bellman-Ford as repeated masked min.plus vxm until no distance "
     "changes", _run(_bellman_ford), algebraic=True, directions=True, negative_weights=True,
-    distributed=True))
+    partitioned=True))

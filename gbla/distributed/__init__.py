@@ -3,7 +3,9 @@ product on it with frontiers exchanged all-to-all, and BFS and SSSP written with
 
 - :mod:`.comm`: the communicators (one rank; threads in one process; NCCL between GPUs);
 - :mod:`.matrix`: :class:`DistMatrix`, :class:`DistVector` and the distributed ``vxm``;
-- :mod:`.traverse`: ``bfs`` and ``sssp`` over it.
+- :mod:`.traverse`: ``bfs`` and ``sssp`` over it;
+- :mod:`.bitmap`: ``bitmap_bfs``, a direction-optimizing BFS with bitmap frontiers and
+  hand-written kernels for each rank's work (also ``gbla.bfs(..., method="distributed_bitmap")``).
 
 Run a rank per thread with :func:`run_threads` (several ranks in one process), or a process
 per rank with ``python -m gbla.distributed.launch`` (:mod:`.launch`: NCCL between GPUs, or
@@ -16,9 +18,10 @@ import threading
 from .comm import Counted, NcclComm, SelfComm, ThreadComm
 from .matrix import DistMatrix, DistVector, vxm
 from .traverse import bfs, sssp
+from .bitmap import bitmap_bfs  # (registers the method distributed_bitmap of gbla.bfs)
 
 __all__ = ["SelfComm", "ThreadComm", "NcclComm", "Counted", "DistMatrix", "DistVector", "vxm",
-           "bfs", "sssp", "run_threads"]
+           "bfs", "sssp", "bitmap_bfs", "run_threads"]
 
 
 def run_threads(size, work, xp=None):

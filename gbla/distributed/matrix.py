@@ -32,6 +32,8 @@ from .. import _backend as B
 from .. import _validation as V
 from .. import direction as _direction
 from .._matrix_ops import _apply_binary, reduce_by_key
+from .._weights import ISO_FACTS as _ISO_FACTS, facts as _facts, numbers as _numbers
+from .._weights import weight_facts as _weight_facts
 from .._storage import (combine_duplicates, expand_rows, indptr_of_sorted_rows,
                         rows_of_entries)
 from ..outofcore.partition import balanced_bounds
@@ -65,8 +67,9 @@ class DistMatrix:
     ``weights`` holds the :class:`WeightFacts` of the whole matrix."""
 
     # ops (vxm, mxm as B, select, scale), the method registry and gbla.iterate take their
-    # distributed paths for it, so gbla.bfs and gbla.sssp run on it as they are written
-    distributed = True
+    # partitioned paths for it (vxm_entries, mxm_entries, keep_entries, scaled), so gbla.bfs and
+    # gbla.sssp run on it as they are written
+    partitioned = True
 
     def __init__(self, comm, bounds, indptr, indices, values, n, transpose=None, nvals=None,
                  weights=None):
@@ -100,6 +103,19 @@ class DistMatrix:
     @property
     def dtype(self):
         return np.dtype(bool) if self.values is None else np.dtype(self.values.dtype)
+
+    def vxm_entries(self, u, semiring, dtype, mask, direction):
+        """(keys, values) of u (+).(x) A on every rank for a gbla Vector u every rank holds
+        whole, ``mask`` a gbla Mask or None (:func:`replicated_vxm`): what ``gbla.vxm`` runs on
+        it. Collective."""
+        idx, vals = u._sparse()
+        allow = None if mask is None else mask.allowed()
+        return replicated_vxm(idx, vals, self, semiring, allow=allow, direction=direction)
+
+    def mxm_entries(self, F, semiring, dtype, mask):
+        """(keys, values) of F (+).(x) A (:func:`replicated_mxm`): what ``gbla.mxm`` runs with
+        it second. Collective."""
+        return replicated_mxm(F, self, semiring, dtype, mask)
 
     def keep_entries(self, predicate):
         """The entries whose weight satisfies ``predicate`` (values -> bool array; weight 1
@@ -361,67 +377,6 @@ def _checked_csr(indptr, indices, values):
     if values is not None:
         V.same_length(indices, np.asarray(values), "indices", "values")
     return indptr, indices
-
-
-@dataclass(frozen=True)
-class WeightFacts:
-    """What gbla.sssp reads of a matrix's weights, over every rank: the smallest finite weight,
-    whether one is +inf, the first NaN or -inf described (or None), and the mean, smallest
-    and count of the positive ones (delta-stepping's default width)."""
-
-    lowest: float
-    infinite: bool
-    bad: object
-    positive_mean: float
-    positive_min: float
-    positive_count: int
-
-
-_ISO_FACTS = WeightFacts(1.0, False, None, 1.0, 1.0, 1)
-
-
-def _numbers(values):
-    """[smallest finite, +inf present, positive sum, smallest positive, positives, NaN or
-    -inf count] of one part's weights, +inf standing for "none": reduced where the weights
-    are, six numbers to the host."""
-    xp = B.xp_of(B.array_device(values))
-    kind_f = values.dtype.kind == "f"
-    bad = int((xp.isnan(values) | (values == -np.inf)).sum()) if kind_f else 0  # sync
-    finite = values[xp.isfinite(values)] if kind_f else values
-    positive = finite[finite > 0]
-    return np.array([float(finite.min()) if len(finite) else np.inf,  # sync: a few scalars
-                     float(len(finite) + bad < len(values)),
-                     float(positive.sum(dtype=np.float64)),
-                     float(positive.min()) if len(positive) else np.inf,
-                     len(positive), bad], np.float64)
-
-
-def _facts(rows, described):
-    """WeightFacts from the :func:`_numbers` of every part."""
-    rows = np.atleast_2d(rows)
-    count, bad = int(rows[:, 4].sum()), int(rows[:, 5].sum())
-    lowest = float(rows[:, 0].min())
-    if bad and described is None:
-        described = f"{bad} weights NaN or -inf"
-    return WeightFacts(lowest if np.isfinite(lowest) else 0.0, bool(rows[:, 1].any()),
-                       described if bad else None,
-                       float(rows[:, 2].sum() / count) if count else 1.0,
-                       float(rows[:, 3].min()) if count else 1.0, count)
-
-
-def _weight_facts(indptr, indices, values):
-    """The WeightFacts of a whole host CSR (what every rank has in DistMatrix.from_csr)."""
-    if values is None:
-        return _ISO_FACTS if len(indices) else WeightFacts(0.0, False, None, 1.0, 1.0, 0)
-    values = np.asarray(values)
-    described = None
-    if values.dtype.kind == "f":
-        bad = np.flatnonzero(np.isnan(values) | (values == -np.inf))
-        if len(bad):
-            e = int(bad[0])
-            row = int(np.searchsorted(indptr, e, side="right") - 1)
-            described = f"{float(values[e])} at ({row}, {int(indices[e])})"
-    return _facts(_numbers(values), described)
 
 
 def _facts_over_ranks(comm, values):

@@ -38,18 +38,29 @@ def push(P, n_out, idx, u_values, offsets, total, types, mask, mask_mode):
     """Dense (values, present) of the push product; ``offsets`` are the frontier's degree prefix
     sums (length nf + 1) and ``total`` their last entry, already on the host."""
     cp = _cupy()
-    indptr, indices, values = P
     sr = types.semiring
     z = sr.output_dtype(types.dtype)
     w = cp.full(n_out, sr.add.identity_for(z), dtype=z)
     present = cp.zeros(n_out, np.uint8)
+    push_into(P, idx, u_values, offsets, total, types, mask, mask_mode, w, present)
+    return w, present.view(bool)
+
+
+def push_into(P, idx, u_values, offsets, total, types, mask, mask_mode, w, present, *,
+              index_dtype=None):
+    """The push kernel combining into ``w`` (filled with the add's identity where nothing was
+    combined yet) and ``present`` (uint8), so that several pushes (over blocks of P's rows:
+    the out-of-core product) add up to one. P's arrays are read at global row and edge ids;
+    each may be an array or a device address (np.uint64: a block's, set back by its first row
+    or edge, so that global ids land in it), ``index_dtype`` then naming their index type."""
+    indptr, indices, values = P
     if total:
-        k = kernels(types, indices.dtype)["gbla_spmv_push"]
+        k = kernels(types, indices.dtype if index_dtype is None else index_dtype)[
+            "gbla_spmv_push"]
         k(grid(total), (THREADS,),
           (idx, ptr(u_values if types.uses_u else None), np.int64(len(idx)), offsets, indptr,
            indices, ptr(values if types.uses_a else None), ptr(mask), np.int32(mask_mode), w,
            present))
-    return w, present.view(bool)
 
 
 def long_rows(Q_matrix):

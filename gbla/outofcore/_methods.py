@@ -1,45 +1,24 @@
 """The out-of-core traversals as methods of gbla.bfs and gbla.sssp (``out_of_core_bfs``,
 ``out_of_core_sssp``), which those pick when a ``memory_budget`` is given: the matrix stays in
 host memory (pinned when a GPU runs the search) and the search keeps within the budget on the
-GPU, or runs the same schedule with NumPy as the device where there is none."""
+GPU, or runs the same schedule with NumPy as the device where there is none; and how the
+algebraic methods take a budget: on a :class:`~.host_matrix.HostMatrix`."""
 
 import numpy as np
 
-from .. import _backend as B
 from .. import _validation as V
 from .. import methods
+from .host_matrix import HostMatrix, budget_bytes, host_graph
 from .traverse import HostGraph, bfs, sssp
 
-__all__ = ["budget_bytes"]
-
-
-def budget_bytes(memory_budget, xp):
-    """A budget in bytes (an int), or a float in (0, 1]: that fraction of the GPU's free
-    memory."""
-    if isinstance(memory_budget, (float, np.floating)):
-        if not 0 < memory_budget <= 1:
-            raise V.invalid_value("memory_budget", "be bytes (an int) or a fraction in (0, 1]",
-                                  memory_budget)
-        if xp is np:
-            raise V.invalid_value("memory_budget", "be bytes (an int) without a GPU (a "
-                                  "fraction is of the GPU's free memory)", memory_budget)
-        free, _ = xp.cuda.Device().mem_info
-        return int(memory_budget * free)
-    budget = V.integer(memory_budget, "memory_budget")
-    if budget < 1:
-        raise V.invalid_value("memory_budget", "be a positive number of bytes", memory_budget)
-    return budget
+__all__ = []
 
 
 def _prepare(A, memory_budget):
-    """(the host graph, cached on A, the array module of the device, the budget in bytes).
+    """(the host graph, kept with A, the array module of the device, the budget in bytes).
     The matrix is a CPU one (the registry refuses the others): it stays in host memory."""
-    xp = B._cupy() if B.gpu_available() else np
-    key = ("host_graph", xp is not np)
-    if key not in A._cache:
-        graph = HostGraph.of(A)
-        A._cache[key] = graph.pin() if xp is not np else graph
-    return A._cache[key], xp, budget_bytes(memory_budget, xp)
+    graph, xp = host_graph(A)
+    return graph, xp, budget_bytes(memory_budget, xp)
 
 
 def _on_host(a):
@@ -84,3 +63,6 @@ methods.register(methods.Method(
     "buckets of width delta (Bellman-Ford with a negative weight) within memory_budget",
     _run_sssp, devices=("cpu",), options=("memory_budget",), negative_weights=True,
     max_index=methods.INT32_MAX - 1))
+
+# the algebraic methods given a memory_budget run on the matrix kept in host memory
+methods.set_host_matrix(lambda A, memory_budget: HostMatrix(A, memory_budget))

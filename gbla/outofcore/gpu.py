@@ -18,9 +18,24 @@ plan needs them; a compacted batch also needs its vertices' ids). Then, per plan
   host fills one while the other is copied or read;
 - ``zerocopy``: the kernel reads the pinned host arrays in place (EMOGI-like).
 
-Device memory: the vertex arrays (:func:`vertex_bytes`), the staging buffer and the residents,
-all within the budget; nothing else is allocated while the search runs.
+Strategy ``managed`` (CUDA managed memory with prefetch hints) reads the graph from copies of
+its arrays in managed memory instead, made once per graph (kept on the HostGraph) and only
+when they fit in the device's free memory (else :class:`~.schedule.MemoryBudgetError`: managed
+memory is never asked for beyond it), advised to live on the host and to be read in place by
+the device. Each level the subgraphs the scheduler evicts are prefetched back to the host and
+those it makes resident (``prefetch`` steps) to the device, on the copy stream, the kernels
+waiting for them; every kernel reads the managed arrays at their own addresses, in device
+memory where a subgraph is resident, over the bus where it is not. A resident's pages are
+whole pages of :data:`MANAGED_PAGE` bytes (what the scheduler counts them as), and when the
+search ends every one goes back to the host. It needs cuda-bindings (the prefetch and advice
+calls) and a device with concurrent managed access, else it is refused.
+
+Device memory: the vertex arrays (:func:`vertex_bytes`), the staging buffer and the residents
+(or the prefetched pages), all within the budget; nothing else is allocated while the search
+runs.
 """
+
+import ctypes
 
 import numpy as np
 
@@ -29,13 +44,19 @@ from .._backend import _cupy
 from .._storage import expand_rows
 from ..exceptions import NegativeCycleError
 from ..kernels import _outofcore as K
-from .schedule import STAGING_ALIGN, plan_graph
+from .schedule import STAGING_ALIGN, MemoryBudgetError, page_spans, plan_graph
 
-__all__ = ["bfs", "sssp", "vertex_bytes"]
+__all__ = ["bfs", "sssp", "vertex_bytes", "MANAGED_PAGE"]
 
 ALIGN = STAGING_ALIGN  # bytes: each region of a buffer starts aligned for its loads
 GRANULE = 512  # bytes: CuPy's pool rounds every allocation up to a multiple of this
 ALLOCATIONS = 16  # the most arrays a search allocates besides its residents
+# bytes: the unit strategy 'managed' prefetches and evicts, from page-aligned arrays. The
+# driver migrates host pages (4 KiB) but backs managed memory on the device in chunks up to the
+# GPU's 64 KiB large page; whole 64 KiB pages keep what the device holds to what the budget
+# counts
+MANAGED_PAGE = 64 * 1024
+CONCURRENT_MANAGED_ACCESS = 89  # cudaDevAttrConcurrentManagedAccess
 
 
 def vertex_bytes(n, parts, *, parents=False, dist_dtype=None):
@@ -69,9 +90,160 @@ def _mapped(cp, a):
     return cp.ndarray(a.shape, a.dtype, cp.cuda.MemoryPointer(mem, 0))
 
 
+# ---- strategy 'managed'
+
+def _free_bytes(cp):
+    """The current device's free memory, what managed memory is checked against."""
+    return int(cp.cuda.Device().mem_info[0])
+
+
+def _has_concurrent_managed_access(cp, device):
+    return bool(cp.cuda.runtime.deviceGetAttribute(CONCURRENT_MANAGED_ACCESS, device))
+
+
+def _cudart(cp, device):
+    """cuda.bindings' runtime module; InvalidValue, naming why, where strategy 'managed'
+    cannot run."""
+    try:
+        from cuda.bindings import runtime as cudart
+    except ImportError:
+        raise V.invalid_value("strategy", "not be 'managed' without the cuda-bindings package "
+                              "(its runtime module makes the prefetch and advice calls)",
+                              "managed") from None
+    if not _has_concurrent_managed_access(cp, device):
+        raise V.invalid_value(
+            "strategy", f"not be 'managed' on device {device}, which has no concurrent managed "
+            "access (cudaDevAttrConcurrentManagedAccess is 0: it can neither read managed "
+            "memory in host memory nor be prefetched to)", "managed")
+    return cudart
+
+
+def _call(cudart, name, *args):
+    """cudart's ``name`` on ``args``, its error code checked. The calls that take a
+    cudaMemLocation are named ``<name>_v2`` in cuda-bindings 12 and ``<name>`` in 13."""
+    function = getattr(cudart, name + "_v2", None) or getattr(cudart, name)
+    result = function(*args)
+    err = result[0] if isinstance(result, tuple) else result
+    if err != cudart.cudaError_t.cudaSuccess:
+        raise RuntimeError(f"{name} failed: {err!r}")
+
+
+def _location(cudart, device):
+    """A cudaMemLocation: the host (``device`` None) or the device of that ordinal."""
+    where = cudart.cudaMemLocation()
+    kind = cudart.cudaMemLocationType
+    where.type = kind.cudaMemLocationTypeHost if device is None else \
+        kind.cudaMemLocationTypeDevice
+    where.id = 0 if device is None else device  # ignored for the host
+    return where
+
+
+def _pages(nbytes):
+    return -(-int(nbytes) // MANAGED_PAGE)
+
+
+def _managed_bytes(a):
+    """What a managed copy of ``a`` asks for: whole pages, at least one (cudaMallocManaged
+    takes no empty size), and one more to start on a page wherever the allocation starts."""
+    return (max(_pages(a.nbytes), 1) + 1) * MANAGED_PAGE
+
+
+def _managed_copy(cp, cudart, a, device):
+    """A copy of host array ``a`` in managed memory, starting on a page (a prefetch of whole
+    pages stays inside it), advised to live on the host and to be read by ``device`` in place
+    (mapped, so that reading a page neither faults nor migrates it)."""
+    size = _managed_bytes(a)
+    memory = cp.cuda.malloc_managed(size)
+    start = cp.cuda.MemoryPointer(memory.mem, -memory.ptr % MANAGED_PAGE)
+    advice = cudart.cudaMemoryAdvise
+    _call(cudart, "cudaMemAdvise", memory.ptr, size,
+          advice.cudaMemAdviseSetPreferredLocation, _location(cudart, None))
+    _call(cudart, "cudaMemAdvise", memory.ptr, size, advice.cudaMemAdviseSetAccessedBy,
+          _location(cudart, device))
+    # written by the host: its first touch places the pages in host memory, their home
+    ctypes.memmove(start.ptr, np.ascontiguousarray(a).ctypes.data, a.nbytes)
+    return cp.ndarray(a.shape, a.dtype, start)
+
+
+def _managed_arrays(cp, cudart, graph, weights, device):
+    """(row pointers, ids, ``weights`` or None) of ``graph`` in managed memory for ``device``:
+    copied at the first search that needs them, kept on the graph for the next ones.
+
+    Raises MemoryBudgetError, before asking for any, when the bytes still to copy exceed the
+    device's free memory: managed memory is never asked for beyond it."""
+    named = {("indptr", device): graph.indptr, ("indices", device): graph.indices}
+    if weights is not None:
+        named[("weights", weights.dtype.str, device)] = weights
+    missing = {key: a for key, a in named.items() if key not in graph._managed}
+    needed = sum(_managed_bytes(a) for a in missing.values())
+    if needed:
+        free = _free_bytes(cp)
+        if needed > free:
+            raise MemoryBudgetError(V.message(
+                "the GPU's free memory", f"hold the graph's {needed} bytes of managed memory "
+                "(strategy 'managed' never asks for more than is free)", free))
+    for key, a in missing.items():
+        graph._managed[key] = _managed_copy(cp, cudart, a, device)
+    arrays = [graph._managed[key] for key in named]
+    return arrays[0], arrays[1], arrays[2] if weights is not None else None
+
+
+class _Managed:
+    """Strategy 'managed' on the device: the graph's managed arrays, the pages each subgraph's
+    ranges take in them (:func:`~.schedule.page_spans`) and the ones on the device now.
+    ``users[k][p]``: the resident subgraphs whose ranges take page p of array k; a page goes to
+    the device with its first user and back to the host with its last, so that two residents
+    sharing a page at their boundary both keep it."""
+
+    def __init__(self, cp, graph, part, weights, stream):
+        device = cp.cuda.Device().id
+        self.cudart = _cudart(cp, device)
+        self.arrays = _managed_arrays(cp, self.cudart, graph, weights, device)
+        present = [a for a in self.arrays if a is not None]
+        self.spans = page_spans(part, MANAGED_PAGE, [a.itemsize for a in present[1:]])
+        self.bases = [a.data.ptr for a in present]
+        self.users = [np.zeros(max(_pages(a.nbytes), 1), np.int32) for a in present]
+        self.stream = stream
+        self.host, self.device = _location(self.cudart, None), _location(self.cudart, device)
+        self.pages = self.peak = 0  # on the device now, at most
+
+    def fetch(self, i):
+        """Queue subgraph i's pages to the device."""
+        for k, (first, end) in enumerate(self.spans[i].tolist()):
+            if end > first:
+                users = self.users[k][first:end]
+                self.pages += int(np.count_nonzero(users == 0))
+                users += 1
+                self._move(k, first, end, self.device)
+        self.peak = max(self.peak, self.pages)
+
+    def evict(self, subgraphs):
+        """Queue the pages of ``subgraphs`` that no other resident takes back to the host."""
+        for i in subgraphs:
+            for k, (first, end) in enumerate(self.spans[i].tolist()):
+                if end > first:
+                    users = self.users[k][first:end]
+                    users -= 1
+                    # contiguous: only the end pages of a range can be another's too
+                    alone = np.flatnonzero(users == 0)
+                    if len(alone):
+                        self.pages -= len(alone)
+                        self._move(k, first + int(alone[0]), first + int(alone[-1]) + 1,
+                                   self.host)
+
+    def _move(self, k, first, end, where):
+        _call(self.cudart, "cudaMemPrefetchAsync", self.bases[k] + first * MANAGED_PAGE,
+              (end - first) * MANAGED_PAGE, where, 0, self.stream.ptr)
+
+    @property
+    def peak_bytes(self):
+        return self.peak * MANAGED_PAGE
+
+
 class _Run:
     """One search's transfers: the residents, the staging halves, the copy stream and the
-    events that order the copies against the kernels, and the time spent copying."""
+    events that order the copies (and prefetches) against the kernels, and the time spent
+    copying."""
 
     def __init__(self, cp, graph, part, scheduler, weights):
         self.cp, self.graph, self.part, self.scheduler = cp, graph, part, scheduler
@@ -92,6 +264,8 @@ class _Run:
         self.turn = 0
         self.timings = []           # (start, end) events of each copy
         self.mapped = None
+        self.managed = _Managed(cp, graph, part, weights, self.copy) \
+            if scheduler.strategy == "managed" else None
 
     # ---- the frontier
 
@@ -117,8 +291,12 @@ class _Run:
         weights, lo, by_position)`` on each planned block of edges."""
         count, value, offset = selected
         steps = self.scheduler.plan(value, count)
-        for i in [i for i in self.held if i not in self.scheduler.resident]:
+        evicted = [i for i in self.held if i not in self.scheduler.resident]
+        for i in evicted:
             del self.held[i]  # evicted: the last level's kernels are done (select synced)
+        if self.managed is not None:
+            self._managed_level(steps, evicted, offset, kernel)
+            return
         staged = self.scheduler.staging > 0  # else compacted steps are read in place
         ids = None
         if staged and any(step.kind == "compact" for step in steps):
@@ -138,15 +316,45 @@ class _Run:
             else:
                 self._whole(i, verts, kernel)
 
-    def _copy(self, dst, src, nbytes):
-        """Queue a copy on the copy stream, timed."""
-        if not nbytes:
-            return
+    def _managed_level(self, steps, evicted, offset, kernel):
+        """Strategy 'managed': the evicted subgraphs' pages back to the host, then per step
+        (a prefetch queued first, the kernel waiting for it) the kernel on the managed arrays
+        at their own addresses."""
+        m = self.managed
+        if evicted:  # before any prefetch: the device never holds more than the budget's
+            self._timed(m.evict, evicted)
+        indptr, indices, weights = m.arrays
+        for step in steps:
+            i = step.subgraph
+            if step.kind == "prefetch":
+                self._timed(m.fetch, i)
+                self.held[i] = None
+                self._ready()
+            verts = self.groups.ids[int(offset[i]):int(offset[i + 1])]
+            kernel(verts, indptr, 0, indices, weights, 0, False)
+
+    def close(self):
+        """The search is over: the scheduler releases its residents; under 'managed' their
+        pages go back to the host, after the last kernels, before the search returns."""
+        self.scheduler.release()
+        if self.managed is not None and self.held:
+            self.copy.wait_event(self.compute.record())
+            self._timed(self.managed.evict, list(self.held))
+            self.held.clear()
+            self.copy.synchronize()  # sync: the next search's budget starts from no page held
+
+    def _timed(self, queue, *args):
+        """``queue(*args)``: work queued on the copy stream (copies, prefetches), timed."""
         start, end = self.cp.cuda.Event(), self.cp.cuda.Event()
         start.record(self.copy)
-        _h2d(self.cp, dst, src, nbytes, self.copy)
+        queue(*args)
         end.record(self.copy)
         self.timings.append((start, end))
+
+    def _copy(self, dst, src, nbytes):
+        """Queue a copy on the copy stream, timed."""
+        if nbytes:
+            self._timed(_h2d, self.cp, dst, src, nbytes, self.copy)
 
     def _ready(self):
         """The compute stream waits for the copies queued so far."""
@@ -248,7 +456,7 @@ class _Run:
         self.used[h] = self.compute.record()
 
     def transfer_ms(self):
-        """Milliseconds the copy stream spent copying (waits for the last copy)."""
+        """Milliseconds the copy stream spent copying and prefetching (waits for the last)."""
         if not self.timings:
             return 0.0
         self.timings[-1][1].synchronize()  # sync: the copies' times
@@ -256,6 +464,8 @@ class _Run:
 
 
 def _setup(graph, budget, strategy, parts, part_bytes, weights, fixed_of, tuning):
+    if strategy == "managed":  # a resident takes the whole pages a prefetch moves
+        tuning = dict(tuning, page_bytes=MANAGED_PAGE)
     return plan_graph(graph, budget, strategy=strategy, fixed_of=fixed_of, parts=parts,
                       part_bytes=part_bytes, weights=weights, double_buffer=True,
                       compact_in_place=True, **tuning)
@@ -263,6 +473,8 @@ def _setup(graph, budget, strategy, parts, part_bytes, weights, fixed_of, tuning
 
 def _finish(run, part, scheduler, stats, **more):
     if stats is not None:
+        if run.managed is not None:
+            more["prefetched_peak_bytes"] = run.managed.peak_bytes
         stats.update(scheduler.accounts.as_dict(), subgraphs=part.count,
                      graph_bytes=int(part.nbytes().sum()), transfer_ms=run.transfer_ms(),
                      **more)
@@ -287,17 +499,20 @@ def bfs(graph, source, *, memory_budget, strategy="differential", parts=None, pa
     run = _Run(cp, graph, part, scheduler, None)
 
     want = 0
-    while depth_limit is None or want < depth_limit:
-        selected = run.select(levels=levels, want=want)
-        if selected is None:
-            break
-        depth = want + 1
+    try:
+        while depth_limit is None or want < depth_limit:
+            selected = run.select(levels=levels, want=want)
+            if selected is None:
+                break
+            depth = want + 1
 
-        def expand(verts, offsets, base, targets, weights, lo, by_position):
-            K.expand(verts, offsets, base, targets, lo, by_position, levels=levels,
-                     depth=depth, parents=parents)
-        run.level(selected, expand)
-        want = depth
+            def expand(verts, offsets, base, targets, weights, lo, by_position):
+                K.expand(verts, offsets, base, targets, lo, by_position, levels=levels,
+                         depth=depth, parents=parents)
+            run.level(selected, expand)
+            want = depth
+    finally:
+        run.close()  # 'managed': the pages back to the host, even after an error
     _finish(run, part, scheduler, stats, levels=want)
     return levels if parents is None else (levels, parents)
 
@@ -326,24 +541,27 @@ def sssp(graph, source, *, memory_budget, dtype=np.float64, strategy="differenti
 
     top = dtype.type(np.inf if delta is None else delta)  # the lowest bucket's end
     rounds = 0
-    while True:
-        selected = run.select(pending=pending, dist=dist, top=top)
-        if selected is None:
-            if delta is None:
-                break
-            least.fill(np.inf)
-            K.pending_min(pending, dist, least)
-            m = least.get()[0]  # sync: the next bucket
-            if not np.isfinite(m):
-                break
-            top = max(dtype.type((np.floor(m / delta) + 1) * delta),
-                      np.nextafter(m, dtype.type(np.inf)))
-            continue
-        rounds += 1
-        if delta is None and rounds > n:
-            raise NegativeCycleError(V.message(
-                "A", "have no negative cycle reachable from the source",
-                f"distances still falling after {n} rounds"))
-        run.level(selected, relax)
+    try:
+        while True:
+            selected = run.select(pending=pending, dist=dist, top=top)
+            if selected is None:
+                if delta is None:
+                    break
+                least.fill(np.inf)
+                K.pending_min(pending, dist, least)
+                m = least.get()[0]  # sync: the next bucket
+                if not np.isfinite(m):
+                    break
+                top = max(dtype.type((np.floor(m / delta) + 1) * delta),
+                          np.nextafter(m, dtype.type(np.inf)))
+                continue
+            rounds += 1
+            if delta is None and rounds > n:
+                raise NegativeCycleError(V.message(
+                    "A", "have no negative cycle reachable from the source",
+                    f"distances still falling after {n} rounds"))
+            run.level(selected, relax)
+    finally:
+        run.close()  # 'managed': the pages back to the host, even after an error
     _finish(run, part, scheduler, stats, iterations=rounds, delta=delta)
     return dist

@@ -3,8 +3,10 @@ staging buffer and the subgraphs the :class:`~.schedule.Scheduler` keeps residen
 
 Each iteration brings the frontier to the host (its ids: the plan needs each active
 subgraph's value), asks the scheduler for the plan, and expands the frontier subgraph by
-subgraph from wherever the plan puts the edges: a resident or just-sent subgraph on the device,
-a compacted batch of the active vertices' edges, or (zero-copy) the host arrays read in place.
+subgraph from wherever the plan puts the edges: a resident or just-sent (under 'managed',
+just-prefetched) subgraph on the device, a compacted batch of the active vertices' edges, or
+(zero-copy, and managed memory left on the host) the host arrays read in place. When the search
+ends the scheduler releases its residents (:meth:`~.schedule.Scheduler.release`).
 ``xp`` is the array module of the "device": CuPy on the GPU, NumPy to run the same schedule on
 the CPU (what the CPU tests check: results, accounts and the budget).
 """
@@ -33,6 +35,9 @@ class HostGraph:
         self.degrees = np.diff(self.indptr)
         self.pinned = pinned
         self._converted = {}  # weights by dtype, int32 degrees: each converted once
+        # the arrays in CUDA managed memory that strategy 'managed' reads, by array and device
+        # (gpu._managed_arrays): copied at the first such search, kept for the next ones
+        self._managed = {}
 
     @classmethod
     def of(cls, A):
@@ -116,7 +121,7 @@ def _edges_of(graph, part, device, step, verts, xp):
     """(sources, targets, weights) of the active vertices ``verts`` (host ids, all in
     ``step.subgraph``), from wherever the step puts them."""
     i = step.subgraph
-    if step.kind in ("resident", "whole"):
+    if step.kind in ("resident", "whole", "prefetch"):
         indptr, indices, weights = device.whole(i, keep=step.kind == "resident" or
                                                 i in device.scheduler.resident)
         local = xp.asarray(verts - part.vertex_bounds[i])
@@ -161,10 +166,12 @@ def bfs(graph, source, *, memory_budget, strategy="differential", parts=None,
     (int64, parents[source] == source) from ``source`` over a HostGraph, within
     ``memory_budget`` device bytes, stopping after ``depth_limit`` levels when given;
     ``parts`` / ``part_bytes`` size the partition, ``tuning`` goes to the
-    :class:`~.schedule.Scheduler` (``whole_ratio``, ``staging_bytes``). ``stats`` gets the
-    scheduler's accounts and ``graph_bytes``, the graph as the device holds it (all subgraphs
-    whole), what ``h2d_bytes`` compares with; on the GPU also ``transfer_ms``, the copy
-    stream's time in copies. With CuPy as ``xp`` the search runs on the GPU
+    :class:`~.schedule.Scheduler` (``whole_ratio``, ``staging_bytes``; ``strategy`` one of
+    :data:`~.schedule.STRATEGIES`). ``stats`` gets the scheduler's accounts (``h2d_bytes``,
+    ``d2h_bytes``, ``zerocopy_bytes``, transfers, ``peak_bytes``...) and ``graph_bytes``, the
+    graph as the device holds it (all subgraphs whole), what ``h2d_bytes`` compares with; on
+    the GPU also ``transfer_ms``, the copy stream's time in copies and prefetches (and, under
+    'managed', ``prefetched_peak_bytes``). With CuPy as ``xp`` the search runs on the GPU
     (:mod:`.gpu`: device-resident vertex arrays, hand-written kernels, copies overlapped on
     a stream of their own; parents int32)."""
     if xp is not np:
@@ -202,6 +209,7 @@ def bfs(graph, source, *, memory_budget, strategy="differential", parts=None,
         if parents is not None:
             parents[new] = src[first]
         frontier = np.asarray(new.get() if hasattr(new, "get") else new, np.int64)  # sync
+    scheduler.release()
     if stats is not None:
         stats.update(scheduler.accounts.as_dict(), levels=depth, subgraphs=part.count,
                      graph_bytes=int(part.nbytes().sum()))
@@ -248,6 +256,7 @@ def sssp(graph, source, *, memory_budget, dtype=np.float64, strategy="differenti
         if parts_:
             changed = _relax(dist, parts_, weights, dtype, xp)
             pending = np.union1d(pending, changed)
+    scheduler.release()
     if stats is not None:
         stats.update(scheduler.accounts.as_dict(), iterations=rounds, subgraphs=part.count,
                      graph_bytes=int(part.nbytes().sum()), delta=delta)

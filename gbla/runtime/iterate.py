@@ -125,19 +125,20 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
     device = next(iter(state.values())).device
     if mode == "device" and device != "gpu":
         raise V.invalid_value("mode", "be 'auto' or 'eager' with the state on the CPU", mode)
-    distributed = getattr(cache, "distributed", False)
+    partitioned = getattr(cache, "partitioned", False)
     if cache is not None:
-        if not isinstance(cache, Matrix) and not distributed:
+        if not isinstance(cache, Matrix) and not partitioned:
             raise V.domain("cache", "be a gbla.Matrix or None", type(cache).__name__)
         try:
             hash(key)
         except TypeError:
             raise V.invalid_value("key", "be hashable", key) from None
     run_stats = {}
-    if distributed and mode == "device":
-        raise V.invalid_value("mode", "be 'auto' or 'eager' with a matrix cut over ranks (its "
-                              "products talk to the other ranks: nothing to record)", mode)
-    if device == "gpu" and mode != "eager" and not distributed:
+    if partitioned and mode == "device":
+        raise V.invalid_value("mode", f"be 'auto' or 'eager' with a {type(cache).__name__} (its "
+                              "products run in its own engine, talking to other ranks or "
+                              "planning transfers on the host: nothing to record)", mode)
+    if device == "gpu" and mode != "eager" and not partitioned:
         result = _device(body, state, while_nonempty, max_iterations, cache, key, run_stats)
     else:
         result = _eager(body, state, while_nonempty, max_iterations, run_stats)

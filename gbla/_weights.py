@@ -1,0 +1,72 @@
+"""What gbla.sssp reads of a matrix's weights when they are not in one array it can reduce:
+the facts of a matrix cut over ranks (gbla.distributed, gathered from every rank's part) or
+kept in host memory (gbla.outofcore.HostMatrix), known alike wherever they are read."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _backend as B
+
+__all__ = ["WeightFacts", "ISO_FACTS", "numbers", "facts", "weight_facts"]
+
+
+@dataclass(frozen=True)
+class WeightFacts:
+    """What gbla.sssp reads of a matrix's weights, over every rank: the smallest finite weight,
+    whether one is +inf, the first NaN or -inf described (or None), and the mean, smallest
+    and count of the positive ones (delta-stepping's default width)."""
+
+    lowest: float
+    infinite: bool
+    bad: object
+    positive_mean: float
+    positive_min: float
+    positive_count: int
+
+
+ISO_FACTS = WeightFacts(1.0, False, None, 1.0, 1.0, 1)
+
+
+def numbers(values):
+    """[smallest finite, +inf present, positive sum, smallest positive, positives, NaN or
+    -inf count] of one part's weights, +inf standing for "none": reduced where the weights
+    are, six numbers to the host."""
+    xp = B.xp_of(B.array_device(values))
+    kind_f = values.dtype.kind == "f"
+    bad = int((xp.isnan(values) | (values == -np.inf)).sum()) if kind_f else 0  # sync
+    finite = values[xp.isfinite(values)] if kind_f else values
+    positive = finite[finite > 0]
+    return np.array([float(finite.min()) if len(finite) else np.inf,  # sync: a few scalars
+                     float(len(finite) + bad < len(values)),
+                     float(positive.sum(dtype=np.float64)),
+                     float(positive.min()) if len(positive) else np.inf,
+                     len(positive), bad], np.float64)
+
+
+def facts(rows, described):
+    """WeightFacts from the :func:`numbers` of every part."""
+    rows = np.atleast_2d(rows)
+    count, bad = int(rows[:, 4].sum()), int(rows[:, 5].sum())
+    lowest = float(rows[:, 0].min())
+    if bad and described is None:
+        described = f"{bad} weights NaN or -inf"
+    return WeightFacts(lowest if np.isfinite(lowest) else 0.0, bool(rows[:, 1].any()),
+                       described if bad else None,
+                       float(rows[:, 2].sum() / count) if count else 1.0,
+                       float(rows[:, 3].min()) if count else 1.0, count)
+
+
+def weight_facts(indptr, indices, values):
+    """The WeightFacts of a whole host CSR (what every rank has in DistMatrix.from_csr)."""
+    if values is None:
+        return ISO_FACTS if len(indices) else WeightFacts(0.0, False, None, 1.0, 1.0, 0)
+    values = np.asarray(values)
+    described = None
+    if values.dtype.kind == "f":
+        bad = np.flatnonzero(np.isnan(values) | (values == -np.inf))
+        if len(bad):
+            e = int(bad[0])
+            row = int(np.searchsorted(indptr, e, side="right") - 1)
+            described = f"{float(values[e])} at ({row}, {int(indices[e])})"
+    return facts(numbers(values), described)

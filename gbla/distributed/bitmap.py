@@ -1,0 +1,378 @@
+"""Direction-optimizing BFS over a :class:`~.matrix.DistMatrix` with bitmap frontiers: the 1D
+scheme of Beamer, Buluc, Asanovic and Yelick (distributed top-down and bottom-up steps, IPDPSW
+2013) that Graph500's bitmap codes run, with hand-written kernels for each rank's local work
+(gbla/kernels/distributed.cu) on CuPy ranks and the same steps in NumPy on CPU ranks.
+
+Each rank owns the vertices [lo, hi) with their out-edges and in-edges. A bitmap over vertices
+is an array of uint32 words, vertex v at bit v & 31 of word v >> 5; rank r's vertices lie in
+words lo_r >> 5 to (hi_r + 31) >> 5, a boundary word shared with the neighbouring rank, whose
+bits each side masks off (so the bounds need no alignment). A level is one of two exchanges,
+chosen alike on every rank by the direction policy from the frontier's size and out-edges
+summed over the ranks (one ``allreduce_sums`` a level, which also ends the search):
+
+- push: each rank sets, in a bitmap of all n vertices, the out-neighbours of its frontier that it
+  does not know to be visited; one all-to-all sends rank s, from every rank, the words covering
+  [lo_s, hi_s); s ORs them and keeps its range's bits that are not visited: the new frontier.
+- pull: one all-gather of every rank's frontier words (n / 8 bytes in all); each rank's
+  unvisited vertices scan their in-edges and stop at the first in the frontier, the parent.
+
+Parents after a push are found by the owner of each new vertex as a pull finds them: its first
+in-neighbour in the frontier of the level before, which every rank then appends to its push
+message (one all-to-all still; the claiming rank's id never has to travel back). A rank's
+``known`` bitmap marks what it knows visited: its own range exactly, and every frontier it
+gathered; a push sets no bit for those.
+
+The local work of a level sits behind one interface, :class:`HostSteps` (NumPy) and
+:class:`gbla.kernels._distributed.DeviceSteps` (CuPy, distributed.cu): ``push`` (set the bits of
+the out-neighbours), ``claim`` (merge what the ranks sent; the parents) and ``pull``; the
+exchanges, the bitmaps' layout, the direction and the levels are the driver's, shared.
+Collective: every rank calls :func:`bitmap_bfs` with the same arguments.
+"""
+
+import numpy as np
+
+from .. import _backend as B
+from .. import _validation as V
+from .. import direction as _direction
+from .. import methods
+from .._storage import expand_rows
+from ..kernels._distributed import DeviceSteps
+from .comm import SelfComm
+from .matrix import DistMatrix
+from .traverse import _gather, _Levels
+
+__all__ = ["bitmap_bfs", "HostSteps"]
+
+_ALL = 0xFFFFFFFF
+
+
+def _span(lo, hi):
+    """(first word, end word) of the bitmap words holding the bits of [lo, hi); none for an
+    empty range."""
+    return (lo >> 5, (hi + 31) >> 5) if hi > lo else (lo >> 5, lo >> 5)
+
+
+def _bits(v):
+    """Each id's bit in its word (uint32)."""
+    return np.left_shift(np.uint32(1), (v & 31).astype(np.uint32))
+
+
+def _test(words, v):
+    """Whether the bitmap ``words`` holds each of the ids ``v`` (int64)."""
+    return ((words[v >> 5] >> (v & 31).astype(np.uint32)) & np.uint32(1)).astype(bool)
+
+
+def _range_mask(lo, hi):
+    """The words of [lo, hi)'s span with exactly its bits set (the boundary words shared with
+    the neighbouring ranks keep only this range's)."""
+    first, end = _span(lo, hi)
+    mask = np.full(end - first, _ALL, np.uint32)
+    if len(mask):
+        mask[0] &= np.uint32((_ALL << (lo & 31)) & _ALL)
+        top = hi - ((end - 1) << 5)  # the last word's bits in the range: 1..32
+        if top < 32:
+            mask[-1] &= np.uint32((1 << top) - 1)
+    return mask
+
+
+class HostSteps:
+    """One rank's local steps of a level with NumPy, written with whole-array operations: what
+    distributed.cu's kernels compute (:class:`~gbla.kernels._distributed.DeviceSteps`, the same
+    interface). Where a kernel's pull stops at the first in-neighbour in the frontier, this one
+    reads them all and keeps the first: the same parents.
+
+    ``lo``, ``hi``: the rank's range; ``w0``: its first word; ``indptr``, ``indices``: its rows
+    (global column ids); ``t_indptr``, ``t_indices``: A.T's rows lo..hi (None: push only);
+    ``levels`` (int32) and ``parents`` (int64, or None): the rank's results, which the steps
+    fill."""
+
+    def __init__(self, lo, hi, w0, indptr, indices, t_indptr, t_indices, levels, parents):
+        self.lo, self.hi, self.w0 = lo, hi, w0
+        self.indptr, self.indices = indptr, indices
+        self.t_indptr, self.t_indices = t_indptr, t_indices
+        self.levels, self.parents = levels, parents
+        self.mask = _range_mask(lo, hi)
+
+    def push(self, queue, count, known, nxt):
+        """Sets the bits of ``nxt`` (all n vertices) of the out-neighbours of ``queue[:count]``
+        (local offsets) that ``known`` does not mark visited."""
+        edge, _ = expand_rows(self.indptr, queue[:count].astype(np.int64), np, owners=False)
+        v = self.indices[edge].astype(np.int64)
+        v = v[~_test(known, v)]
+        np.bitwise_or.at(nxt, v >> 5, _bits(v))
+
+    def claim(self, received, depth, known, front, queue, frontier):
+        """Labels ``depth`` the vertices of the range set in any of ``received`` (the range's
+        words from each rank) and not in ``known``: ``front`` becomes their words, ``queue``
+        their list, ``known`` gains them; with ``frontier`` (the whole frontier of the level
+        before) and parents, each gets its first in-neighbour there. Returns (count, out-edges)
+        of them."""
+        new = np.bitwise_or.reduce(np.stack(received), axis=0)
+        new &= self.mask & ~known[self.w0:self.w0 + len(front)]
+        front[:] = new
+        known[self.w0:self.w0 + len(front)] |= new
+        ids = self._ids(new)
+        self.levels[ids] = depth
+        queue[:len(ids)] = ids
+        if frontier is not None and self.parents is not None:
+            at, parent = self._first_in(ids, frontier)  # every one of them has one
+            self.parents[ids[at]] = parent
+        return len(ids), self._edges(ids)
+
+    def pull(self, frontier, depth, known, front, queue):
+        """Labels ``depth`` each unvisited vertex of the range with an in-neighbour in
+        ``frontier`` (all n vertices), the first one its parent; ``front`` (zeroed by the
+        caller), ``known`` and ``queue`` get them. Returns (count, out-edges) of them."""
+        unvisited = np.flatnonzero(self.levels == -1)
+        at, parent = self._first_in(unvisited, frontier)
+        ids = unvisited[at]
+        self.levels[ids] = depth
+        if self.parents is not None:
+            self.parents[ids] = parent
+        g = ids + self.lo
+        np.bitwise_or.at(front, (g >> 5) - self.w0, _bits(g))
+        np.bitwise_or.at(known, g >> 5, _bits(g))
+        queue[:len(ids)] = ids
+        return len(ids), self._edges(ids)
+
+    def _first_in(self, ids, frontier):
+        """(positions in ``ids`` of the vertices with an in-neighbour in ``frontier``, the first
+        such in-neighbour of each, in A.T's row order)."""
+        edge, row = expand_rows(self.t_indptr, ids.astype(np.int64), np)
+        u = self.t_indices[edge].astype(np.int64)
+        hit = _test(frontier, u)
+        row, u = row[hit], u[hit]
+        first = np.ones(len(row), bool)
+        first[1:] = row[1:] != row[:-1]  # rows ascending: a row's first hit opens its run
+        return row[first], u[first]
+
+    def _ids(self, words):
+        """Local offsets of the set bits of the range's words, ascending."""
+        bits = (words[:, None] >> np.arange(32, dtype=np.uint32)) & np.uint32(1)
+        return np.flatnonzero(bits.ravel()) + ((self.w0 << 5) - self.lo)
+
+    def _edges(self, ids):
+        return int((self.indptr[ids + 1] - self.indptr[ids]).sum())
+
+
+def _graph(A):
+    """(indptr, indices, t_indptr, t_indices) of this rank's rows, both parts' offsets of one
+    dtype and their ids of one (int32 where both are, else int64: the kernels' instantiations),
+    converted once and kept with A where they differ."""
+    t_indptr, t_indices = (None, None) if A.transpose is None else A.transpose[:2]
+    parts = (A.indptr, A.indices, t_indptr, t_indices)
+
+    def common(*arrays):
+        both = {np.dtype(a.dtype) for a in arrays if a is not None}
+        return np.dtype(np.int32) if both == {np.dtype(np.int32)} else np.dtype(np.int64)
+    offsets, ids = common(A.indptr, t_indptr), common(A.indices, t_indices)
+    wanted = (offsets, ids, offsets, ids)
+    if all(a is None or a.dtype == d for a, d in zip(parts, wanted)):
+        return parts
+    if "bitmap_bfs" not in A._cache:
+        A._cache["bitmap_bfs"] = tuple(None if a is None else a.astype(d)
+                                       for a, d in zip(parts, wanted))
+    return A._cache["bitmap_bfs"]
+
+
+class _Search:
+    """One rank's state of one search: its levels and parents, the bitmaps, two frontier
+    queues (the level's and the next), and the exchanges of a push or pull level."""
+
+    def __init__(self, A, parents):
+        comm, xp = A.comm, A.comm.xp
+        self.A, self.comm, self.xp = A, comm, xp
+        self.spans = [_span(int(A.bounds[r]), int(A.bounds[r + 1])) for r in range(comm.size)]
+        self.w0, end = self.spans[comm.rank]
+        self.words = end - self.w0
+        m, all_words = A.hi - A.lo, (A.n + 31) >> 5
+        self.levels = xp.full(m, -1, np.int32)
+        self.parents = xp.full(m, -1, np.int64) if parents else None
+        self.known = xp.zeros(all_words, np.uint32)
+        self.next = xp.zeros(all_words, np.uint32)
+        self.frontier = None  # the whole frontier, gathered (made by the first level needing it)
+        # double-buffered: the words and queue of the frontier being expanded, and of the one
+        # being built; the ranks read what this one sent (ThreadComm: its very arrays) until
+        # the level's sum, and it writes only the other buffer before then
+        self.fronts = [xp.zeros(self.words, np.uint32) for _ in range(2)]
+        self.queues = [xp.empty(max(m, 1), np.int32) for _ in range(2)]
+        self.count = 0  # the frontier's vertices on this rank
+        steps = HostSteps if xp is np else DeviceSteps
+        self.steps = steps(A.lo, A.hi, self.w0, *_graph(A), self.levels, self.parents)
+
+    def start(self, source):
+        """The source labelled where it lives; (this rank's frontier size, its out-edges)."""
+        A = self.A
+        if not A.lo <= source < A.hi:
+            return 0, 0
+        v = source - A.lo
+        self.levels[v] = 0
+        if self.parents is not None:
+            self.parents[v] = source
+        self.queues[0][0] = v
+        bit = np.uint32(1 << (source & 31))
+        self.fronts[0][(source >> 5) - self.w0] = bit  # every word is zero yet
+        self.known[source >> 5] = bit
+        self.count = 1
+        return 1, int(A.indptr[v + 1] - A.indptr[v])  # sync: the source's out-degree
+
+    def push(self, depth):
+        """A push level: this rank's bits of the out-neighbours to their owners (with parents,
+        its frontier words after them), then its range's claimed."""
+        xp = self.xp
+        self.next.fill(0)
+        self.steps.push(self.queues[0], self.count, self.known, self.next)
+        sends = [self.next[a:b] for a, b in self.spans]
+        if self.parents is not None:  # where the new vertices' parents are to be found
+            sends = [xp.concatenate([s, self.fronts[0]]) for s in sends]
+        got = self.comm.alltoallv(sends)
+        frontier = None
+        if self.parents is not None:
+            frontier = self._assemble([g[self.words:] for g in got])
+            got = [g[:self.words] for g in got]
+        self.fronts[1].fill(0)
+        return self.steps.claim(got, depth, self.known, self.fronts[1], self.queues[1],
+                                frontier)
+
+    def pull(self, depth):
+        """A pull level: every rank's frontier words gathered, then this rank's unvisited
+        vertices scan their in-edges."""
+        frontier = self._assemble(self.comm.allgather(self.fronts[0]))
+        self.fronts[1].fill(0)
+        return self.steps.pull(frontier, depth, self.known, self.fronts[1], self.queues[1])
+
+    def _assemble(self, parts):
+        """The whole frontier from each rank's words (OR-ed where two ranks share a word);
+        what it holds is visited, so ``known`` gains it."""
+        if self.frontier is None:
+            self.frontier = self.xp.zeros_like(self.known)
+        frontier = self.frontier
+        frontier.fill(0)
+        for (first, _), part in zip(self.spans, parts):
+            frontier[first:first + len(part)] |= part
+        self.known |= frontier
+        return frontier
+
+    def advance(self, count):
+        """The frontier built becomes the one to expand."""
+        self.fronts.reverse()
+        self.queues.reverse()
+        self.count = count
+
+
+def bitmap_bfs(A, source, *, return_predecessors=False, depth_limit=None, direction="auto",
+               stats=None):
+    """Breadth-first search over a matrix cut over ranks, direction-optimizing, its frontiers
+    exchanged as bitmaps (the module says how); collective.
+
+    Parameters
+    ----------
+    A : DistMatrix
+        This rank's rows (with its transpose's rows, which a pull and the parents read:
+        :meth:`DistMatrix.from_csr` and :meth:`DistMatrix.from_edges` build them).
+    source : int
+        0 <= source < n, the same on every rank.
+    return_predecessors : bool
+        Also return a BFS tree.
+    depth_limit : int or None
+        Stop after this many levels (vertices further away count as unreached).
+    direction : 'auto', 'push', 'pull' or DirectionPolicy
+        As for :func:`gbla.bfs`: 'auto' lets the default policy choose per level from the
+        frontier's size and out-edges over every rank.
+    stats : dict or None
+        Receives, on every rank, ``directions``, ``found`` (vertices labelled per level, over
+        every rank), ``bytes`` (payload every rank together sent per level), ``collectives``
+        (calls a rank made per level) and ``bytes_total``, as :func:`gbla.distributed.bfs`
+        reports them (one more collective, after the search).
+
+    Returns
+    -------
+    levels : array (the communicator's array module), int32, whole on every rank
+        levels[source] == 0; -1 = unreached.
+    parents : array, int64, when ``return_predecessors``
+        parents[source] == source; -1 = unreached; each other reached vertex's in-neighbour
+        one level nearer the source (a valid BFS tree).
+
+    Raises
+    ------
+    DomainMismatch (A not a DistMatrix, stats not a dict), InvalidIndex / InvalidValue (source,
+    depth_limit, direction; a pull or parents asked of a DistMatrix without its transpose)
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from gbla import distributed as D
+    >>> S = sp.csr_array((np.ones(3), ([0, 1, 1], [1, 2, 3])), shape=(5, 5))
+    >>> D.run_threads(2, lambda comm: D.bitmap_bfs(
+    ...     D.DistMatrix.from_csr(comm, S.indptr, S.indices), 0))[1]
+    array([ 0,  1,  2,  2, -1], dtype=int32)
+    """
+    if not isinstance(A, DistMatrix):
+        raise V.domain("A", "be a gbla.distributed.DistMatrix", type(A).__name__)
+    comm, n = A.comm, A.n
+    source = V.source(source, n)
+    parents = V.flag(return_predecessors, "return_predecessors")
+    if depth_limit is not None:
+        depth_limit = V.size(depth_limit, "depth_limit")
+    if stats is not None and not isinstance(stats, dict):
+        raise V.domain("stats", "be a dict or None", type(stats).__name__)
+    steps = _direction.start(direction)
+    if A.transpose is None and (parents or steps != "push"):
+        raise V.invalid_value("A", "hold its transpose's rows to pull or find parents "
+                              "(DistMatrix.from_csr and from_edges build them)",
+                              "a DistMatrix without them")
+    edges_total = A.nvals
+    if edges_total is None and not isinstance(steps, str):  # a DistMatrix made by hand
+        edges_total = comm.allreduce_sum(len(A.indices))
+    search = _Search(A, parents)
+    log = _Levels(A, steps)
+    log.start()
+    found, edges = comm.allreduce_sums(search.start(source))
+    depth = 0
+    while depth_limit is None or depth < depth_limit:
+        depth += 1
+        if isinstance(steps, str):
+            way = steps
+        else:  # the same choice on every rank: from sums over all of them
+            way = steps.choose(frontier_vertices=found, frontier_edges=edges,
+                               edges=edges_total, n=n, early_exit=True)
+        mine = search.pull(depth) if way == "pull" else search.push(depth)
+        search.advance(mine[0])
+        found, edges = comm.allreduce_sums(mine)  # the next direction, and the end
+        log.end(found)
+        if found == 0:
+            break
+        log.start()
+    log.report(stats)
+    if not parents:
+        return _gather(A, search.levels)
+    return _gather(A, search.levels), _gather(A, search.parents)
+
+
+# ------------------------------------------------------------------ as a method of gbla.bfs
+def _one_rank(A):
+    """A gbla.Matrix as a DistMatrix of one rank over the matrix's own arrays (none copied;
+    the in-edges from A.T, which A builds once and keeps)."""
+    T = A.T
+    return DistMatrix(SelfComm(B.xp_of(A.device)), [0, A.nrows], A._indptr, A._indices, None,
+                      A.nrows, transpose=(T._indptr, T._indices, None), nvals=A.nvals)
+
+
+def _run(A, source, *, return_parents, depth_limit, direction, stats):
+    """gbla.bfs's ``distributed_bitmap``: a DistMatrix as it is cut, a gbla.Matrix as one
+    rank; levels and parents of gbla.bfs's dtype (int32, int64 from 2**31 vertices)."""
+    if not isinstance(A, DistMatrix):  # the registry let no other partitioned matrix in
+        A = _one_rank(A)
+    out = bitmap_bfs(A, source, return_predecessors=return_parents, depth_limit=depth_limit,
+                     direction=direction, stats=stats)
+    dtype = np.int32 if A.n < 2**31 else np.int64
+    if not return_parents:
+        return out.astype(dtype, copy=False)
+    return tuple(x.astype(dtype, copy=False) for x in out)
+
+
+methods.register(methods.Method(
+    "distributed_bitmap", "bfs", "direction-optimizing BFS over rows cut over ranks (a "
+    "DistMatrix; a Matrix as one rank) with bitmap frontiers: a push's bits go to their owners "
+    "in one all-to-all, a pull gathers the frontier's bits; distributed.cu on the GPU",
+    _run, devices=("cpu", "gpu"), directions=True, partitioned=("DistMatrix",)))

@@ -1,0 +1,105 @@
+"""Launchers of distributed.cu: one rank's local steps of a level of the distributed bitmap BFS
+(:mod:`gbla.distributed.bitmap` drives them, and runs the same steps with NumPy on CPU ranks).
+
+Every launch goes to the current stream; a claim or a pull reads its tally back (the level's
+one synchronisation: the sum over the ranks needs the numbers on the host)."""
+
+import itertools
+
+import numpy as np
+
+from .. import _validation as V
+from .._backend import _cupy
+from . import _launch
+from ._launch import THREADS, grid, ptr
+
+__all__ = ["DeviceSteps", "CTYPES", "NAME_EXPRESSIONS"]
+
+CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
+WARP = 32
+
+
+def _name_expressions():
+    names = []
+    for o, i in itertools.product(CTYPES.values(), repeat=2):
+        names += [f"gbla_dbfs_{k}<{o}, {i}>" for k in ("push", "pull", "parents")]
+    names += [f"gbla_dbfs_claim<{o}>" for o in CTYPES.values()]
+    return tuple(names)
+
+
+NAME_EXPRESSIONS = _name_expressions()
+
+
+def _kernel(expression):
+    return _launch.function("distributed.cu", expression, name_expressions=NAME_EXPRESSIONS)
+
+
+class DeviceSteps:
+    """The local steps on the GPU, with the interface of
+    :class:`gbla.distributed.bitmap.HostSteps`: this rank's rows ``lo..hi`` (CSR ``indptr``,
+    ``indices`` with global ids; A.T's rows ``t_indptr``, ``t_indices``, or None for push only;
+    the two offset arrays of one dtype, the two id arrays of one), ``w0`` the first word of
+    its range, and the rank's ``levels`` (int32) and ``parents`` (int64 or None), which the
+    steps fill."""
+
+    def __init__(self, lo, hi, w0, indptr, indices, t_indptr, t_indices, levels, parents):
+        if hi - lo >= 2**31:
+            raise V.invalid_value("A", "give each rank fewer than 2**31 vertices on the GPU "
+                                  "(int32 queues)", hi - lo)
+        self.lo, self.hi, self.w0 = lo, hi, w0
+        self.indptr, self.indices = indptr, indices
+        self.t_indptr, self.t_indices = t_indptr, t_indices
+        self.levels, self.parents = levels, parents
+        self.types = f"{CTYPES[indptr.dtype]}, {CTYPES[indices.dtype]}"
+        self.offset_type = CTYPES[indptr.dtype]
+        self.tally = _cupy().zeros(2, np.uint64)
+
+    def _read_tally(self):
+        count, edges = (int(x) for x in self.tally.get())  # sync: for the sum over the ranks
+        return count, edges
+
+    def push(self, queue, count, known, nxt):
+        """Sets the bits of ``nxt`` (all n vertices) of the out-neighbours of ``queue[:count]``
+        that ``known`` does not mark visited."""
+        if count:
+            _kernel(f"gbla_dbfs_push<{self.types}>")(
+                grid(count * WARP), (THREADS,),
+                (queue, np.int64(count), self.indptr, self.indices, known, nxt))
+
+    def claim(self, received, depth, known, front, queue, frontier):
+        """Labels the vertices of this rank's range set in any of ``received`` (a word array
+        over the range from each rank) and not in ``known``: ``front`` becomes their bitmap,
+        ``queue`` their list; with ``frontier`` (the level before's, gathered) and parents,
+        each also gets its parent. Returns (count, out-edges) of them."""
+        words = len(front)
+        self.tally.fill(0)
+        if words:
+            # one array of every rank's words (a copy of the received ones, so that the ranks
+            # may reuse what they sent)
+            block = _cupy().concatenate(received)
+            _kernel(f"gbla_dbfs_claim<{self.offset_type}>")(
+                grid(words), (THREADS,),
+                (block, np.int32(len(received)), np.int64(words), np.int64(self.w0),
+                 np.int64(self.lo), np.int64(self.hi), np.int32(depth), self.indptr, known,
+                 front, self.levels, queue, self.tally))
+        count, edges = self._read_tally()
+        if frontier is not None and self.parents is not None and count:
+            _kernel(f"gbla_dbfs_parents<{self.types}>")(
+                grid(count), (THREADS,),
+                (queue, np.int64(count), self.t_indptr, self.t_indices, frontier,
+                 self.parents))
+        return count, edges
+
+    def pull(self, frontier, depth, known, front, queue):
+        """Labels each unvisited vertex of the range with an in-neighbour in ``frontier`` (all
+        n vertices), the first one its parent; ``front`` (zeroed by the caller) and ``queue``
+        get them. Returns (count, out-edges) of them."""
+        m = self.hi - self.lo
+        self.tally.fill(0)
+        if m:
+            _kernel(f"gbla_dbfs_pull<{self.types}>")(
+                grid(m), (THREADS,),
+                (np.int64(m), np.int64(self.lo), np.int64(self.w0), np.int32(depth),
+                 self.t_indptr, self.t_indices, frontier, self.indptr, known, front,
+                 self.levels, ptr(self.parents), queue, self.tally))
+        return self._read_tally()

@@ -1,0 +1,145 @@
+// One rank's part of a level of the distributed bitmap BFS (gbla/distributed/bitmap.py): push
+// next<!known> |= q any.pair A (atomicOr into a bitmap of all n vertices); claim new = (OR of
+// every rank's next words for this range) & ~known, levels<new> = depth; pull and parents: the
+// first in-neighbour (A.T's rows) in the gathered frontier. Push: a warp a vertex; claim: a thread
+// a word; pull, parents: a thread a vertex. Blocks of whole warps, any grid; tally zeroed first.
+
+typedef unsigned long long u64;
+#define GBLA_DBFS_FULL 0xffffffffu
+
+// Bit v of a bitmap: bit v & 31 of uint32 word v >> 5, as bitmap.py lays them out. A tally is
+// u64[2]: the vertices a claim or pull labelled, and their out-edges (the direction's inputs).
+// O: the offset type, I: the global id type (int or long long; every instantiation is listed in
+// _distributed.py).
+__device__ __forceinline__ bool gbla_dbfs_bit(const unsigned* words, long long v) {
+    return (words[v >> 5] >> (v & 31)) & 1u;
+}
+
+// counter += the warp's sum of k, one atomic a warp; returns this lane's start (the warp's base
+// plus the k of the lanes below it). Every lane of the warp calls it: the loops that call it
+// stride by whole blocks, so a warp's lanes run the same iterations.
+__device__ __forceinline__ u64 gbla_dbfs_reserve(u64* counter, u64 k) {
+    const int lane = threadIdx.x & 31;
+    u64 inclusive = k;
+    for (int off = 1; off < 32; off <<= 1) {
+        const u64 below = __shfl_up_sync(GBLA_DBFS_FULL, inclusive, off);
+        if (lane >= off) inclusive += below;
+    }
+    const u64 total = __shfl_sync(GBLA_DBFS_FULL, inclusive, 31);
+    u64 base = 0;
+    if (lane == 31 && total) base = atomicAdd(counter, total);
+    base = __shfl_sync(GBLA_DBFS_FULL, base, 31);
+    return base + inclusive - k;
+}
+
+// Push: the out-neighbours of queue[0, count) (local rows) into next, a bitmap over all n
+// vertices. A neighbour known visited (its owner said so, or it is this rank's) or already set
+// costs no atomic: the plain read of next may be stale, which only costs a redundant atomicOr.
+template <class O, class I>
+__global__ void gbla_dbfs_push(const int* queue, long long count, const O* indptr,
+                               const I* indices, const unsigned* known, unsigned* next) {
+    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    for (long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < count;
+         i += warps) {
+        const int u = queue[i];
+        const O end = indptr[u + 1];
+        for (O e = indptr[u] + lane; e < end; e += 32) {
+            const long long v = (long long)indices[e];
+            const unsigned bit = 1u << (v & 31);
+            if ((known[v >> 5] | next[v >> 5]) & bit) continue;
+            atomicOr(&next[v >> 5], bit);
+        }
+    }
+}
+
+// Claim: word w of the rank's range is global word w0 + w; received holds `ranks` arrays of
+// `words` words, one from each rank (what its push set in this range). The bits of [lo, hi)
+// that no one knew visited become the new frontier (front, written whole: one thread a word),
+// labelled depth, appended to queue (local offsets) and counted in tally.
+template <class O>
+__global__ void gbla_dbfs_claim(const unsigned* received, int ranks, long long words,
+                                long long w0, long long lo, long long hi, int depth,
+                                const O* indptr, unsigned* known, unsigned* front, int* levels,
+                                int* queue, u64* tally) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long base = (long long)blockIdx.x * blockDim.x; base < words; base += stride) {
+        const long long w = base + threadIdx.x;
+        unsigned bits = 0;
+        long long first = 0;  // the vertex of bit 0 of word w
+        if (w < words) {
+            for (int r = 0; r < ranks; ++r) bits |= received[(long long)r * words + w];
+            first = (w0 + w) << 5;
+            // the boundary words hold the neighbouring ranks' vertices too: keep [lo, hi) only
+            // (lo - first is 1..31 in the first word, hi - first 1..32 in the last)
+            if (first < lo) bits &= GBLA_DBFS_FULL << (lo - first);
+            if (hi - first < 32) bits &= (1u << (hi - first)) - 1u;
+            bits &= ~known[w0 + w];
+            front[w] = bits;
+            known[w0 + w] |= bits;  // this thread's word alone
+        }
+        const u64 at = gbla_dbfs_reserve(&tally[0], (u64)__popc(bits));
+        long long edges = 0;
+        int k = 0;
+        for (unsigned rest = bits; rest; rest &= rest - 1u, ++k) {
+            const long long v = first + (__ffs(rest) - 1) - lo;
+            levels[v] = depth;
+            queue[at + k] = (int)v;
+            edges += (long long)(indptr[v + 1] - indptr[v]);
+        }
+        gbla_dbfs_reserve(&tally[1], (u64)edges);
+    }
+}
+
+// Pull: each unvisited vertex v of the rank's m scans its in-edges (t_indptr, t_indices: A.T's
+// rows lo..hi) and stops at the first in the gathered frontier, its parent: levels(v) = depth;
+// v joins front (the rank's words, w0 first), known, queue and the tally. parents may be NULL.
+template <class O, class I>
+__global__ void gbla_dbfs_pull(long long m, long long lo, long long w0, int depth,
+                               const O* t_indptr, const I* t_indices, const unsigned* frontier,
+                               const O* indptr, unsigned* known, unsigned* front, int* levels,
+                               long long* parents, int* queue, u64* tally) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long base = (long long)blockIdx.x * blockDim.x; base < m; base += stride) {
+        const long long v = base + threadIdx.x;
+        long long found = -1;
+        if (v < m && levels[v] == -1) {
+            const O end = t_indptr[v + 1];
+            for (O e = t_indptr[v]; e < end; ++e) {
+                const long long u = (long long)t_indices[e];
+                if (gbla_dbfs_bit(frontier, u)) { found = u; break; }
+            }
+        }
+        const bool hit = found >= 0;
+        if (hit) {
+            levels[v] = depth;
+            if (parents) parents[v] = found;
+            const long long g = lo + v;
+            const unsigned bit = 1u << (g & 31);
+            atomicOr(&front[(g >> 5) - w0], bit);  // 32 vertices share a word
+            atomicOr(&known[g >> 5], bit);
+        }
+        const u64 at = gbla_dbfs_reserve(&tally[0], hit ? 1ull : 0ull);
+        if (hit) queue[at] = (int)v;
+        gbla_dbfs_reserve(&tally[1], hit ? (u64)(indptr[v + 1] - indptr[v]) : 0ull);
+    }
+}
+
+// Parents after a push: each vertex queue[0, count) just claimed takes the first in-neighbour
+// in the gathered frontier of the level before (one exists: some rank's push reached it
+// along that edge).
+template <class O, class I>
+__global__ void gbla_dbfs_parents(const int* queue, long long count, const O* t_indptr,
+                                  const I* t_indices, const unsigned* frontier,
+                                  long long* parents) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += stride) {
+        const int v = queue[i];
+        const O end = t_indptr[v + 1];
+        for (O e = t_indptr[v]; e < end; ++e) {
+            const long long u = (long long)t_indices[e];
+            if (gbla_dbfs_bit(frontier, u)) { parents[v] = u; break; }
+        }
+    }
+}
