@@ -1287,8 +1287,10 @@ def select(x, op, thunk=None):
     if getattr(x, "partitioned", False):  # each part selects among its own entries
         if op in _STRUCTURAL_SELECT:
             raise V.invalid_value("op", f"be a comparison on a {type(x).__name__}", op)
+        # a number's selection can be kept with the matrix, as a Matrix's caches are
+        key = (op, thunk) if isinstance(thunk, (int, float, np.number)) else None
         return x.keep_entries(lambda values: _select_values(values, op, thunk, names, x.dtype,
-                                                            x.device))
+                                                            x.device), key=key)
     if isinstance(x, Matrix):
         if op in _STRUCTURAL_SELECT:
             rows, cols = x._entry_rows(), x._indices

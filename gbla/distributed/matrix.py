@@ -117,10 +117,11 @@ class DistMatrix:
         it second. Collective."""
         return replicated_mxm(F, self, semiring, dtype, mask)
 
-    def keep_entries(self, predicate):
+    def keep_entries(self, predicate, key=None):
         """The entries whose weight satisfies ``predicate`` (values -> bool array; weight 1
         where the matrix has none), in both parts, as a new DistMatrix: what ``gbla.select``
-        runs on it. Collective (the kept count and the weights' facts over every rank)."""
+        runs on it (``key``, naming the selection, is not used: nothing is kept). Collective
+        (the kept count and the weights' facts over every rank)."""
         xp = self.comm.xp
 
         def part(indptr, indices, values, rows_are_rows):

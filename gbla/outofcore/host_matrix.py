@@ -226,10 +226,8 @@ class HostMatrix:
     def weights(self):
         """The :class:`~gbla._weights.WeightFacts` of its weights (what gbla.sssp reads of
         them), found at the first read."""
-        if "weights" not in self._cache:
-            g = self._graph
-            self._cache["weights"] = weight_facts(g.indptr, g.indices, g.values)
-        return self._cache["weights"]
+        g = self._graph
+        return g.derived("weight facts", lambda: weight_facts(g.indptr, g.indices, g.values))
 
     # ---- what ops and the algorithms read of a matrix
     @property
@@ -308,17 +306,22 @@ class HostMatrix:
         raise V.domain("B", "be a gbla.Matrix (a HostMatrix streams its rows for vxm, one "
                        "frontier at a time; several sources search in memory)", "HostMatrix")
 
-    def keep_entries(self, predicate):
+    def keep_entries(self, predicate, key=None):
         """The entries whose weight satisfies ``predicate`` (values -> bool array on the
         products' device; weight 1 where there is none), as a HostMatrix sharing the budget:
-        what ``gbla.select`` runs on it."""
+        what ``gbla.select`` runs on it. With a ``key`` naming the selection its host arrays
+        are kept with the graph (delta-stepping's light and heavy edges, made once per graph
+        and width as in memory, not per search)."""
         g = self._graph
 
         def keep(e0, e1):
             a = self._on_device(np.ones(e1 - e0, bool) if g.values is None else
                                 g.values[e0:e1])
             return B.to_host(predicate(a)), None
-        return self._rebuilt(keep, self._dtype)
+        if key is None:
+            return self._rebuilt(keep, self._dtype)
+        graph = g.derived(("select",) + tuple(key), lambda: self._rebuilt(keep)._graph)
+        return HostMatrix._derived(self, graph, self._dtype)
 
     def scaled(self, values, present, combine, side):
         """diag(v) A ('left') or A diag(v) ('right') for a v on the products' device
@@ -352,7 +355,7 @@ class HostMatrix:
         room = max(self._family.budget - self._family.fixed, 1 << 16)
         return max(1 << 12, room // 64)
 
-    def _rebuilt(self, keep, dtype, out_dtype=None):
+    def _rebuilt(self, keep, dtype=None, out_dtype=None):
         """A HostMatrix of the entries ``keep(e0, e1)`` marks, chunk by chunk of the edges
         (with new values when it gives them), the budget shared."""
         g = self._graph

@@ -65,6 +65,14 @@ class HostGraph:
             return self.values
         return self._kept(dtype, lambda: self.values.astype(dtype))
 
+    def derived(self, key, make):
+        """``make()`` (anything made from this graph: a selection of its edges, its weights'
+        facts), made once per key and kept with the graph, as a Matrix keeps its caches."""
+        key = ("derived", key)
+        if key not in self._converted:
+            self._converted[key] = make()
+        return self._converted[key]
+
     def _kept(self, key, make):
         """``make()``, made once per key (into pinned memory for a pinned graph) and kept."""
         if key not in self._converted:
