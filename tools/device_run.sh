@@ -24,6 +24,17 @@ if ! (cd /tmp && python3 -c "import gbla") 2>/dev/null; then
     python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -n 2
     cp /tmp/pyproject.toml.orig pyproject.toml
 fi
+# Packages the machine's image lacks (dask and distributed, for the Dask tests and
+# gbla.distributed.on_dask; their other needs are on the image) travel as wheels in .whl
+# (git-ignored; name it in carry), fetched here with
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
+#     --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux1_x86_64 \
+#     -d .whl dask distributed tornado zict tblib partd locket
+# and installed outside the image's site-packages.
+if ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
 status=0
 if [ "$part" = all ] || [ "$part" = tests ]; then
     # a test that hangs (a kernel that never ends) is killed after 5 minutes, naming itself,
