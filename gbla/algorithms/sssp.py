@@ -19,7 +19,7 @@ from .. import _backend as B
 from .. import _validation as V
 from .. import direction as _direction
 from .. import methods, ops, runtime
-from ..exceptions import NegativeCycleError, UnsupportedMethod
+from ..exceptions import NegativeCycleError
 from ..matrix import Matrix, as_graph
 from ..scalar import Scalar
 from ..semirings import binary, min_plus, monoid, unary
@@ -129,10 +129,7 @@ def _weights(A):
         A = A.pattern()
     dtype = A.dtype if A.dtype.kind == "f" else np.dtype(np.float64)
     lowest, infinite = _check_weights(A)
-    if infinite:
-        if getattr(A, "comm", None) is not None:  # a DistMatrix: each rank would drop its own
-            raise UnsupportedMethod("A, a matrix cut over ranks, has an edge of weight +inf: "
-                                    "drop such edges before cutting it")
+    if infinite:  # a partitioned matrix drops them part by part, alike on every rank
         A = ops.select(A, "<", np.inf)
     return A, dtype, lowest
 
@@ -275,9 +272,9 @@ def _unreached_but(first):
 def _split(A, delta):
     """(light edges, heavy edges, whether there is a heavy one) of A at width delta. On one
     device they are kept with A, as the loop recorded over them is (a later call with the same
-    delta would otherwise select every edge twice for a recording that never reads them); a
-    partitioned matrix (cut over ranks, or kept in host memory for one search) keeps no
-    recording and no split."""
+    delta would otherwise select every edge twice for a recording that never reads them). A
+    partitioned matrix keeps no recording and no split here: a DistMatrix none at all, a
+    HostMatrix (made for one search) keeps its selections' host arrays with its host graph."""
     key = ("gbla.delta_stepping.split", delta)
     if key in A._cache:
         return A._cache[key]
