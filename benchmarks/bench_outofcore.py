@@ -43,9 +43,9 @@ ALGEBRAIC = "algebraic"
 PINNED_GBPS = 54.9  # host to device from pinned memory, measured on the H100's host
 
 
-def _host(A, dtype, pin):
-    """A's CSR in host memory (pinned for the GPU), weights (when any) as ``dtype``."""
-    cpu = A.to_device("cpu")
+def _host(cpu, dtype, pin):
+    """The CSR of ``cpu`` (a CPU Matrix) as a HostGraph (pinned for the GPU), weights (when
+    any) as ``dtype``."""
     values = None if cpu.is_iso else cpu._values.astype(dtype)
     g = oc.HostGraph(cpu._indptr, cpu._indices, values)
     return g.pin() if pin else g
@@ -59,7 +59,8 @@ def run(spec, algo, strategies, fraction, n_sources, seed, device):
     dtype = np.float32
     if algo == "sssp":
         A, _ = bench.sssp_weights(A, (1, 255), seed=seed)
-    hg = _host(A, dtype, pin=device == "gpu")
+    A_host = A.to_device("cpu")  # one host copy: the kernels' HostGraph and the HostMatrix's
+    hg = _host(A_host, dtype, pin=device == "gpu")
     warmup, sources = bench.pick_sources(A, n_sources, seed=seed)
     # the graph as the device holds it: int64 row pointers, the edges' ids and weights
     graph_bytes = int(oc.partition(hg.indptr, edge_bytes=hg.edge_bytes(
@@ -82,7 +83,6 @@ def run(spec, algo, strategies, fraction, n_sources, seed, device):
     # the kernels' vertex arrays, the same share of the graph for the edges
     from gbla.outofcore.host_matrix import ALLOCATIONS, GRANULE, VERTEX_BYTES
     algebra_budget = int(VERTEX_BYTES * hg.n + GRANULE * ALLOCATIONS + fraction * graph_bytes)
-    A_host = A.to_device("cpu")
     for strategy in strategies:
         def search(s, stats):
             if strategy == ALGEBRAIC:  # gbla.bfs / gbla.sssp's products streaming
