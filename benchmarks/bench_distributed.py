@@ -81,22 +81,36 @@ def main(argv=None):
     p.add_argument("--sources", type=int, default=4)
     p.add_argument("--weights", type=int, nargs=2, default=[1, 255])
     p.add_argument("--check-below", type=int, default=2**16)
+    p.add_argument("--algos", nargs="+", choices=list(ALGOS), default=list(ALGOS))
+    p.add_argument("--piece-edges", type=int, default=2**26,
+                   help="generated edges a rank holds at once while it builds its part")
     p.add_argument("--json")
     args = p.parse_args(argv)
     comm = D.Counted(launch.init())
     xp, n = comm.xp, 2 ** args.scale
     t0 = time.perf_counter()
-    src, dst = gbla.generators.rmat_edges(args.scale, args.edge_factor, seed=args.scale,
-                                          part=comm.rank, parts=comm.size,
-                                          device="cpu" if xp is np else "gpu")
-    M = D.DistMatrix.from_edges(comm, src, dst, edge_weights(src, dst, args.weights, xp), n=n)
-    del src, dst
+    # a piece of the rank's part of the edges at a time, generated twice (counted, then
+    # placed): a rank holds its part of the graph and one piece, never all its edges
+    generated = gbla.generators.rmat_edge_pieces(
+        args.scale, args.edge_factor, seed=args.scale, part=comm.rank, parts=comm.size,
+        piece_edges=args.piece_edges, device="cpu" if xp is np else "gpu")
+
+    def pieces():
+        for src, dst in generated():
+            yield src, dst, edge_weights(src, dst, args.weights, xp)
+    M = D.DistMatrix.from_edge_pieces(comm, pieces, n=n)
     build_s = time.perf_counter() - t0
+    part_bytes = sum(a.nbytes for a in (M.indptr, M.indices, M.values, *M.transpose)
+                     if a is not None)
+    stored = comm.allreduce_sum(part_bytes)
+    if comm.rank == 0:
+        print(f"rmat({args.scale}) built on {comm.size} ranks in {build_s:.1f} s: "
+              f"{stored / 1e9:.1f} GB stored over the ranks", flush=True)
     undirected = M.nvals // 2
     picks = pick_sources(M, args.sources + 1, args.scale)
     start, stop = _timer(comm)
     rows = []
-    for algo in ALGOS:
+    for algo in args.algos:
         for i, s in enumerate(picks):
             stats = {}
             start()
@@ -107,6 +121,7 @@ def main(argv=None):
             mine = reached[M.lo:M.hi]
             local = int((M.indptr[1:] - M.indptr[:-1])[mine].sum()) if M.hi > M.lo else 0
             edges = comm.allreduce_sum(local) // 2
+            del reached, mine
             if i == 0:
                 continue  # the warm-up
             rows.append({"algo": algo, "source": s, "seconds": seconds,
@@ -115,21 +130,25 @@ def main(argv=None):
                          "collectives": int(sum(stats["collectives"]))})
             if n <= args.check_below and comm.rank == 0:
                 check(args, out, algo, s)
-    if comm.rank == 0:
-        for algo in ALGOS:
-            mine = [r for r in rows if r["algo"] == algo]
-            gteps = [r["gteps"] for r in mine if r["gteps"]]
-            print(f"{algo} rmat({args.scale}), {comm.size} ranks ({M.device}): median "
-                  f"{np.median([r['seconds'] for r in mine]) * 1e3:.2f} ms, harmonic mean "
-                  f"{len(gteps) / sum(1 / g for g in gteps):.3f} GTEPS, "
-                  f"{np.median([r['bytes_total'] for r in mine]) / 2**20:.1f} MiB sent, "
-                  f"{int(np.median([r['collectives'] for r in mine]))} collectives", flush=True)
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump({"ranks": comm.size, "device": M.device, "scale": args.scale,
-                           "edge_factor": args.edge_factor, "undirected_edges": undirected,
-                           "build_seconds": build_s, "python": platform.python_version(),
-                           "gbla": gbla.__version__, "rows": rows}, f, indent=1)
+        if comm.rank == 0:  # each algorithm's line and the file as it ends (a later one may
+            summarize(args, comm, M, rows, algo)  # not fit the memory left)
+            if args.json:
+                with open(args.json, "w") as f:
+                    json.dump({"ranks": comm.size, "device": M.device, "scale": args.scale,
+                               "edge_factor": args.edge_factor, "undirected_edges": undirected,
+                               "build_seconds": build_s, "stored_bytes": stored,
+                               "python": platform.python_version(),
+                               "gbla": gbla.__version__, "rows": rows}, f, indent=1)
+
+
+def summarize(args, comm, M, rows, algo):
+    mine = [r for r in rows if r["algo"] == algo]
+    gteps = [r["gteps"] for r in mine if r["gteps"]]
+    print(f"{algo} rmat({args.scale}), {comm.size} ranks ({M.device}): median "
+          f"{np.median([r['seconds'] for r in mine]) * 1e3:.2f} ms, harmonic mean "
+          f"{len(gteps) / sum(1 / g for g in gteps):.3f} GTEPS, "
+          f"{np.median([r['bytes_total'] for r in mine]) / 2**20:.1f} MiB sent, "
+          f"{int(np.median([r['collectives'] for r in mine]))} collectives", flush=True)
 
 
 def pick_sources(M, k, seed):

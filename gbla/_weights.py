@@ -28,20 +28,34 @@ class WeightFacts:
 ISO_FACTS = WeightFacts(1.0, False, None, 1.0, 1.0, 1)
 
 
+# Weights reduced at once by numbers(): its temporaries stay a few of these, whatever the size.
+_NUMBERS_CHUNK = 2**26
+
+
 def numbers(values):
     """[smallest finite, +inf present, positive sum, smallest positive, positives, NaN or
     -inf count] of one part's weights, +inf standing for "none": reduced where the weights
-    are, six numbers to the host."""
+    are, a chunk at a time, six numbers to the host."""
     xp = B.xp_of(B.array_device(values))
     kind_f = values.dtype.kind == "f"
-    bad = int((xp.isnan(values) | (values == -np.inf)).sum()) if kind_f else 0  # sync
-    finite = values[xp.isfinite(values)] if kind_f else values
-    positive = finite[finite > 0]
-    return np.array([float(finite.min()) if len(finite) else np.inf,  # sync: a few scalars
-                     float(len(finite) + bad < len(values)),
-                     float(positive.sum(dtype=np.float64)),
-                     float(positive.min()) if len(positive) else np.inf,
-                     len(positive), bad], np.float64)
+    lowest = smallest_positive = np.inf
+    inf_present, total, positives, bad = 0.0, 0.0, 0, 0
+    for at in range(0, len(values), _NUMBERS_CHUNK):
+        chunk = values[at:at + _NUMBERS_CHUNK]
+        chunk_bad = int((xp.isnan(chunk) | (chunk == -np.inf)).sum()) if kind_f else 0  # sync
+        finite = chunk[xp.isfinite(chunk)] if kind_f else chunk
+        positive = finite[finite > 0]
+        if len(finite):  # sync: a few scalars a chunk
+            lowest = min(lowest, float(finite.min()))
+        if len(finite) + chunk_bad < len(chunk):
+            inf_present = 1.0
+        if len(positive):
+            total += float(positive.sum(dtype=np.float64))
+            smallest_positive = min(smallest_positive, float(positive.min()))
+        positives += len(positive)
+        bad += chunk_bad
+    return np.array([lowest, inf_present, total, smallest_positive, positives, bad],
+                    np.float64)
 
 
 def facts(rows, described):

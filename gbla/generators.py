@@ -11,7 +11,7 @@ from . import _storage
 from . import _validation as V
 from .matrix import Matrix
 
-__all__ = ["rmat", "rmat_edges", "rmat_host_csr", "rgg", "grid2d", "with_weights"]
+__all__ = ["rmat", "rmat_edges", "rmat_edge_pieces", "rmat_host_csr", "rgg", "grid2d", "with_weights"]
 
 _U64 = np.uint64
 
@@ -69,44 +69,94 @@ def rmat_edges(scale, edge_factor=16, seed=0, *, part=0, parts=1, device=None, a
     >>> len(src) == len(dst), bool((src != dst).all())
     (True, True)
     """
-    scale = V.size(scale, "scale")
-    if not 1 <= scale <= 32:
-        raise V.invalid_value("scale", "satisfy 1 <= scale <= 32", scale)
-    edge_factor = V.size(edge_factor, "edge_factor")
-    seed = V.size(seed, "seed")
-    parts = V.size(parts, "parts")
-    if parts < 1:
-        raise V.invalid_value("parts", "be at least 1", parts)
-    part = V.in_range(V.integer(part, "part"), parts, "part")
-    for name, p in (("a", a), ("b", b), ("c", c)):
-        if not (isinstance(p, (int, float)) and 0 <= p <= 1):
-            raise V.invalid_value(name, "be a probability in [0, 1]", p)
-    if a + b + c > 1 or a + b >= 1:
-        raise V.invalid_value("a + b + c", "be at most 1 (and a + b below 1)", a + b + c)
-    device = B.resolve_device(device)
-    xp = B.xp_of(device)
-    n, m = 2 ** scale, edge_factor * 2 ** scale
-    first, stop = part * m // parts, (part + 1) * m // parts
-    base = _splitmix64(np.full(1, seed, _U64))[0]
-    counter = xp.arange(first, stop, dtype=_U64)
-    src = xp.zeros(stop - first, np.int64)
-    dst = xp.zeros(stop - first, np.int64)
-    # The Graph500 reference's recursion: per level, a bit of the source with P = c + d, then a
-    # bit of the destination conditioned on it.
-    c_norm, a_norm = c / (1.0 - (a + b)), a / (a + b)
-    for level in range(scale):
-        src_bit = _uniform(counter, 2 * level, base) > (a + b)
-        threshold = xp.where(src_bit, c_norm, a_norm)
-        dst_bit = _uniform(counter, 2 * level + 1, base) > threshold
-        src |= src_bit.astype(np.int64) << level
-        dst |= dst_bit.astype(np.int64) << level
-    del counter
-    perm = xp.asarray(np.random.default_rng(seed).permutation(n))
-    src, dst = perm[src], perm[dst]
-    keep = src != dst
-    lo, hi = xp.minimum(src, dst)[keep], xp.maximum(src, dst)[keep]
-    del src, dst, keep
+    spec = _RmatSpec(scale, edge_factor, seed, part, parts, a, b, c)
+    xp = B.xp_of(B.resolve_device(device))
+    lo, hi = spec.edges(spec.first, spec.stop, spec.relabelling(xp, np.int64), xp)
     return xp.concatenate([lo, hi]), xp.concatenate([hi, lo])
+
+
+def rmat_edge_pieces(scale, edge_factor=16, seed=0, *, part=0, parts=1, piece_edges=2**26,
+                     device=None, a=0.57, b=0.19, c=0.19):
+    """:func:`rmat_edges`'s part ``part`` of ``parts`` generated a piece at a time: a callable
+    that, each time it is called, yields the part's edges as (src, dst) pieces of at most
+    ``piece_edges`` generated edges (each kept edge both ways, so up to twice that many
+    entries), int32 ids (int64 from 2**31 vertices). Together the pieces hold the part's
+    edges, repeats as often. Only a piece is on ``device`` at a time, and the relabelling
+    permutation, made on the first call and kept while the callable lives: what
+    ``gbla.distributed.DistMatrix.from_edge_pieces`` builds a graph from without any rank
+    holding all its edges.
+
+    Examples
+    --------
+    >>> import gbla
+    >>> pieces = gbla.generators.rmat_edge_pieces(6, piece_edges=300, device="cpu")
+    >>> sum(len(src) for src, dst in pieces()) == len(gbla.generators.rmat_edges(6, device="cpu")[0])
+    True
+    """
+    spec = _RmatSpec(scale, edge_factor, seed, part, parts, a, b, c)
+    piece_edges = V.size(piece_edges, "piece_edges")
+    if piece_edges < 1:
+        raise V.invalid_value("piece_edges", "be at least 1", piece_edges)
+    xp = B.xp_of(B.resolve_device(device))
+    kept = {}
+
+    def pieces():
+        if "perm" not in kept:
+            kept["perm"] = spec.relabelling(xp, np.int32 if spec.n < 2**31 else np.int64)
+        for first in range(spec.first, spec.stop, piece_edges):
+            lo, hi = spec.edges(first, min(first + piece_edges, spec.stop), kept["perm"], xp)
+            yield xp.concatenate([lo, hi]), xp.concatenate([hi, lo])
+    return pieces
+
+
+class _RmatSpec:
+    """A checked R-MAT description and part: its vertices ``n``, its generated edges
+    ``first`` to ``stop``, and how to make them."""
+
+    def __init__(self, scale, edge_factor, seed, part, parts, a, b, c):
+        scale = V.size(scale, "scale")
+        if not 1 <= scale <= 32:
+            raise V.invalid_value("scale", "satisfy 1 <= scale <= 32", scale)
+        edge_factor = V.size(edge_factor, "edge_factor")
+        self.seed = V.size(seed, "seed")
+        parts = V.size(parts, "parts")
+        if parts < 1:
+            raise V.invalid_value("parts", "be at least 1", parts)
+        part = V.in_range(V.integer(part, "part"), parts, "part")
+        for name, p in (("a", a), ("b", b), ("c", c)):
+            if not (isinstance(p, (int, float)) and 0 <= p <= 1):
+                raise V.invalid_value(name, "be a probability in [0, 1]", p)
+        if a + b + c > 1 or a + b >= 1:
+            raise V.invalid_value("a + b + c", "be at most 1 (and a + b below 1)", a + b + c)
+        self.scale, self.a, self.b, self.c = scale, a, b, c
+        self.n, m = 2 ** scale, edge_factor * 2 ** scale
+        self.first, self.stop = part * m // parts, (part + 1) * m // parts
+
+    def relabelling(self, xp, dtype):
+        """The random relabelling of the vertices (the same for every part of a seed)."""
+        return xp.asarray(np.random.default_rng(self.seed).permutation(self.n).astype(dtype))
+
+    def edges(self, first, stop, perm, xp):
+        """(lower, higher) ends of the generated edges numbered first to stop, relabelled by
+        ``perm`` (ids in its dtype), self-loops dropped."""
+        a, b, c = self.a, self.b, self.c
+        base = _splitmix64(np.full(1, self.seed, _U64))[0]
+        counter = xp.arange(first, stop, dtype=_U64)
+        src = xp.zeros(stop - first, np.int64)
+        dst = xp.zeros(stop - first, np.int64)
+        # The Graph500 reference's recursion: per level, a bit of the source with P = c + d,
+        # then a bit of the destination conditioned on it.
+        c_norm, a_norm = c / (1.0 - (a + b)), a / (a + b)
+        for level in range(self.scale):
+            src_bit = _uniform(counter, 2 * level, base) > (a + b)
+            threshold = xp.where(src_bit, c_norm, a_norm)
+            dst_bit = _uniform(counter, 2 * level + 1, base) > threshold
+            src |= src_bit.astype(np.int64) << level
+            dst |= dst_bit.astype(np.int64) << level
+        del counter
+        src, dst = perm[src], perm[dst]
+        keep = src != dst
+        return xp.minimum(src, dst)[keep], xp.maximum(src, dst)[keep]
 
 
 def rmat_host_csr(scale, edge_factor=16, seed=0, *, parts=16, device=None):

@@ -495,7 +495,7 @@ def test_a_build_in_row_ranges_gives_the_one_built_at_once(size, chunk, monkeypa
     S = sp.coo_array((w, (src, dst)), shape=(n, n))
     expected = sp.csr_array((np.minimum.reduceat(*_sorted_by_edge(src, dst, w)),
                              _unique_edges(src, dst, n)), shape=(n, n))
-    monkeypatch.setattr(D.matrix, "_BUILD_CHUNK", chunk)
+    monkeypatch.setattr(D.build, "_CHUNK", chunk)
 
     def work(comm):
         k = who == comm.rank
@@ -573,6 +573,151 @@ def test_rmat_edges_checks_its_part():
              for p in range(3)]
     # the parts hold the whole's edges (each part both ways), repeats as often
     assert sorted(zip(*whole)) == sorted(e for part in parts for e in zip(*part))
+
+
+def _parts(M):
+    return (M.lo, M.hi, M.indptr, M.indices, M.values) + tuple(M.transpose)
+
+
+def _assert_same_parts(a, b):
+    for x, y in zip(_parts(a), _parts(b)):
+        if x is None or y is None:
+            assert x is None and y is None
+        else:
+            np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3])
+@pytest.mark.parametrize("weighted", [True, False])
+def test_a_matrix_built_from_pieces_equals_the_one_built_from_the_whole_arrays(size, weighted):
+    # each rank cuts its share into pieces of its own size (a rank may have none at all);
+    # repeats, within a piece or across pieces and ranks, combine by plus in the order given
+    rng = np.random.default_rng(11)
+    n, m = 150, 2000
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    w = rng.integers(1, 9, m).astype(np.float64) if weighted else None
+    who = rng.integers(0, max(size - 1, 1), m)  # the last of several ranks gives nothing
+    plus = gbla.semirings.binary.plus
+
+    def work(comm):
+        k = who == comm.rank
+        s, d = src[k], dst[k]
+        v = None if w is None else w[k]
+        piece = 1 + 37 * comm.rank
+
+        def pieces():
+            for i in range(0, len(s), piece):
+                yield (s[i:i + piece], d[i:i + piece]) + (() if v is None else
+                                                         (v[i:i + piece],))
+        whole = D.DistMatrix.from_edges(comm, s, d, v, n=n, dup_op=plus)
+        return whole, D.DistMatrix.from_edge_pieces(comm, pieces, n=n, dup_op=plus)
+
+    expected = sp.coo_array((np.ones(m) if w is None else w, (src, dst)), shape=(n, n)).tocsr()
+    for whole, built in on_ranks(size, work):
+        _assert_same_parts(whole, built)
+        rows = expected[built.lo:built.hi]
+        np.testing.assert_array_equal(built.indptr, rows.indptr)
+        np.testing.assert_array_equal(built.indices, rows.indices)
+        if weighted:
+            np.testing.assert_array_equal(built.values, rows.data)  # the repeats' sums
+        else:
+            assert built.values is None
+        assert built.nvals == expected.nnz
+
+
+@pytest.mark.parametrize("size", [1, 2])
+@pytest.mark.parametrize("piece", [1, 7, 2**26])
+def test_from_edges_places_its_arrays_a_slice_at_a_time(size, piece, monkeypatch):
+    rng = np.random.default_rng(5)
+    n, m = 60, 500
+    src, dst, w = rng.integers(0, n, m), rng.integers(0, n, m), rng.random(m)
+    whole = on_ranks(size, lambda comm: D.DistMatrix.from_edges(comm, src, dst, w, n=n))
+    monkeypatch.setattr(D.build, "PIECE", piece)
+    for a, b in zip(whole, on_ranks(size, lambda comm: D.DistMatrix.from_edges(
+            comm, src, dst, w, n=n))):
+        _assert_same_parts(a, b)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_rmat_generated_a_piece_at_a_time_is_rmat(size):
+    A = gbla.generators.rmat(9, 8, seed=4, device="cpu")
+
+    def work(comm):
+        pieces = gbla.generators.rmat_edge_pieces(9, 8, seed=4, part=comm.rank,
+                                                  parts=comm.size, piece_edges=333,
+                                                  device="cpu")
+        mine = gbla.generators.rmat_edges(9, 8, seed=4, part=comm.rank, parts=comm.size,
+                                          device="cpu")
+        # the pieces hold the part's edges, repeats as often, ids in 4 bytes
+        got = [(s, d) for s, d in pieces()]
+        assert all(s.dtype == d.dtype == np.int32 for s, d in got)
+        assert sorted(zip(*mine)) == sorted(e for s, d in got for e in zip(s.tolist(),
+                                                                             d.tolist()))
+        M = D.DistMatrix.from_edge_pieces(comm, pieces, n=512)
+        return M.nvals, gbla.bfs(M, [0, 100])
+
+    for nvals, levels in on_ranks(size, work):
+        assert nvals == A.nvals
+        np.testing.assert_array_equal(levels, host(gbla.bfs(A, [0, 100])))
+
+
+def test_a_build_from_pieces_holds_its_part_and_a_piece_not_every_edge(monkeypatch):
+    # 400,000 generated edges (7.2 MB as int64 ids and float64 weights, both ways) make a
+    # part of 4.8 MB (int32 ids, float64 weights, rows and transpose's rows); built from
+    # pieces of 4,000 edges the build's peak stays near the part, where a build holding its
+    # edges (or concatenating them) would need at least twice it
+    import tracemalloc
+    n, m, piece = 4000, 200_000, 2000
+    monkeypatch.setattr(D.build, "_CHUNK", 50_000)  # the sorts and the weights' facts a
+    monkeypatch.setattr(gbla._weights, "_NUMBERS_CHUNK", 50_000)  # chunk at a time, as at scale
+
+    def pieces():
+        for first in range(0, m, piece):
+            rng = np.random.default_rng(first)
+            s, d = rng.integers(0, n, piece), rng.integers(0, n, piece)
+            yield np.concatenate([s, d]), np.concatenate([d, s]), np.ones(2 * piece)
+
+    tracemalloc.start()
+    try:
+        M = D.DistMatrix.from_edge_pieces(D.SelfComm(), pieces, n=n)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    stored = sum(x.nbytes for x in _parts(M)[2:])
+    assert M.nvals > 0.95 * 2 * m  # few repeats: the part is about as large as the edges
+    assert peak < 1.5 * stored + 2e6, (peak, stored)
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_pieces_that_are_wrong_make_every_rank_raise_naming_them(size):
+    def build(make, on=0, n=10):
+        def work(comm):
+            mine = comm.rank == on
+            return D.DistMatrix.from_edge_pieces(
+                comm, make(comm) if mine else (lambda: iter(())), n=n)
+        return on_ranks(size, work)
+
+    calls = []
+
+    def changing(comm):  # other edges the second time it is called
+        def pieces():
+            calls.append(1)
+            yield np.array([0, 1]), np.array([1, len(calls) % 2 + 2])
+        return pieces
+
+    with pytest.raises(gbla.InvalidValue, match="pieces must yield the same edges"):
+        build(changing)
+    with pytest.raises(gbla.InvalidValue, match="pieces must yield .* tuples; got 'a tuple of 1'"):
+        build(lambda comm: lambda: iter([(np.array([0]),)]))
+    with pytest.raises(gbla.InvalidIndex, match="dst must hold indices < 10; got 12"):
+        build(lambda comm: lambda: iter([([0], [1]), ([2], [12])]))
+    with pytest.raises(gbla.InvalidValue, match="values must be given for every piece"):
+        build(lambda comm: lambda: iter([([0], [1], [1.0]), ([2], [3])]))
+    with pytest.raises(gbla.InvalidValue, match="pieces must be a callable"):
+        D.DistMatrix.from_edge_pieces(D.SelfComm(), [([0], [1])], n=3)
+    if size > 1:  # the others raise too, whichever rank is wrong
+        with pytest.raises(gbla.GblaError):
+            build(lambda comm: lambda: iter([([0], [12])]), on=size - 1)
 
 
 @pytest.mark.parametrize("size", [1, 3])

@@ -3,6 +3,8 @@ product on it with frontiers exchanged all-to-all, and BFS and SSSP written with
 
 - :mod:`.comm`: the communicators (one rank; threads in one process; NCCL between GPUs);
 - :mod:`.matrix`: :class:`DistMatrix`, :class:`DistVector` and the distributed ``vxm``;
+- :mod:`.build`: a DistMatrix's parts built from edge pieces in two passes (counted, then
+  placed), no rank holding more than its part and a piece;
 - :mod:`.traverse`: ``bfs`` and ``sssp`` over it;
 - :mod:`.bitmap`: ``bitmap_bfs``, a direction-optimizing BFS with bitmap frontiers and
   hand-written kernels for each rank's work (also ``gbla.bfs(..., method="distributed_bitmap")``).

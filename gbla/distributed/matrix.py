@@ -34,11 +34,11 @@ from .. import direction as _direction
 from .._matrix_ops import _apply_binary, reduce_by_key
 from .._weights import ISO_FACTS as _ISO_FACTS, facts as _facts, numbers as _numbers
 from .._weights import weight_facts as _weight_facts
-from .._storage import (combine_duplicates, expand_rows, indptr_of_sorted_rows,
-                        rows_of_entries)
+from .._storage import expand_rows, indptr_of_sorted_rows, rows_of_entries
 from ..outofcore.partition import balanced_bounds
-from ..exceptions import DuplicateIndex, GblaError, OutOfDeviceMemory
+from ..exceptions import GblaError
 from ..matrix import DUP_OP
+from . import build as _build
 from .comm import Counted
 
 __all__ = ["DistMatrix", "DistVector", "vxm", "frontier_counts", "replicated_vxm",
@@ -200,58 +200,60 @@ class DistMatrix:
         """The DistMatrix of an n-vertex graph whose edges src[i] -> dst[i] (weights
         ``values``, or None for 1) are spread over the ranks in any way (each rank passes its
         own share: the part it read or generated), so that no rank ever holds the whole graph.
-        Rows are cut by out-edges at the granularity of ``blocks`` vertex blocks (an
-        all-gather of their edge counts), then each edge goes to the rank owning its source
-        (its row) and to the one owning its destination (its transpose's row): two
-        all-to-alls. An edge given more than once (by one rank or several) is kept once, its
-        weights combined by ``dup_op`` in rank order (the lightest by default, as
-        ``Matrix.from_edges`` does; None: DuplicateIndex); ids outside [0, n) raise
-        InvalidIndex; on every rank alike. Collective: every rank calls it with the same
-        ``n``."""
+        Rows are cut by out-edges at the granularity of ``blocks`` vertex blocks, then each
+        edge goes to the rank owning its source (its row) and to the one owning its
+        destination (its transpose's row), a slice of the arrays at a time
+        (:meth:`from_edge_pieces`, which this calls). An edge given more than once (by one
+        rank or several) is kept once, its weights combined by ``dup_op`` in rank order (the
+        lightest by default, as ``Matrix.from_edges`` does; None: DuplicateIndex); ids outside
+        [0, n) raise InvalidIndex; on every rank alike. Collective: every rank calls it with
+        the same ``n``."""
         xp = comm.xp
-        counted = Counted.of(comm)
-        n = V.size(n, "n")
-        # every check is summed over the ranks before anything raises, so that all raise
-        # together (a rank raising alone would leave the others waiting in a collective)
         src, dst = xp.asarray(src), xp.asarray(dst)
         values = None if values is None else xp.asarray(values)
         problem = None
-        try:
+        try:  # the whole arrays' lengths, named as given (the build checks each slice too)
             V.same_length(src, dst, "src", "dst")
             if values is not None:
                 V.same_length(src, values, "src", "values")
-            for ids, name in ((src, "src"), (dst, "dst")):
-                V.index_array(ids, xp, n, name)  # two scalars read back, not the ids
         except GblaError as error:
             problem = error
-        total_n, problems = counted.allreduce_sums([n, problem is not None])
-        if total_n != n * counted.size:
-            raise V.invalid_value("n", "be the same on every rank", n)
-        if problems:
-            raise problem or V.invalid_value("src, dst, values", "be valid on every rank",
-                                             "a problem on another rank")
-        src, dst = src.astype(np.int64, copy=False), dst.astype(np.int64, copy=False)
-        # rows cut by out-edges, a block of vertices at a time
-        size = max(1, -(-n // blocks))
-        mine = xp.bincount(src // size, minlength=-(-n // size) if n else 0)
-        every = np.sum([B.to_host(x) for x in counted.allgather(mine.astype(np.int64))], axis=0)
-        del mine
-        block_ptr = np.concatenate([[0], np.cumsum(every)]).astype(np.int64)
-        bounds = np.minimum(balanced_bounds(block_ptr, counted.size) * size, n)
-        try:
-            own = _exchange_rows(counted, bounds, src, dst, values, n, dup_op,
-                                 transposed=False)
-            transpose = _exchange_rows(counted, bounds, dst, src, values, n, dup_op,
-                                       transposed=True)
-        except MemoryError as e:  # a device (or host) allocation of the build failed
-            raise _out_of_memory(counted, src, values) from e
-        problem = own[3]
-        nvals, problems = counted.allreduce_sums([len(own[1]), problem is not None])
-        if problems:
-            raise problem or DuplicateIndex(V.message(
-                "src, dst", "hold each edge once, or give dup_op", "a repeat on another rank"))
-        return cls(counted, bounds, *own[:3], n, transpose=transpose[:3], nvals=nvals,
-                   weights=_facts_over_ranks(counted, own[2]))
+        pieces = _build.slices(src, dst, values) if problem is None else (lambda: iter(()))
+        return cls._built(Counted.of(comm), pieces, n, dup_op, blocks, problem)
+
+    @classmethod
+    def from_edge_pieces(cls, comm, pieces, *, n, dup_op=DUP_OP, blocks=65536):
+        """The DistMatrix of an n-vertex graph whose edges each rank produces a piece at a
+        time: ``pieces()`` (called twice: once to count the edges, once to place them, and
+        yielding the same pieces both times) yields this rank's edges as (src, dst) or (src,
+        dst, values) array tuples, on any device. A rank holds its rows, its transpose's rows
+        and one piece at a time, never all its edges at once (with
+        :func:`gbla.generators.rmat_edge_pieces`, or pieces read from a file, a graph as large
+        as the ranks' memory together). Otherwise as :meth:`from_edges`: repeats combined by
+        ``dup_op`` in the order they come (piece by piece, ranks in order), every problem
+        raised on every rank alike (a second pass that differs from the first: InvalidValue
+        naming ``pieces``). Collective.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> from gbla import distributed as D
+        >>> pieces = gbla.generators.rmat_edge_pieces(8, piece_edges=1000, device="cpu")
+        >>> M = D.DistMatrix.from_edge_pieces(D.SelfComm(), pieces, n=256)
+        >>> M.nvals == gbla.generators.rmat(8, device="cpu").nvals
+        True
+        """
+        if not callable(pieces):
+            raise V.invalid_value("pieces", "be a callable returning an iterable of edge pieces",
+                                  type(pieces).__name__)
+        return cls._built(Counted.of(comm), pieces, n, dup_op, blocks)
+
+    @classmethod
+    def _built(cls, comm, pieces, n, dup_op, blocks, problem=None):
+        n = V.size(n, "n")
+        bounds, own, transpose, nvals = _build.build(comm, pieces, n, dup_op, blocks, problem)
+        return cls(comm, bounds, *own, n, transpose=transpose, nvals=nvals,
+                   weights=_facts_over_ranks(comm, own[2]))
 
     @classmethod
     def of(cls, comm, A):
@@ -276,89 +278,6 @@ def _kept(indptr, indices, values, keep, xp):
     rows = rows_of_entries(indptr, len(indices), xp)[keep]
     return (indptr_of_sorted_rows(rows, len(indptr) - 1, indptr.dtype, xp), indices[keep],
             None if values is None else values[keep])
-
-
-# Triples a rank sorts at once while it builds its part (a range of its rows at a time).
-_BUILD_CHUNK = 2**28
-
-
-def _exchange_rows(comm, bounds, rows, cols, values, n, dup_op, *, transposed):
-    """(indptr, cols, values, problem) of this rank's rows after every rank sends its
-    (row, col, value) triples to the row's owner: rows ascending, each row's columns
-    ascending (for the transpose, sources ascending, as the pull reads them); repeats
-    combined by ``dup_op`` (as Matrix.from_edges), or ``problem`` the DuplicateIndex."""
-    xp = comm.xp
-    if comm.size > 1:  # each triple to its row's owner (one rank keeps them all where it is)
-        owner = xp.searchsorted(xp.asarray(bounds), rows, side="right") - 1
-        order = xp.argsort(owner, kind="stable")
-        owner = owner[order]
-        cuts = B.to_host(xp.searchsorted(owner, xp.arange(comm.size + 1)))  # sync
-        del owner
-        parts = [slice(int(cuts[r]), int(cuts[r + 1])) for r in range(comm.size)]
-
-        def exchange(array):  # one array at a time: its sorted copy, then what arrives
-            array = array[order]
-            return xp.concatenate(comm.alltoallv([array[p] for p in parts]))
-        rows, cols = exchange(rows), exchange(cols)
-        values = None if values is None else exchange(values)
-        del order
-    lo, hi = int(bounds[comm.rank]), int(bounds[comm.rank + 1])
-    width = max(n, 1)
-    col_dtype = np.int32 if n < 2**31 else np.int64  # half the bytes where the ids fit
-
-    def show(k):
-        i, j = k // width + lo, k % width
-        return f"edge ({j}, {i})" if transposed else f"edge ({i}, {j})"
-    # a range of rows at a time (chunks of about _BUILD_CHUNK triples): a sort's keys, order
-    # and scratch are held for one range only, not for every triple of the rank at once
-    chunks = max(1, -(-len(rows) // _BUILD_CHUNK))
-    cuts = np.linspace(lo, hi, chunks + 1).round().astype(np.int64)
-    counts = xp.zeros(hi - lo, np.int64)
-    kept_cols, kept_values = [], []
-    for r0, r1 in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
-        if chunks == 1:
-            c_rows, c_cols, c_values = rows, cols, values
-        else:
-            at = xp.nonzero((rows >= r0) & (rows < r1))[0]
-            c_rows, c_cols = rows[at], cols[at]
-            c_values = None if values is None else values[at]
-            del at
-        key = (c_rows - lo) * width + c_cols
-        del c_rows, c_cols
-        try:
-            key, c_values = combine_duplicates(key, c_values, dup_op, B.array_device(key),
-                                               arg="src, dst", what="edge", show=show)
-        except DuplicateIndex as error:  # every rank raises it together, after the build
-            empty = xp.zeros(0, np.int64)
-            return (xp.zeros(hi - lo + 1, np.int64), empty.astype(col_dtype),
-                    None if values is None else values[:0], error)
-        if len(key):  # the range's entries per row
-            counts[r0 - lo:r1 - lo] += xp.bincount(key // width - (r0 - lo),
-                                                   minlength=r1 - r0)
-        kept_cols.append((key % width).astype(col_dtype))
-        kept_values.append(c_values)
-        del key
-    indptr = xp.zeros(hi - lo + 1, np.int64)
-    xp.cumsum(counts, out=indptr[1:])
-    cols_out = kept_cols[0] if len(kept_cols) == 1 else xp.concatenate(kept_cols)
-    values_out = None if values is None else (
-        kept_values[0] if len(kept_values) == 1 else xp.concatenate(kept_values))
-    return indptr, cols_out, values_out, None
-
-
-def _out_of_memory(comm, src, values):
-    """OutOfDeviceMemory naming this rank's share of the build and the free device bytes."""
-    import gc
-    gc.collect()
-    given = len(src) * (16 + (0 if values is None else values.dtype.itemsize))
-    free = ""
-    if comm.xp is not np:
-        comm.xp.get_default_memory_pool().free_all_blocks()
-        free = f"; the GPU has {comm.xp.cuda.runtime.memGetInfo()[0] / 1e9:.1f} GB free"
-    return OutOfDeviceMemory(
-        f"DistMatrix.from_edges: rank {comm.rank} of {comm.size} ran out of memory building "
-        f"its part from {len(src)} edges ({given / 1e9:.1f} GB given; the build's sorts hold "
-        f"about 3 times that at their peak){free}: spread the edges over more ranks")
 
 
 def _checked_csr(indptr, indices, values):

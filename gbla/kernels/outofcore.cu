@@ -116,12 +116,11 @@ __global__ void gbla_ooc_pending_min(const unsigned char* pending, const T* dist
 // Vertex i of the list, u = verts[i], has its out-edges at offsets[r] - base to
 // offsets[r + 1] - base of targets (and weights), r = i for a compacted batch (by_position), else
 // u - lo (a whole subgraph's row pointers, or the whole host CSR read in place with lo = 0).
-// (The walk is written out in both kernels below as it ran on the H100; a shared helper taking a
-// visitor is the next change once it can be tested there.)
-template <class Idx>
-__global__ void gbla_ooc_bfs_expand(const int* verts, long long nverts, const long long* offsets,
-                                    long long base, const Idx* targets, long long lo,
-                                    int by_position, int* levels, int depth, int* parents) {
+// A warp a vertex: visit.at(u) makes what each of u's edges e is then given to.
+template <class Visit>
+__device__ __forceinline__ void gbla_ooc_walk(const int* verts, long long nverts,
+                                              const long long* offsets, long long base,
+                                              long long lo, int by_position, Visit visit) {
     const int lane = threadIdx.x & 31;
     const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
     for (long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < nverts;
@@ -129,31 +128,56 @@ __global__ void gbla_ooc_bfs_expand(const int* verts, long long nverts, const lo
         const int u = verts[i];
         const long long r = by_position ? i : u - lo;
         const long long end = offsets[r + 1] - base;
-        for (long long e = offsets[r] - base + lane; e < end; e += 32) {
-            const long long v = (long long)targets[e];
-            if (gbla_claim(levels, v, depth) && parents) parents[v] = u;
-        }
+        const auto edge = visit.at(u);
+        for (long long e = offsets[r] - base + lane; e < end; e += 32) edge(e);
     }
 }
 
-// The same walk for SSSP: weights null is weight 1 on every edge.
+// BFS: an unvisited target takes the level depth (and u as its parent).
+template <class Idx>
+struct gbla_ooc_claim {
+    const Idx* targets; int* levels; int depth; int* parents; int u;
+    __device__ gbla_ooc_claim at(int from) const {
+        gbla_ooc_claim edges = *this;
+        edges.u = from;
+        return edges;
+    }
+    __device__ void operator()(long long e) const {
+        const long long v = (long long)targets[e];
+        if (gbla_claim(levels, v, depth) && parents) parents[v] = u;
+    }
+};
+
+// SSSP: a target whose distance falls is marked pending; weights null is weight 1.
+template <class T, class Idx>
+struct gbla_ooc_lower {
+    const Idx* targets; const T* weights; T* dist; unsigned char* pending; T du;
+    __device__ gbla_ooc_lower at(int from) const {
+        gbla_ooc_lower edges = *this;
+        edges.du = dist[from];
+        return edges;
+    }
+    __device__ void operator()(long long e) const {
+        const long long v = (long long)targets[e];
+        const T candidate = du + (weights ? weights[e] : (T)1);
+        if (candidate < dist[v] && gbla_atomic_min(dist + v, candidate)) pending[v] = 1;
+    }
+};
+
+template <class Idx>
+__global__ void gbla_ooc_bfs_expand(const int* verts, long long nverts, const long long* offsets,
+                                    long long base, const Idx* targets, long long lo,
+                                    int by_position, int* levels, int depth, int* parents) {
+    gbla_ooc_walk(verts, nverts, offsets, base, lo, by_position,
+                  gbla_ooc_claim<Idx>{targets, levels, depth, parents, 0});
+}
+
 template <class T, class Idx>
 __global__ void gbla_ooc_relax(const int* verts, long long nverts, const long long* offsets,
                                long long base, const Idx* targets, const T* weights,
                                long long lo, int by_position, T* dist,
                                unsigned char* pending) {
-    const int lane = threadIdx.x & 31;
-    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
-    for (long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < nverts;
-         i += warps) {
-        const int u = verts[i];
-        const long long r = by_position ? i : u - lo;
-        const long long end = offsets[r + 1] - base;
-        const T du = dist[u];
-        for (long long e = offsets[r] - base + lane; e < end; e += 32) {
-            const long long v = (long long)targets[e];
-            const T candidate = du + (weights ? weights[e] : (T)1);
-            if (candidate < dist[v] && gbla_atomic_min(dist + v, candidate)) pending[v] = 1;
-        }
-    }
+    gbla_ooc_walk(verts, nverts, offsets, base, lo, by_position,
+                  gbla_ooc_lower<T, Idx>{targets, weights, dist, pending, (T)0});
 }
+

@@ -133,6 +133,7 @@ class _Engine:
         self.held = {}
         self.degrees = None
         self.mapped = None
+        self.keepalive = None  # the last block read that is not resident (see _block)
         self.index_dtype = graph.indices.dtype
 
     def capacity(self):
@@ -318,9 +319,8 @@ class HostMatrix:
             a = self._on_device(np.ones(e1 - e0, bool) if g.values is None else
                                 g.values[e0:e1])
             return B.to_host(predicate(a)), None
-        if key is None:
-            return self._rebuilt(keep, self._dtype)
-        graph = g.derived(("select",) + tuple(key), lambda: self._rebuilt(keep)._graph)
+        graph = self._kept_graph(keep) if key is None else \
+            g.derived(("select",) + tuple(key), lambda: self._kept_graph(keep))
         return HostMatrix._derived(self, graph, self._dtype)
 
     def scaled(self, values, present, combine, side):
@@ -343,7 +343,8 @@ class HostMatrix:
             out_dtype[:] = [out.dtype]
             kept = self._xp.ones(e1 - e0, bool) if present is None else present[at]
             return B.to_host(kept), B.to_host(out)
-        return self._rebuilt(keep, None, out_dtype)
+        graph = self._kept_graph(keep, out_dtype)
+        return HostMatrix._derived(self, graph, graph.values.dtype)  # the combined dtype
 
     # ---- helpers
     def _on_device(self, a):
@@ -355,9 +356,10 @@ class HostMatrix:
         room = max(self._family.budget - self._family.fixed, 1 << 16)
         return max(1 << 12, room // 64)
 
-    def _rebuilt(self, keep, dtype=None, out_dtype=None):
-        """A HostMatrix of the entries ``keep(e0, e1)`` marks, chunk by chunk of the edges
-        (with new values when it gives them), the budget shared."""
+    def _kept_graph(self, keep, out_dtype=None):
+        """The HostGraph of the entries ``keep(e0, e1)`` marks, chunk by chunk of the edges
+        (with the new values it gives, of dtype ``out_dtype[0]``, where ``out_dtype`` is a
+        list it fills)."""
         g = self._graph
         mark, values = np.empty(len(g.indices), bool), []
         step = self._chunk_edges()
@@ -388,8 +390,7 @@ class HostMatrix:
             vals = None
         if g.pinned and vals is not None and out_dtype is not None:
             vals = _pinned_copy(vals)
-        return HostMatrix._derived(self, HostGraph(indptr, indices, vals, pinned=g.pinned),
-                                   dtype)
+        return HostGraph(indptr, indices, vals, pinned=g.pinned)
 
     def _engine_for_product(self):
         if self._engine is None:
