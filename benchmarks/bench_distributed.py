@@ -137,8 +137,26 @@ def main(argv=None):
                     json.dump({"ranks": comm.size, "device": M.device, "scale": args.scale,
                                "edge_factor": args.edge_factor, "undirected_edges": undirected,
                                "build_seconds": build_s, "stored_bytes": stored,
-                               "python": platform.python_version(),
+                               "machine": machine(comm), "python": platform.python_version(),
                                "gbla": gbla.__version__, "rows": rows}, f, indent=1)
+
+
+def machine(comm):
+    """What ran it, in words: the GPUs (or CPU processes), CUDA, CuPy and NCCL."""
+    if comm.xp is np:
+        return f"{comm.size} CPU processes ({platform.machine()})"
+    cp = comm.xp
+    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    nccl = ""
+    if comm.size > 1:
+        from cupy.cuda import nccl as _nccl
+        v = _nccl.get_version()
+        nccl = f", NCCL {v // 10000}.{v // 100 % 100}.{v % 100}"
+    runtime = cp.cuda.runtime.runtimeGetVersion()
+    return (f"{comm.size} {name} ({props['totalGlobalMem'] / 2**30:.0f} GiB each), one host"
+            f"{nccl}, CuPy {cp.__version__}, CUDA runtime {runtime // 1000}."
+            f"{runtime % 1000 // 10}")
 
 
 def summarize(args, comm, M, rows, algo):

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -77,12 +78,15 @@ def test_every_row_on_exactly_one_rank_with_its_edges(size):
 
 
 # ============================================================================== the product
+@pytest.mark.parametrize("expand", [None, 3], ids=["whole", "edges_in_chunks_of_3"])
 @pytest.mark.parametrize("direction", ["push", "pull"])
 @pytest.mark.parametrize("semiring", ["plus_times", "min_plus", "max_second", "any_pair",
                                       "lor_land", "any_secondi"])
 @settings(max_examples=25, deadline=None)
 @given(g=G.graphs(max_n=30), data=st.data())
-def test_vxm_equals_gbla_vxm_on_any_number_of_ranks(semiring, direction, g, data):
+def test_vxm_equals_gbla_vxm_on_any_number_of_ranks(semiring, direction, expand, g, data):
+    # expand: the edges a rank expands at once (a product of more goes a run of rows at a
+    # time, so that its memory stays bounded on a large graph)
     sr = gbla.semirings.get(semiring)
     dtype = sr.dtypes[-1] if np.dtype(np.float64) not in sr.dtypes else np.dtype(np.float64)
     S = g.scipy().astype(dtype)
@@ -106,7 +110,8 @@ def test_vxm_equals_gbla_vxm_on_any_number_of_ranks(semiring, direction, g, data
                   direction=direction)
         return w.indices, w.values
 
-    got = on_ranks(size, work)
+    with mock.patch.object(D.matrix, "_EXPAND", expand or D.matrix._EXPAND):
+        got = on_ranks(size, work)
     np.testing.assert_array_equal(np.concatenate([i for i, _ in got]), e_idx)
     got_vals = np.concatenate([v for _, v in got])
     if sr.add.is_any and not sr.multiply.positional and sr.multiply.name != "pair":
@@ -137,6 +142,30 @@ def test_bfs_gives_scipys_levels_and_a_valid_tree_on_every_rank(size, direction,
     for levels, parents in on_ranks(size, work):
         np.testing.assert_array_equal(levels, expected)
         gbla.verify.bfs(A, source, levels, parents)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3])
+@pytest.mark.parametrize("direction", ["push", "pull", "auto"])
+def test_searches_whose_products_expand_their_edges_in_chunks_give_scipys_results(
+        size, direction, monkeypatch):
+    rng = np.random.default_rng(8)
+    n, m = 300, 3000
+    S = sp.coo_array((rng.integers(1, 20, m).astype(np.float64),
+                      (rng.integers(0, n, m), rng.integers(0, n, m))), shape=(n, n)).tocsr()
+    S.sum_duplicates()
+    monkeypatch.setattr(D.matrix, "_EXPAND", 7)  # a few rows a chunk
+
+    def work(comm):
+        A = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+        return (D.bfs(A, 0, return_predecessors=True, direction=direction),
+                D.sssp(A, 0, direction=direction))
+
+    d = csgraph.shortest_path(S, unweighted=True, indices=0)
+    A = gbla.Matrix.from_scipy(S, device="cpu")
+    for (levels, parents), dist in on_ranks(size, work):
+        np.testing.assert_array_equal(levels, np.where(np.isinf(d), -1, d))
+        gbla.verify.bfs(A, 0, levels, parents)
+        np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=0))
 
 
 @pytest.mark.parametrize("size", [1, 3])
@@ -1064,6 +1093,52 @@ def test_ranks_on_the_gpu_give_what_cpu_ranks_give(size):
         np.testing.assert_array_equal(host(w[1]), expected_w[1])
         assert stats["bytes_total"] == sum(stats["bytes"]) and (size == 1) == \
             (stats["bytes_total"] == 0)
+
+
+@SKIP_NO_GPU
+@pytest.mark.gpu
+@pytest.mark.parametrize("size", [1, 2, 3])
+@pytest.mark.parametrize("direction", ["push", "pull"])
+@pytest.mark.parametrize("semiring", ["plus_times", "min_plus", "max_second", "any_pair",
+                                      "lor_land", "any_secondi"])
+def test_the_products_on_gpu_ranks_run_one_gpus_kernels_and_equal_gbla_vxm(semiring,
+                                                                           direction, size):
+    # on the GPU a rank's push and pull are gbla's spmv kernels over its rows (int64 row
+    # pointers beside int32 ids; rows read at global ids, which any.secondi gives)
+    import cupy
+    sr = gbla.semirings.get(semiring)
+    dtype = sr.dtypes[-1] if np.dtype(np.float64) not in sr.dtypes else np.dtype(np.float64)
+    rng = np.random.default_rng(len(semiring) + size)
+    n, m = 300, 2500
+    S = sp.coo_array((rng.integers(1, 9, m), (rng.integers(0, n, m), rng.integers(0, n, m))),
+                     shape=(n, n)).tocsr().astype(dtype)
+    S.sum_duplicates()
+    S.indices = S.indices.astype(np.int32)  # as a DistMatrix's build keeps them
+    idx = np.sort(rng.choice(n, 60, replace=False)).astype(np.int64)
+    vals = rng.integers(0, 9, len(idx)).astype(dtype)
+    allow = rng.random(n) < 0.7
+    u = gbla.Vector.from_coo(idx, vals, n, dtype=dtype, device="cpu")
+    expected = gbla.vxm(u, gbla.Matrix.from_scipy(S, device="cpu"), sr,
+                        mask=gbla.Vector.from_dense(allow, device="cpu").V, direction="push")
+    e_idx, e_vals = expected.to_coo()
+
+    def work(comm):
+        Ad = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+        assert Ad.indptr.dtype == np.int64 and Ad.indices.dtype == np.int32
+        mine = (idx >= Ad.lo) & (idx < Ad.hi)
+        w = D.vxm(Ad.vector(idx[mine], vals[mine]), Ad, sr,
+                  allow=cupy.asarray(allow[Ad.lo:Ad.hi]), direction=direction)
+        return host(w.indices), host(w.values)
+
+    got = D.run_threads(size, work, xp=cupy)
+    np.testing.assert_array_equal(np.concatenate([i for i, _ in got]), e_idx)
+    got_vals = np.concatenate([v for _, v in got])
+    if sr.multiply.positional:  # any.secondi: some in-neighbour in u, not always the same
+        S_csc = S.tocsc()
+        for j, parent in zip(e_idx, got_vals):
+            assert parent in idx and S_csc[parent, j] != 0
+    elif not (sr.add.is_any and sr.multiply.name != "pair"):
+        np.testing.assert_array_equal(got_vals, e_vals)
 
 
 @SKIP_NO_GPU

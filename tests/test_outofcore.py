@@ -426,6 +426,37 @@ def test_the_budget_bounds_the_device_memory_the_gpu_search_holds(strategy):
 
 @pytest.mark.gpu
 @SKIP_NO_GPU
+@pytest.mark.parametrize("ids", [np.int32, np.int64])
+def test_a_compacted_frontier_without_out_edges_reads_no_stale_staging(ids):
+    # A batch of frontier vertices without out-edges sends no edges. It once sent nothing at
+    # all (its copy's length was taken from the addresses of empty arrays) and the kernel read
+    # the staging half's stale row offsets: levels and distances for unreachable vertices,
+    # or a fault, once the pool held old data. The pool is dirtied first so that stale
+    # offsets would be read: [0, 1], whose one "edge" leads to vertex 0 or 1.
+    import cupy as cp
+    # 0 -> 1 -> 2, 4 -> 5; 3 isolated: a search from 3 reaches nothing
+    S = G.csr([0, 1, 4], [1, 2, 5], [1.0, 1.0, 1.0], 6)
+    hg = oc.HostGraph(S.indptr, S.indices.astype(ids), S.data).pin()
+    budget = budget_for(hg, 0.1, 24) + 64 * 1024
+    for _ in range(3):
+        junk = [cp.zeros(1 << k, np.int64) for k in range(4, 18)]
+        for a in junk:
+            a[1::2] = 1
+        del junk, a
+        levels = cp.asnumpy(oc.bfs(hg, 3, memory_budget=budget, strategy="compact", parts=2,
+                                   xp=cp))
+        np.testing.assert_array_equal(levels, [-1, -1, -1, 0, -1, -1])
+        dist = cp.asnumpy(oc.sssp(hg, 3, memory_budget=budget, strategy="compact", parts=2,
+                                  xp=cp))
+        np.testing.assert_array_equal(dist, [np.inf, np.inf, np.inf, 0, np.inf, np.inf])
+        # and from 1: the second level's frontier, {2}, has no out-edges
+        levels = cp.asnumpy(oc.bfs(hg, 1, memory_budget=budget, strategy="compact", parts=2,
+                                   xp=cp))
+        np.testing.assert_array_equal(levels, [-1, 0, 1, -1, -1, -1])
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
 @settings(max_examples=25, deadline=None)
 @given(g=G.medium_graphs(), data=st.data())
 def test_the_gpu_search_on_random_graphs_and_int64_ids(g, data):

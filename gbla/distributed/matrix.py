@@ -37,6 +37,8 @@ from .._weights import weight_facts as _weight_facts
 from .._storage import expand_rows, indptr_of_sorted_rows, rows_of_entries
 from ..outofcore.partition import balanced_bounds
 from ..exceptions import GblaError
+from ..kernels import _spmv
+from ..mask import MODE_NONE, MODE_TRUE
 from ..matrix import DUP_OP
 from . import build as _build
 from .comm import Counted
@@ -464,50 +466,76 @@ def _pull(u, A, semiring, allow):
         ids = xp.concatenate([_present_ids(m, bounds[r], bounds[r + 1], xp)
                               for r, m in enumerate(messages)])
     present[ids] = True
+    if xp is not np:  # gbla's pull kernels over the rank's rows of the transpose
+        keys, values = _device_pull(A, present, u_values, u.values.dtype, allow, semiring,
+                                    dtype, z_dtype)
+        return DistVector(keys, values, A.n, A.lo, A.hi)
     t_indptr, t_indices, t_values = A.transpose
     local = xp.arange(A.hi - A.lo, dtype=np.int64)
     if allow is not None:
         local = local[allow]
-    edge, row = expand_rows(t_indptr, local, xp)  # the in-edges to read
-    k = t_indices[edge].astype(np.int64)
-    hit = present[k]
-    row, edge, k = row[hit], edge[hit], k[hit]
-    if semiring.multiply.positional:
-        z = k.astype(z_dtype)
-    else:
-        x = (xp.ones(len(k), dtype) if u_values is None else
-             u_values[k].astype(dtype, copy=False))  # not read by the multiply without values
-        y = (xp.ones(len(k), dtype) if t_values is None else t_values[edge]).astype(
-            dtype, copy=False)
-        z = _apply_binary(semiring.multiply, x, y, dtype, A.device).astype(z_dtype, copy=False)
-    ids = local[row] + A.lo  # rows ascending, sources ascending within each: keys sorted
-    if not len(ids):
-        return DistVector(ids, z, A.n, A.lo, A.hi)
-    keys, values = reduce_by_key(ids, z, semiring.add, A.device)
-    return DistVector(keys, values, A.n, A.lo, A.hi)
+    keys, values = [], []
+    for a, b in _row_chunks(t_indptr, local, xp):  # whole rows: each chunk's keys its own
+        rows = local[a:b]
+        edge, row = expand_rows(t_indptr, rows, xp)  # the in-edges to read
+        k = t_indices[edge].astype(np.int64)
+        hit = present[k]
+        row, edge, k = row[hit], edge[hit], k[hit]
+        if semiring.multiply.positional:
+            z = k.astype(z_dtype)
+        else:
+            x = (xp.ones(len(k), dtype) if u_values is None else
+                 u_values[k].astype(dtype, copy=False))  # not read without values
+            y = (xp.ones(len(k), dtype) if t_values is None else t_values[edge]).astype(
+                dtype, copy=False)
+            z = _apply_binary(semiring.multiply, x, y, dtype, A.device).astype(z_dtype,
+                                                                              copy=False)
+        ids = rows[row] + A.lo  # rows ascending, sources ascending within each: keys sorted
+        del edge, row, k, hit
+        if len(ids):
+            ids, z = reduce_by_key(ids, z, semiring.add, A.device)
+        keys.append(ids)
+        values.append(z)
+    return DistVector(_joined(keys, xp, np.int64), _joined(values, xp, z_dtype), A.n, A.lo,
+                      A.hi)
+
+
+# In-edges (pull) or out-edges (push) a rank expands at once: its working memory, about
+# 100 bytes an edge, stays near this many of them (a row is never split), whatever the frontier.
+_EXPAND = 2**26
+
+
+def _row_chunks(indptr, rows, xp):
+    """(start, end) positions in ``rows`` cutting them into runs of about _EXPAND edges of the
+    CSR ``indptr`` (a row of more stands alone): how a product bounds its memory."""
+    if len(indptr) < 2 or int(indptr[-1]) <= _EXPAND:  # sync: no frontier of this part is
+        return [(0, len(rows))]  # larger (the common case: no second read)
+    if not len(rows):
+        return [(0, 0)]
+    cum = xp.cumsum(indptr[rows + 1].astype(np.int64) - indptr[rows].astype(np.int64))
+    total = int(cum[-1])  # sync: the edges to expand
+    if total <= _EXPAND:
+        return [(0, len(rows))]
+    cuts = B.to_host(xp.searchsorted(cum, xp.arange(1, -(-total // _EXPAND), dtype=np.int64)
+                                     * _EXPAND, side="right"))  # sync: the cuts
+    bounds = sorted({0, len(rows), *(int(c) for c in cuts)})
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def _joined(parts, xp, dtype):
+    if len(parts) == 1:
+        return parts[0]
+    return xp.concatenate(parts) if parts else xp.zeros(0, dtype)
 
 
 def _push(u, A, semiring, allow):
     comm, xp = A.comm, A.comm.xp
-    dtype, z_dtype = _dtypes(u, A, semiring)
-    edge, entry = expand_rows(A.indptr, u.indices - A.lo, xp)  # the products formed here
-    total = len(edge)
-    targets = A.indices[edge].astype(np.int64)
     mult = semiring.multiply
-    if mult.positional:
-        z = u.indices[entry].astype(z_dtype)
+    dtype, z_dtype = _dtypes(u, A, semiring)
+    if xp is not np:  # gbla's push kernel over the rank's rows: one product per target
+        targets, z = _device_push(A, u, semiring, dtype, z_dtype)
     else:
-        x = u.values[entry].astype(dtype, copy=False)
-        y = (xp.ones(total, dtype) if A.values is None else A.values[edge]).astype(dtype,
-                                                                                 copy=False)
-        z = _apply_binary(mult, x, y, dtype, A.device).astype(z_dtype, copy=False)
-    # combined here first, one product per target (a target's products in the order formed,
-    # so an associative add gives what the owner would have), then to the owners: a target
-    # as an offset into its owner's range, and no value when every product is the same (pair)
-    order = xp.argsort(targets, kind="stable")
-    targets, z = targets[order], z[order]
-    if len(targets):
-        targets, z = reduce_by_key(targets, z, semiring.add, A.device)
+        targets, z = _host_push(A, u, semiring, dtype, z_dtype)
     bounds = A.bounds
     # owners' ranges (targets are sorted); sync: where each rank's part ends
     cuts = B.to_host(xp.searchsorted(targets, xp.asarray(bounds)))
@@ -530,3 +558,89 @@ def _push(u, A, semiring, allow):
     by_id = xp.argsort(ids, kind="stable")
     keys, values = reduce_by_key(ids[by_id], vals[by_id], semiring.add, A.device)
     return DistVector(keys, values, A.n, A.lo, A.hi)
+
+
+def _host_push(A, u, semiring, dtype, z_dtype):
+    """(targets ascending, each one's products combined) of this rank's rows of the frontier
+    ``u``, with whole-array operations a run of rows at a time (the CPU's product)."""
+    xp = A.comm.xp
+    rows = u.indices - A.lo
+    mult = semiring.multiply
+    chunks = []
+    for a, b in _row_chunks(A.indptr, rows, xp):
+        edge, entry = expand_rows(A.indptr, rows[a:b], xp)  # the products formed here
+        entry += a
+        targets = A.indices[edge].astype(np.int64)
+        if mult.positional:
+            z = u.indices[entry].astype(z_dtype)
+        else:
+            x = u.values[entry].astype(dtype, copy=False)
+            y = (xp.ones(len(edge), dtype) if A.values is None else A.values[edge]).astype(
+                dtype, copy=False)
+            z = _apply_binary(mult, x, y, dtype, A.device).astype(z_dtype, copy=False)
+        del edge, entry
+        # combined here first, one product per target (a target's products in the order
+        # formed, so an associative add gives what the owner would have), then to the
+        # owners: a target as an offset into its owner's range, and no value when every
+        # product is the same (pair)
+        order = xp.argsort(targets, kind="stable")
+        targets, z = targets[order], z[order]
+        del order
+        if len(targets):
+            targets, z = reduce_by_key(targets, z, semiring.add, A.device)
+        chunks.append((targets, z))
+    targets, z = chunks[0]
+    if len(chunks) > 1:  # the chunks' products of a target, combined in chunk order
+        targets = xp.concatenate([t for t, _ in chunks])
+        z = xp.concatenate([v for _, v in chunks])
+        order = xp.argsort(targets, kind="stable")
+        targets, z = reduce_by_key(targets[order], z[order], semiring.add, A.device)
+    del chunks
+    return targets, z
+
+
+def _kernel_types(semiring, a_values, u_dtype, dtype):
+    return _spmv.SpmvTypes(semiring, None if a_values is None else a_values.dtype, u_dtype,
+                           dtype, True)  # vxm: u is the multiply's first operand
+
+
+def _device_push(A, u, semiring, dtype, z_dtype):
+    """(targets ascending, each one's products combined) of this rank's rows of the frontier
+    ``u`` on the GPU: the push kernel of one GPU over the rank's CSR, into dense w and present
+    over all n vertices (no sort of the products)."""
+    cp = A.comm.xp
+    rows = u.indices - A.lo
+    offsets = cp.zeros(len(rows) + 1, np.int64)
+    if len(rows):
+        cp.cumsum(A.indptr[rows + 1] - A.indptr[rows], out=offsets[1:])
+    total = int(offsets[-1])  # sync: the edges to expand
+    w = cp.full(A.n, semiring.add.identity_for(z_dtype), z_dtype)
+    present = cp.zeros(A.n, np.uint8)
+    # the row pointers' address set back by lo: the kernel reads a row at its global id, the
+    # id a positional multiply gives (any.secondi's parent)
+    indptr = np.uint64((A.indptr.data.ptr - A.lo * A.indptr.itemsize) % 2**64)
+    _spmv.push_into((indptr, A.indices, A.values), cp.ascontiguousarray(u.indices),
+                    cp.ascontiguousarray(u.values), offsets, total,
+                    _kernel_types(semiring, A.values, u.values.dtype, dtype), None, MODE_NONE,
+                    w, present, index_dtype=A.indices.dtype, offset_dtype=A.indptr.dtype)
+    targets = cp.flatnonzero(present)  # sync: the count
+    return targets, w[targets]
+
+
+def _device_pull(A, present, u_values, u_dtype, allow, semiring, dtype, z_dtype):
+    """(ids ascending, their products) of the pull over this rank's rows of the transpose on
+    the GPU: the pull kernels of one GPU, a thread a row and a warp a long row, stopping at the
+    add's terminal value; ``present`` and ``u_values`` are the gathered frontier over all n."""
+    cp = A.comm.xp
+    t_indptr, t_indices, t_values = A.transpose
+    if "long_rows" not in A._cache:  # sync: their count, once per matrix
+        degrees = t_indptr[1:] - t_indptr[:-1]
+        A._cache["long_rows"] = cp.flatnonzero(degrees > _spmv.LONG_ROW).astype(np.int64)
+    m = A.hi - A.lo
+    w = cp.empty(m, z_dtype)
+    hit = cp.zeros(m, np.uint8)
+    mask, mode = (None, MODE_NONE) if allow is None else (allow, MODE_TRUE)
+    _spmv.pull_into((t_indptr, t_indices, t_values), A._cache["long_rows"], u_values, present,
+                    _kernel_types(semiring, t_values, u_dtype, dtype), mask, mode, w, hit)
+    local = cp.flatnonzero(hit)  # sync: the count
+    return local + A.lo, w[local]

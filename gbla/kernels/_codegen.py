@@ -177,6 +177,8 @@ def spmv_translation_unit(type_list, index_dtypes=(INT32, INT64)):
         # Taking each kernel's address instantiates it without spelling out its signature.
         uses = ", ".join(f"(void*)&{kernel}<{name}, {INDEX_CTYPES[idx]}>"
                          for kernel, idx in itertools.product(SPMV_KERNELS, index_dtypes))
+        # int32 ids with int64 row pointers (a DistMatrix's rows): the eager kernels
+        uses += "".join(f", (void*)&{kernel}<{name}, int, long long>" for kernel in EAGER_KERNELS)
         parts.append(f"void* const {name}_kernels[] = {{{uses}}};")
     return "\n".join(parts) + "\n"
 

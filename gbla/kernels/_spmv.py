@@ -23,13 +23,16 @@ PULL = 4  # info slot field: 1 when the product pulls (GBLA_INFO_PULL in spmv.cu
 LONG_ROW = 32
 
 
-def kernels(types, index_dtype, *, device_loop=False):
+def kernels(types, index_dtype, *, device_loop=False, offset_dtype=None):
     """The spmv kernels instantiated for ``types`` and the index dtype, on the current device:
-    an eager product's set, or (``device_loop``) a device product's."""
+    an eager product's set (row pointers of ``offset_dtype``, the index dtype unless given), or
+    (``device_loop``) a device product's."""
     name, src = _codegen.struct(types)
-    index_ctype = INDEX_CTYPES[np.dtype(index_dtype)]
+    ctypes = INDEX_CTYPES[np.dtype(index_dtype)]
+    if offset_dtype is not None and np.dtype(offset_dtype) != np.dtype(index_dtype):
+        ctypes += ", " + INDEX_CTYPES[np.dtype(offset_dtype)]
     kinds = _codegen.DEVICE_KERNELS if device_loop else _codegen.EAGER_KERNELS
-    names = tuple(f"{k}<{name}, {index_ctype}>" for k in kinds)
+    names = tuple(f"{k}<{name}, {ctypes}>" for k in kinds)
     return {k: _launch.function("spmv.cu", n, epilogue="\n" + src, name_expressions=names)
             for k, n in zip(kinds, names)}
 
@@ -47,16 +50,17 @@ def push(P, n_out, idx, u_values, offsets, total, types, mask, mask_mode):
 
 
 def push_into(P, idx, u_values, offsets, total, types, mask, mask_mode, w, present, *,
-              index_dtype=None):
+              index_dtype=None, offset_dtype=None):
     """The push kernel combining into ``w`` (filled with the add's identity where nothing was
     combined yet) and ``present`` (uint8), so that several pushes (over blocks of P's rows:
     the out-of-core product) add up to one. P's arrays are read at global row and edge ids;
     each may be an array or a device address (np.uint64: a block's, set back by its first row
-    or edge, so that global ids land in it), ``index_dtype`` then naming their index type."""
+    or edge, so that global ids land in it), ``index_dtype`` then naming their index type
+    (and ``offset_dtype`` the row pointers', where it differs)."""
     indptr, indices, values = P
     if total:
-        k = kernels(types, indices.dtype if index_dtype is None else index_dtype)[
-            "gbla_spmv_push"]
+        k = kernels(types, indices.dtype if index_dtype is None else index_dtype,
+                    offset_dtype=offset_dtype)["gbla_spmv_push"]
         k(grid(total), (THREADS,),
           (idx, ptr(u_values if types.uses_u else None), np.int64(len(idx)), offsets, indptr,
            indices, ptr(values if types.uses_a else None), ptr(mask), np.int32(mask_mode), w,
@@ -85,16 +89,23 @@ def pull(Q_matrix, u_values, u_present, types, mask, mask_mode):
 
 def _pull_into(Q_matrix, u_values, u_present, types, mask, mask_mode, w, present):
     """The eager pull kernels, writing the rows they find into w and present."""
-    indptr, indices, values = Q_matrix._indptr, Q_matrix._indices, Q_matrix._values
-    n_out = Q_matrix.nrows
-    ks = kernels(types, indices.dtype)
+    pull_into((Q_matrix._indptr, Q_matrix._indices, Q_matrix._values), long_rows(Q_matrix),
+              u_values, u_present, types, mask, mask_mode, w, present)
+
+
+def pull_into(Q, rows, u_values, u_present, types, mask, mask_mode, w, present):
+    """The eager pull kernels over the rows of ``Q`` = (indptr, indices, values) (row
+    pointers of their own dtype allowed), ``rows`` those longer than LONG_ROW (int64), writing
+    the rows they find into w and present (zeroed by the caller)."""
+    indptr, indices, values = Q
+    n_out = len(indptr) - 1
+    ks = kernels(types, indices.dtype, offset_dtype=indptr.dtype)
     a = ptr(values if types.uses_a else None)
     u = ptr(u_values if types.uses_u else None)
     if n_out:
         ks["gbla_spmv_pull"](grid(n_out), (THREADS,),
                              (np.int64(n_out), indptr, indices, a, u, ptr(u_present), ptr(mask),
                               np.int32(mask_mode), np.int64(LONG_ROW), w, present))
-    rows = long_rows(Q_matrix)
     if len(rows):
         ks["gbla_spmv_pull_warp"](grid(len(rows) * 32), (THREADS,),
                                   (rows, np.int64(len(rows)), indptr, indices, a, u,

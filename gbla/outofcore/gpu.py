@@ -435,6 +435,8 @@ class _Run:
     def _batch(self, verts, ids, degrees, kernel):
         g = self.graph
         edges = int(degrees.sum())
+        if not edges:  # vertices without out-edges: nothing to send, nothing to read
+            return
         shapes = [(len(ids) + 1, np.int64), (edges, g.indices.dtype)]
         if self.weights is not None:
             shapes.append((edges, self.weights.dtype))
@@ -447,8 +449,9 @@ class _Run:
         if self.weights is not None:
             np.take(self.weights, position, out=host[2])
         device = self._carve(self.device_halves[h], shapes)
-        end = host[-1].ctypes.data + host[-1].nbytes - host[0].ctypes.data
-        self._copy(device[0].data.ptr, host[0].ctypes.data, end)  # the half's used prefix
+        # the half's used prefix, from the layout (an empty region's address says nothing)
+        end = sum(_align(size * np.dtype(dtype).itemsize) for size, dtype in shapes)
+        self._copy(device[0].data.ptr, host[0].ctypes.data, end)
         self.copied[h] = self.copy.record()
         self._ready()
         kernel(verts, device[0], 0, device[1],
