@@ -58,13 +58,22 @@ def _chart(path):
     return png if png and os.path.exists(png) else None
 
 
+def _built_by(doc):
+    """How a run's graph was built: from each rank's whole part of the edges (runs before the
+    piece-wise build recorded its stored bytes), or a piece at a time."""
+    return "DistMatrix.from_edge_pieces, a piece of edges at a time" if "stored_bytes" in doc \
+        else "DistMatrix.from_edges"
+
+
 def _distributed(doc, i):
     """A benchmarks/bench_distributed.py run: each search's time, GTEPS, levels and traffic."""
     out = [f"## rmat({doc['scale']}) over {doc['ranks']} rank(s) on the {doc['device'].upper()} "
            f"(run {i})", "",
            f"{doc['undirected_edges']:,} undirected edges; the build (generation of each "
-           f"rank's part and DistMatrix.from_edges) took {doc['build_seconds']:.1f} s. Bytes: "
-           "payload every rank together sent in the search.", "",
+           f"rank's part and {_built_by(doc)}) took {doc['build_seconds']:.1f} s"
+           + (f", {doc['stored_bytes'] / 1e9:.1f} GB stored over the ranks"
+              if "stored_bytes" in doc else "")
+           + ". Bytes: payload every rank together sent in the search.", "",
            "| algorithm | source | ms | GTEPS | levels | bytes sent | collectives / rank |",
            "|---|---:|---:|---:|---:|---:|---:|"]
     for r in doc["rows"]:

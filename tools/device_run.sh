@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one script for the lent GPU machine: install gbla, run the test suite with the GPU tests
 # enabled, then the benchmarks. From the repo root on the GPU machine:
-#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs[_rmat|_real]|sssp[_rmat|_real]|profile|ablation|distributed|multisource|outofcore] [args]
+#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs[_rmat|_real]|sssp[_rmat|_real]|profile|ablation|distributed|distributed_beyond|multisource|outofcore] [args]
 # 'all' (the default) = every part: the test suite, compute-sanitizer over the BFS kernels,
 # one vxm timing, and the `gbla bench` runs behind BENCHMARKS.md (bfs, sssp). Real graphs are
 # read from .device-data/ (a copy of ../shared/data carried along) when present. Logs and JSON go to $OUT when it is set.
@@ -71,11 +71,19 @@ fi
 # weights and the transpose's rows, 24 bytes a stored edge and more while it is built, so
 # rmat(26)'s 2.1 G stored edges are about 52 GB on one GPU before the build's sorts): GTEPS per
 # GPU count (issue 13's figures).
-if [ "$part" = distributed ]; then
+# Further arguments go to the benchmark (--edge-factor, --sources, --algos ...).
+# 'distributed_beyond SCALE [args]' runs on all the machine's GPUs only: a graph whose stored
+# form is larger than one GPU (rmat(27) with --edge-factor 24: about 155 GB stored, 77 GB a rank
+# on two GPUs; the build holds a rank's part and one piece of edges).
+if [ "$part" = distributed ] || [ "$part" = distributed_beyond ]; then
     gpus=$(nvidia-smi -L | wc -l)
-    for n in 1 "$gpus"; do
-        python3 -m gbla.distributed.launch -n "$n" benchmarks/bench_distributed.py \
-            --scale "${1:-25}" --json "$OUT/distributed_${n}gpu.json" 2>&1 | tee -a "$OUT/distributed.log"
+    scale=${1:-25}
+    [ $# -gt 0 ] && shift
+    counts="1 $gpus"
+    [ "$part" = distributed_beyond ] && counts="$gpus"
+    for n in $counts; do
+        python3 -u -m gbla.distributed.launch -n "$n" benchmarks/bench_distributed.py \
+            --scale "$scale" "$@" --json "$OUT/${part}_rmat${scale}_${n}gpu.json" 2>&1 | tee -a "$OUT/distributed.log"
     done
 fi
 # The article's ablation of edge_bellman_ford (R-MAT, average degree 32, scales 14-24).
