@@ -717,6 +717,16 @@ def test_a_build_from_pieces_holds_its_part_and_a_piece_not_every_edge(monkeypat
     assert peak < 1.5 * stored + 2e6, (peak, stored)
 
 
+def test_whole_float_ids_are_taken_as_matrix_from_edges_takes_them():
+    # ids read from a text file may come as floats: whole ones are ids, others refused
+    src, dst, w = np.array([0.0, 1.0, 2.0]), np.array([1.0, 2.0, 0.0]), np.array([3.0, 4.0, 5.0])
+    M = D.DistMatrix.from_edges(D.SelfComm(), src, dst, w, n=3)
+    np.testing.assert_array_equal(M.indices, [1, 2, 0])
+    np.testing.assert_array_equal(gbla.sssp(M, 0), [0.0, 3.0, 7.0])
+    with pytest.raises(gbla.InvalidValue, match="src must hold integers; got 0.5"):
+        D.DistMatrix.from_edges(D.SelfComm(), [0.5], [1.0], n=3)
+
+
 @pytest.mark.parametrize("size", [1, 3])
 def test_pieces_that_are_wrong_make_every_rank_raise_naming_them(size):
     def build(make, on=0, n=10):

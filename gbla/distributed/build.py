@@ -93,14 +93,19 @@ def _unpacked(piece, xp):
 
 
 def _checked(src, dst, values, n, xp):
+    """(src, dst) as integer arrays (whole floats accepted, as Matrix.from_edges does; integer
+    ids kept in their dtype), or the problem raised."""
     V.same_length(src, dst, "src", "dst")
     if values is not None:
         V.same_length(src, values, "src", "values")
         if np.dtype(values.dtype) not in _DTYPES:
             raise V.invalid_value("values", "hold booleans, integers or real numbers",
                                   f"dtype {values.dtype}")
+    out = []
     for ids, name in ((src, "src"), (dst, "dst")):
-        V.index_array(ids, xp, n, name)  # two scalars read back, not the ids
+        as_int = V.index_array(ids, xp, n, name)  # two scalars read back, not the ids
+        out.append(ids if ids.dtype.kind in "iu" else as_int)
+    return tuple(out)
 
 
 def _count(comm, pieces, n):
@@ -115,7 +120,7 @@ def _count(comm, pieces, n):
         count += 1
         try:
             src, dst, values = _unpacked(piece, xp)
-            _checked(src, dst, values, n, xp)
+            src, dst = _checked(src, dst, values, n, xp)
         except GblaError as error:
             problem = problem or error
             continue
@@ -221,7 +226,7 @@ def _place(comm, pieces, bounds, out_counts, in_counts, dtype, n, piece_counts):
         if ok and piece is not None:
             try:
                 src, dst, values = _unpacked(piece, xp)
-                _checked(src, dst, values, n, xp)
+                src, dst = _checked(src, dst, values, n, xp)
                 ok = (values is None) == (dtype is None)
             except GblaError:
                 ok = False
