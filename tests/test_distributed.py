@@ -1153,6 +1153,38 @@ def test_the_products_on_gpu_ranks_run_one_gpus_kernels_and_equal_gbla_vxm(semir
 
 @SKIP_NO_GPU
 @pytest.mark.gpu
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_a_build_from_pieces_on_gpu_ranks_gives_the_cpu_ranks_parts(size):
+    # each rank generates its part of rmat on the GPU a piece at a time; the parts (rows,
+    # transpose, weights combined) equal those CPU ranks build, and the searches run on them
+    import cupy
+    scale, piece = 10, 700
+
+    def work_on(xp, device):
+        def work(comm):
+            generated = gbla.generators.rmat_edge_pieces(
+                scale, 8, seed=5, part=comm.rank, parts=comm.size, piece_edges=piece,
+                device=device)
+
+            def pieces():
+                for src, dst in generated():
+                    yield src, dst, ((src * 7 + dst * 3) % 11 + 1).astype(np.float64)
+            M = D.DistMatrix.from_edge_pieces(comm, pieces, n=2**scale,
+                                              dup_op=gbla.semirings.binary.max)
+            return ([host(a) for a in _parts(M)[2:]], M.nvals, host(D.bitmap_bfs(M, 3)),
+                    host(D.sssp(M, 3)))
+        return D.run_threads(size, work, xp=xp)
+
+    for gpu, cpu in zip(work_on(cupy, "gpu"), work_on(np, "cpu")):
+        for a, b in zip(gpu[0], cpu[0]):
+            np.testing.assert_array_equal(a, b)
+        assert gpu[1] == cpu[1]
+        np.testing.assert_array_equal(gpu[2], cpu[2])
+        np.testing.assert_array_equal(gpu[3], cpu[3])
+
+
+@SKIP_NO_GPU
+@pytest.mark.gpu
 @pytest.mark.parametrize("size", [1, 2, 3, 4])
 def test_bitmap_bfs_ranks_on_the_gpu_give_what_cpu_ranks_give(size):
     # the kernels of distributed.cu (both id widths) under the same driver as the NumPy steps:
