@@ -435,14 +435,15 @@ def _presence_message(ids, lo, hi, xp):
     return xp.concatenate([xp.full(1, head, np.uint8), body])
 
 
-def _present_ids(message, lo, hi, xp):
-    """The global ids a presence message names (host read of its header byte)."""
+def _mark_present(message, lo, hi, present, xp):
+    """Sets ``present`` (bool over all n) at the ids of [lo, hi) a presence message names (host
+    read of its header byte): a bitmap unpacked straight into the range, no id list made."""
     head = int(message[0])  # sync: one byte
     body = message[1:]
     if head == _BITMAP:
-        bits = xp.unpackbits(body)[:hi - lo]  # CuPy's unpackbits takes no count
-        return xp.flatnonzero(bits).astype(np.int64) + lo
-    return body.copy().view(np.int32).astype(np.int64) + lo  # copied: aligned for int32
+        present[lo:hi] = xp.unpackbits(body)[:hi - lo]  # CuPy's unpackbits takes no count
+    else:
+        present[body.copy().view(np.int32).astype(np.int64) + lo] = True  # copied: aligned
 
 
 def _pull(u, A, semiring, allow):
@@ -461,11 +462,11 @@ def _pull(u, A, semiring, allow):
         vals = xp.concatenate([v for _, v in parts])
         u_values = xp.zeros(A.n, vals.dtype)
         u_values[ids] = vals
+        present[ids] = True
     else:  # which vertices are present is all the product reads of u
         messages = comm.allgather(_presence_message(u.indices, A.lo, A.hi, xp))
-        ids = xp.concatenate([_present_ids(m, bounds[r], bounds[r + 1], xp)
-                              for r, m in enumerate(messages)])
-    present[ids] = True
+        for r, m in enumerate(messages):
+            _mark_present(m, bounds[r], bounds[r + 1], present, xp)
     if xp is not np:  # gbla's pull kernels over the rank's rows of the transpose
         keys, values = _device_pull(A, present, u_values, u.values.dtype, allow, semiring,
                                     dtype, z_dtype)
@@ -623,7 +624,7 @@ def _device_push(A, u, semiring, dtype, z_dtype):
                     cp.ascontiguousarray(u.values), offsets, total,
                     _kernel_types(semiring, A.values, u.values.dtype, dtype), None, MODE_NONE,
                     w, present, index_dtype=A.indices.dtype, offset_dtype=A.indptr.dtype)
-    targets = cp.flatnonzero(present)  # sync: the count
+    targets = _where_set(present, cp)  # sync: the count
     return targets, w[targets]
 
 
@@ -642,5 +643,21 @@ def _device_pull(A, present, u_values, u_dtype, allow, semiring, dtype, z_dtype)
     mask, mode = (None, MODE_NONE) if allow is None else (allow, MODE_TRUE)
     _spmv.pull_into((t_indptr, t_indices, t_values), A._cache["long_rows"], u_values, present,
                     _kernel_types(semiring, t_values, u_dtype, dtype), mask, mode, w, hit)
-    local = cp.flatnonzero(hit)  # sync: the count
+    local = _where_set(hit, cp)  # sync: the count
     return local + A.lo, w[local]
+
+
+def _where_set(flags, xp):
+    """The positions of the set bytes of a dense flag array (bool or uint8), ascending: the
+    8-byte words holding one found first (a scan of n / 8 of them), then their bytes (a whole
+    flatnonzero over n bytes costs several times as much on the GPU)."""
+    head = len(flags) // 8 * 8
+    if not head:
+        return xp.flatnonzero(flags)
+    flags = flags.view(np.uint8)
+    words = xp.flatnonzero(flags[:head].view(np.uint64))
+    within = xp.flatnonzero(flags[:head].reshape(-1, 8)[words])
+    found = words[within // 8] * 8 + within % 8
+    if head == len(flags):
+        return found
+    return xp.concatenate([found, xp.flatnonzero(flags[head:]) + head])

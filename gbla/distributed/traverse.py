@@ -82,10 +82,12 @@ def bfs(A, source, *, return_predecessors=False, depth_limit=None, direction="au
     log.start()
     counts = frontier_counts(q, A)  # each frontier counted once: the direction and the end
     depth = 0
+    allow = levels == -1  # kept as the levels fill (not made anew over the range a level)
     while depth_limit is None or depth < depth_limit:
         depth += 1
-        q = vxm(q, A, semiring, allow=levels == -1, direction=steps, frontier=counts)
+        q = vxm(q, A, semiring, allow=allow, direction=steps, frontier=counts)
         levels[q.indices - A.lo] = depth
+        allow[q.indices - A.lo] = False
         if parents is not None:
             parents[q.indices - A.lo] = q.values
         counts = frontier_counts(q, A)  # sync: anything found anywhere
