@@ -426,6 +426,8 @@ def test_select_on_a_distributed_matrix_keeps_both_parts_and_the_weights_facts(s
     def work(comm):
         M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
         H = gbla.select(M, ">", 4)
+        # a comparison with a number is kept with the matrix (delta-stepping's split, once)
+        assert gbla.select(M, ">", 4) is H and gbla.select(M, ">", 5) is not H
         with pytest.raises(gbla.InvalidValue, match="be a comparison on a DistMatrix"):
             gbla.select(M, "tril")
         return (H.nvals, H.weights, default_delta(M), default_delta(H),

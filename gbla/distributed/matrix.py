@@ -122,14 +122,21 @@ class DistMatrix:
     def keep_entries(self, predicate, key=None):
         """The entries whose weight satisfies ``predicate`` (values -> bool array; weight 1
         where the matrix has none), in both parts, as a new DistMatrix: what ``gbla.select``
-        runs on it (``key``, naming the selection, is not used: nothing is kept). Collective
-        (the kept count and the weights' facts over every rank)."""
+        runs on it. With a ``key`` naming the selection (a comparison with a number) the result
+        is kept with this matrix, as a Matrix keeps its caches: delta-stepping's light and
+        heavy edges are cut once per matrix and width, not at every search. Collective (the
+        kept count and the weights' facts over every rank; every rank keeps alike)."""
         xp = self.comm.xp
+        if key is not None and ("select", key) in self._cache:
+            return self._cache[("select", key)]
 
         def part(indptr, indices, values, rows_are_rows):
             keep = predicate(xp.ones(len(indices), bool) if values is None else values)
             return _kept(indptr, indices, values, keep, xp)
-        return self._with_parts(part)
+        kept = self._with_parts(part)
+        if key is not None:
+            self._cache[("select", key)] = kept
+        return kept
 
     def scaled(self, values, present, combine, side):
         """diag(v) A (``side`` 'left': combine(v(i), A(i, j))) or A diag(v) ('right':
