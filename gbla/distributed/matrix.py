@@ -65,6 +65,7 @@ class DistMatrix:
     communicator, wrapped in :class:`~.comm.Counted` (``A.comm.bytes_sent`` and
     ``A.comm.collectives`` count this rank's traffic). Build every rank's part with
     :meth:`from_edges` from each rank's share of the edges (no rank holds the whole graph),
+    :meth:`from_edge_pieces` from pieces of it (no rank holds even its share at once),
     :meth:`from_csr` from the whole host CSR on every rank, or :meth:`of` from a gbla Matrix.
     ``weights`` holds the :class:`WeightFacts` of the whole matrix."""
 
