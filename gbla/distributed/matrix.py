@@ -12,6 +12,10 @@ same range of every vector.
   add).
 - Pull: every rank gathers the whole frontier (an all-gather of its entries) and reduces the
   in-edges of its allowed vertices over the present ones, in ascending source order.
+- A rank's local work: on the GPU, one GPU's spmv kernels (gbla/kernels/spmv.cu) over its rows
+  (push: into dense output and presence arrays over all n, products combined by the add's
+  atomic; pull: a thread a row, a warp a long row, stopping at the add's terminal value); on
+  the CPU, whole-array operations a run of rows of about ``_EXPAND`` edges at a time.
 - A :class:`~gbla.DirectionTracker` chooses per product from the frontier's size and edges
   summed over the ranks, so every rank takes the same direction.
 
