@@ -159,7 +159,7 @@ def _cut(comm, counted, n, blocks):
     xp.cumsum(counted["out"], out=csum[1:])
     mine = csum[starts[1:]] - csum[starts[:-1]]
     del csum
-    every = np.sum([B.to_host(x) for x in comm.allgather(mine)], axis=0)
+    every = np.sum([B.to_host(x) for x in comm.allgather(mine)], axis=0)  # sync: the cut
     block_ptr = np.concatenate([[0], np.cumsum(every)]).astype(np.int64)
     bounds = np.minimum(balanced_bounds(block_ptr, comm.size) * size, n)
     lo, hi = int(bounds[comm.rank]), int(bounds[comm.rank + 1])
@@ -275,7 +275,8 @@ def _tidy(comm, part, bounds, n, dup_op, *, transposed):
     cuts = [0]
     if rows:
         targets = xp.arange(1, -(-total // _CHUNK), dtype=np.int64) * _CHUNK
-        cuts += [int(c) for c in B.to_host(xp.searchsorted(indptr, targets, side="left"))]
+        cuts += [int(c) for c in  # sync: the ranges' rows
+                 B.to_host(xp.searchsorted(indptr, targets, side="left"))]
     cuts = sorted(set(cuts + [rows]))
     starts = B.to_host(indptr[xp.asarray(cuts, np.int64)])  # sync: where each range begins
     counts = xp.zeros(rows, np.int64)
