@@ -161,6 +161,12 @@ def path_like(value, arg="path"):
 
 def index_array(a, xp, upper, arg):
     """A 1-D integer array with every entry in [0, upper), as int64 on the array's device."""
+    return indices_in_range(a, xp, upper, arg).astype(np.int64, copy=False)
+
+
+def indices_in_range(a, xp, upper, arg):
+    """``a`` itself once it is a 1-D array of integers (or of whole floats) in [0, upper):
+    :func:`index_array` without the int64 copy."""
     if a.ndim != 1:
         raise invalid_value(arg, "be one-dimensional", f"shape {a.shape}")
     if a.dtype.kind not in "iu" and a.size:
@@ -176,7 +182,7 @@ def index_array(a, xp, upper, arg):
             raise InvalidIndex(message(arg, "hold no negative index", int(lo)))
         if hi >= upper:
             raise InvalidIndex(message(arg, f"hold indices < {upper}", int(hi)))
-    return a.astype(np.int64, copy=False)
+    return a
 
 
 def same_length(a, b, arg_a, arg_b):

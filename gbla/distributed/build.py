@@ -101,11 +101,9 @@ def _checked(src, dst, values, n, xp):
         if np.dtype(values.dtype) not in _DTYPES:
             raise V.invalid_value("values", "hold booleans, integers or real numbers",
                                   f"dtype {values.dtype}")
-    out = []
-    for ids, name in ((src, "src"), (dst, "dst")):
-        as_int = V.index_array(ids, xp, n, name)  # two scalars read back, not the ids
-        out.append(ids if ids.dtype.kind in "iu" else as_int)
-    return tuple(out)
+    # two scalars read back each, not the ids; integer ids keep their dtype (no int64 copy)
+    return tuple(V.indices_in_range(ids, xp, n, name) if ids.dtype.kind in "iu" else
+                 V.index_array(ids, xp, n, name) for ids, name in ((src, "src"), (dst, "dst")))
 
 
 def _count(comm, pieces, n):
