@@ -11,7 +11,8 @@ from . import _storage
 from . import _validation as V
 from .matrix import Matrix
 
-__all__ = ["rmat", "rmat_edges", "rmat_edge_pieces", "rmat_host_csr", "rgg", "grid2d", "with_weights"]
+__all__ = ["rmat", "rmat_edges", "rmat_edge_pieces", "rmat_host_csr", "rgg", "grid2d",
+           "with_weights"]
 
 _U64 = np.uint64
 
@@ -90,7 +91,8 @@ def rmat_edge_pieces(scale, edge_factor=16, seed=0, *, part=0, parts=1, piece_ed
     --------
     >>> import gbla
     >>> pieces = gbla.generators.rmat_edge_pieces(6, piece_edges=300, device="cpu")
-    >>> sum(len(src) for src, dst in pieces()) == len(gbla.generators.rmat_edges(6, device="cpu")[0])
+    >>> whole, _ = gbla.generators.rmat_edges(6, device="cpu")
+    >>> sum(len(src) for src, dst in pieces()) == len(whole)
     True
     """
     spec = _RmatSpec(scale, edge_factor, seed, part, parts, a, b, c)
@@ -165,7 +167,7 @@ def rmat_host_csr(scale, edge_factor=16, seed=0, *, parts=16, device=None):
     vertices)) NumPy arrays, the same graph as ``rmat(scale, edge_factor, seed)``.
 
     Two passes of ``parts`` steps, each holding about 1/parts of the edges on ``device``: the
-    first generates part p's edges (:func:`rmat_edges`) and sends them to the host cut by
+    first generates a piece of the edges (:func:`rmat_edge_pieces`) and sends it to the host cut by
     source range; the second brings each source range's pieces back, sorts and deduplicates
     them there, and appends its rows. The host holds the pieces (8 bytes an edge each way) and
     the result.
@@ -187,8 +189,11 @@ def rmat_host_csr(scale, edge_factor=16, seed=0, *, parts=16, device=None):
     ids = np.int32 if n < 2**31 else np.int64
     bounds = np.arange(parts + 1, dtype=np.int64) * n // parts  # source ranges
     pieces = [[] for _ in range(parts)]
-    for p in range(parts):
-        src, dst = rmat_edges(scale, edge_factor, seed, part=p, parts=parts, device=device)
+    m = V.size(edge_factor, "edge_factor") * n
+    # about 1/parts of the generated edges a piece, the relabelling made once for them all
+    generated = rmat_edge_pieces(scale, edge_factor, seed, piece_edges=max(1, -(-m // parts)),
+                                 device=device)
+    for src, dst in generated():
         order = xp.argsort(src)
         src, dst = src[order], dst[order]
         del order
@@ -201,8 +206,9 @@ def rmat_host_csr(scale, edge_factor=16, seed=0, *, parts=16, device=None):
     indptr_parts, index_parts, total = [np.zeros(1, np.int64)], [], 0
     for r in range(parts):
         rows = int(bounds[r + 1] - bounds[r])
-        src = xp.concatenate([xp.asarray(a) for a, _ in pieces[r]]).astype(np.int64)
-        dst = xp.concatenate([xp.asarray(b) for _, b in pieces[r]]).astype(np.int64)
+        held = pieces[r] or [(np.zeros(0, ids), np.zeros(0, ids))]  # no edge generated
+        src = xp.concatenate([xp.asarray(a) for a, _ in held]).astype(np.int64)
+        dst = xp.concatenate([xp.asarray(b) for _, b in held]).astype(np.int64)
         pieces[r] = None  # the host copy goes as soon as its range is on the device
         key = xp.unique(src * n + dst)  # sorted by source, then target; repeats once
         del src, dst
