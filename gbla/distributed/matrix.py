@@ -520,17 +520,12 @@ _EXPAND = 2**26
 
 def _row_chunks(indptr, rows, xp):
     """(start, end) positions in ``rows`` cutting them into runs of about _EXPAND edges of the
-    CSR ``indptr`` (a row of more stands alone): how a product bounds its memory."""
-    if len(indptr) < 2 or int(indptr[-1]) <= _EXPAND:  # sync: no frontier of this part is
-        return [(0, len(rows))]  # larger (the common case: no second read)
-    if not len(rows):
-        return [(0, 0)]
-    cum = xp.cumsum(indptr[rows + 1].astype(np.int64) - indptr[rows].astype(np.int64))
-    total = int(cum[-1])  # sync: the edges to expand
-    if total <= _EXPAND:
+    CSR ``indptr`` (a row of more stands alone): how the CPU's product bounds its memory."""
+    if len(indptr) < 2 or int(indptr[-1]) <= _EXPAND or not len(rows):  # all in one run
         return [(0, len(rows))]
-    cuts = B.to_host(xp.searchsorted(cum, xp.arange(1, -(-total // _EXPAND), dtype=np.int64)
-                                     * _EXPAND, side="right"))  # sync: the cuts
+    cum = xp.cumsum(indptr[rows + 1].astype(np.int64) - indptr[rows].astype(np.int64))
+    targets = xp.arange(1, -(-int(cum[-1]) // _EXPAND), dtype=np.int64) * _EXPAND
+    cuts = B.to_host(xp.searchsorted(cum, targets, side="right"))
     bounds = sorted({0, len(rows), *(int(c) for c in cuts)})
     return list(zip(bounds[:-1], bounds[1:]))
 
