@@ -1116,19 +1116,28 @@ def test_ranks_on_the_gpu_give_what_cpu_ranks_give(size):
 def test_the_products_on_gpu_ranks_run_one_gpus_kernels_and_equal_gbla_vxm(semiring,
                                                                            direction, size):
     # on the GPU a rank's push and pull are gbla's spmv kernels over its rows (int64 row
-    # pointers beside int32 ids; rows read at global ids, which any.secondi gives)
+    # pointers beside int32 ids; rows read at global ids, which any.secondi gives); vertices 7
+    # and 1100 have an in-edge from every vertex, so the pull takes a block for each (rows
+    # over HUGE_ROW), a warp for the rows over LONG_ROW and a thread for the rest
     import cupy
+    from gbla.kernels._spmv import HUGE_ROW, LONG_ROW
     sr = gbla.semirings.get(semiring)
     dtype = sr.dtypes[-1] if np.dtype(np.float64) not in sr.dtypes else np.dtype(np.float64)
     rng = np.random.default_rng(len(semiring) + size)
-    n, m = 300, 2500
-    S = sp.coo_array((rng.integers(1, 9, m), (rng.integers(0, n, m), rng.integers(0, n, m))),
-                     shape=(n, n)).tocsr().astype(dtype)
+    n, m = 1200, 40000
+    hubs = np.repeat([7, 1100], n)
+    src = np.concatenate([rng.integers(0, n, m), np.tile(np.arange(n), 2)])
+    dst = np.concatenate([rng.integers(0, n, m), hubs])
+    S = sp.coo_array((rng.integers(1, 9, len(src)), (src, dst)), shape=(n, n)).tocsr()
     S.sum_duplicates()
+    S = S.astype(dtype)
+    in_degrees = np.diff(S.tocsc().indptr)
+    assert (in_degrees > HUGE_ROW).sum() == 2 and (in_degrees > LONG_ROW).sum() > 2
     S.indices = S.indices.astype(np.int32)  # as a DistMatrix's build keeps them
-    idx = np.sort(rng.choice(n, 60, replace=False)).astype(np.int64)
+    idx = np.sort(rng.choice(n, 240, replace=False)).astype(np.int64)
     vals = rng.integers(0, 9, len(idx)).astype(dtype)
     allow = rng.random(n) < 0.7
+    allow[[7, 1100]] = True
     u = gbla.Vector.from_coo(idx, vals, n, dtype=dtype, device="cpu")
     expected = gbla.vxm(u, gbla.Matrix.from_scipy(S, device="cpu"), sr,
                         mask=gbla.Vector.from_dense(allow, device="cpu").V, direction="push")

@@ -1,6 +1,6 @@
 """The GPU kernels against the CPU path, case by case over the code paths a kernel can take:
 each atomic (plain store, atomicAdd, atomicMin/Max, compare-and-swap on 1, 4 and 8 bytes), the
-thread-per-row and warp-per-row pull, iso patterns, int64 indices, masks and vxm's operand
+thread-, warp- and block-per-row pull, iso patterns, int64 indices, masks and vxm's operand
 order. Skipped without a GPU."""
 
 import numpy as np
@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 import gbla
-from gbla.kernels._spmv import LONG_ROW
+from gbla.kernels._spmv import HUGE_ROW, LONG_ROW
 
 from .conftest import GPU, host
 
@@ -30,9 +30,10 @@ CASES = [
 ]
 
 
-def _hub_graph(dtype, seed=0, n=300, hubs=4):
+def _hub_graph(dtype, seed=0, n=1200, hubs=4):
     """Random sparse graph plus ``hubs`` vertices joined to every vertex both ways, so that
-    rows longer than LONG_ROW (the warp path) and short rows (the thread path) both occur."""
+    rows longer than HUGE_ROW (the block path), longer than LONG_ROW (the warp path) and short
+    rows (the thread path) all occur."""
     rng = np.random.default_rng(seed)
     S = sp.random(n, n, density=0.02, random_state=seed, format="lil")
     S[:hubs, :] = 1
@@ -40,7 +41,9 @@ def _hub_graph(dtype, seed=0, n=300, hubs=4):
     S = sp.csr_matrix(S)
     S.data = rng.integers(1, 3, S.nnz).astype(dtype) if dtype != "bool" else \
         rng.random(S.nnz) < 0.7
-    assert (np.diff(S.indptr) > LONG_ROW).sum() >= hubs
+    degrees = np.diff(S.indptr)
+    assert (degrees > HUGE_ROW).sum() == hubs and (degrees > LONG_ROW).sum() > hubs
+    assert (degrees <= LONG_ROW).any()
     return S
 
 

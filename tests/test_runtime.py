@@ -150,6 +150,38 @@ def test_the_library_bfs_and_bellman_ford_run_on_the_device_on_degenerate_graphs
 
 @pytest.mark.gpu
 @SKIP_NO_GPU
+@pytest.mark.parametrize("direction", ["auto", "push", "pull"])
+def test_device_products_over_rows_past_huge_row_give_scipys_results(direction):
+    # a sparse random graph of 3000 vertices whose vertices 0, 1 and 2 are joined both ways to
+    # every other: their rows take a block each in the device product's pull (past HUGE_ROW),
+    # others a warp (past LONG_ROW) or a thread; weights 1..20, the same both ways
+    from gbla.kernels._spmv import HUGE_ROW, LONG_ROW
+    rng = np.random.default_rng(5)
+    n, m = 3000, 45000
+    src = np.concatenate([rng.integers(3, n, m), np.repeat([0, 1, 2], n - 3)])
+    dst = np.concatenate([rng.integers(3, n, m), np.tile(np.arange(3, n), 3)])
+    W = sp.coo_array((rng.integers(1, 21, len(src)).astype(float), (src, dst)), shape=(n, n))
+    W = sp.csr_array(W.maximum(W.T))
+    W.sum_duplicates()
+    degrees = np.diff(W.indptr)
+    assert (degrees > HUGE_ROW).sum() == 3 and (degrees > LONG_ROW).sum() > 3
+    A = gbla.Matrix.from_scipy(W, device="gpu")
+    stats = {}
+    levels, parents = gbla.bfs(A, 17, return_predecessors=True, direction=direction,
+                               stats=stats)
+    assert stats["mode"] == "device"
+    np.testing.assert_array_equal(host(levels), expected_levels(W, 17))
+    gbla.verify.bfs(A, 17, levels, parents)
+    expected = csgraph.dijkstra(W, indices=17)
+    for method in ("bellman_ford", "delta_stepping"):
+        dist, pred = gbla.sssp(A, 17, method=method, direction=direction,
+                               return_predecessors=True)
+        np.testing.assert_array_equal(host(dist), expected)
+        gbla.verify.sssp(A, 17, dist, pred)
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
 @G.FIXTURE_OK
 @given(g=G.graphs(max_n=40, weights=G.st.integers(1, 20)),
        delta=G.st.sampled_from([None, 0.5, 3.0, 1e9]))

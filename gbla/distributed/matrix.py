@@ -555,14 +555,17 @@ def _push(u, A, semiring, allow):
         ids = xp.concatenate([o for o, _ in parts]).astype(np.int64) + A.lo
         vals = xp.concatenate([v for _, v in parts])
     else:  # pair: the product is one value, whatever the operands
-        ids = xp.concatenate(comm.alltoallv(offsets)).astype(np.int64) + A.lo
+        parts = [(o, None) for o in comm.alltoallv(offsets)]
+        ids = xp.concatenate([o for o, _ in parts]).astype(np.int64) + A.lo
         one = _apply_binary(mult, xp.ones(1, dtype), xp.ones(1, dtype), dtype, A.device)
         vals = xp.broadcast_to(one.astype(z_dtype), (len(ids),)).copy()
     if allow is not None and len(ids):
         keep = allow[ids - A.lo]
         ids, vals = ids[keep], vals[keep]
-    if not len(ids):
-        return DistVector(ids, vals.astype(z_dtype), A.n, A.lo, A.hi)
+    # one rank's products alone (a communicator of one, or the others sent none) are ascending
+    # and one per id already: nothing to sort or combine
+    if not len(ids) or sum(1 for o, _ in parts if len(o)) == 1:
+        return DistVector(ids, vals.astype(z_dtype, copy=False), A.n, A.lo, A.hi)
     by_id = xp.argsort(ids, kind="stable")
     keys, values = reduce_by_key(ids[by_id], vals[by_id], semiring.add, A.device)
     return DistVector(keys, values, A.n, A.lo, A.hi)
@@ -641,14 +644,13 @@ def _device_pull(A, present, u_values, u_dtype, allow, semiring, dtype, z_dtype)
     add's terminal value; ``present`` and ``u_values`` are the gathered frontier over all n."""
     cp = A.comm.xp
     t_indptr, t_indices, t_values = A.transpose
-    if "long_rows" not in A._cache:  # sync: their count, once per matrix
-        degrees = t_indptr[1:] - t_indptr[:-1]
-        A._cache["long_rows"] = cp.flatnonzero(degrees > _spmv.LONG_ROW).astype(np.int64)
+    if "pull_rows" not in A._cache:  # sync: their counts, once per matrix
+        A._cache["pull_rows"] = _spmv.row_tiers(t_indptr)
     m = A.hi - A.lo
     w = cp.empty(m, z_dtype)
     hit = cp.zeros(m, np.uint8)
     mask, mode = (None, MODE_NONE) if allow is None else (allow, MODE_TRUE)
-    _spmv.pull_into((t_indptr, t_indices, t_values), A._cache["long_rows"], u_values, present,
+    _spmv.pull_into((t_indptr, t_indices, t_values), A._cache["pull_rows"], u_values, present,
                     _kernel_types(semiring, t_values, u_dtype, dtype), mask, mode, w, hit)
     local = _where_set(hit, cp)  # sync: the count
     return local + A.lo, w[local]

@@ -11,11 +11,13 @@ import numpy as np
 from .._dtypes import BOOL, CUDA_TYPES, INT32, INT64, cuda_literal
 from . import _launch
 
-# The kernels an eager product needs, and those only a product inside a loop recorded on the
-# device adds: compiled as two modules, so that a plain mxv never waits for the second set.
+# The kernels an eager product needs, the one its pull adds over rows past HUGE_ROW, and those
+# only a product inside a loop recorded on the device adds: compiled as three modules, so that a
+# plain mxv never waits for the others.
 EAGER_KERNELS = ("gbla_spmv_push", "gbla_spmv_pull", "gbla_spmv_pull_warp")
+BLOCK_KERNELS = ("gbla_spmv_pull_block",)
 DEVICE_KERNELS = ("gbla_spmv_start", "gbla_spmv_device")
-SPMV_KERNELS = EAGER_KERNELS + DEVICE_KERNELS
+SPMV_KERNELS = EAGER_KERNELS + BLOCK_KERNELS + DEVICE_KERNELS
 INDEX_CTYPES = {INT32: "int", INT64: "long long"}
 
 
@@ -178,7 +180,8 @@ def spmv_translation_unit(type_list, index_dtypes=(INT32, INT64)):
         uses = ", ".join(f"(void*)&{kernel}<{name}, {INDEX_CTYPES[idx]}>"
                          for kernel, idx in itertools.product(SPMV_KERNELS, index_dtypes))
         # int32 ids with int64 row pointers (a DistMatrix's rows): the eager kernels
-        uses += "".join(f", (void*)&{kernel}<{name}, int, long long>" for kernel in EAGER_KERNELS)
+        uses += "".join(f", (void*)&{kernel}<{name}, int, long long>"
+                        for kernel in EAGER_KERNELS + BLOCK_KERNELS)
         parts.append(f"void* const {name}_kernels[] = {{{uses}}};")
     return "\n".join(parts) + "\n"
 

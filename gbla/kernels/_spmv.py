@@ -18,20 +18,23 @@ from ._launch import THREADS, grid, ptr, sm_count
 
 PULL = 4  # info slot field: 1 when the product pulls (GBLA_INFO_PULL in spmv.cu)
 
-# Rows with more in-edges than this take a warp each in pull; the rest a thread each. 32 keeps a
-# warp's lanes busy on the long rows and the per-row loop short on the others.
+# Rows with more in-edges than LONG_ROW take a warp each in pull, those with more than HUGE_ROW
+# a block each, the rest a thread each. 32 keeps a warp's lanes busy on the long rows and the
+# per-row loop short on the others; past 1024 (32 turns of a warp) a row would keep its warp
+# busy long after the others end: R-MAT(24)'s 55 k rows over 1024 hold 45% of its edges, the
+# longest 407 k, which a warp walks in 13 k dependent turns while the GPU idles.
 LONG_ROW = 32
+HUGE_ROW = 1024
 
 
-def kernels(types, index_dtype, *, device_loop=False, offset_dtype=None):
+def kernels(types, index_dtype, *, kinds=_codegen.EAGER_KERNELS, offset_dtype=None):
     """The spmv kernels instantiated for ``types`` and the index dtype, on the current device:
-    an eager product's set (row pointers of ``offset_dtype``, the index dtype unless given), or
-    (``device_loop``) a device product's."""
+    one module of ``kinds`` (an eager product's set, with row pointers of ``offset_dtype``, the
+    index dtype unless given; the block pull's; or a device product's)."""
     name, src = _codegen.struct(types)
     ctypes = INDEX_CTYPES[np.dtype(index_dtype)]
     if offset_dtype is not None and np.dtype(offset_dtype) != np.dtype(index_dtype):
         ctypes += ", " + INDEX_CTYPES[np.dtype(offset_dtype)]
-    kinds = _codegen.DEVICE_KERNELS if device_loop else _codegen.EAGER_KERNELS
     names = tuple(f"{k}<{name}, {ctypes}>" for k in kinds)
     return {k: _launch.function("spmv.cu", n, epilogue="\n" + src, name_expressions=names)
             for k, n in zip(kinds, names)}
@@ -67,14 +70,24 @@ def push_into(P, idx, u_values, offsets, total, types, mask, mask_mode, w, prese
            present))
 
 
-def long_rows(Q_matrix):
-    """Rows of the pull matrix longer than LONG_ROW, computed once per matrix."""
+def row_tiers(indptr):
+    """(long, huge) int64 ids of a pull matrix's rows by its row pointers: those with more than
+    LONG_ROW and at most HUGE_ROW entries, and those with more, the longest first (a block
+    takes each in turn: the longest start first, not last)."""
+    cp = _cupy()
+    degrees = indptr[1:] - indptr[:-1]
+    long = cp.flatnonzero((degrees > LONG_ROW) & (degrees <= HUGE_ROW)).astype(np.int64)
+    huge = cp.flatnonzero(degrees > HUGE_ROW)
+    huge = huge[cp.argsort(-degrees[huge], kind="stable")].astype(np.int64)
+    return long, huge
+
+
+def pull_rows(Q_matrix):
+    """:func:`row_tiers` of the pull matrix, computed once per matrix."""
     cache = Q_matrix._cache
-    if "long_rows" not in cache:
-        cp = _cupy()
-        # sync: the count of long rows (once per matrix)
-        cache["long_rows"] = cp.nonzero(Q_matrix._degrees() > LONG_ROW)[0].astype(np.int64)
-    return cache["long_rows"]
+    if "pull_rows" not in cache:
+        cache["pull_rows"] = row_tiers(Q_matrix._indptr)
+    return cache["pull_rows"]
 
 
 def pull(Q_matrix, u_values, u_present, types, mask, mask_mode):
@@ -89,14 +102,14 @@ def pull(Q_matrix, u_values, u_present, types, mask, mask_mode):
 
 def _pull_into(Q_matrix, u_values, u_present, types, mask, mask_mode, w, present):
     """The eager pull kernels, writing the rows they find into w and present."""
-    pull_into((Q_matrix._indptr, Q_matrix._indices, Q_matrix._values), long_rows(Q_matrix),
+    pull_into((Q_matrix._indptr, Q_matrix._indices, Q_matrix._values), pull_rows(Q_matrix),
               u_values, u_present, types, mask, mask_mode, w, present)
 
 
 def pull_into(Q, rows, u_values, u_present, types, mask, mask_mode, w, present):
     """The eager pull kernels over the rows of ``Q`` = (indptr, indices, values) (row
-    pointers of their own dtype allowed), ``rows`` those longer than LONG_ROW (int64), writing
-    the rows they find into w and present (zeroed by the caller)."""
+    pointers of their own dtype allowed), ``rows`` its (long, huge) rows (:func:`row_tiers`),
+    writing the rows they find into w and present (zeroed by the caller)."""
     indptr, indices, values = Q
     n_out = len(indptr) - 1
     ks = kernels(types, indices.dtype, offset_dtype=indptr.dtype)
@@ -106,10 +119,18 @@ def pull_into(Q, rows, u_values, u_present, types, mask, mask_mode, w, present):
         ks["gbla_spmv_pull"](grid(n_out), (THREADS,),
                              (np.int64(n_out), indptr, indices, a, u, ptr(u_present), ptr(mask),
                               np.int32(mask_mode), np.int64(LONG_ROW), w, present))
-    if len(rows):
-        ks["gbla_spmv_pull_warp"](grid(len(rows) * 32), (THREADS,),
-                                  (rows, np.int64(len(rows)), indptr, indices, a, u,
+    long, huge = rows
+    if len(long):
+        ks["gbla_spmv_pull_warp"](grid(len(long) * 32), (THREADS,),
+                                  (long, np.int64(len(long)), indptr, indices, a, u,
                                    ptr(u_present), ptr(mask), np.int32(mask_mode), w, present))
+    if len(huge):  # its own module: compiled only for a matrix that has such rows
+        block = kernels(types, indices.dtype, kinds=_codegen.BLOCK_KERNELS,
+                        offset_dtype=indptr.dtype)
+        block["gbla_spmv_pull_block"](grid(len(huge) * THREADS), (THREADS,),
+                                      (huge, np.int64(len(huge)), indptr, indices, a, u,
+                                       ptr(u_present), ptr(mask), np.int32(mask_mode), w,
+                                       present))
 
 
 # The grid of a device product's kernel, in blocks an SM: it reads its extent from device
@@ -142,7 +163,7 @@ def device_product(P, Q, u_values, u_present, types, mask, mask_mode, *, push, p
     ids = keep("ids", max(n_out, 1), index_dtype, None)
     count = keep("count", 1, np.uint64, 0)
     info = keep("info", SLOT, np.uint64, 0)
-    ks = kernels(types, index_dtype, device_loop=True)
+    ks = kernels(types, index_dtype, kinds=_codegen.DEVICE_KERNELS)
     ks["gbla_spmv_start"]((sm_count(),), (THREADS,),
                           (w, present, ids, count, info, np.int32(pull and not push)))
     blocks = (sm_count() * BLOCKS_PER_SM,)
@@ -154,10 +175,10 @@ def device_product(P, Q, u_values, u_present, types, mask, mask_mode, *, push, p
         # count before the choice
         _loop.gather(n_in, u_present, P._indptr, bins, info, (sm_count() * 2,),
                      choice if pull else None, u_entries)
-    q_indptr = q_indices = q_values = rows = None
+    q_indptr = q_indices = q_values = long = huge = None
     if pull:
         q_indptr, q_indices, q_values = Q._indptr, Q._indices, Q._values
-        rows = long_rows(Q)
+        long, huge = pull_rows(Q)
     a_push = P._values if push and types.uses_a else None
     a_pull = q_values if types.uses_a else None
     if n_out:
@@ -166,10 +187,12 @@ def device_product(P, Q, u_values, u_present, types, mask, mask_mode, *, push, p
             (ptr(bins), np.int64(n_in), info, ptr(u_values if types.uses_u else None),
              ptr(u_present), ptr(P._indptr if push else None),
              ptr(P._indices if push else None), ptr(a_push), np.int64(n_out), ptr(q_indptr),
-             ptr(q_indices), ptr(a_pull), np.int64(LONG_ROW), ptr(rows),
-             np.int64(0 if rows is None else len(rows)), ptr(mask), np.int32(mask_mode), w,
+             ptr(q_indices), ptr(a_pull), np.int64(LONG_ROW), ptr(long),
+             np.int64(0 if long is None else len(long)), ptr(huge),
+             np.int64(0 if huge is None else len(huge)), ptr(mask), np.int32(mask_mode), w,
              present, ids, count))
     return w, present[:n_out].view(bool), (ids, count)
 
 
-__all__ = ["SpmvTypes", "push", "pull", "kernels", "device_product", "LONG_ROW"]
+__all__ = ["SpmvTypes", "push", "pull", "kernels", "device_product", "row_tiers", "LONG_ROW",
+           "HUGE_ROW"]

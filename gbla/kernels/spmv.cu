@@ -1,15 +1,17 @@
 // w<m> = A (+).(x) u, the masked semiring mat-vec, in both directions, for any semiring struct S.
 // Push (gbla_spmv_push): one thread per edge leaving the frontier, found by binary search over the
 //   frontier's degree prefix sums (load-balanced); products are combined into w by S's atomic.
-// Pull (gbla_spmv_pull / _pull_warp): one thread (or, for rows longer than long_row, one warp) per
-//   allowed output row of the transpose, reducing its in-edges and stopping at S's terminal value.
+// Pull (gbla_spmv_pull / _pull_warp / _pull_block): one thread per allowed output row of the
+//   transpose, one warp per listed long row, one block per listed huge row (an R-MAT hub's
+//   hundreds of thousands of in-edges, which a warp alone would walk while the GPU idles),
+//   reducing its in-edges and stopping at S's terminal value.
 // Device-resident products (a loop recorded on the device, gbla/runtime): gbla_spmv_start resets
 //   the output and the product's info slot in one pass, gbla_gather_decide (loop.cu) bins the
 //   present entries of a dense u by out-degree (frontier.cuh) into the slot and chooses the
 //   direction there (info[4] = 1 for pull), and gbla_spmv_device runs the chosen direction in one
-//   launch (push: a thread, a warp or a block per binned entry; pull: a thread per row, then a
-//   warp per long row), reading its extent and the choice from the slot: no size or choice ever
-//   goes to the host, and one kernel a product, whichever direction it takes.
+//   launch (push: a thread, a warp or a block per binned entry; pull: a block per huge row, a
+//   thread per row, a warp per long row), reading its extent and the choice from the slot: no
+//   size or choice ever goes to the host, and one kernel a product, whichever direction it takes.
 // Launch contract: push needs w filled with S::identity() and wpresent zeroed; pull needs wpresent
 //   zeroed. Pointers S never reads (A values of a pair product, an absent mask or presence) may
 //   be null.
@@ -216,6 +218,79 @@ __device__ __forceinline__ void gbla_pull_long_rows(const long long* __restrict_
     }
 }
 
+// Pull, a block per listed huge row (rows[0..n_rows)): its threads stride over the in-edges, then
+// each warp combines its lanes and warp 0 the warps' results, in a fixed order, so that the
+// result does not depend on timing. The loop over rows is uniform over the block (its barriers).
+template <class S, class I, class P = I>
+__device__ __forceinline__ void gbla_pull_huge_rows(const long long* __restrict__ rows,
+                                                    long long n_rows,
+                                                    const P* __restrict__ indptr,
+                                                    const I* __restrict__ indices,
+                                                    const typename S::A* __restrict__ avals,
+                                                    const typename S::U* __restrict__ uvals,
+                                                    const bool* __restrict__ upresent,
+                                                    const bool* __restrict__ mask, int mask_mode,
+                                                    typename S::Z* __restrict__ w,
+                                                    unsigned char* __restrict__ wpresent,
+                                                    I* __restrict__ ids, u64* count)
+{
+    __shared__ typename S::Z warp_acc[32];
+    __shared__ int warp_found[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int n_warps = (blockDim.x + 31) >> 5;
+    for (long long r = blockIdx.x; r < n_rows; r += gridDim.x) {
+        const long long i = rows[r];
+        if (!gbla_allowed(mask, mask_mode, i)) continue;  // uniform across the block
+        const long long start = (long long)indptr[i], end = (long long)indptr[i + 1];
+        typename S::Z acc = S::identity();
+        bool found = false;
+        for (long long base = start; base < end; base += blockDim.x) {
+            const long long e = base + threadIdx.x;
+            if (e < end) {
+                const long long k = (long long)indices[e];
+                if (upresent == nullptr || upresent[k]) {
+                    const typename S::Z z = S::mult(S::load_a(avals, e), S::load_u(uvals, k), k);
+                    acc = found ? S::add(acc, z) : z;
+                    found = true;
+                }
+            }
+            if (S::HAS_TERMINAL && __syncthreads_or(found && S::is_terminal(acc))) break;
+        }
+        for (int offset = 16; offset > 0; offset >>= 1) {
+            const typename S::Z other = gbla_shfl_down(acc, offset);
+            const bool other_found = __shfl_down_sync(GBLA_FULL_WARP, (int)found, offset) != 0;
+            if (other_found && lane + offset < 32) {
+                acc = found ? S::add(acc, other) : other;
+                found = true;
+            }
+        }
+        if (lane == 0) {
+            warp_acc[warp] = acc;
+            warp_found[warp] = found;
+        }
+        __syncthreads();
+        if (warp == 0) {
+            found = lane < n_warps && warp_found[lane];
+            acc = found ? warp_acc[lane] : S::identity();
+            for (int offset = 16; offset > 0; offset >>= 1) {
+                const typename S::Z other = gbla_shfl_down(acc, offset);
+                const bool other_found =
+                    __shfl_down_sync(GBLA_FULL_WARP, (int)found, offset) != 0;
+                if (other_found && lane + offset < 32) {
+                    acc = found ? S::add(acc, other) : other;
+                    found = true;
+                }
+            }
+            if (lane == 0 && found) {
+                w[i] = acc;
+                wpresent[i] = 1;
+                if (ids != nullptr) gbla_list_append(ids, count, i);
+            }
+        }
+        __syncthreads();  // warp_acc is the next row's
+    }
+}
+
 template <class S, class I, class P = I>
 __global__ void gbla_spmv_pull(long long n_out, const P* __restrict__ indptr,
                                const I* __restrict__ indices,
@@ -240,6 +315,20 @@ __global__ void gbla_spmv_pull_warp(const long long* __restrict__ rows, long lon
                                     unsigned char* __restrict__ wpresent)
 {
     gbla_pull_long_rows<S, I, P>(rows, n_rows, indptr, indices, avals, uvals, upresent, mask,
+                                 mask_mode, w, wpresent, (I*)nullptr, nullptr);
+}
+
+template <class S, class I, class P = I>
+__global__ void gbla_spmv_pull_block(const long long* __restrict__ rows, long long n_rows,
+                                     const P* __restrict__ indptr, const I* __restrict__ indices,
+                                     const typename S::A* __restrict__ avals,
+                                     const typename S::U* __restrict__ uvals,
+                                     const bool* __restrict__ upresent,
+                                     const bool* __restrict__ mask, int mask_mode,
+                                     typename S::Z* __restrict__ w,
+                                     unsigned char* __restrict__ wpresent)
+{
+    gbla_pull_huge_rows<S, I, P>(rows, n_rows, indptr, indices, avals, uvals, upresent, mask,
                                  mask_mode, w, wpresent, (I*)nullptr, nullptr);
 }
 
@@ -297,8 +386,9 @@ __device__ __forceinline__ void gbla_push_edge(long long k, long long e,
 
 // A device product in one launch. info[4] == 0: push from the binned entries of u (bins, n_in
 // apart, sizes in info[0..2]): 8 lanes per entry of the small bin, a warp per entry of the
-// medium one, a block per entry of the large one, grid-stride over each. Else pull: a thread per
-// row of the transpose Q, then a warp per long row. The branch is uniform over the grid, and a
+// medium one, a block per entry of the large one, grid-stride over each. Else pull: a block per
+// huge row of the transpose Q (the longest work first), then a thread per row, then a warp per
+// long row. The branch is uniform over the grid, and a
 // direction that cannot run here gets null arrays (its branch is never taken). Either way each
 // entry of w is listed once in ids[0..*count).
 template <class S, class I>
@@ -311,12 +401,15 @@ __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
                                  const I* __restrict__ q_indptr, const I* __restrict__ q_indices,
                                  const typename S::A* __restrict__ q_avals, long long long_row,
                                  const long long* __restrict__ long_rows, long long n_long,
+                                 const long long* __restrict__ huge_rows, long long n_huge,
                                  const bool* __restrict__ mask, int mask_mode,
                                  typename S::Z* __restrict__ w,
                                  unsigned char* __restrict__ wpresent, I* __restrict__ ids,
                                  u64* count)
 {
     if (info[GBLA_INFO_PULL]) {
+        gbla_pull_huge_rows<S, I>(huge_rows, n_huge, q_indptr, q_indices, q_avals, uvals,
+                                  upresent, mask, mask_mode, w, wpresent, ids, count);
         gbla_pull_rows<S, I>(n_out, q_indptr, q_indices, q_avals, uvals, upresent, mask,
                              mask_mode, long_row, w, wpresent, ids, count);
         gbla_pull_long_rows<S, I>(long_rows, n_long, q_indptr, q_indices, q_avals, uvals,
