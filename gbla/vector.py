@@ -396,7 +396,9 @@ class Vector:
             raise V.invalid_value("fill_value", "be given: the vector has missing entries", None)
         xp = B.xp_of(self._device)
         dtype = V.fill_dtype(fill_value, self._dtype)  # -1 into bool or inf into int widens
-        return xp.where(present, values.astype(dtype), xp.asarray(fill_value, dtype=dtype))
+        # where makes the new array: values are cast only where the dtype widens
+        return xp.where(present, values.astype(dtype, copy=False),
+                        xp.asarray(fill_value, dtype=dtype))
 
     def to_coo(self):
         """(indices, values): new arrays on the vector's device, indices sorted int64.

@@ -40,11 +40,22 @@ extern "C" __global__ void gbla_loop_test(const bool* __restrict__ present, long
         if (blockIdx.x != 0 || threadIdx.x != 0) return;
         any = *count != 0;
     } else {
+        // four independent 8-byte loads a thread a pass where present is 8-byte aligned (CuPy's
+        // allocations are), then the bytes past the last whole word one at a time: read a byte
+        // a load, the first test of a run over 16.7 M bytes took 196 us on an H100
         bool found = false;
-        const long long stride = (long long)gridDim.x * blockDim.x;
-        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n && !found;
-             i += stride)
-            found = present[i];
+        const long long threads = (long long)gridDim.x * blockDim.x;
+        const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+        const long long words = ((u64)present & 7) == 0 ? n >> 3 : 0;
+        const u64* __restrict__ word = reinterpret_cast<const u64*>(present);
+        for (long long i = tid; i < words && !found; i += 4 * threads) {
+            u64 bits = word[i];
+            if (i + threads < words) bits |= word[i + threads];
+            if (i + 2 * threads < words) bits |= word[i + 2 * threads];
+            if (i + 3 * threads < words) bits |= word[i + 3 * threads];
+            found = bits != 0;
+        }
+        for (long long i = (words << 3) + tid; i < n && !found; i += threads) found = present[i];
         found = __syncthreads_or(found);
         __shared__ bool last;
         if (threadIdx.x == 0) {
