@@ -148,14 +148,36 @@ __device__ __forceinline__ void gbla_pull_rows(long long n_out, const P* __restr
         const long long start = (long long)indptr[i], end = (long long)indptr[i + 1];
         if (end - start > long_row) continue;  // left to gbla_pull_long_rows
         typename S::Z acc = S::identity();
-        bool found = false;
-        for (long long e = start; e < end; ++e) {
+        bool found = false, done = false;
+        // four in-edges a step: their ids, then their presence, loaded before any is tested, so
+        // that four random reads are in flight, not one (a row's chain of dependent loads set
+        // the pull's time); combined in order, stopping at the terminal value as one at a time
+        // would (a step may read up to three edges past it, never combine them)
+        long long e = start;
+        for (; e + 4 <= end && !done; e += 4) {
+            long long k[4];
+            bool hit[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) k[j] = (long long)indices[e + j];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) hit[j] = upresent == nullptr || upresent[k[j]];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                if (!hit[j] || done) continue;
+                const typename S::Z z = S::mult(S::load_a(avals, e + j), S::load_u(uvals, k[j]),
+                                                k[j]);
+                acc = found ? S::add(acc, z) : z;
+                found = true;
+                done = S::HAS_TERMINAL && S::is_terminal(acc);
+            }
+        }
+        for (; e < end && !done; ++e) {
             const long long k = (long long)indices[e];
             if (upresent != nullptr && !upresent[k]) continue;
             const typename S::Z z = S::mult(S::load_a(avals, e), S::load_u(uvals, k), k);
             acc = found ? S::add(acc, z) : z;
             found = true;
-            if (S::HAS_TERMINAL && S::is_terminal(acc)) break;
+            done = S::HAS_TERMINAL && S::is_terminal(acc);
         }
         if (found) {
             w[i] = acc;
