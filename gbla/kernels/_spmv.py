@@ -76,6 +76,7 @@ def row_tiers(indptr):
     takes each in turn: the longest start first, not last)."""
     cp = _cupy()
     degrees = indptr[1:] - indptr[:-1]
+    # sync: the two counts (once per matrix: callers keep the tiers with it)
     long = cp.flatnonzero((degrees > LONG_ROW) & (degrees <= HUGE_ROW)).astype(np.int64)
     huge = cp.flatnonzero(degrees > HUGE_ROW)
     huge = huge[cp.argsort(-degrees[huge], kind="stable")].astype(np.int64)
