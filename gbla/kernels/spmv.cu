@@ -44,6 +44,45 @@ __device__ __forceinline__ Z gbla_shfl_down(Z v, int offset)
     }
 }
 
+// acc (+)= the product of in-edge e from vertex k; found: acc holds a product already.
+template <class S>
+__device__ __forceinline__ void gbla_pull_combine(typename S::Z& acc, bool& found,
+                                                  const typename S::A* __restrict__ avals,
+                                                  const typename S::U* __restrict__ uvals,
+                                                  long long e, long long k)
+{
+    const typename S::Z z = S::mult(S::load_a(avals, e), S::load_u(uvals, k), k);
+    acc = found ? S::add(acc, z) : z;
+    found = true;
+}
+
+// The lanes' (acc, found) combined into lane 0's in a fixed order (lane l takes lane l +
+// offset's), so that the result does not depend on timing. Every lane of the warp calls it.
+template <class S>
+__device__ __forceinline__ void gbla_warp_combine(typename S::Z& acc, bool& found)
+{
+    const int lane = threadIdx.x & 31;
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        const typename S::Z other = gbla_shfl_down(acc, offset);
+        const bool other_found = __shfl_down_sync(GBLA_FULL_WARP, (int)found, offset) != 0;
+        if (other_found && lane + offset < 32) {
+            acc = found ? S::add(acc, other) : other;
+            found = true;
+        }
+    }
+}
+
+// Output row i's result: w, its presence, and the entry list where one is kept.
+template <class Z, class I>
+__device__ __forceinline__ void gbla_pull_store(long long i, Z acc, Z* __restrict__ w,
+                                                unsigned char* __restrict__ wpresent,
+                                                I* __restrict__ ids, u64* count)
+{
+    w[i] = acc;
+    wpresent[i] = 1;
+    if (ids != nullptr) gbla_list_append(ids, count, i);
+}
+
 // Read-modify-write of *p = add(*p, v) through compare-and-swap on the value's bits; a 1-byte
 // value is swapped inside its aligned 4-byte word. An idempotent monoid stops as soon as the
 // stored value no longer changes.
@@ -164,26 +203,17 @@ __device__ __forceinline__ void gbla_pull_rows(long long n_out, const P* __restr
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
                 if (!hit[j] || done) continue;
-                const typename S::Z z = S::mult(S::load_a(avals, e + j), S::load_u(uvals, k[j]),
-                                                k[j]);
-                acc = found ? S::add(acc, z) : z;
-                found = true;
+                gbla_pull_combine<S>(acc, found, avals, uvals, e + j, k[j]);
                 done = S::HAS_TERMINAL && S::is_terminal(acc);
             }
         }
         for (; e < end && !done; ++e) {
             const long long k = (long long)indices[e];
             if (upresent != nullptr && !upresent[k]) continue;
-            const typename S::Z z = S::mult(S::load_a(avals, e), S::load_u(uvals, k), k);
-            acc = found ? S::add(acc, z) : z;
-            found = true;
+            gbla_pull_combine<S>(acc, found, avals, uvals, e, k);
             done = S::HAS_TERMINAL && S::is_terminal(acc);
         }
-        if (found) {
-            w[i] = acc;
-            wpresent[i] = 1;
-            if (ids != nullptr) gbla_list_append(ids, count, i);
-        }
+        if (found) gbla_pull_store(i, acc, w, wpresent, ids, count);
     }
 }
 
@@ -215,28 +245,14 @@ __device__ __forceinline__ void gbla_pull_long_rows(const long long* __restrict_
             const long long e = base + lane;
             if (e < end) {
                 const long long k = (long long)indices[e];
-                if (upresent == nullptr || upresent[k]) {
-                    const typename S::Z z = S::mult(S::load_a(avals, e), S::load_u(uvals, k), k);
-                    acc = found ? S::add(acc, z) : z;
-                    found = true;
-                }
+                if (upresent == nullptr || upresent[k])
+                    gbla_pull_combine<S>(acc, found, avals, uvals, e, k);
             }
             if (S::HAS_TERMINAL &&
                 __any_sync(GBLA_FULL_WARP, found && S::is_terminal(acc))) break;
         }
-        for (int offset = 16; offset > 0; offset >>= 1) {
-            const typename S::Z other = gbla_shfl_down(acc, offset);
-            const bool other_found = __shfl_down_sync(GBLA_FULL_WARP, (int)found, offset) != 0;
-            if (other_found && lane + offset < 32) {
-                acc = found ? S::add(acc, other) : other;
-                found = true;
-            }
-        }
-        if (lane == 0 && found) {
-            w[i] = acc;
-            wpresent[i] = 1;
-            if (ids != nullptr) gbla_list_append(ids, count, i);
-        }
+        gbla_warp_combine<S>(acc, found);
+        if (lane == 0 && found) gbla_pull_store(i, acc, w, wpresent, ids, count);
     }
 }
 
@@ -270,22 +286,12 @@ __device__ __forceinline__ void gbla_pull_huge_rows(const long long* __restrict_
             const long long e = base + threadIdx.x;
             if (e < end) {
                 const long long k = (long long)indices[e];
-                if (upresent == nullptr || upresent[k]) {
-                    const typename S::Z z = S::mult(S::load_a(avals, e), S::load_u(uvals, k), k);
-                    acc = found ? S::add(acc, z) : z;
-                    found = true;
-                }
+                if (upresent == nullptr || upresent[k])
+                    gbla_pull_combine<S>(acc, found, avals, uvals, e, k);
             }
             if (S::HAS_TERMINAL && __syncthreads_or(found && S::is_terminal(acc))) break;
         }
-        for (int offset = 16; offset > 0; offset >>= 1) {
-            const typename S::Z other = gbla_shfl_down(acc, offset);
-            const bool other_found = __shfl_down_sync(GBLA_FULL_WARP, (int)found, offset) != 0;
-            if (other_found && lane + offset < 32) {
-                acc = found ? S::add(acc, other) : other;
-                found = true;
-            }
-        }
+        gbla_warp_combine<S>(acc, found);
         if (lane == 0) {
             warp_acc[warp] = acc;
             warp_found[warp] = found;
@@ -294,20 +300,8 @@ __device__ __forceinline__ void gbla_pull_huge_rows(const long long* __restrict_
         if (warp == 0) {
             found = lane < n_warps && warp_found[lane];
             acc = found ? warp_acc[lane] : S::identity();
-            for (int offset = 16; offset > 0; offset >>= 1) {
-                const typename S::Z other = gbla_shfl_down(acc, offset);
-                const bool other_found =
-                    __shfl_down_sync(GBLA_FULL_WARP, (int)found, offset) != 0;
-                if (other_found && lane + offset < 32) {
-                    acc = found ? S::add(acc, other) : other;
-                    found = true;
-                }
-            }
-            if (lane == 0 && found) {
-                w[i] = acc;
-                wpresent[i] = 1;
-                if (ids != nullptr) gbla_list_append(ids, count, i);
-            }
+            gbla_warp_combine<S>(acc, found);
+            if (lane == 0 && found) gbla_pull_store(i, acc, w, wpresent, ids, count);
         }
         __syncthreads();  // warp_acc is the next row's
     }
