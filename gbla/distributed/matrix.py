@@ -54,13 +54,16 @@ __all__ = ["DistMatrix", "DistVector", "vxm", "frontier_counts", "replicated_vxm
 @dataclass
 class DistVector:
     """This rank's entries of a vector of ``size``: global ids in ``[lo, hi)``, sorted, and
-    their values."""
+    their values; ``counted``, once :func:`frontier_counts` has counted it against a matrix:
+    (that matrix, the out-degree prefix sums of its entries' rows, their last one), which a
+    push over the same matrix reuses instead of counting (and reading back) again."""
 
     indices: object
     values: object
     size: int
     lo: int
     hi: int
+    counted: tuple = None
 
 
 class DistMatrix:
@@ -325,9 +328,20 @@ def _facts_over_ranks(comm, values):
 def frontier_counts(u, A):
     """(entries, out-edges) of the vector whose part ``u`` is, over every rank: one
     collective, what a DirectionTracker chooses from (and a traversal stops on)."""
+    offsets = _degree_offsets(A, u)
+    edges = int(offsets[-1])  # sync
+    u.counted = (A, offsets, edges)
+    return tuple(A.comm.allreduce_sums([len(u.indices), edges]))
+
+
+def _degree_offsets(A, u):
+    """The prefix sums (from 0, int64) of the out-degrees of u's entries' rows of A."""
+    xp = A.comm.xp
     rows = u.indices - A.lo
-    edges = int((A.indptr[rows + 1] - A.indptr[rows]).sum()) if len(rows) else 0  # sync
-    return tuple(A.comm.allreduce_sums([len(rows), edges]))
+    offsets = xp.zeros(len(rows) + 1, np.int64)
+    if len(rows):
+        xp.cumsum(A.indptr[rows + 1] - A.indptr[rows], out=offsets[1:])
+    return offsets
 
 
 def vxm(u, A, semiring, *, allow=None, direction="push", frontier=None):
@@ -620,11 +634,11 @@ def _device_push(A, u, semiring, dtype, z_dtype):
     ``u`` on the GPU: the push kernel of one GPU over the rank's CSR, into dense w and present
     over all n vertices (no sort of the products)."""
     cp = A.comm.xp
-    rows = u.indices - A.lo
-    offsets = cp.zeros(len(rows) + 1, np.int64)
-    if len(rows):
-        cp.cumsum(A.indptr[rows + 1] - A.indptr[rows], out=offsets[1:])
-    total = int(offsets[-1])  # sync: the edges to expand
+    if u.counted is not None and u.counted[0] is A:  # counted for the direction already
+        offsets, total = u.counted[1:]
+    else:
+        offsets = _degree_offsets(A, u)
+        total = int(offsets[-1])  # sync: the edges to expand
     w = cp.full(A.n, semiring.add.identity_for(z_dtype), z_dtype)
     present = cp.zeros(A.n, np.uint8)
     # the row pointers' address set back by lo: the kernel reads a row at its global id, the

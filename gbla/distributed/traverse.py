@@ -86,10 +86,11 @@ def bfs(A, source, *, return_predecessors=False, depth_limit=None, direction="au
     while depth_limit is None or depth < depth_limit:
         depth += 1
         q = vxm(q, A, semiring, allow=allow, direction=steps, frontier=counts)
-        levels[q.indices - A.lo] = depth
-        allow[q.indices - A.lo] = False
+        found = q.indices - A.lo
+        levels[found] = depth
+        allow[found] = False
         if parents is not None:
-            parents[q.indices - A.lo] = q.values
+            parents[found] = q.values
         counts = frontier_counts(q, A)  # sync: anything found anywhere
         log.end(counts[0])
         if counts[0] == 0:
