@@ -78,6 +78,30 @@ def to_device(a, device):
     return to_host(a)
 
 
+def to_device_together(arrays, device):
+    """Host arrays on ``device`` through one copy: on the GPU each copy from pageable memory
+    first waits for the stream, so a few small arrays go as one buffer, viewed apart again
+    (each at a 16-byte boundary)."""
+    if device != "gpu":
+        return tuple(np.asarray(a) for a in arrays)
+    cp = _cupy()
+    if all(np.size(a) <= 1 for a in arrays):  # a source vertex: filled by a kernel, no copy
+        return tuple(cp.full(np.shape(a), np.asarray(a).reshape(-1)[0], np.asarray(a).dtype)
+                     if np.size(a) else cp.empty(np.shape(a), np.asarray(a).dtype)
+                     for a in arrays)
+    arrays = [np.ascontiguousarray(a) for a in arrays]
+    starts, end = [], 0
+    for a in arrays:
+        starts.append(end)
+        end += -(-a.nbytes // 16) * 16
+    packed = np.zeros(max(end, 1), np.uint8)
+    for a, at in zip(arrays, starts):
+        packed[at:at + a.nbytes] = a.reshape(-1).view(np.uint8)
+    on_gpu = cp.asarray(packed)
+    return tuple(on_gpu[at:at + a.nbytes].view(a.dtype).reshape(a.shape)
+                 for a, at in zip(arrays, starts))
+
+
 def free_device_bytes():
     """Bytes the current GPU can still give: the driver's free memory plus the blocks CuPy's
     pool holds unused (which it hands out again before asking the driver)."""

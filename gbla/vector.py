@@ -204,24 +204,31 @@ class Vector:
         if device is None and B.array_device(indices) == "gpu":
             device = "gpu"
         device = B.resolve_device(device)
-        xp = B.xp_of(device)
+        # Host inputs are checked, sorted and combined on the host and moved once: on the GPU
+        # the checks read two scalars back and the sort is a launch, for what is often one
+        # source vertex.
+        work = "cpu" if B.array_device(indices) == "cpu" and (
+            np.ndim(values) == 0 or B.array_device(values) == "cpu") else device
+        xp = B.xp_of(work)
         idx = B.to_device(np.asarray(indices) if B.array_device(indices) == "cpu" else indices,
-                          device)
+                          work)
         idx = V.index_array(idx, xp, size, "indices")
         if np.ndim(values) == 0 and B.array_device(values) == "cpu":
             dt = V.gbla_dtype(dtype, "dtype") if dtype is not None else \
                 V.storage_dtype(np.asarray(values).dtype, "values")
             vals = xp.full(len(idx), V.scalar_value(values, dt, "values"), dtype=dt)
         else:
-            vals = B.to_device(values, device)
+            vals = B.to_device(values, work)
             if vals.ndim != 1:
                 raise V.invalid_value("values", "be one-dimensional", f"shape {vals.shape}")
             V.same_length(idx, vals, "indices", "values")
             dt = V.gbla_dtype(dtype, "dtype") if dtype is not None else \
                 V.storage_dtype(vals.dtype, "values")
             vals = vals.astype(dt, copy=True)
-        idx, vals = _storage.combine_duplicates(idx, vals, dup_op, device, arg="indices",
+        idx, vals = _storage.combine_duplicates(idx, vals, dup_op, work, arg="indices",
                                                 what="index", show=str)
+        if work != device:
+            idx, vals = B.to_device_together((idx, vals), device)
         return cls._from_sparse_arrays(idx, vals, size, device)
 
     # ------------------------------------------------------------------ internal state
@@ -397,8 +404,8 @@ class Vector:
         xp = B.xp_of(self._device)
         dtype = V.fill_dtype(fill_value, self._dtype)  # -1 into bool or inf into int widens
         # where makes the new array: values are cast only where the dtype widens
-        return xp.where(present, values.astype(dtype, copy=False),
-                        xp.asarray(fill_value, dtype=dtype))
+        # the fill as a NumPy scalar of that dtype: a kernel argument, not a copy to the GPU
+        return xp.where(present, values.astype(dtype, copy=False), dtype.type(fill_value))
 
     def to_coo(self):
         """(indices, values): new arrays on the vector's device, indices sorted int64.

@@ -180,6 +180,26 @@ def test_mixing_devices_raises_when_a_gpu_is_present():
         gbla.mxv(A, u, "plus_times")
 
 
+@pytest.mark.parametrize("indices, values, dtype", [
+    ([], 1.5, None), ([3], True, None), ([3], 7, np.int32), ([4, 0, 2], [1., 2., 3.], None),
+    (np.array([2, 0, 2], np.int16), np.array([5, 6, 7], np.int8), None)],
+    ids=["empty", "one-bool", "one-int32", "three", "repeat"])
+def test_vector_from_coo_gives_the_same_entries_on_every_device(device, indices, values, dtype):
+    # host inputs are checked and combined on the host, then moved in one piece
+    u = gbla.Vector.from_coo(indices, values, 5, dtype=dtype, dup_op=gbla.semirings.binary.plus,
+                             device=device)
+    idx = np.asarray(indices, np.int64)
+    vals = np.broadcast_to(np.asarray(values, dtype), idx.shape)
+    expected = {}
+    for i, v in zip(idx.tolist(), vals.tolist()):
+        expected[i] = expected[i] + v if i in expected else v
+    got_idx, got_vals = (host(a) for a in u.to_coo())
+    np.testing.assert_array_equal(got_idx, sorted(expected))
+    np.testing.assert_array_equal(got_vals, [expected[i] for i in sorted(expected)])
+    assert u.dtype == (np.dtype(dtype) if dtype is not None else
+                       gbla.Vector.from_dense(np.asarray(vals), device="cpu").dtype)
+
+
 def test_vector_from_dense_copies_its_input(device):
     a = np.array([1.0, 2.0, 3.0])
     u = gbla.Vector.from_dense(a, device=device)

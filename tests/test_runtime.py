@@ -106,6 +106,27 @@ def test_the_callers_state_is_not_modified(mode):
     assert out["levels"].nvals == 4 and out["q"].nvals == 0
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("sources", [[3], [0, 4, 2], []], ids=["one", "three", "none"])
+def test_a_start_state_listing_several_entries_is_loaded_whole(mode, sources):
+    # the start of a run from lists: a multi-source BFS, written as a body, from 0, 2 and 4
+    # (or one source, or none) of PATH, whose levels SciPy gives as the least over the sources
+    A = gbla.Matrix.from_scipy(PATH, device=device_of(mode))
+    q = gbla.Vector.from_coo(sources, True, 5, device=A.device)
+    levels = gbla.Vector.from_coo(sources, 0, 5, dtype=np.int32, device=A.device)
+
+    def level(s, depth):
+        s.q = gbla.vxm(s.q, A, "any_pair", mask=~s.levels.S)
+        gbla.assign(s.levels, depth, mask=s.q.S)
+
+    out = gbla.iterate(level, {"q": q, "levels": levels}, while_nonempty="q", mode=mode)
+    expected = np.full(5, -1)
+    for source in sources:
+        got = expected_levels(PATH, source)
+        expected = np.where((got >= 0) & ((expected < 0) | (got < expected)), got, expected)
+    np.testing.assert_array_equal(host(out["levels"].to_dense(-1)), expected)
+
+
 @pytest.mark.gpu
 @SKIP_NO_GPU
 @G.FIXTURE_OK

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one script for the lent GPU machine: install gbla, run the test suite with the GPU tests
 # enabled, then the benchmarks. From the repo root on the GPU machine:
-#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs[_rmat|_real]|sssp[_rmat|_real]|profile|ablation|distributed|distributed_beyond|multisource|outofcore] [args]
+#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs[_rmat|_real]|sssp[_rmat|_real]|profile|ablation|distributed|distributed_beyond|multisource|outofcore|corpus] [args]
 # 'all' (the default) = every part: the test suite, compute-sanitizer over the BFS kernels,
 # one vxm timing, and the `gbla bench` runs behind BENCHMARKS.md (bfs, sssp). Real graphs are
 # read from .device-data/ (a copy of ../shared/data carried along) when present. Logs and JSON go to $OUT when it is set.
@@ -126,5 +126,29 @@ if [ "$part" = all ] || [ "$part" = sssp ] || [ "$part" = sssp_rmat ]; then
 fi
 if [ "$part" = all ] || [ "$part" = sssp ] || [ "$part" = sssp_real ]; then
     bench $ROADS --algo sssp --methods $SSSP_METHODS --peers --sources 8 --json "$OUT/sssp_real.json"
+fi
+# Every real graph of the data set (tiny test graphs and the truncated .first50k files aside)
+# against SciPy: where the GPU wins and where it does not. 'corpus [bfs|sssp]'.
+CORPUS="$D/mtx/bips98_606.mtx $D/mtx/jagmesh7.mtx $D/small/power.graph $D/small/PGPgiantcompo.graph \
+ $D/weighted/rome99.gr $D/weighted/OL.mtx.gz $D/weighted/TG.mtx.gz $D/mesh/delaunay_n15.graph.gz \
+ $D/mesh/rgg_n_2_15_s0.graph.gz $D/mesh/delaunay_n16.mtx.gz $D/road/luxembourg_osm.mtx.gz \
+ $D/road/USA-road-NY.mtx.gz $D/road/USA-road-BAY.mtx.gz $D/road/USA-road-COL.mtx.gz \
+ $D/road/USA-road-FLA.mtx.gz $D/road/USA-road-NW.mtx.gz $D/road/USA-road-NE.mtx.gz \
+ $D/social/email-Eu-core.txt.gz $D/social/ego-Facebook-combined.mtx.gz $D/social/p2p-Gnutella08.txt \
+ $D/social/Wiki-Vote.txt.gz $D/social/p2p-Gnutella24.txt $D/social/as-caida20071105.mtx.gz \
+ $D/social/cit-HepPh.mtx.gz $D/social/email-Enron.mtx.gz $D/social/p2p-Gnutella31.txt.gz \
+ $D/social/ego-Twitter.undirected.mtx.gz $D/social/soc-Slashdot0902.directed.mtx.gz \
+ $D/social/web-Stanford.relabeled.mtx.gz"
+if [ "$part" = corpus ]; then
+    what=${1:-bfs}
+    if [ "$what" = bfs ]; then
+        bench $CORPUS --algo bfs --sources 8 --peers \
+            --methods ${METHODS:-algebraic,single_block,persistent,direction_optimized,edge_centric} \
+            --json "$OUT/corpus_bfs.json"
+    else  # bips98_606 holds negative values: not a graph for SSSP
+        bench ${CORPUS/$D\/mtx\/bips98_606.mtx/} --algo sssp --sources 8 --peers \
+            --methods ${METHODS:-bellman_ford,delta_stepping,edge_bellman_ford,persistent_bellman_ford} \
+            --json "$OUT/corpus_sssp.json"
+    fi
 fi
 exit "$status"

@@ -133,11 +133,11 @@ def _bfs_algebraic(A, source, *, return_parents, depth_limit, direction, stats):
     q_dtype = semiring.output_dtype(np.dtype(np.int64 if return_parents else bool))
     q = Vector.from_coo([source], source if return_parents else True, n, dtype=q_dtype,
                         device=A.device)
-    state = {"q": q, "levels": ops.assign(Vector.new(n, level_dtype, device=A.device), 0,
-                                          mask=q.S)}
+    state = {"q": q, "levels": Vector.from_coo([source], 0, n, dtype=level_dtype,
+                                               device=A.device)}
     if return_parents:
-        state["parents"] = ops.assign(Vector.new(n, level_dtype, device=A.device), source,
-                                      mask=q.S)
+        state["parents"] = Vector.from_coo([source], source, n, dtype=level_dtype,
+                                           device=A.device)
 
     def level(s, depth):
         s.q = ops.vxm(s.q, P, semiring, mask=~s.levels.S, direction=tracker)

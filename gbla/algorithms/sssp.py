@@ -249,7 +249,7 @@ def _check_delta(delta):
 def _bellman_ford(A, source, dtype, direction, products):
     n = A.nrows
     first = Vector.from_coo([source], 0, n, dtype=dtype, device=A.device)
-    dist = _unreached_but(first)
+    dist = _unreached_but(source, n, dtype, A.device)
     # Without a negative cycle, n - 1 rounds settle every shortest path; a change in round n
     # proves a reachable negative cycle. The loop is bounded either way.
     dist, frontier, rounds = relax_all(
@@ -262,11 +262,12 @@ def _bellman_ford(A, source, dtype, direction, products):
     return dist
 
 
-def _unreached_but(first):
-    """Every distance present, +inf but at ``first``'s entries: a relaxation's test is then one
+def _unreached_but(source, n, dtype, device):
+    """Every distance present, +inf but 0 at ``source``: a relaxation's test is then one
     comparison (see _relax.improve)."""
-    dist = ops.assign(Vector.new(first.size, first.dtype, device=first.device), np.inf)
-    return ops.assign(dist, first, mask=first.S)
+    dist = B.xp_of(device).full(n, np.inf, dtype)
+    dist[source] = 0
+    return Vector.from_dense(dist, device=device)
 
 
 def _split(A, delta):
@@ -329,7 +330,7 @@ def _delta_stepping(A, source, dtype, direction, products, delta):
         s.todo = ops.ewise_add(s.pending, s.settled, binary.first)
 
     first = Vector.from_coo([source], 0, n, dtype=dtype, device=A.device)
-    state = {"dist": _unreached_but(first), "pending": first}
+    state = {"dist": _unreached_but(source, n, dtype, A.device), "pending": first}
     if heavy_edges:
         state.update(settled=Vector.new(n, dtype, device=A.device), todo=first)
     run = {}

@@ -77,11 +77,24 @@ def _copy_pair():
                                      name="gbla_store_state")
 
 
+# A scratch array reset by a memset: its fill is all zero bytes (0, False, +0.0).
+_ZERO = object()
+
+
+@functools.lru_cache(maxsize=None)
+def _scatter_pair():
+    """A list's entries written into cleared buffers, values and presence in one kernel."""
+    return _cupy().ElementwiseKernel("I at, T v", "raw T ov, raw bool op",
+                                     "ov[at] = v; op[at] = true;", name="gbla_load_entries")
+
+
 def _copied(a):
-    """A copy of a contiguous CuPy array by one device-to-device memcpy (copyto's path):
-    ndarray.copy() runs an elementwise kernel, 82 us for 16.7 M bytes on an H100."""
+    """A copy of a contiguous CuPy array by one device-to-device memcpy on the current stream:
+    ndarray.copy() runs an elementwise kernel (82 us for 16.7 M bytes on an H100) and copyto
+    spends tens of microseconds of Python choosing the memcpy."""
     out = _cupy().empty_like(a)
-    _cupy().copyto(out, a)
+    if a.nbytes:
+        out.data.copy_from_device_async(a.data, a.nbytes)
     return out
 
 
@@ -93,6 +106,8 @@ class Workspace:
                         for name, size, dtype in signature}
         self.lists = {}  # name -> (ids, count): the entry list kept with a state's buffers
         self.control = cp.zeros(_loop.CONTROL, np.int64)
+        pinned = cp.cuda.alloc_pinned_memory(_loop.CONTROL * 8)
+        self._control_host = np.frombuffer(pinned, np.int64, _loop.CONTROL)  # keeps it alive
         self.iteration = self.control[_loop.ITERATION]  # a 0-d view the body's ops read
         self._scratch = {}
         self._sites = 0
@@ -101,21 +116,33 @@ class Workspace:
         """Copy a run's start state in and reset the control words and the scratch."""
         cp = _cupy()
         for name, v in vectors.items():
-            values, present = v._dense()
             bv, bp = self.buffers[name]
+            if v._is_sparse:  # a list (a search's source): cleared buffers, then its entries
+                indices, values = v._sparse()
+                bv.data.memset_async(0, bv.nbytes)  # zero bytes: 0 of every dtype
+                bp.data.memset_async(0, bp.nbytes)
+                if len(indices):
+                    _scatter_pair()(indices, values, bv, bp)
+                continue
+            values, present = v._dense()
             cp.copyto(bv, values)
             if present is None:
                 bp.fill(True)
             else:
                 cp.copyto(bp, present)
-        start = np.zeros(_loop.CONTROL, np.int64)
+        # through pinned memory: a copy from pageable memory would first wait for the stream
+        # (the last run's copy is done: its results were read after it)
+        start = self._control_host
+        start[:] = 0
         start[_loop.MAX] = -1 if max_iterations is None else max_iterations
         start[_loop.ITERATION] = 1
-        self.control.set(start)
+        self.control.data.copy_from_host_async(start.ctypes.data, start.nbytes)
         for array, initial in self._scratch.values():
             if initial is None:
                 continue
-            if isinstance(initial, np.ndarray) or hasattr(initial, "__cuda_array_interface__"):
+            if initial is _ZERO:
+                array.data.memset_async(0, array.nbytes)
+            elif isinstance(initial, np.ndarray) or hasattr(initial, "__cuda_array_interface__"):
                 cp.copyto(array, initial)
             else:
                 array.fill(initial)
@@ -140,7 +167,8 @@ class Workspace:
             array = cp.empty(size, dtype)
             if fill is not None:
                 array.fill(fill)
-            self._scratch[key] = (array, fill)
+            zero = fill is not None and not any(np.asarray(fill, dtype).tobytes())
+            self._scratch[key] = (array, _ZERO if zero else fill)
         return self._scratch[key][0]
 
     def next_site(self):
