@@ -207,11 +207,11 @@ class Vector:
         # Host inputs are checked, sorted and combined on the host and moved once: on the GPU
         # the checks read two scalars back and the sort is a launch, for what is often one
         # source vertex.
-        work = "cpu" if B.array_device(indices) == "cpu" and (
+        host_indices = B.array_device(indices) == "cpu"
+        work = "cpu" if host_indices and (
             np.ndim(values) == 0 or B.array_device(values) == "cpu") else device
         xp = B.xp_of(work)
-        idx = B.to_device(np.asarray(indices) if B.array_device(indices) == "cpu" else indices,
-                          work)
+        idx = B.to_device(np.asarray(indices) if host_indices else indices, work)
         idx = V.index_array(idx, xp, size, "indices")
         if np.ndim(values) == 0 and B.array_device(values) == "cpu":
             dt = V.gbla_dtype(dtype, "dtype") if dtype is not None else \
@@ -403,8 +403,8 @@ class Vector:
             raise V.invalid_value("fill_value", "be given: the vector has missing entries", None)
         xp = B.xp_of(self._device)
         dtype = V.fill_dtype(fill_value, self._dtype)  # -1 into bool or inf into int widens
-        # where makes the new array: values are cast only where the dtype widens
-        # the fill as a NumPy scalar of that dtype: a kernel argument, not a copy to the GPU
+        # where makes the new array (values are cast only where the dtype widens); the fill is
+        # a NumPy scalar of that dtype: a kernel argument, not a copy to the GPU
         return xp.where(present, values.astype(dtype, copy=False), dtype.type(fill_value))
 
     def to_coo(self):
