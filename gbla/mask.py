@@ -55,9 +55,10 @@ class Mask:
         v = self.vector
         xp = B.xp_of(v.device)
         if v._is_sparse:
-            at, hit = _storage.find_sorted(v._indices, indices, xp)
+            named, values = v._sparse()
+            at, hit = _storage.find_sorted(named, indices, xp)
             if not self.structural:
-                hit[hit] = v._values[at[hit]].astype(bool)
+                hit[hit] = values[at[hit]].astype(bool)
         else:
             values, present = v._dense()
             hit = xp.ones(len(indices), bool) if present is None else present[indices]

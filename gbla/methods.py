@@ -34,7 +34,7 @@ from . import direction as _direction
 from .exceptions import UnknownName, UnsupportedMethod
 
 __all__ = ["Method", "ALGORITHMS", "register", "unregister", "get", "names", "resolve",
-           "budget_option"]
+           "with_budget"]
 
 ALGORITHMS = ("bfs", "sssp")
 INT32_MAX = 2**31 - 1

@@ -9,6 +9,12 @@ place, so their addresses stay fixed, and :meth:`dup` copies them. Inside such a
 vector may also carry an entry list on the device (``_entries``, gbla/kernels/_entries.py: the
 positions of its entries, as a device product or an element-wise op finds them), which later
 ops read instead of scanning every position; any other write drops it.
+
+A GPU vector made by :meth:`Vector.from_coo` from a few host entries (a search's source), or
+by an algorithm as "every entry ``fill`` but these few" (a search's distances), keeps them on
+the host (``_host``) until an op first asks for its arrays: a loop recorded on the device
+(gbla.runtime) then loads them inside its own graph launch, and no array is made for them at
+all.
 """
 
 import numpy as np
@@ -20,6 +26,9 @@ from .mask import Mask
 
 __all__ = ["Vector"]
 
+# At most this many entries from the host stay there until first used (see the module's text).
+STAGED_MAX = 64
+
 
 class Vector:
     """A sparse vector on the CPU (NumPy) or the GPU (CuPy).
@@ -30,7 +39,7 @@ class Vector:
     """
 
     __slots__ = ("_size", "_dtype", "_device", "_values", "_present", "_indices", "_dense_cache",
-                 "_sparse_cache", "_nvals", "_owned", "_entries")
+                 "_sparse_cache", "_nvals", "_owned", "_entries", "_host")
 
     def __init__(self, *args, **kwargs):
         raise TypeError("build a Vector with Vector.from_dense, Vector.from_coo or Vector.new")
@@ -44,6 +53,7 @@ class Vector:
         self._dense_cache = self._sparse_cache = self._nvals = None
         self._owned = False
         self._entries = None
+        self._host = None
         return self
 
     @classmethod
@@ -228,13 +238,54 @@ class Vector:
         idx, vals = _storage.combine_duplicates(idx, vals, dup_op, work, arg="indices",
                                                 what="index", show=str)
         if work != device:
+            if len(idx) <= STAGED_MAX:  # kept on the host until first used
+                return cls._from_host_entries(idx, vals, size, None)
             idx, vals = B.to_device_together((idx, vals), device)
         return cls._from_sparse_arrays(idx, vals, size, device)
+
+    @classmethod
+    def _from_host_entries(cls, indices, values, size, fill, device="gpu"):
+        """Checked host entries (``indices`` int64 ascending and distinct, ``values`` of the
+        vector's dtype, at most STAGED_MAX) of a vector of ``size``: missing elsewhere, or
+        present with ``fill`` (a scalar of that dtype) when it is not None. On the GPU they stay
+        on the host until an op asks for the vector's arrays."""
+        indices = np.asarray(indices, np.int64)
+        values = np.asarray(values)
+        if device == "gpu":
+            self = cls._empty_object(size, values.dtype, device)
+            self._host = (indices, values, fill)
+            self._nvals = len(indices) if fill is None else size
+            return self
+        if fill is None:
+            return cls._from_sparse_arrays(indices, values.copy(), size, device)
+        dense = np.full(size, fill, values.dtype)
+        dense[indices] = values
+        return cls._from_dense_arrays(dense, None, device)
+
+    @property
+    def _staged(self):
+        """Its entries are still on the host (see the module's text)."""
+        return self._host is not None
+
+    def _unstage(self):
+        """A staged vector's arrays made on its device: the entries moved in one piece, or the
+        fill written and the entries set (a kernel each)."""
+        indices, values, fill = self._host
+        self._host = None
+        if fill is None:
+            self._indices, self._values = B.to_device_together((indices, values), self._device)
+            return
+        dense = B.xp_of(self._device).full(self._size, fill, self._dtype)
+        if len(indices):
+            at, entries = B.to_device_together((indices, values), self._device)
+            dense[at] = entries
+        self._values, self._present = dense, None
 
     # ------------------------------------------------------------------ internal state
     def _set_dense(self, values, present):
         self._owned = False
         self._entries = None
+        self._host = None
         self._values, self._present, self._indices = values, present, None
         self._dtype = values.dtype
         self._dense_cache = self._sparse_cache = self._nvals = None
@@ -253,6 +304,7 @@ class Vector:
     def _set_sparse(self, indices, values):
         self._owned = False
         self._entries = None
+        self._host = None
         self._indices, self._values, self._present = indices, values, None
         self._dtype = values.dtype
         self._dense_cache = self._sparse_cache = None
@@ -260,26 +312,33 @@ class Vector:
 
     @property
     def _is_sparse(self):
+        if self._host is not None:
+            return self._host[2] is None
         return self._indices is not None
 
     def _dense(self):
         """(values, present) with present None when every entry is present."""
+        if self._host is not None:
+            self._unstage()
         if not self._is_sparse:
             return self._values, self._present
         if self._dense_cache is None:
+            indices, entries = self._sparse()
             xp = B.xp_of(self._device)
             values = xp.zeros(self._size, self._dtype)
-            values[self._indices] = self._values
-            if len(self._indices) == self._size:
+            values[indices] = entries
+            if len(indices) == self._size:
                 present = None
             else:
                 present = xp.zeros(self._size, bool)
-                present[self._indices] = True
+                present[indices] = True
             self._dense_cache = (values, present)
         return self._dense_cache
 
     def _sparse(self):
         """(indices int64 sorted, values)."""
+        if self._host is not None:
+            self._unstage()
         if self._is_sparse:
             return self._indices, self._values
         if self._sparse_cache is None:
@@ -449,7 +508,7 @@ class Vector:
         other = Vector._empty_object(self._size, self._dtype, self._device)
         other._values, other._present, other._indices = self._values, self._present, self._indices
         other._dense_cache, other._sparse_cache = self._dense_cache, self._sparse_cache
-        other._nvals = self._nvals
+        other._nvals, other._host = self._nvals, self._host
         return other
 
     def to_device(self, device):
@@ -480,6 +539,8 @@ class Vector:
         device = B.resolve_device(device)
         if device == self._device:
             return self
+        if self._host is not None:
+            return Vector._from_host_entries(*self._host[:2], self._size, self._host[2], device)
         if self._is_sparse:
             return Vector._from_sparse_arrays(B.to_device(self._indices, device),
                                               B.to_device(self._values, device), self._size,

@@ -4,7 +4,8 @@ those tests skip on a machine without one, and the registry's refusals are check
 
 Shapes chosen to reach every path of bfs.cu: long paths (many levels inside one single_block
 launch), stars whose hub overflows the block queues (2048 vertices) and the single block's
-queue (8192 vertices) or its edge budget (24576 edges), hubs of every degree bin (thread / warp / block), and graphs dense enough
+queue (8192 vertices) or its edge budget (24576 edges), the single block with and without its
+shared-memory bitmap, hubs of every degree bin (thread / warp / block), and graphs dense enough
 for the direction switch to pull.
 """
 
@@ -222,6 +223,31 @@ def test_shapes_match_scipy(method, shape):
     if source is None:
         source = int(np.argmax(np.diff(S.indptr)))  # the largest hub
     check_kernel(method, matrix(S), S, source)
+
+
+@pytest.mark.parametrize("plan", ["global levels", "small queues"])
+@pytest.mark.parametrize("shape", ["path_10000", "broom", "star_from_a_leaf", "degree_bins",
+                                   "rmat_12"])
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_the_single_block_without_its_bitmap_or_with_small_queues(monkeypatch, plan, shape):
+    # every graph of these tests fits the shared-memory bitmap; the plan a graph of millions
+    # of vertices gets (claims in global memory) and queues small enough to overflow often
+    # are forced here, both over the same shapes
+    from gbla.kernels import _bfs
+    real = _bfs.block_plan
+
+    def forced(n):
+        cap, words, shared = real(n)
+        if plan == "global levels":
+            return cap, 0, shared - 4 * words
+        return 64, words, (6 * 65 + words) * 4
+
+    monkeypatch.setattr(_bfs, "block_plan", forced)
+    S, source = SHAPES[shape]
+    if source is None:
+        source = int(np.argmax(np.diff(S.indptr)))
+    check_kernel("single_block", matrix(S), S, source)
 
 
 @pytest.mark.parametrize("method", SWITCHING)

@@ -200,6 +200,49 @@ def test_vector_from_coo_gives_the_same_entries_on_every_device(device, indices,
                        gbla.Vector.from_dense(np.asarray(vals), device="cpu").dtype)
 
 
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("count", [1, 3, 64, 65])
+def test_a_gpu_vector_kept_on_the_host_until_used_acts_as_one_made_on_the_device(count):
+    # up to STAGED_MAX host entries stay on the host until an op asks for them; 65 are moved
+    # at once. Either way every read and op sees what a vector from device arrays holds.
+    import cupy as cp
+    rng = np.random.default_rng(count)
+    idx = rng.choice(200, count, replace=False)
+    vals = rng.integers(-9, 9, count).astype(np.int64)
+    staged = gbla.Vector.from_coo(idx, vals, 200, device="gpu")
+    made = gbla.Vector.from_coo(cp.asarray(idx), cp.asarray(vals), 200, device="gpu")
+    assert staged._staged == (count <= 64) and not made._staged
+    assert staged.nvals == count and staged.dtype == made.dtype
+    dup = staged.dup()
+    on_cpu = staged.to_device("cpu")
+    assert staged.isequal(made) and dup.isequal(made)
+    np.testing.assert_array_equal(host(staged.to_dense(0)), host(made.to_dense(0)))
+    np.testing.assert_array_equal(on_cpu.to_dense(0), host(made.to_dense(0)))
+    other = gbla.Vector.from_coo(cp.arange(0, 200, 7), 1, 200, device="gpu")
+    for op in (lambda u: gbla.ewise_add(u, other, "plus"),
+               lambda u: gbla.assign(gbla.Vector.new(200, np.int64, device="gpu"), 5,
+                                     mask=u.S),
+               lambda u: gbla.apply(u, gbla.semirings.unary.ainv)):
+        assert op(staged).isequal(op(made))
+    assert not staged._staged  # moved by the first op that asked
+
+
+@pytest.mark.parametrize("fill", [None, np.inf, -2.5])
+def test_a_vector_of_a_fill_but_a_few_host_entries_holds_them_on_every_device(device, fill):
+    # what a search starts from (0 at the source, +inf elsewhere), kept on the host until used
+    u = gbla.Vector._from_host_entries([1, 3], np.array([0., 7.]), 5, fill, device)
+    expected = np.full(5, np.nan if fill is None else fill)
+    expected[[1, 3]] = [0., 7.]
+    assert u.nvals == (2 if fill is None else 5)
+    w = u.dup()
+    np.testing.assert_array_equal(host(u.to_dense(np.nan)), expected)
+    np.testing.assert_array_equal(host(w.to_dense(np.nan)), expected)
+    np.testing.assert_array_equal(u.to_device("cpu").to_dense(np.nan), expected)
+    doubled = gbla.ewise_add(w, w, "plus")
+    np.testing.assert_array_equal(host(doubled.to_dense(np.nan)), 2 * expected)
+
+
 def test_vector_from_dense_copies_its_input(device):
     a = np.array([1.0, 2.0, 3.0])
     u = gbla.Vector.from_dense(a, device=device)

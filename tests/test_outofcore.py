@@ -2,6 +2,7 @@
 strategy, and BFS / SSSP over the partitioned graph against SciPy, with NumPy as the device
 (the GPU runs the same schedule with CuPy)."""
 
+import gc
 import re
 
 import numpy as np
@@ -589,13 +590,15 @@ def test_a_thousand_gpu_searches_give_their_memory_back():
     pool = cp.get_default_memory_pool()
     gbla.bfs(A, 0, memory_budget=200_000)
     gbla.sssp(A, 0, memory_budget=200_000)
+    gc.collect()  # what earlier tests of this worker left in reference cycles goes first
     cp.cuda.Device().synchronize()
     before = pool.used_bytes()
     for k in range(500):
         gbla.bfs(A, k, memory_budget=200_000)
         gbla.sssp(A, k, memory_budget=200_000)
+    gc.collect()
     cp.cuda.Device().synchronize()
-    assert pool.used_bytes() == before
+    assert pool.used_bytes() <= before
 
 
 # ============================================================================== gbla.bfs / gbla.sssp

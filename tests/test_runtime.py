@@ -263,6 +263,56 @@ def test_a_cached_recording_is_reused_with_new_start_states_and_dropped_with_its
 
 @pytest.mark.gpu
 @SKIP_NO_GPU
+def test_one_recording_replays_staged_listed_and_dense_start_states_alike():
+    # a start vector of few host entries is loaded inside the graph launch; a longer list, one
+    # made on the device, or a dense one is copied in before it. The same recording, replayed
+    # from each kind in turn (the loaded kind changing between runs), gives SciPy's levels.
+    import cupy as cp
+    S = sp.random_array((400, 400), density=0.01, random_state=5, format="csr")
+    A = gbla.Matrix.from_scipy(S, device="gpu")
+    n = A.nrows
+
+    def level(s, depth):
+        s.q = gbla.vxm(s.q, A, "any_pair", mask=~s.levels.S)
+        gbla.assign(s.levels, depth, mask=s.q.S)
+
+    def start(sources, kind):
+        if kind == "staged":
+            q = gbla.Vector.from_coo(sources, True, n, device="gpu")
+            levels = gbla.Vector.from_coo(sources, 0, n, dtype=np.int32, device="gpu")
+            assert q._staged and levels._staged
+        elif kind == "device":
+            ids = cp.asarray(sources, np.int64)
+            q = gbla.Vector.from_coo(ids, True, n, device="gpu")
+            levels = gbla.Vector.from_coo(ids, 0, n, dtype=np.int32, device="gpu")
+        else:  # dense: levels present everywhere but -1 where unreached is not a BFS start;
+            # a dense frontier with its levels listed
+            mark = np.zeros(n, bool)
+            mark[sources] = True
+            q = gbla.select(gbla.Vector.from_dense(cp.asarray(mark)), "nonzero")
+            levels = gbla.Vector.from_coo(cp.asarray(sources, np.int64), 0, n, dtype=np.int32,
+                                          device="gpu")
+        return {"q": q, "levels": levels}
+
+    cache = gbla.Matrix.from_scipy(PATH, device="gpu")  # a holder for the one recording
+    rng = np.random.default_rng(0)
+    runs = [(kind, count) for count in (1, 3, 64, 70) for kind in ("staged", "device", "dense")]
+    for kind, count in runs + runs[::-1]:
+        if kind == "staged" and count > 64:
+            kind = "device"
+        sources = sorted(rng.choice(n, count, replace=False).tolist())
+        out = gbla.iterate(level, start(sources, kind), while_nonempty="q", cache=cache,
+                           key="mixed")
+        expected = csgraph.shortest_path(S, unweighted=True, indices=sources).min(axis=0)
+        expected = np.where(np.isinf(expected), -1, expected)
+        np.testing.assert_array_equal(host(out["levels"].to_dense(-1)), expected,
+                                      err_msg=f"{kind} start, {count} sources")
+        assert out["q"].nvals == 0
+    assert len([k for k in cache._cache if k[0] == "gbla.iterate"]) == 1
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
 def test_a_thousand_traversals_give_back_their_memory():
     import cupy as cp
     S = sp.random_array((2000, 2000), density=0.002, random_state=2, format="csr")

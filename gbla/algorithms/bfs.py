@@ -131,13 +131,15 @@ def _bfs_algebraic(A, source, *, return_parents, depth_limit, direction, stats):
     semiring = any_secondi if return_parents else any_pair
     # The frontier keeps one dtype throughout: a parent id under secondi, True under pair.
     q_dtype = semiring.output_dtype(np.dtype(np.int64 if return_parents else bool))
-    q = Vector.from_coo([source], source if return_parents else True, n, dtype=q_dtype,
-                        device=A.device)
-    state = {"q": q, "levels": Vector.from_coo([source], 0, n, dtype=level_dtype,
-                                               device=A.device)}
+    # the start, one entry each, stays on the host until used: a recorded loop loads it
+    # inside its launch
+    def at_source(value, dtype):
+        return Vector._from_host_entries([source], np.full(1, value, dtype), n, None, A.device)
+
+    q = at_source(source if return_parents else True, q_dtype)
+    state = {"q": q, "levels": at_source(0, level_dtype)}
     if return_parents:
-        state["parents"] = Vector.from_coo([source], source, n, dtype=level_dtype,
-                                           device=A.device)
+        state["parents"] = at_source(source, level_dtype)
 
     def level(s, depth):
         s.q = ops.vxm(s.q, P, semiring, mask=~s.levels.S, direction=tracker)

@@ -248,7 +248,7 @@ def _check_delta(delta):
 
 def _bellman_ford(A, source, dtype, direction, products):
     n = A.nrows
-    first = Vector.from_coo([source], 0, n, dtype=dtype, device=A.device)
+    first = _at_source(source, n, dtype, A.device)
     dist = _unreached_but(source, n, dtype, A.device)
     # Without a negative cycle, n - 1 rounds settle every shortest path; a change in round n
     # proves a reachable negative cycle. The loop is bounded either way.
@@ -264,10 +264,15 @@ def _bellman_ford(A, source, dtype, direction, products):
 
 def _unreached_but(source, n, dtype, device):
     """Every distance present, +inf but 0 at ``source``: a relaxation's test is then one
-    comparison (see _relax.improve)."""
-    dist = B.xp_of(device).full(n, np.inf, dtype)
-    dist[source] = 0
-    return Vector.from_dense(dist, device=device)
+    comparison (see _relax.improve). On the GPU it stays on the host until used: a recorded
+    loop writes it inside its launch."""
+    infinity = np.dtype(dtype).type(np.inf)
+    return Vector._from_host_entries([source], np.zeros(1, dtype), n, infinity, device)
+
+
+def _at_source(source, n, dtype, device):
+    """0 at ``source``, no other entry (kept on the host until used, as above)."""
+    return Vector._from_host_entries([source], np.zeros(1, dtype), n, None, device)
 
 
 def _split(A, delta):
@@ -329,10 +334,11 @@ def _delta_stepping(A, source, dtype, direction, products, delta):
         s.pending = ops.ewise_add(s.pending, fell, binary.second)
         s.todo = ops.ewise_add(s.pending, s.settled, binary.first)
 
-    first = Vector.from_coo([source], 0, n, dtype=dtype, device=A.device)
+    first = _at_source(source, n, dtype, A.device)
     state = {"dist": _unreached_but(source, n, dtype, A.device), "pending": first}
     if heavy_edges:
-        state.update(settled=Vector.new(n, dtype, device=A.device), todo=first)
+        nothing = Vector._from_host_entries([], np.zeros(0, dtype), n, None, A.device)
+        state.update(settled=nothing, todo=first)
     run = {}
     out = runtime.iterate(round_, state, while_nonempty="todo" if heavy_edges else "pending",
                           cache=A, key=("gbla.delta_stepping", policy_of(direction), delta),

@@ -19,11 +19,13 @@ from ._launch import THREADS, grid, ptr
 
 WARP = 32
 # The single block: 1024 threads (GBLA_SB_THREADS), a frontier of up to SB_CAP vertices in
-# shared memory (two queues, edge offsets and row starts: 16 bytes a vertex, 128 KiB; 8
-# entries a thread at most, GBLA_SB_PER is 16) and SB_EDGES edges a level (24 per thread): beyond
-# that a level is faster on the whole grid, even with a launch and a host round trip.
-SB_THREADS, SB_CAP, SB_EDGES = 1024, 8192, 24576
-SB_SHARED = (4 * SB_CAP + 1) * 4
+# shared memory (two queues of vertices, row starts and degrees: 24 bytes a vertex, 192 KiB;
+# 8 entries a thread at most, GBLA_SB_PER is 16) and SB_EDGES edges a level (24 per thread):
+# beyond that a level is faster on the whole grid, even with a launch and a host round trip.
+# Where the shared memory left holds a bit per vertex, the visited set is kept there too, the
+# queues shrinking to fit it down to SB_CAP_MIN vertices (:func:`block_plan`).
+SB_THREADS, SB_CAP, SB_CAP_MIN, SB_EDGES = 1024, 8192, 2048, 24576
+SB_STATIC = 1024  # bytes the kernel's own shared arrays take, rounded up
 PERSISTENT_THREADS = 512
 # At most two blocks an SM: every grid.sync() costs an atomic per block, and the levels of a
 # road network are short.
@@ -226,12 +228,13 @@ class _Binned:
         q, out = f.current
         slot, clear = f.next_slot()
         c0, c1, c2 = f.counts
+        cap, words, shared = block_plan(s.n)
         _single_block_kernel()(
             (1,), (SB_THREADS,), (q, np.int32(c0), np.int32(c1), np.int32(c2),
                                   np.int32(self.depth), np.int32(_limit(depth_limit)),
-                                  np.int32(SB_CAP), np.int32(SB_EDGES), np.int32(s.n),
+                                  np.int32(cap), np.int32(SB_EDGES), np.int32(s.n),
                                   s.levels, ptr(s.parents), s.indptr, s.indices, out, slot,
-                                  clear), shared_mem=SB_SHARED)
+                                  clear, np.int32(words)), shared_mem=shared)
         info = f.read()
         self.depth = int(info[DEPTH])
         return bool(info[DONE])
@@ -241,15 +244,35 @@ class _Binned:
         return self.f.size
 
 
+def block_plan(n):
+    """(cap, words, shared bytes) of the single block on a graph of n vertices: the visited
+    set as a bitmap of ``words`` 32-bit words (0: none, the levels claimed in global memory)
+    where it fits beside queues of at least SB_CAP_MIN vertices, and queues of ``cap``."""
+    budget = _shared_budget(_launch.device_id())
+    words = -(-n // 32)
+    cap = min(SB_CAP, (budget - 4 * words) // 24 - 1)
+    if cap < SB_CAP_MIN:
+        words, cap = 0, min(SB_CAP, budget // 24 - 1)
+    return cap, words, (6 * (cap + 1) + words) * 4
+
+
+@functools.lru_cache(maxsize=None)
+def _shared_budget(device):
+    """Dynamic shared memory one block may take on ``device`` (the opt-in limit less the
+    kernel's own arrays)."""
+    limit = _cupy().cuda.Device(device).attributes["MaxSharedMemoryPerBlockOptin"]
+    return int(limit) - SB_STATIC
+
+
 def _single_block_kernel():
     return _opt_in_shared(_kernel("gbla_bfs_single_block"))
 
 
 @functools.lru_cache(maxsize=None)
 def _opt_in_shared(kernel):
-    """The single block's kernel (one function object per device) allowed SB_SHARED bytes of
-    dynamic shared memory, past the default 48 KiB."""
-    kernel.max_dynamic_shared_size_bytes = SB_SHARED
+    """The single block's kernel (one function object per device) allowed all the dynamic
+    shared memory a block may take, past the default 48 KiB."""
+    kernel.max_dynamic_shared_size_bytes = _shared_budget(_launch.device_id())
     return kernel
 
 
@@ -277,9 +300,10 @@ def _direction_optimized(A, source, *, return_parents, depth_limit, direction, s
 
 def _single_block(A, source, *, return_parents, depth_limit, direction, stats):
     b = _Binned(A, source, return_parents)
+    cap = block_plan(b.s.n)[0]
     while b.frontier and _deeper(b.depth, depth_limit):
         edges = b.f.edges
-        if b.frontier <= SB_CAP and (edges is None or edges <= SB_EDGES):
+        if b.frontier <= cap and (edges is None or edges <= SB_EDGES):
             if b.single_block(depth_limit):
                 break
         else:  # the grid kernel takes the levels the block cannot hold
@@ -318,8 +342,9 @@ _KERNELS = (
      "hierarchical queues: lane-indexed warp sub-queues, merged into the block queue, then the "
      "global queue, each with its own overflow"),
     ("single_block", _single_block, False,
-     "one block runs level after level in one launch while the frontier fits (8192 vertices, "
-     "24576 edges), handing over to the load-balanced grid kernel when it outgrows it"),
+     "one block runs level after level in one launch while the frontier fits (up to 8192 "
+     "vertices, 24576 edges; the visited set a bitmap in shared memory where it fits), handing "
+     "over to the load-balanced grid kernel when it outgrows it"),
     ("persistent", _persistent, True,
      "one cooperative launch runs every level, grid-wide barrier between levels, push/pull "
      "chosen on the device by the DirectionPolicy rule"),

@@ -235,34 +235,64 @@ extern "C" __global__ void gbla_bfs_init(int source, int* levels, int* parents, 
 
 // ------------------------------------------------------------------ 7. single_block
 // One block runs level after level inside one launch while the frontier holds at most `cap`
-// vertices and `max_edges` edges: the frontier lives in shared memory, its edges are spread
-// evenly over the block (a block scan of the degrees, then a binary search per edge), and
-// __syncthreads() separates levels, so a level costs no launch and no host round trip. It hands
-// over (returns) when the frontier outgrows it, leaving the frontier in out_bins and its
-// description in slot; slot[6] = 1 when the search is finished.
+// vertices and `max_edges` edges: the frontier lives in shared memory with each vertex's row
+// start and degree (read when the vertex is claimed, so that a level begins with no load), its
+// edges are spread evenly over the block (a block scan of the degrees, then a binary search
+// per edge), and __syncthreads() separates levels, so a level costs no launch and no host
+// round trip. With `words` > 0 the visited set is a bitmap of n bits in shared memory, built
+// from the levels on entry: a claim is then a shared-memory atomicOr, and a level's chain of
+// dependent global loads is two (the edge's target, the target's row). It hands over (returns)
+// when the frontier outgrows it, leaving the frontier in out_bins and its description in slot;
+// slot[6] = 1 when the search is finished.
 // Input: the binned frontier in_bins with sizes c0, c1, c2 (c0 + c1 + c2 <= cap) at level
-// depth. Launch: grid 1, block GBLA_SB_THREADS, dynamic shared memory (4 * cap + 1) * 4 bytes,
-// cap <= GBLA_SB_PER * GBLA_SB_THREADS.
+// depth. Launch: grid 1, block GBLA_SB_THREADS, dynamic shared memory
+// (6 * (cap + 1) + words) * 4 bytes, cap <= GBLA_SB_PER * GBLA_SB_THREADS, words 0 or
+// (n + 31) / 32.
 #define GBLA_SB_THREADS 1024
 #define GBLA_SB_PER 16
+
+// Claims v for this block: the bitmap's bit, or levels[v] itself when there is no bitmap.
+__device__ __forceinline__ bool gbla_sb_claim(unsigned* bitmap, int words, int* levels, int v,
+                                              int depth) {
+    if (!words) return gbla_claim(levels, v, depth);
+    unsigned bit = 1u << (v & 31);
+    if (bitmap[v >> 5] & bit) return false;
+    if (atomicOr(&bitmap[v >> 5], bit) & bit) return false;
+    levels[v] = depth;
+    return true;
+}
 
 extern "C" __global__ void __launch_bounds__(GBLA_SB_THREADS)
 gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int depth_limit,
                       int cap, int max_edges, int n, int* levels, int* parents,
                       const int* indptr, const int* indices, int* out_bins, u64* slot,
-                      u64* clear) {
+                      u64* clear, int words) {
     extern __shared__ int gbla_sb_shared[];
-    int* s_queues[2] = {gbla_sb_shared, gbla_sb_shared + cap};
-    int* s_off = gbla_sb_shared + 2 * cap;        // cap + 1 edge offsets
-    int* s_start = gbla_sb_shared + 3 * cap + 1;  // cap row starts (indptr[u])
+    // two queues, each of vertices, row starts and degrees (cap + 1 each: a queue's degrees
+    // become its edge offsets, count + 1 of them), then the bitmap
+    int* s_v[2] = {gbla_sb_shared, gbla_sb_shared + 3 * (cap + 1)};
+    int* s_start[2] = {s_v[0] + (cap + 1), s_v[1] + (cap + 1)};
+    int* s_deg[2] = {s_v[0] + 2 * (cap + 1), s_v[1] + 2 * (cap + 1)};
+    unsigned* bitmap = (unsigned*)(gbla_sb_shared + 6 * (cap + 1));
     __shared__ long long s_warp[32];
     __shared__ int s_next;
-    int t = threadIdx.x;
+    int t = threadIdx.x, lane = t & 31;
     int count = c0 + c1 + c2;
-    for (int i = t; i < count; i += blockDim.x)
-        s_queues[0][i] = i < c0 ? in_bins[i]
-                       : i < c0 + c1 ? in_bins[(long long)n + (i - c0)]
-                       : in_bins[2LL * n + (i - c0 - c1)];
+    for (int i = t; i < count; i += blockDim.x) {
+        int u = i < c0 ? in_bins[i]
+              : i < c0 + c1 ? in_bins[(long long)n + (i - c0)]
+              : in_bins[2LL * n + (i - c0 - c1)];
+        int start = indptr[u];
+        s_v[0][i] = u;
+        s_start[0][i] = start;
+        s_deg[0][i] = indptr[u + 1] - start;
+    }
+    // the visited set: a warp reads 32 consecutive levels and writes their word
+    for (int base = t - lane; base < words * 32; base += blockDim.x) {
+        int i = base + lane;
+        unsigned seen = __ballot_sync(0xffffffffu, i < n && levels[i] != -1);
+        if (lane == 0) bitmap[base >> 5] = seen;
+    }
     if (t == 0) s_next = 0;
     if (t < GBLA_SLOT) { slot[t] = 0; clear[t] = 0; }
     __syncthreads();
@@ -270,27 +300,25 @@ gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int
     bool finished = false;
     while (true) {
         if (count == 0 || depth == depth_limit) { finished = true; break; }
-        // Each thread takes `per` consecutive frontier entries: their row starts and degrees
-        // (loads issued together), then the block scan gives their edge offsets.
+        // Each thread takes `per` consecutive frontier entries; the block scan of their
+        // degrees gives their edge offsets, written over the degrees.
         const int per = (count + GBLA_SB_THREADS - 1) / GBLA_SB_THREADS;
-        int start[GBLA_SB_PER], deg[GBLA_SB_PER];
+        int deg[GBLA_SB_PER];
         long long mine = 0;
         #pragma unroll
         for (int j = 0; j < GBLA_SB_PER; ++j) {
             int i = t * per + j;
-            bool here = j < per && i < count;
-            int u = here ? s_queues[cur][i] : 0;
-            start[j] = here ? indptr[u] : 0;
-            deg[j] = here ? indptr[u + 1] - start[j] : 0;
+            deg[j] = j < per && i < count ? s_deg[cur][i] : 0;
             mine += deg[j];
         }
         long long total;
-        long long off = gbla_block_exclusive_scan(mine, s_warp, &total);
+        long long off = gbla_block_exclusive_scan(mine, s_warp, &total);  // synchronizes
         if (total > max_edges) break;  // too much work for one block: hand over
+        int* s_off = s_deg[cur];
         #pragma unroll
         for (int j = 0; j < GBLA_SB_PER; ++j) {
             int i = t * per + j;
-            if (j < per && i < count) { s_off[i] = (int)off; s_start[i] = start[j]; }
+            if (j < per && i < count) s_off[i] = (int)off;
             off += deg[j];
         }
         if (t == 0) s_off[count] = (int)total;
@@ -303,12 +331,18 @@ gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int
                 int mid = (lo + hi) >> 1;
                 if (s_off[mid] <= k) lo = mid; else hi = mid;
             }
-            int v = indices[s_start[lo] + (k - s_off[lo])];
-            if (!gbla_claim(levels, v, depth)) continue;
-            if (parents) parents[v] = s_queues[cur][lo];
+            int v = indices[s_start[cur][lo] + (k - s_off[lo])];
+            if (!gbla_sb_claim(bitmap, words, levels, v, depth)) continue;
+            if (parents) parents[v] = s_v[cur][lo];
             int pos = atomicAdd(&s_next, 1);
-            if (pos < cap) s_queues[nxt][pos] = v;
-            else gbla_append_binned(v, n, indptr, out_bins, slot);
+            if (pos < cap) {
+                int start = indptr[v];
+                s_v[nxt][pos] = v;
+                s_start[nxt][pos] = start;
+                s_deg[nxt][pos] = indptr[v + 1] - start;
+            } else {
+                gbla_append_binned(v, n, indptr, out_bins, slot);
+            }
         }
         __syncthreads();
         count = s_next;
@@ -321,7 +355,7 @@ gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int
     // The frontier still in shared memory joins the out bins (the overflow is there already).
     if (!finished)
         for (int i = t; i < count; i += blockDim.x)
-            gbla_append_binned(s_queues[cur][i], n, indptr, out_bins, slot);
+            gbla_append_binned(s_v[cur][i], n, indptr, out_bins, slot);
     __syncthreads();
     if (t == 0) {
         slot[5] = depth;

@@ -3,9 +3,13 @@
 A :class:`Recording` runs the first iteration unrecorded but device-resident (it compiles every
 kernel and builds what ops cache on a matrix, such as a transpose), then captures one iteration
 (the body's ops, the copy of the state into its entry buffers, and the loop's test) into the
-body of a CUDA graph WHILE node, behind one test that decides whether to enter at all. A run is
-then one graph launch and one read of the control words: no host round trip per iteration, and
-no iteration past the end (the WHILE node checks before each).
+body of a CUDA graph WHILE node, behind the run's start (the workspace's prologue: the start
+block from pinned memory, the staged start vectors, the scratch reset) and one test that
+decides whether to enter at all. A run is then, on the caller's stream, one graph launch, one
+copy of the results and one read of the control words: no host round trip per iteration, no
+iteration past the end (the WHILE node checks before each), and for a start state staged on
+the host (a search's source) no array made and no kernel launched from Python before it. The
+first run, which records, runs its loop again from the start in the graph.
 
 Memory the body allocates while it is captured comes from a pool private to the recording (its
 blocks drawn from CuPy's default pool, so they show in its accounting): the graph holds those
@@ -71,24 +75,38 @@ class Recording:
     def run(self, start, max_iterations):
         """Run the loop from ``start`` (a dict of Vectors); returns (final state as new Vectors,
         iterations run)."""
+        if self._exec is not None:
+            return self._replay(start, max_iterations)
         cp = B._cupy()
         caller = cp.cuda.get_current_stream()
         self.stream.wait_event(caller.record())
         ws = self.workspace
         with self.stream:
-            ws.load(start, max_iterations)
+            ws.stage(start, max_iterations)
+            ws.prologue()
             if not self.recorded:
                 if not self._first_iteration():
                     return self._finish(caller)
                 self._record()
-            if self._exec is not None:
-                _check(self.rt, self.rt.cudaGraphLaunch(self._exec, self.stream.ptr))
-            else:
-                _loop.test(self._present(), self._n(), ws.control, counts=0,
-                           count=self._count())
-                while int(ws.control[_loop.GO].get()):  # sync: no conditional nodes here
-                    self._cupy_graph.launch(self.stream)
+                if self._exec is not None:  # its graph runs the loop from the start
+                    caller.wait_event(self.stream.record())
+                    return self._replay(start, max_iterations)
+            _loop.test(self._present(), self._n(), ws.control, counts=0, count=self._count())
+            while int(ws.control[_loop.GO].get()):  # sync: no conditional nodes here
+                self._cupy_graph.launch(self.stream)
         return self._finish(caller)
+
+    def _replay(self, start, max_iterations):
+        """A run of the recorded WHILE graph on the caller's stream: the start staged, one
+        launch, the results copied, the control words read."""
+        stream = B._cupy().cuda.get_current_stream()
+        ws = self.workspace
+        ws.stage(start, max_iterations)
+        _check(self.rt, self.rt.cudaGraphLaunch(self._exec, stream.ptr))
+        results = ws.results()
+        ws.read_control()
+        stream.synchronize()  # sync: the iterations run
+        return results, ws.done()
 
     @property
     def recorded(self):
@@ -98,9 +116,10 @@ class Recording:
         ws = self.workspace
         with self.stream:
             results = ws.results()
-            done = int(ws.control[_loop.DONE].get())  # sync: the iterations run
+            ws.read_control()
+            self.stream.synchronize()  # sync: the iterations run
         caller.wait_event(self.stream.record())
-        return results, done
+        return results, ws.done()
 
     def _present(self):
         return self.workspace.buffers[self.condition][1]
@@ -162,19 +181,26 @@ class Recording:
         graph = _check(rt, rt.cudaGraphCreate(0))
         try:
             handle = _check(rt, rt.cudaGraphConditionalHandleCreate(graph, 0, 0))
-            _capture(rt, s, graph, relaxed, lambda: _loop.test(
-                self._present(), self._n(), self.workspace.control, counts=0,
-                handle=int(handle), count=self._count()))
-            nodes, _ = _check(rt, rt.cudaGraphGetNodes(graph, 1))
+
+            def start():  # the run's start, then the test whether to enter at all
+                self.workspace.prologue()
+                _loop.test(self._present(), self._n(), self.workspace.control, counts=0,
+                           handle=int(handle), count=self._count())
+
+            _capture(rt, s, graph, relaxed, start)
+            # the WHILE node follows every node of the start (the test is the last of them)
+            _, count = _check(rt, rt.cudaGraphGetNodes(graph, 0))
+            nodes, _ = _check(rt, rt.cudaGraphGetNodes(graph, count))
+            nodes = list(nodes[:count])
             params = rt.cudaGraphNodeParams()
             params.type = rt.cudaGraphNodeType.cudaGraphNodeTypeConditional
             params.conditional.handle = handle
             params.conditional.type = rt.cudaGraphConditionalNodeType.cudaGraphCondTypeWhile
             params.conditional.size = 1
             try:
-                _check(rt, rt.cudaGraphAddNode(graph, nodes[:1], None, 1, params))
+                _check(rt, rt.cudaGraphAddNode(graph, nodes, None, len(nodes), params))
             except TypeError:  # cuda-bindings 12: no edge data argument
-                _check(rt, rt.cudaGraphAddNode(graph, nodes[:1], 1, params))
+                _check(rt, rt.cudaGraphAddNode(graph, nodes, len(nodes), params))
             body_graph = params.conditional.phGraph_out[0]
             self._body_recorded = True  # from here on a failure is the body's
             _capture(rt, s, body_graph, relaxed, lambda: self._iteration(state, int(handle)))

@@ -1,8 +1,16 @@
 """The buffers one recorded loop owns, at addresses fixed for the recording's life: each state
 vector's dense values and presence (its "entry buffers", where every iteration starts and
-ends) and, once a value with an entry list is stored there, that list's buffers; the loop's
-control words; and the scratch arrays ops keep across iterations (a direction tracker's state,
-a device product's or an element-wise op's output and entry list), reset before every run."""
+ends, all in one allocation) and, once a value with an entry list is stored there, that list's
+buffers; the loop's control words; and the scratch arrays ops keep across iterations (a
+direction tracker's state, a device product's or an element-wise op's output and entry list),
+reset before every run.
+
+A run starts in two steps. :meth:`Workspace.stage` writes what the host knows into pinned
+memory (the control words, and the entries of start vectors still held on the host: a
+search's source) and copies any other start vector into its buffers. :meth:`Workspace.prologue`
+enqueues the rest: the pinned block's copy to the device, each staged vector's buffers cleared
+and its entries written, the scratch reset. A recorded loop captures the prologue into its
+graph, so that a run from a source costs one launch and no array at all."""
 
 import functools
 
@@ -10,7 +18,7 @@ import numpy as np
 
 from .._backend import _cupy
 from ..kernels import _entries, _loop
-from ..vector import Vector
+from ..vector import STAGED_MAX, Vector
 
 __all__ = ["Workspace", "LoopState"]
 
@@ -88,36 +96,95 @@ def _scatter_pair():
                                      "ov[at] = v; op[at] = true;", name="gbla_load_entries")
 
 
-def _copied(a):
-    """A copy of a contiguous CuPy array by one device-to-device memcpy on the current stream:
-    ndarray.copy() runs an elementwise kernel (82 us for 16.7 M bytes on an H100) and copyto
-    spends tens of microseconds of Python choosing the memcpy."""
-    out = _cupy().empty_like(a)
-    if a.nbytes:
-        out.data.copy_from_device_async(a.data, a.nbytes)
-    return out
+# A staged vector's part of the start block, in int64 words: [staged?, count, filled?, the
+# fill], then STAGED_MAX ids, then STAGED_MAX values packed at their own width.
+_HEAD = 4
+_STAGE_WORDS = _HEAD + 2 * STAGED_MAX
+
+
+@functools.lru_cache(maxsize=None)
+def _clear_staged():
+    """A staged vector's buffers cleared (no entry) or filled (every entry the fill), where its
+    part of the block says staged."""
+    return _cupy().ElementwiseKernel(
+        "raw int64 block, int64 at", "raw T ov, raw bool op",
+        """if (block[at]) {
+            bool filled = block[at + 2] != 0;
+            ov[i] = filled ? reinterpret_cast<const T*>(&block[at + 3])[0] : T(0);
+            op[i] = filled;
+        }""", name="gbla_clear_staged")
+
+
+@functools.lru_cache(maxsize=None)
+def _scatter_staged():
+    """A staged vector's entries written into its cleared buffers: thread i, entry i."""
+    return _cupy().ElementwiseKernel(
+        "raw int64 block, int64 at", "raw T ov, raw bool op",
+        f"""if (block[at] && i < block[at + 1]) {{
+            long long j = block[at + {_HEAD} + i];
+            ov[j] = reinterpret_cast<const T*>(&block[at + {_HEAD + STAGED_MAX}])[i];
+            op[j] = true;
+        }}""", name="gbla_scatter_staged")
+
+
+def _slab(cp, parts):
+    """One allocation cut into arrays of the (size, dtype) ``parts``, each at a 256-byte
+    boundary: (the allocation, the arrays, its byte count)."""
+    starts, end = [], 0
+    for size, dtype in parts:
+        starts.append(end)
+        end += -(-size * np.dtype(dtype).itemsize // 256) * 256
+    slab = cp.empty(max(end, 1), np.uint8)
+    return slab, [slab[at:at + size * np.dtype(dtype).itemsize].view(dtype)
+                  for (size, dtype), at in zip(parts, starts)], end
 
 
 class Workspace:
     def __init__(self, signature):
         cp = _cupy()
         self.signature = signature
-        self.buffers = {name: (cp.empty(size, dtype), cp.empty(size, bool))
-                        for name, size, dtype in signature}
+        parts = [p for _, size, dtype in signature for p in ((size, dtype), (size, bool))]
+        self._slab, arrays, self._slab_bytes = _slab(cp, parts)
+        self.buffers = {name: (arrays[2 * k], arrays[2 * k + 1])
+                        for k, (name, _, _) in enumerate(signature)}
         self.lists = {}  # name -> (ids, count): the entry list kept with a state's buffers
-        self.control = cp.zeros(_loop.CONTROL, np.int64)
-        pinned = cp.cuda.alloc_pinned_memory(_loop.CONTROL * 8)
-        self._control_host = np.frombuffer(pinned, np.int64, _loop.CONTROL)  # keeps it alive
+        # the start block: the control words, then each state name's staged entries; written
+        # on the host in pinned memory, copied to the device in one piece
+        words = _loop.CONTROL + _STAGE_WORDS * len(signature)
+        self._pinned = cp.cuda.alloc_pinned_memory(words * 8 + _loop.CONTROL * 8)
+        self._host = np.frombuffer(self._pinned, np.int64, words)
+        self._read = np.frombuffer(self._pinned, np.int64, _loop.CONTROL, offset=words * 8)
+        self._block = cp.zeros(words, np.int64)
+        self.control = self._block[:_loop.CONTROL]
+        self._at = {name: _loop.CONTROL + _STAGE_WORDS * k
+                    for k, (name, _, _) in enumerate(signature)}
         self.iteration = self.control[_loop.ITERATION]  # a 0-d view the body's ops read
         self._scratch = {}
         self._sites = 0
 
-    def load(self, vectors, max_iterations):
-        """Copy a run's start state in and reset the control words and the scratch."""
+    def stage(self, vectors, max_iterations):
+        """A run's start, the host's part: the control words and the entries of staged start
+        vectors written into pinned memory, any other start vector copied into its buffers
+        (enqueued). :meth:`prologue` does the rest. The pinned block is free to write: the
+        last run was waited for (its control words were read)."""
         cp = _cupy()
+        host = self._host
+        host[:_loop.CONTROL] = 0
+        host[_loop.MAX] = -1 if max_iterations is None else max_iterations
+        host[_loop.ITERATION] = 1
         for name, v in vectors.items():
+            at = self._at[name]
             bv, bp = self.buffers[name]
-            if v._is_sparse:  # a list (a search's source): cleared buffers, then its entries
+            if v._host is not None:  # loaded by the prologue
+                indices, values, fill = v._host
+                k = len(indices)
+                host[at:at + 3] = (1, k, fill is not None)
+                host[at + 3:at + 4].view(bv.dtype)[0] = 0 if fill is None else fill
+                host[at + _HEAD:at + _HEAD + k] = indices
+                host[at + _HEAD + STAGED_MAX:at + _STAGE_WORDS].view(bv.dtype)[:k] = values
+                continue
+            host[at] = 0
+            if v._is_sparse:  # a list: cleared buffers, then its entries
                 indices, values = v._sparse()
                 bv.data.memset_async(0, bv.nbytes)  # zero bytes: 0 of every dtype
                 bp.data.memset_async(0, bp.nbytes)
@@ -130,13 +197,20 @@ class Workspace:
                 bp.fill(True)
             else:
                 cp.copyto(bp, present)
-        # through pinned memory: a copy from pageable memory would first wait for the stream
-        # (the last run's copy is done: its results were read after it)
-        start = self._control_host
-        start[:] = 0
-        start[_loop.MAX] = -1 if max_iterations is None else max_iterations
-        start[_loop.ITERATION] = 1
-        self.control.data.copy_from_host_async(start.ctypes.data, start.nbytes)
+
+    def prologue(self):
+        """A run's start, the device's part (enqueued; a recorded loop captures it): the start
+        block copied from pinned memory (through pinned memory, the copy does not wait for the
+        stream), the staged vectors loaded, the scratch reset and the entry lists forgotten."""
+        cp = _cupy()
+        # the runtime's own call: CuPy refuses a copy from the host while a stream captures
+        rt = cp.cuda.runtime
+        rt.memcpyAsync(self._block.data.ptr, self._host.ctypes.data, self._host.nbytes,
+                       rt.memcpyHostToDevice, cp.cuda.get_current_stream().ptr)
+        for name, (bv, bp) in self.buffers.items():
+            at = np.int64(self._at[name])
+            _clear_staged()(self._block, at, bv, bp, size=bv.size)
+            _scatter_staged()(self._block, at, bv, bp, size=STAGED_MAX)
         for array, initial in self._scratch.values():
             if initial is None:
                 continue
@@ -148,6 +222,15 @@ class Workspace:
                 array.fill(initial)
         for entries in self.lists.values():  # the start state comes without lists
             _entries.forget(entries)
+
+    def read_control(self):
+        """Enqueue the control words' copy into pinned memory; :meth:`done` reads it once the
+        stream is waited for."""
+        self.control.data.copy_to_host_async(self._read.ctypes.data, self._read.nbytes)
+
+    def done(self):
+        """The iterations the last run made (after :meth:`read_control` and a wait)."""
+        return int(self._read[_loop.DONE])
 
     def scratch(self, key, start):
         """The array kept under ``key`` across iterations, ``start`` (a NumPy array) at the start
@@ -220,12 +303,22 @@ class Workspace:
         state._replace(self.vectors())
 
     def results(self):
-        """New Vectors holding copies of the entry buffers (the workspace is reused)."""
-        return {name: Vector._from_dense_arrays(_copied(values), _copied(present), "gpu")
-                for name, (values, present) in self.buffers.items()}
+        """New Vectors holding copies of the entry buffers (the workspace is reused): one
+        allocation and one copy for all of them."""
+        cp = _cupy()
+        copy = cp.empty(self._slab.size, np.uint8)
+        copy.data.copy_from_device_async(self._slab.data, self._slab_bytes)
+        out = {}
+        for name, (values, present) in self.buffers.items():
+            v0 = values.data.ptr - self._slab.data.ptr
+            p0 = present.data.ptr - self._slab.data.ptr
+            out[name] = Vector._from_dense_arrays(
+                copy[v0:v0 + values.nbytes].view(values.dtype),
+                copy[p0:p0 + present.nbytes].view(bool), "gpu")
+        return out
 
     def nbytes(self):
-        return sum(v.nbytes + p.nbytes for v, p in self.buffers.values()) + \
+        return self._slab.nbytes + self._block.nbytes + \
             sum(a.nbytes * (2 if hasattr(i, "nbytes") else 1)
                 for a, i in self._scratch.values()) + \
             sum(ids.nbytes + count.nbytes for ids, count in self.lists.values())
