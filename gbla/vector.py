@@ -238,8 +238,9 @@ class Vector:
         idx, vals = _storage.combine_duplicates(idx, vals, dup_op, work, arg="indices",
                                                 what="index", show=str)
         if work != device:
-            if len(idx) <= STAGED_MAX:  # kept on the host until first used
-                return cls._from_host_entries(idx, vals, size, None)
+            if len(idx) <= STAGED_MAX:  # kept on the host until first used (copies: the
+                # caller's arrays may be checked and kept as they are until here)
+                return cls._from_host_entries(idx.copy(), vals.copy(), size, None)
             idx, vals = B.to_device_together((idx, vals), device)
         return cls._from_sparse_arrays(idx, vals, size, device)
 

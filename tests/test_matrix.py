@@ -210,7 +210,9 @@ def test_a_gpu_vector_kept_on_the_host_until_used_acts_as_one_made_on_the_device
     rng = np.random.default_rng(count)
     idx = rng.choice(200, count, replace=False)
     vals = rng.integers(-9, 9, count).astype(np.int64)
-    staged = gbla.Vector.from_coo(idx, vals, 200, device="gpu")
+    given = (idx.copy(), vals.copy())
+    staged = gbla.Vector.from_coo(*given, 200, device="gpu")
+    given[0][:], given[1][:] = 0, 0  # the caller's arrays are not kept
     made = gbla.Vector.from_coo(cp.asarray(idx), cp.asarray(vals), 200, device="gpu")
     assert staged._staged == (count <= 64) and not made._staged
     assert staged.nvals == count and staged.dtype == made.dtype

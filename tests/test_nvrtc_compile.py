@@ -58,7 +58,11 @@ def _compile(code, names):
 
 
 def test_the_loop_kernels_compile_behind_the_direction_rule():
-    names = ["gbla_loop_test", "gbla_gather_decide<int>", "gbla_gather_decide<long long>"]
+    # the loop's test, the gather of a device product's input, and a run's start (the load of
+    # a vector staged on the host) for every dtype a state vector may have
+    names = ["gbla_loop_test", "gbla_gather_decide<int>", "gbla_gather_decide<long long>"] + \
+        [f"gbla_load_staged_{step}<{c}>" for step in ("clear", "scatter")
+         for c in ("bool", "int", "long long", "float", "double")]
     lowered = _compile(DEFAULT_POLICY.cuda_source() + _launch.source("loop.cu"), names)
     assert lowered[0] == b"gbla_loop_test" and all(lowered)
 

@@ -5,15 +5,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _dtypes
 from .. import direction as _direction
 from . import _launch
 from ._launch import THREADS, ptr
 
-__all__ = ["CONTROL", "DONE", "MAX", "GO", "ITERATION", "test", "Choice", "gather"]
+__all__ = ["CONTROL", "DONE", "MAX", "GO", "ITERATION", "STAGE_HEAD", "test", "load_staged",
+           "Choice", "gather"]
 
 # control[] fields (loop.cu's GBLA_* defines) and its length
 DONE, MAX, GO, ITERATION = 0, 1, 4, 6
 CONTROL = 8
+# words before a staged vector's ids in the start block (loop.cu's GBLA_STAGE_HEAD)
+STAGE_HEAD = 4
 
 
 def test(present, n, control, *, counts, handle=None, count=None):
@@ -29,6 +33,23 @@ def test(present, n, control, *, counts, handle=None, count=None):
     kernel((blocks,), (THREADS,), (ptr(present), np.int64(n), ptr(count), control,
                                    np.int32(counts), np.int32(handle is not None),
                                    np.uint64(handle or 0)))
+
+
+def load_staged(block, at, values, present, cap):
+    """Enqueue the load of a state vector staged on the host: its part of the start ``block``
+    (int64 words from ``at``: [staged?, count, filled?, the fill], ``cap`` ids, ``cap`` values)
+    written into its buffers ``values`` and ``present``; nothing where it is not staged."""
+    ctype = _dtypes.CUDA_TYPES[np.dtype(values.dtype)]
+    names = tuple(f"gbla_load_staged_{step}<{c}>" for step in ("clear", "scatter")
+                  for c in _dtypes.CUDA_TYPES.values())
+    clear, scatter = (_launch.function("loop.cu", f"gbla_load_staged_{step}<{ctype}>",
+                                       prelude=_prelude(), name_expressions=names)
+                      for step in ("clear", "scatter"))
+    n = values.size
+    # a fixed grid: a vector that is not staged costs a flag read a thread, whatever its size
+    clear(_launch.grid(n), (THREADS,), (block, np.int64(at), values, present, np.int64(n)))
+    scatter((-(-cap // THREADS),), (THREADS,), (block, np.int64(at), np.int32(cap), values,
+                                                 present))
 
 
 @dataclass(frozen=True)

@@ -141,3 +141,39 @@ __global__ void gbla_gather_decide(long long n_in, const bool* __restrict__ upre
     __threadfence();
     gbla_decide(info, state, n, edges, early_exit);
 }
+
+// ------------------------------------------------------------------ a run's start
+// A state vector staged on the host (gbla/runtime/workspace.py) is loaded at the start of a
+// run from the start block, copied from pinned memory: the vector's part of the block, at word
+// `at`, is [staged?, count, filled?, the fill], then `cap` ids, then `cap` values of type T.
+// The clear writes every entry (missing, or present with the fill) and the scatter the listed
+// ones; a vector not staged (its buffers copied in by the host) is left alone, each thread
+// of a fixed grid reading the flag once.
+#define GBLA_STAGE_HEAD 4
+
+template <class T>
+__global__ void gbla_load_staged_clear(const long long* __restrict__ block, long long at,
+                                       T* __restrict__ values, bool* __restrict__ present,
+                                       long long n)
+{
+    if (!block[at]) return;
+    const bool filled = block[at + 2] != 0;
+    const T fill = filled ? *reinterpret_cast<const T*>(&block[at + 3]) : T(0);
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        values[i] = fill;
+        present[i] = filled;
+    }
+}
+
+template <class T>
+__global__ void gbla_load_staged_scatter(const long long* __restrict__ block, long long at,
+                                         int cap, T* __restrict__ values,
+                                         bool* __restrict__ present)
+{
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (!block[at] || i >= block[at + 1]) return;
+    const long long j = block[at + GBLA_STAGE_HEAD + i];
+    values[j] = reinterpret_cast<const T*>(&block[at + GBLA_STAGE_HEAD + cap])[i];
+    present[j] = true;
+}

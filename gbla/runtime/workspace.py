@@ -97,34 +97,9 @@ def _scatter_pair():
 
 
 # A staged vector's part of the start block, in int64 words: [staged?, count, filled?, the
-# fill], then STAGED_MAX ids, then STAGED_MAX values packed at their own width.
-_HEAD = 4
+# fill], then STAGED_MAX ids, then STAGED_MAX values packed at their own width (loop.cu).
+_HEAD = _loop.STAGE_HEAD
 _STAGE_WORDS = _HEAD + 2 * STAGED_MAX
-
-
-@functools.lru_cache(maxsize=None)
-def _clear_staged():
-    """A staged vector's buffers cleared (no entry) or filled (every entry the fill), where its
-    part of the block says staged."""
-    return _cupy().ElementwiseKernel(
-        "raw int64 block, int64 at", "raw T ov, raw bool op",
-        """if (block[at]) {
-            bool filled = block[at + 2] != 0;
-            ov[i] = filled ? reinterpret_cast<const T*>(&block[at + 3])[0] : T(0);
-            op[i] = filled;
-        }""", name="gbla_clear_staged")
-
-
-@functools.lru_cache(maxsize=None)
-def _scatter_staged():
-    """A staged vector's entries written into its cleared buffers: thread i, entry i."""
-    return _cupy().ElementwiseKernel(
-        "raw int64 block, int64 at", "raw T ov, raw bool op",
-        f"""if (block[at] && i < block[at + 1]) {{
-            long long j = block[at + {_HEAD} + i];
-            ov[j] = reinterpret_cast<const T*>(&block[at + {_HEAD + STAGED_MAX}])[i];
-            op[j] = true;
-        }}""", name="gbla_scatter_staged")
 
 
 def _slab(cp, parts):
@@ -175,7 +150,7 @@ class Workspace:
         for name, v in vectors.items():
             at = self._at[name]
             bv, bp = self.buffers[name]
-            if v._host is not None:  # loaded by the prologue
+            if v._host is not None and len(v._host[0]) <= STAGED_MAX:  # the prologue loads it
                 indices, values, fill = v._host
                 k = len(indices)
                 host[at:at + 3] = (1, k, fill is not None)
@@ -208,9 +183,7 @@ class Workspace:
         rt.memcpyAsync(self._block.data.ptr, self._host.ctypes.data, self._host.nbytes,
                        rt.memcpyHostToDevice, cp.cuda.get_current_stream().ptr)
         for name, (bv, bp) in self.buffers.items():
-            at = np.int64(self._at[name])
-            _clear_staged()(self._block, at, bv, bp, size=bv.size)
-            _scatter_staged()(self._block, at, bv, bp, size=STAGED_MAX)
+            _loop.load_staged(self._block, self._at[name], bv, bp, STAGED_MAX)
         for array, initial in self._scratch.values():
             if initial is None:
                 continue
