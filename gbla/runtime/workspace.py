@@ -127,10 +127,10 @@ class Workspace:
         # on the host in pinned memory, copied to the device in one piece
         words = _loop.CONTROL + _STAGE_WORDS * len(signature)
         self._pinned = cp.cuda.alloc_pinned_memory(words * 8 + _loop.CONTROL * 8)
-        self._host = np.frombuffer(self._pinned, np.int64, words)
+        self._start_host = np.frombuffer(self._pinned, np.int64, words)
         self._read = np.frombuffer(self._pinned, np.int64, _loop.CONTROL, offset=words * 8)
-        self._block = cp.zeros(words, np.int64)
-        self.control = self._block[:_loop.CONTROL]
+        self._start_device = cp.zeros(words, np.int64)
+        self.control = self._start_device[:_loop.CONTROL]
         self._at = {name: _loop.CONTROL + _STAGE_WORDS * k
                     for k, (name, _, _) in enumerate(signature)}
         self.iteration = self.control[_loop.ITERATION]  # a 0-d view the body's ops read
@@ -143,7 +143,7 @@ class Workspace:
         (enqueued). :meth:`prologue` does the rest. The pinned block is free to write: the
         last run was waited for (its control words were read)."""
         cp = _cupy()
-        host = self._host
+        host = self._start_host
         host[:_loop.CONTROL] = 0
         host[_loop.MAX] = -1 if max_iterations is None else max_iterations
         host[_loop.ITERATION] = 1
@@ -180,10 +180,11 @@ class Workspace:
         cp = _cupy()
         # the runtime's own call: CuPy refuses a copy from the host while a stream captures
         rt = cp.cuda.runtime
-        rt.memcpyAsync(self._block.data.ptr, self._host.ctypes.data, self._host.nbytes,
+        start = self._start_host
+        rt.memcpyAsync(self._start_device.data.ptr, start.ctypes.data, start.nbytes,
                        rt.memcpyHostToDevice, cp.cuda.get_current_stream().ptr)
         for name, (bv, bp) in self.buffers.items():
-            _loop.load_staged(self._block, self._at[name], bv, bp, STAGED_MAX)
+            _loop.load_staged(self._start_device, self._at[name], bv, bp, STAGED_MAX)
         for array, initial in self._scratch.values():
             if initial is None:
                 continue
@@ -291,7 +292,7 @@ class Workspace:
         return out
 
     def nbytes(self):
-        return self._slab.nbytes + self._block.nbytes + \
+        return self._slab.nbytes + self._start_device.nbytes + \
             sum(a.nbytes * (2 if hasattr(i, "nbytes") else 1)
                 for a, i in self._scratch.values()) + \
             sum(ids.nbytes + count.nbytes for ids, count in self.lists.values())
