@@ -16,8 +16,8 @@ from .. import verify
 from ..io import FormatError
 from ..algorithms import bfs, sssp
 from ..exceptions import UnknownName, ValidationError
-from .graphs import (DEFAULT_WEIGHTS, GraphSpec, _edge_weights, graph_info, load_graph,
-                     parse_graph_spec, pick_sources, sssp_weights)
+from .graphs import (GraphSpec, _edge_weights, graph_info, load_graph, parse_graph_spec,
+                     pick_sources, sssp_weights)
 from .report import us_per_level
 
 PEERS = ("scipy", "graphblas")

@@ -53,7 +53,6 @@ def build(comm, pieces, n, dup_op, blocks, problem=None):
     entries over every rank) of the n x n matrix whose edges ``pieces()`` yields on each
     rank, as (src, dst) or (src, dst, values). ``problem``: an error this rank already found,
     raised on every rank alike. Collective."""
-    xp = comm.xp
     total_n, problems = comm.allreduce_sums([n, problem is not None])
     if total_n != n * comm.size:
         raise V.invalid_value("n", "be the same on every rank", n)

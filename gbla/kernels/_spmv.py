@@ -6,8 +6,6 @@ struct and index type, and cached in memory (and by CuPy on disk).
 nothing: three launches (the reset, the frontier binned with the direction chosen on the
 device, and one kernel running the chosen direction), whatever the direction."""
 
-import functools
-
 import numpy as np
 
 from .._backend import _cupy

@@ -6,7 +6,6 @@ algebraic methods take a budget: on a :class:`~.host_matrix.HostMatrix`."""
 
 import numpy as np
 
-from .. import _validation as V
 from .. import methods
 from .host_matrix import HostMatrix, budget_bytes, host_graph
 from .traverse import HostGraph, bfs, sssp
