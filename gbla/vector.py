@@ -157,6 +157,10 @@ class Vector:
         ``values`` may be a scalar (every entry gets it). Repeated indices raise
         :class:`~gbla.DuplicateIndex` unless ``dup_op`` (a BinaryOp) combines them.
 
+        On the GPU, up to 64 entries given on the host are checked at once but kept on the host
+        until an op first reads the vector: a loop recorded on the device (:func:`gbla.iterate`)
+        reads them inside its own graph launch, so a search's source costs no GPU array.
+
         Parameters
         ----------
         indices : 1-D integer array (NumPy, CuPy or a sequence)
