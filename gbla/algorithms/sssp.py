@@ -264,15 +264,14 @@ def _bellman_ford(A, source, dtype, direction, products):
 
 def _unreached_but(source, n, dtype, device):
     """Every distance present, +inf but 0 at ``source``: a relaxation's test is then one
-    comparison (see _relax.improve). On the GPU it stays on the host until used: a recorded
-    loop writes it inside its launch."""
-    infinity = np.dtype(dtype).type(np.inf)
-    return Vector._from_host_entries([source], np.zeros(1, dtype), n, infinity, device)
+    comparison (see _relax.improve)."""
+    return _at_source(source, n, dtype, device, elsewhere=np.dtype(dtype).type(np.inf))
 
 
-def _at_source(source, n, dtype, device):
-    """0 at ``source``, no other entry (kept on the host until used, as above)."""
-    return Vector._from_host_entries([source], np.zeros(1, dtype), n, None, device)
+def _at_source(source, n, dtype, device, elsewhere=None):
+    """0 at ``source``; no other entry, or ``elsewhere`` at every other. On the GPU it stays on
+    the host until used: a recorded loop writes it inside its launch."""
+    return Vector._from_host_entries([source], np.zeros(1, dtype), n, elsewhere, device)
 
 
 def _split(A, delta):

@@ -222,13 +222,14 @@ class _Binned:
         f.read(swap=False)  # nothing was written to the bins: keep them where they were
         self.binned = False
 
-    def single_block(self, depth_limit):
-        """Levels inside one block until done or handed over; True when the search is done."""
+    def single_block(self, depth_limit, plan):
+        """Levels inside one block (``plan``: :func:`block_plan`'s) until done or handed over;
+        True when the search is done."""
         s, f = self.s, self.f
         q, out = f.current
         slot, clear = f.next_slot()
         c0, c1, c2 = f.counts
-        cap, words, shared = block_plan(s.n)
+        cap, words, shared = plan
         _single_block_kernel()(
             (1,), (SB_THREADS,), (q, np.int32(c0), np.int32(c1), np.int32(c2),
                                   np.int32(self.depth), np.int32(_limit(depth_limit)),
@@ -300,11 +301,11 @@ def _direction_optimized(A, source, *, return_parents, depth_limit, direction, s
 
 def _single_block(A, source, *, return_parents, depth_limit, direction, stats):
     b = _Binned(A, source, return_parents)
-    cap = block_plan(b.s.n)[0]
+    plan = block_plan(b.s.n)
     while b.frontier and _deeper(b.depth, depth_limit):
         edges = b.f.edges
-        if b.frontier <= cap and (edges is None or edges <= SB_EDGES):
-            if b.single_block(depth_limit):
+        if b.frontier <= plan[0] and (edges is None or edges <= SB_EDGES):
+            if b.single_block(depth_limit, plan):
                 break
         else:  # the grid kernel takes the levels the block cannot hold
             b.push()

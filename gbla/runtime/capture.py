@@ -89,7 +89,6 @@ class Recording:
                     return self._finish(caller)
                 self._record()
                 if self._exec is not None:  # its graph runs the loop from the start
-                    caller.wait_event(self.stream.record())
                     return self._replay(start, max_iterations)
             _loop.test(self._present(), self._n(), ws.control, counts=0, count=self._count())
             while int(ws.control[_loop.GO].get()):  # sync: no conditional nodes here

@@ -104,14 +104,14 @@ _STAGE_WORDS = _HEAD + 2 * STAGED_MAX
 
 def _slab(cp, parts):
     """One allocation cut into arrays of the (size, dtype) ``parts``, each at a 256-byte
-    boundary: (the allocation, the arrays, its byte count)."""
+    boundary: (the allocation, the arrays)."""
     starts, end = [], 0
     for size, dtype in parts:
         starts.append(end)
         end += -(-size * np.dtype(dtype).itemsize // 256) * 256
     slab = cp.empty(max(end, 1), np.uint8)
     return slab, [slab[at:at + size * np.dtype(dtype).itemsize].view(dtype)
-                  for (size, dtype), at in zip(parts, starts)], end
+                  for (size, dtype), at in zip(parts, starts)]
 
 
 class Workspace:
@@ -119,7 +119,7 @@ class Workspace:
         cp = _cupy()
         self.signature = signature
         parts = [p for _, size, dtype in signature for p in ((size, dtype), (size, bool))]
-        self._slab, arrays, self._slab_bytes = _slab(cp, parts)
+        self._slab, arrays = _slab(cp, parts)
         self.buffers = {name: (arrays[2 * k], arrays[2 * k + 1])
                         for k, (name, _, _) in enumerate(signature)}
         self.lists = {}  # name -> (ids, count): the entry list kept with a state's buffers
@@ -281,7 +281,7 @@ class Workspace:
         allocation and one copy for all of them."""
         cp = _cupy()
         copy = cp.empty(self._slab.size, np.uint8)
-        copy.data.copy_from_device_async(self._slab.data, self._slab_bytes)
+        copy.data.copy_from_device_async(self._slab.data, self._slab.nbytes)
         out = {}
         for name, (values, present) in self.buffers.items():
             v0 = values.data.ptr - self._slab.data.ptr
