@@ -250,6 +250,29 @@ def test_the_single_block_without_its_bitmap_or_with_small_queues(monkeypatch, p
     check_kernel("single_block", matrix(S), S, source)
 
 
+def _out_degree(n, degree, seed):
+    """A directed graph whose every vertex has ``degree`` distinct out-neighbours."""
+    rng = np.random.default_rng(seed)
+    dst = np.concatenate([rng.choice(n - 1, degree, replace=False) for _ in range(n)])
+    src = np.repeat(np.arange(n), degree)
+    dst = dst + (dst >= src)  # no self-loops
+    return edges(src, dst, n)
+
+
+@pytest.mark.parametrize("degree", [1, 2, 5, 32, 33])
+@pytest.mark.parametrize("n", [3000, 20000], ids=["one launch", "handing over"])
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_the_single_block_either_side_of_its_thin_levels(degree, n):
+    # a level whose frontier's degrees are all at most 32 gives each vertex a power of two of
+    # lanes (1, 2, 8, 32 here), any other spreads the edges over the block: on a graph the
+    # block searches in one launch (the graph in shared memory where it fits) and on one past
+    # its queues (handovers to the grid)
+    S = _out_degree(n, degree, seed=degree)
+    check_kernel("single_block", matrix(S), S, 0)
+    check_kernel("single_block", matrix(S), S, 5, depth_limit=2)
+
+
 @pytest.mark.parametrize("method", SWITCHING)
 @pytest.mark.parametrize("direction", ["push", "pull", FLIPPING],
                          ids=["push", "pull", "flipping"])

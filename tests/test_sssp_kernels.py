@@ -54,8 +54,8 @@ def test_every_kernel_is_registered_after_the_algebraic_methods():
     names = gbla.methods.names("sssp")
     assert names[:2] == ["delta_stepping", "bellman_ford"]
     assert set(names) == {"delta_stepping", "bellman_ford", "out_of_core_sssp"} | set(KERNELS)
-    assert set(KERNELS) == set(ABLATION) | {"frontier_bellman_ford", "persistent_bellman_ford"} \
-        | set(BUCKETED)
+    assert set(KERNELS) == set(ABLATION) | {"frontier_bellman_ford", "persistent_bellman_ford",
+                                            "single_block_bellman_ford"} | set(BUCKETED)
     assert set(KERNELS) - set(NEGATIVE) == set(BUCKETED)  # buckets need non-negative weights
 
 
@@ -241,6 +241,34 @@ def test_the_cache_blocked_order_on_a_graph_of_several_segments(tiny_segments, m
     assert A.is_symmetric == (not directed)
     for source in (0, 4321):
         check(method, A, source, dijkstra(S, source))
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("plan", ["all in shared memory", "queues in global memory",
+                                  "past the block"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_single_block_bellman_ford_in_each_of_its_plans(monkeypatch, plan, dtype):
+    # a long path, random chords and a hub of 300 out-edges (a warp striding along its row):
+    # the plan this graph gets (queues and row offsets in shared memory beside the distances),
+    # the one of a graph whose queues do not fit there, and the one of a graph past the block
+    n = 3000
+    rng = np.random.default_rng(11)
+    src = np.r_[np.arange(n - 1), rng.integers(0, n, 400), np.full(300, 7)]
+    dst = np.r_[np.arange(1, n), rng.integers(0, n, 400), rng.choice(n, 300, replace=False)]
+    w = rng.integers(1, 30, len(src)).astype(dtype)
+    S = G.csr(src, dst, w, n)
+    A = gbla.Matrix.from_scipy(S, device="gpu")
+    real = _sssp.single_block_plan
+    size = np.dtype(dtype).itemsize
+    assert real(n, S.nnz, dtype) == (1, 1, n * (size + 4) + 8 * n + 4 * (n + 1))
+    forced = {"all in shared memory": real,
+              "queues in global memory": lambda n, edges, dtype: (0, 0, n * (size + 4)),
+              "past the block": lambda n, edges, dtype: None}[plan]
+    monkeypatch.setattr(_sssp, "single_block_plan", forced)
+    for source in (0, 7, 1500):
+        check("single_block_bellman_ford", A, source, dijkstra(S, source).astype(dtype),
+              dtype=dtype)
 
 
 @pytest.mark.gpu

@@ -113,7 +113,7 @@ fi
 # calls when one call's 10 minutes would not hold both. SSSP's table leaves out the ablation
 # variants of edge_bellman_ford (the 'ablation' part measures them) and the out-of-core methods.
 ROADS="$D/road/USA-road-NE.mtx.gz $D/road/USA-road-FLA.mtx.gz $D/social/ego-Twitter.undirected.mtx.gz"
-SSSP_METHODS=bellman_ford,delta_stepping,edge_bellman_ford,frontier_bellman_ford,persistent_bellman_ford,near_far,persistent_delta_stepping
+SSSP_METHODS=bellman_ford,delta_stepping,edge_bellman_ford,frontier_bellman_ford,persistent_bellman_ford,single_block_bellman_ford,near_far,persistent_delta_stepping
 if [ "$part" = all ] || [ "$part" = bfs ] || [ "$part" = bfs_rmat ]; then
     bench rmat:22 rmat:24 --algo bfs --methods all --peers --peer-sources 2 --json "$OUT/bfs_rmat.json"
 fi
@@ -147,7 +147,7 @@ if [ "$part" = corpus ]; then
             --json "$OUT/corpus_bfs.json"
     else  # bips98_606 holds negative values: not a graph for SSSP
         bench ${CORPUS/$D\/mtx\/bips98_606.mtx/} --algo sssp --sources 8 --peers \
-            --methods ${METHODS:-bellman_ford,delta_stepping,edge_bellman_ford,persistent_bellman_ford} \
+            --methods ${METHODS:-bellman_ford,delta_stepping,edge_bellman_ford,persistent_bellman_ford,single_block_bellman_ford} \
             --json "$OUT/corpus_sssp.json"
     fi
 fi

@@ -26,6 +26,10 @@ WARP = 32
 # queues shrinking to fit it down to SB_CAP_MIN vertices (:func:`block_plan`).
 SB_THREADS, SB_CAP, SB_CAP_MIN, SB_EDGES = 1024, 8192, 2048, 24576
 SB_STATIC = 1024  # bytes the kernel's own shared arrays take, rounded up
+# A graph whose vertices all fit the queues and with at most SB_WHOLE_EDGES edges is searched
+# in one launch that never hands over: a level of at most that many edges costs one block less
+# than a launch of the grid and a host round trip.
+SB_WHOLE_EDGES = 8 * SB_EDGES
 PERSISTENT_THREADS = 512
 # At most two blocks an SM: every grid.sync() costs an atomic per block, and the levels of a
 # road network are short.
@@ -235,7 +239,9 @@ class _Binned:
                                   np.int32(self.depth), np.int32(_limit(depth_limit)),
                                   np.int32(cap), np.int32(SB_EDGES), np.int32(s.n),
                                   s.levels, ptr(s.parents), s.indptr, s.indices, out, slot,
-                                  clear, np.int32(words)), shared_mem=shared)
+                                  clear, np.int32(words), np.int32(-1), np.int32(0),
+                                  np.int32(0)),
+            shared_mem=shared)
         info = f.read()
         self.depth = int(info[DEPTH])
         return bool(info[DONE])
@@ -249,7 +255,7 @@ def block_plan(n):
     """(cap, words, shared bytes) of the single block on a graph of n vertices: the visited
     set as a bitmap of ``words`` 32-bit words (0: none, the levels claimed in global memory)
     where it fits beside queues of at least SB_CAP_MIN vertices, and queues of ``cap``."""
-    budget = _shared_budget(_launch.device_id())
+    budget = shared_budget(_launch.device_id())
     words = -(-n // 32)
     cap = min(SB_CAP, (budget - 4 * words) // 24 - 1)
     if cap < SB_CAP_MIN:
@@ -257,8 +263,21 @@ def block_plan(n):
     return cap, words, (6 * (cap + 1) + words) * 4
 
 
+def one_launch_plan(n, edges, plan):
+    """(cap, words, shared bytes, resident) of a search in one launch, from the block's
+    ``plan`` for n vertices (whose queues hold them all): queues of n vertices, and the graph
+    itself in shared memory beside them (``resident`` 1) where it fits."""
+    cap, words, shared = plan
+    cap = min(cap, n)
+    shared = (6 * (cap + 1) + words) * 4
+    graph = (n + 1 + edges) * 4
+    if shared + graph <= shared_budget(_launch.device_id()):
+        return cap, words, shared + graph, 1
+    return cap, words, shared, 0
+
+
 @functools.lru_cache(maxsize=None)
-def _shared_budget(device):
+def shared_budget(device):
     """Dynamic shared memory one block may take on ``device`` (the opt-in limit less the
     kernel's own arrays)."""
     limit = _cupy().cuda.Device(device).attributes["MaxSharedMemoryPerBlockOptin"]
@@ -266,14 +285,14 @@ def _shared_budget(device):
 
 
 def _single_block_kernel():
-    return _opt_in_shared(_kernel("gbla_bfs_single_block"))
+    return opt_in_shared(_kernel("gbla_bfs_single_block"))
 
 
 @functools.lru_cache(maxsize=None)
-def _opt_in_shared(kernel):
-    """The single block's kernel (one function object per device) allowed all the dynamic
-    shared memory a block may take, past the default 48 KiB."""
-    kernel.max_dynamic_shared_size_bytes = _shared_budget(_launch.device_id())
+def opt_in_shared(kernel):
+    """A kernel of one block (one function object per device: the BFS and SSSP single blocks)
+    allowed all the dynamic shared memory a block may take, past the default 48 KiB."""
+    kernel.max_dynamic_shared_size_bytes = shared_budget(_launch.device_id())
     return kernel
 
 
@@ -300,8 +319,13 @@ def _direction_optimized(A, source, *, return_parents, depth_limit, direction, s
 
 
 def _single_block(A, source, *, return_parents, depth_limit, direction, stats):
+    n = A.nrows
+    plan = block_plan(n)
+    indptr, indices = int32_csr(A)
+    if plan[0] >= n and len(indices) <= SB_WHOLE_EDGES:
+        return _in_one_launch(n, indptr, indices, source, return_parents, depth_limit,
+                              one_launch_plan(n, len(indices), plan))
     b = _Binned(A, source, return_parents)
-    plan = block_plan(b.s.n)
     while b.frontier and _deeper(b.depth, depth_limit):
         edges = b.f.edges
         if b.frontier <= plan[0] and (edges is None or edges <= SB_EDGES):
@@ -310,6 +334,25 @@ def _single_block(A, source, *, return_parents, depth_limit, direction, stats):
         else:  # the grid kernel takes the levels the block cannot hold
             b.push()
     return b.s.result()
+
+
+def _in_one_launch(n, indptr, indices, source, return_parents, depth_limit, plan):
+    """The whole search in one launch of the single block, which sets the levels (and parents)
+    itself: its queues hold every vertex and the graph's edges are few enough for one block a
+    level, so it never hands over and nothing is read back."""
+    cp = _cupy()
+    cap, words, shared, resident = plan
+    levels = cp.empty(n, np.int32)
+    parents = cp.empty(n, np.int32) if return_parents else None
+    _single_block_kernel()(
+        (1,), (SB_THREADS,), (ptr(None), np.int32(0), np.int32(0), np.int32(0), np.int32(0),
+                              np.int32(_limit(depth_limit)), np.int32(cap),
+                              np.int32(methods.INT32_MAX), np.int32(n), levels, ptr(parents),
+                              indptr, indices, ptr(None), ptr(None), ptr(None),
+                              np.int32(words), np.int32(source), np.int32(1),
+                              np.int32(resident)),
+        shared_mem=shared)
+    return levels if parents is None else (levels, parents)
 
 
 def _persistent(A, source, *, return_parents, depth_limit, direction, stats):

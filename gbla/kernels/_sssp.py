@@ -23,7 +23,8 @@ from .. import methods
 from .._backend import _cupy
 from ..exceptions import NegativeCycleError
 from . import _launch
-from ._bfs import PERSISTENT_BLOCKS_PER_SM, PERSISTENT_THREADS, bfs_tree
+from ._bfs import (PERSISTENT_BLOCKS_PER_SM, PERSISTENT_THREADS, bfs_tree, opt_in_shared,
+                   shared_budget)
 from ._frontier import BinnedFrontier, int32_csr, int32_rows
 from ._launch import THREADS, grid, ptr
 
@@ -31,6 +32,10 @@ __all__ = ["segment_order", "name_expressions", "COOPERATIVE", "CTYPES"]
 
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 WARP = 32
+# single_block_bellman_ford: one block of SB_THREADS; a graph of more than SB_EDGES edges (a
+# round of so many is faster on the whole grid), or whose distances and stamps (12 bytes a
+# vertex in float64) do not fit the block's shared memory, runs persistent_bellman_ford instead
+SB_THREADS, SB_EDGES = 1024, 1 << 17
 
 
 COOPERATIVE = ("gbla_sssp_persistent", "gbla_sssp_delta")  # each a module of its own
@@ -42,7 +47,7 @@ def name_expressions(ctype):
     return (f"gbla_sssp_edge<{ctype}, true>", f"gbla_sssp_edge<{ctype}, false>",
             f"gbla_sssp_frontier_expand<{ctype}>", f"gbla_sssp_init<{ctype}>",
             f"gbla_sssp_near_expand<{ctype}>", f"gbla_sssp_far_min<{ctype}>",
-            f"gbla_sssp_far_split<{ctype}>")
+            f"gbla_sssp_far_split<{ctype}>", f"gbla_sssp_single_block<{ctype}>")
 
 
 def _kernel(name, dtype, *template):
@@ -222,7 +227,58 @@ def _persistent_bellman_ford(A, source, *, dtype, return_predecessors, direction
     return _result(A, source, s.dist, s.w, return_predecessors)
 
 
-# ------------------------------------------------------------------ 4. near_far
+# ------------------------------------------------------------------ 4. single_block_bellman_ford
+def single_block_plan(n, edges, dtype):
+    """(queues_shared, rows_shared, shared bytes) of the single-block Bellman-Ford on n
+    vertices and ``edges`` edges: the distances and stamps in shared memory, the frontier
+    queues there too where they fit, then the row offsets where they fit; None where the
+    distances and stamps do not fit, or past SB_EDGES edges."""
+    budget = shared_budget(_launch.device_id())
+    used = n * (np.dtype(dtype).itemsize + 4)
+    if edges > SB_EDGES or used > budget:
+        return None
+    queues_shared = used + 8 * n <= budget
+    used += 8 * n if queues_shared else 0
+    rows_shared = used + 4 * (n + 1) <= budget
+    used += 4 * (n + 1) if rows_shared else 0
+    return int(queues_shared), int(rows_shared), used
+
+
+def _lanes(A, indptr):
+    """log2 of the lanes the single block gives a frontier vertex: the power of two at or above
+    A's largest out-degree, at most a warp (found once and cached)."""
+    if "sssp_lanes" not in A._cache:
+        top = int((indptr[1:] - indptr[:-1]).max()) if A.nrows else 0  # sync, once
+        A._cache["sssp_lanes"] = min(5, max(0, top - 1).bit_length())
+    return A._cache["sssp_lanes"]
+
+
+def _single_block_bellman_ford(A, source, *, dtype, return_predecessors, direction, stats):
+    n = A.nrows
+    indptr, indices = int32_csr(A)
+    plan = single_block_plan(n, len(indices), dtype)
+    if plan is None:
+        return _persistent_bellman_ford(A, source, dtype=dtype, direction=direction,
+                                        return_predecessors=return_predecessors, stats=stats)
+    cp = _cupy()
+    w = _weights(A, dtype)
+    dist = cp.empty(n, dtype)
+    result = cp.empty(2, np.int64)
+    queues_shared, rows_shared, shared = plan
+    queues = None if queues_shared else cp.empty(2 * n, np.int32)
+    opt_in_shared(_kernel("gbla_sssp_single_block", dtype))(
+        (1,), (SB_THREADS,), (np.int32(n), np.int32(source), np.int32(_lanes(A, indptr)),
+                              np.int32(queues_shared), np.int32(rows_shared), dist, ptr(queues),
+                              indptr, indices, ptr(w), result),
+        shared_mem=shared)
+    rounds, bounded = (int(x) for x in result.get())  # sync: the rounds run
+    if bounded:
+        raise _negative_cycle(n)
+    stats["iterations"] = rounds
+    return _result(A, source, dist, w, return_predecessors)
+
+
+# ------------------------------------------------------------------ 5. near_far
 def _near_far(A, source, *, dtype, return_predecessors, direction, stats, delta):
     cp = _cupy()
     s = _Frontier(A, source, dtype)
@@ -276,7 +332,7 @@ def _near_far(A, source, *, dtype, return_predecessors, direction, stats, delta)
     return _result(A, source, s.dist, s.w, return_predecessors)
 
 
-# ------------------------------------------------------------------ 5. persistent_delta_stepping
+# ------------------------------------------------------------------ 6. persistent_delta_stepping
 def _split(A, dtype, delta):
     """A's edges split once into a light (w <= delta) and a heavy CSR, each (indptr, indices,
     weights or None), int32 ids; the last split is cached on A (one delta at a time)."""
@@ -350,6 +406,11 @@ _KERNELS = (
     ("persistent_bellman_ford", _persistent_bellman_ford,
      "frontier_bellman_ford's rounds in one cooperative launch, grid.sync() between rounds: "
      "no launch and no host round trip a round"),
+    ("single_block_bellman_ford", _single_block_bellman_ford,
+     "frontier_bellman_ford's rounds inside one block of one launch, the distances in shared "
+     "memory, the frontier queues and row offsets too where they fit (lanes a vertex up to a "
+     "warp, a lane an edge); graphs of more than 131072 edges or about 19 k vertices (28 k in "
+     "float32) run persistent_bellman_ford"),
 )
 methods.register(methods.Method(
     "near_far", "sssp", "Davidson et al.'s near-far pile: the binned push of vertices below a "

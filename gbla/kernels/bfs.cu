@@ -236,20 +236,33 @@ extern "C" __global__ void gbla_bfs_init(int source, int* levels, int* parents, 
 // ------------------------------------------------------------------ 7. single_block
 // One block runs level after level inside one launch while the frontier holds at most `cap`
 // vertices and `max_edges` edges: the frontier lives in shared memory with each vertex's row
-// start and degree (read when the vertex is claimed, so that a level begins with no load), its
-// edges are spread evenly over the block (a block scan of the degrees, then a binary search
-// per edge), and __syncthreads() separates levels, so a level costs no launch and no host
-// round trip. With `words` > 0 the visited set is a bitmap of n bits in shared memory, built
-// from the levels on entry: a claim is then a shared-memory atomicOr, and a level's chain of
-// dependent global loads is two (the edge's target, the target's row). It hands over (returns)
+// start and degree (read when the vertex is claimed, so that a level begins with no load), and
+// __syncthreads() separates levels, so a level costs no launch and no host round trip. A level
+// runs one of two ways:
+// - thin (every frontier vertex of out-degree at most GBLA_SB_THIN, which the block tracks as
+//   it appends), no scan and one barrier a level: g lanes a frontier vertex, g the power of
+//   two at or above the largest degree, a lane an edge, where that takes at most two passes
+//   of the block; else, degrees at most GBLA_SB_UNROLL, a thread a vertex, its edges' loads
+//   issued together (a long frontier: fewer passes, each a chain of dependent loads).
+// - even: the frontier's edges spread evenly over the block (a block scan of the degrees, then
+//   a binary search per edge), for frontiers with a vertex of higher degree.
+// With `words` > 0 the visited set is a bitmap of n bits in shared memory (built from the
+// levels on entry): a claim is then a shared-memory atomicOr. The block hands over (returns)
 // when the frontier outgrows it, leaving the frontier in out_bins and its description in slot;
 // slot[6] = 1 when the search is finished.
 // Input: the binned frontier in_bins with sizes c0, c1, c2 (c0 + c1 + c2 <= cap) at level
-// depth. Launch: grid 1, block GBLA_SB_THREADS, dynamic shared memory
-// (6 * (cap + 1) + words) * 4 bytes, cap <= GBLA_SB_PER * GBLA_SB_THREADS, words 0 or
+// depth; or, with source >= 0, a new search from source at depth 0 (in_bins unread), the
+// levels (and parents) already -1 everywhere, or set here when `fill` is 1. A launch that
+// cannot hand over (cap >= n and max_edges >= the edge count) may pass null out_bins, slot
+// and clear, and with `resident` 1 copies the graph (indptr, then indices) into shared memory
+// after the bitmap first, so that a level's loads are all from shared memory. Launch: grid 1,
+// block GBLA_SB_THREADS, dynamic shared memory (6 * (cap + 1) + words) * 4 bytes, and
+// (n + 1 + edges) * 4 more when resident; cap <= GBLA_SB_PER * GBLA_SB_THREADS, words 0 or
 // (n + 31) / 32.
 #define GBLA_SB_THREADS 1024
 #define GBLA_SB_PER 16
+#define GBLA_SB_THIN 32
+#define GBLA_SB_UNROLL 8
 
 // Claims v for this block: the bitmap's bit, or levels[v] itself when there is no bitmap.
 __device__ __forceinline__ bool gbla_sb_claim(unsigned* bitmap, int words, int* levels, int v,
@@ -262,107 +275,282 @@ __device__ __forceinline__ bool gbla_sb_claim(unsigned* bitmap, int words, int* 
     return true;
 }
 
+// The single block's next queue: its vertices, row starts and degrees, its count and the
+// largest degree in it (both in the level's rotating counters), and where a vertex past its
+// capacity goes (the out bins, described in slot).
+struct GblaSbQueue {
+    int *v, *start, *deg, *count, *max_deg;
+    int cap, n;
+    const int* indptr;
+    int* out_bins;
+    u64* slot;
+};
+
+// Appends this thread's claimed vertices (bit j of `won`: vertex[j], its row start[j] and
+// degree deg[j] read already) to the queue: one shared atomic a warp. All 32 lanes call it.
+template <int K>
+__device__ __forceinline__ void gbla_sb_append_each(const GblaSbQueue& q, unsigned won,
+                                                    const int* vertex, const int* start,
+                                                    const int* deg) {
+    const int lane = threadIdx.x & 31, k = __popc(won);
+    int before = k;  // inclusive scan of k over the warp
+    for (int off = 1; off < 32; off <<= 1) {
+        int y = __shfl_up_sync(0xffffffffu, before, off);
+        if (lane >= off) before += y;
+    }
+    const int warp_total = __shfl_sync(0xffffffffu, before, 31);
+    if (warp_total == 0) return;
+    int base = 0;
+    if (lane == 31) base = atomicAdd(q.count, warp_total);
+    base = __shfl_sync(0xffffffffu, base, 31) + before - k;
+    int top = 0;
+    #pragma unroll
+    for (int j = 0; j < K; ++j)
+        if (won >> j & 1u) {
+            int pos = base + __popc(won & ((1u << j) - 1u));
+            if (pos < q.cap) {
+                q.v[pos] = vertex[j];
+                q.start[pos] = start[j];
+                q.deg[pos] = deg[j];
+            } else {
+                gbla_append_binned(vertex[j], q.n, q.indptr, q.out_bins, q.slot);
+            }
+            top = max(top, deg[j]);
+        }
+    top = __reduce_max_sync(0xffffffffu, top);
+    if (lane == 0) atomicMax(q.max_deg, top);
+}
+
+// Appends v (when `won`, its row start and degree read already) to the queue: one shared
+// atomic a warp. All 32 lanes call it.
+__device__ __forceinline__ void gbla_sb_append(const GblaSbQueue& q, bool won, int v, int start,
+                                               int deg) {
+    const int lane = threadIdx.x & 31;
+    const unsigned mask = __ballot_sync(0xffffffffu, won);
+    if (!mask) return;
+    const int leader = __ffs(mask) - 1;
+    int base = 0;
+    if (lane == leader) base = atomicAdd(q.count, __popc(mask));
+    base = __shfl_sync(0xffffffffu, base, leader);
+    if (won) {
+        int pos = base + __popc(mask & ((1u << lane) - 1u));
+        if (pos < q.cap) {
+            q.v[pos] = v;
+            q.start[pos] = start;
+            q.deg[pos] = deg;
+        } else {
+            gbla_append_binned(v, q.n, q.indptr, q.out_bins, q.slot);
+        }
+    }
+    const int top = __reduce_max_sync(0xffffffffu, won ? deg : 0);
+    if (lane == leader) atomicMax(q.max_deg, top);
+}
+
 extern "C" __global__ void __launch_bounds__(GBLA_SB_THREADS)
 gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int depth_limit,
                       int cap, int max_edges, int n, int* levels, int* parents,
                       const int* indptr, const int* indices, int* out_bins, u64* slot,
-                      u64* clear, int words) {
+                      u64* clear, int words, int source, int fill, int resident) {
     extern __shared__ int gbla_sb_shared[];
     // two queues, each of vertices, row starts and degrees (cap + 1 each: a queue's degrees
-    // become its edge offsets, count + 1 of them), then the bitmap
-    int* s_v[2] = {gbla_sb_shared, gbla_sb_shared + 3 * (cap + 1)};
-    int* s_start[2] = {s_v[0] + (cap + 1), s_v[1] + (cap + 1)};
-    int* s_deg[2] = {s_v[0] + 2 * (cap + 1), s_v[1] + 2 * (cap + 1)};
-    unsigned* bitmap = (unsigned*)(gbla_sb_shared + 6 * (cap + 1));
+    // become its edge offsets, count + 1 of them; queue q's three arrays start at
+    // (3 q + 0, 1, 2) (cap + 1)), then the bitmap
+    const int stride = cap + 1;
+#define GBLA_SB_V(q) (gbla_sb_shared + 3 * (q) * stride)
+#define GBLA_SB_START(q) (gbla_sb_shared + (3 * (q) + 1) * stride)
+#define GBLA_SB_DEG(q) (gbla_sb_shared + (3 * (q) + 2) * stride)
+    unsigned* bitmap = (unsigned*)(gbla_sb_shared + 6 * stride);
     __shared__ long long s_warp[32];
-    __shared__ int s_next;
+    // counters of three rotating levels: the level read, the one built, the one cleared
+    __shared__ int s_count[3], s_max_deg[3];
     int t = threadIdx.x, lane = t & 31;
-    int count = c0 + c1 + c2;
-    for (int i = t; i < count; i += blockDim.x) {
-        int u = i < c0 ? in_bins[i]
-              : i < c0 + c1 ? in_bins[(long long)n + (i - c0)]
-              : in_bins[2LL * n + (i - c0 - c1)];
-        int start = indptr[u];
-        s_v[0][i] = u;
-        s_start[0][i] = start;
-        s_deg[0][i] = indptr[u + 1] - start;
+    if (t < 3) { s_count[t] = 0; s_max_deg[t] = 0; }
+    if (slot && t < GBLA_SLOT) { slot[t] = 0; clear[t] = 0; }
+    if (resident) {  // read by the first level after a barrier below
+        int* s_indptr = (int*)(bitmap + words);
+        int* s_indices = s_indptr + n + 1;
+        const int edges = indptr[n];
+        for (int i = t; i <= n; i += blockDim.x) s_indptr[i] = indptr[i];
+        #pragma unroll 4
+        for (int i = t; i < edges; i += blockDim.x) s_indices[i] = indices[i];
+        indptr = s_indptr;
+        indices = s_indices;
     }
-    // the visited set: a warp reads 32 consecutive levels and writes their word
-    for (int base = t - lane; base < words * 32; base += blockDim.x) {
-        int i = base + lane;
-        unsigned seen = __ballot_sync(0xffffffffu, i < n && levels[i] != -1);
-        if (lane == 0) bitmap[base >> 5] = seen;
+    int count;
+    if (source >= 0) {
+        if (fill)
+            for (int i = t; i < n; i += blockDim.x) {
+                levels[i] = i == source ? 0 : -1;
+                if (parents) parents[i] = i == source ? source : -1;
+            }
+        else if (t == 0) {
+            levels[source] = 0;
+            if (parents) parents[source] = source;
+        }
+        for (int i = t; i < words; i += blockDim.x)
+            bitmap[i] = i == source >> 5 ? 1u << (source & 31) : 0u;
+        count = 1;
+        __syncthreads();
+        if (t == 0) {
+            int start = indptr[source];
+            GBLA_SB_V(0)[0] = source;
+            GBLA_SB_START(0)[0] = start;
+            GBLA_SB_DEG(0)[0] = s_max_deg[0] = indptr[source + 1] - start;
+        }
+    } else {
+        count = c0 + c1 + c2;
+        int top = 0;
+        __syncthreads();
+        for (int i = t; i < count; i += blockDim.x) {
+            int u = i < c0 ? in_bins[i]
+                  : i < c0 + c1 ? in_bins[(long long)n + (i - c0)]
+                  : in_bins[2LL * n + (i - c0 - c1)];
+            int start = indptr[u];
+            GBLA_SB_V(0)[i] = u;
+            GBLA_SB_START(0)[i] = start;
+            GBLA_SB_DEG(0)[i] = indptr[u + 1] - start;
+            top = max(top, GBLA_SB_DEG(0)[i]);
+        }
+        top = __reduce_max_sync(0xffffffffu, top);
+        if (lane == 0) atomicMax(&s_max_deg[0], top);
+        // the visited set: a warp reads 32 consecutive levels and writes their word
+        for (int base = t - lane; base < words * 32; base += blockDim.x) {
+            int i = base + lane;
+            unsigned seen = __ballot_sync(0xffffffffu, i < n && levels[i] != -1);
+            if (lane == 0) bitmap[base >> 5] = seen;
+        }
     }
-    if (t == 0) s_next = 0;
-    if (t < GBLA_SLOT) { slot[t] = 0; clear[t] = 0; }
     __syncthreads();
-    int cur = 0, levels_run = 0;
+    int cur = 0, r = 0, levels_run = 0;
     bool finished = false;
     while (true) {
         if (count == 0 || depth == depth_limit) { finished = true; break; }
-        // Each thread takes `per` consecutive frontier entries; the block scan of their
-        // degrees gives their edge offsets, written over the degrees.
-        const int per = (count + GBLA_SB_THREADS - 1) / GBLA_SB_THREADS;
-        int deg[GBLA_SB_PER];
-        long long mine = 0;
-        #pragma unroll
-        for (int j = 0; j < GBLA_SB_PER; ++j) {
-            int i = t * per + j;
-            deg[j] = j < per && i < count ? s_deg[cur][i] : 0;
-            mine += deg[j];
-        }
-        long long total;
-        long long off = gbla_block_exclusive_scan(mine, s_warp, &total);  // synchronizes
-        if (total > max_edges) break;  // too much work for one block: hand over
-        int* s_off = s_deg[cur];
-        #pragma unroll
-        for (int j = 0; j < GBLA_SB_PER; ++j) {
-            int i = t * per + j;
-            if (j < per && i < count) s_off[i] = (int)off;
-            off += deg[j];
-        }
-        if (t == 0) s_off[count] = (int)total;
-        __syncthreads();
-        int nxt = cur ^ 1;
-        depth += 1;
-        for (int k = t; k < total; k += blockDim.x) {
-            int lo = 0, hi = count;  // the last i with s_off[i] <= k
-            while (hi - lo > 1) {
-                int mid = (lo + hi) >> 1;
-                if (s_off[mid] <= k) lo = mid; else hi = mid;
+        const int built = r == 2 ? 0 : r + 1, cleared = built == 2 ? 0 : built + 1;
+        const int nxt = cur ^ 1;
+        GblaSbQueue q{GBLA_SB_V(nxt), GBLA_SB_START(nxt), GBLA_SB_DEG(nxt), &s_count[built],
+                      &s_max_deg[built], cap, n, indptr, out_bins, slot};
+        const int max_deg = s_max_deg[r];
+        // g lanes a frontier vertex: the power of two at or above its largest degree
+        const int lg = max_deg <= 1 ? 0 : 32 - __clz(max_deg - 1), g = 1 << lg;
+        const bool thin = max_deg <= GBLA_SB_THIN && (long long)count * max_deg <= max_edges;
+        if (thin && count << lg <= 2 * GBLA_SB_THREADS) {
+            // a lane an edge (at most two passes)
+            depth += 1;
+            for (int k0 = t - lane; k0 < count << lg; k0 += blockDim.x) {
+                const int k = k0 + lane, i = k >> lg, j = k & (g - 1);
+                int u = 0, v = 0, start = 0, d = 0;
+                bool won = false;
+                if (i < count && j < GBLA_SB_DEG(cur)[i]) {
+                    u = GBLA_SB_V(cur)[i];
+                    v = indices[GBLA_SB_START(cur)[i] + j];
+                    won = gbla_sb_claim(bitmap, words, levels, v, depth);
+                }
+                if (won) {
+                    if (parents) parents[v] = u;
+                    start = indptr[v];
+                    d = indptr[v + 1] - start;
+                }
+                gbla_sb_append(q, won, v, start, d);
             }
-            int v = indices[s_start[cur][lo] + (k - s_off[lo])];
-            if (!gbla_sb_claim(bitmap, words, levels, v, depth)) continue;
-            if (parents) parents[v] = s_v[cur][lo];
-            int pos = atomicAdd(&s_next, 1);
-            if (pos < cap) {
-                int start = indptr[v];
-                s_v[nxt][pos] = v;
-                s_start[nxt][pos] = start;
-                s_deg[nxt][pos] = indptr[v + 1] - start;
-            } else {
-                gbla_append_binned(v, n, indptr, out_bins, slot);
+        } else if (thin && max_deg <= GBLA_SB_UNROLL) {
+            // a thread a frontier vertex: all its edges' loads at once, its claims, then all
+            // its claimed vertices' row loads at once
+            depth += 1;
+            for (int i0 = t - lane; i0 < count; i0 += blockDim.x) {
+                const int i = i0 + lane;
+                const bool has = i < count;
+                const int u = has ? GBLA_SB_V(cur)[i] : 0;
+                const int first = has ? GBLA_SB_START(cur)[i] : 0;
+                const int d = has ? GBLA_SB_DEG(cur)[i] : 0;
+                int nb[GBLA_SB_UNROLL], start[GBLA_SB_UNROLL], deg[GBLA_SB_UNROLL];
+                unsigned won = 0;
+                #pragma unroll
+                for (int j = 0; j < GBLA_SB_UNROLL; ++j) nb[j] = j < d ? indices[first + j] : 0;
+                #pragma unroll
+                for (int j = 0; j < GBLA_SB_UNROLL; ++j)
+                    if (j < d && gbla_sb_claim(bitmap, words, levels, nb[j], depth)) {
+                        if (parents) parents[nb[j]] = u;
+                        won |= 1u << j;
+                    }
+                #pragma unroll
+                for (int j = 0; j < GBLA_SB_UNROLL; ++j)
+                    if (won >> j & 1u) {
+                        start[j] = indptr[nb[j]];
+                        deg[j] = indptr[nb[j] + 1] - start[j];
+                    } else {
+                        start[j] = deg[j] = 0;
+                    }
+                gbla_sb_append_each<GBLA_SB_UNROLL>(q, won, nb, start, deg);
+            }
+        } else {
+            // Each thread takes `per` consecutive frontier entries; the block scan of their
+            // degrees gives their edge offsets, written over the degrees.
+            const int per = (count + GBLA_SB_THREADS - 1) / GBLA_SB_THREADS;
+            int deg[GBLA_SB_PER];
+            long long mine = 0;
+            #pragma unroll
+            for (int j = 0; j < GBLA_SB_PER; ++j) {
+                int i = t * per + j;
+                deg[j] = j < per && i < count ? GBLA_SB_DEG(cur)[i] : 0;
+                mine += deg[j];
+            }
+            long long total;
+            long long off = gbla_block_exclusive_scan(mine, s_warp, &total);  // synchronizes
+            if (total > max_edges) break;  // too much work for one block: hand over
+            int* s_off = GBLA_SB_DEG(cur);
+            #pragma unroll
+            for (int j = 0; j < GBLA_SB_PER; ++j) {
+                int i = t * per + j;
+                if (j < per && i < count) s_off[i] = (int)off;
+                off += deg[j];
+            }
+            if (t == 0) s_off[count] = (int)total;
+            __syncthreads();
+            depth += 1;
+            for (int k0 = t - lane; k0 < total; k0 += blockDim.x) {
+                const int k = k0 + lane;
+                int v = -1, lo = 0;
+                if (k < total) {
+                    int hi = count;  // the last i with s_off[i] <= k
+                    while (hi - lo > 1) {
+                        int mid = (lo + hi) >> 1;
+                        if (s_off[mid] <= k) lo = mid; else hi = mid;
+                    }
+                    v = indices[GBLA_SB_START(cur)[lo] + (k - s_off[lo])];
+                }
+                bool won = false;
+                int start = 0, d = 0;
+                if (v >= 0 && gbla_sb_claim(bitmap, words, levels, v, depth)) {
+                    if (parents) parents[v] = GBLA_SB_V(cur)[lo];
+                    won = true;
+                    start = indptr[v];
+                    d = indptr[v + 1] - start;
+                }
+                gbla_sb_append(q, won, v, start, d);
             }
         }
+        if (t == 0) { s_count[cleared] = 0; s_max_deg[cleared] = 0; }
         __syncthreads();
-        count = s_next;
+        count = s_count[built];
         cur = nxt;
+        r = built;
         levels_run += 1;
-        __syncthreads();
-        if (t == 0) s_next = 0;
         if (count > cap) { count = cap; break; }  // overflowed: hand over
     }
     // The frontier still in shared memory joins the out bins (the overflow is there already).
     if (!finished)
         for (int i = t; i < count; i += blockDim.x)
-            gbla_append_binned(s_v[cur][i], n, indptr, out_bins, slot);
+            gbla_append_binned(GBLA_SB_V(cur)[i], n, indptr, out_bins, slot);
     __syncthreads();
-    if (t == 0) {
+    if (t == 0 && slot) {
         slot[5] = depth;
         slot[6] = finished;
         slot[7] = levels_run;
     }
 }
+#undef GBLA_SB_V
+#undef GBLA_SB_START
+#undef GBLA_SB_DEG
 
 // ------------------------------------------------------------------ 8. persistent
 // One cooperative launch runs every level: grid.sync() separates levels and the frontier size

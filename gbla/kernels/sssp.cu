@@ -362,6 +362,98 @@ __global__ void gbla_sssp_delta(int n, T delta, T* dist, int* stamp, int* rstamp
     }
 }
 
+// ------------------------------------------------------------------ 6. single_block_bellman_ford
+// frontier_bellman_ford's rounds inside one block of one launch: __syncthreads() separates
+// rounds, so a round costs no launch, no grid barrier and no host round trip. The distances
+// (copied out to dist at the end) and the stamps (the round a vertex was last queued in, so at
+// most once a round; 0 never) live in shared memory; so do the two frontier queues (n vertices
+// each) where `queues_shared`, else they are global_queues (2 n ints), and the row offsets too
+// where `rows_shared`. A round gives each frontier vertex g = 2^lg lanes (g at or above the
+// graph's largest out-degree, at most 32: a warp then strides along a longer row), a lane an
+// edge, and a lowered vertex is appended with one shared atomic a warp. (Fewer lanes where a
+// frontier would take several passes of the block was tried: no gain on the road networks, and
+// 2x slower on email-Eu-core, whose hub rows a warp then strides in many more steps.) Stops when a round's
+// frontier is empty, or when round n + 1 would start with one (a negative cycle): result[0] =
+// rounds run, result[1] = 1 when stopped by the bound. Launch: grid 1, block
+// GBLA_SB_SSSP_THREADS, dynamic shared memory n (sizeof(T) + 4) bytes, 8 n more when
+// queues_shared, 4 (n + 1) more when rows_shared.
+#define GBLA_SB_SSSP_THREADS 1024
+template <class T>
+__global__ void __launch_bounds__(GBLA_SB_SSSP_THREADS)
+gbla_sssp_single_block(int n, int source, int lg, int queues_shared, int rows_shared, T* dist,
+                       int* global_queues, const int* indptr, const int* __restrict__ indices,
+                       const T* __restrict__ w, long long* result) {
+    extern __shared__ __align__(16) unsigned char gbla_sssp_sb_shared[];
+    T* d = (T*)gbla_sssp_sb_shared;
+    int* stamp = (int*)(d + n);
+    int* rest = stamp + n;
+    const int t = threadIdx.x, lane = t & 31, g = 1 << lg;
+    if (rows_shared) {  // read after the barrier below
+        for (int i = t; i <= n; i += blockDim.x) rest[i] = indptr[i];
+        indptr = rest;
+        rest += n + 1;
+    }
+    // the queue of odd rounds' frontiers, then of even rounds'
+    int* queues = queues_shared ? rest : global_queues;
+    __shared__ int s_count[3];  // rotating: the round's frontier, the next, the one cleared
+    for (int i = t; i < n; i += blockDim.x) {
+        if (i == source) d[i] = (T)0; else gbla_set_inf(d + i);
+        stamp[i] = 0;
+    }
+    if (t < 3) s_count[t] = t == 0;
+    if (t == 0) queues[0] = source;
+    __syncthreads();
+    int round = 1, r = 0, count = 1;
+    bool bounded = false;
+    for (;; ++round) {
+        if (count == 0) break;
+        if (round > n) { bounded = true; break; }
+        const int built = r == 2 ? 0 : r + 1, cleared = built == 2 ? 0 : built + 1;
+        const int* cur = queues + ((round - 1) & 1) * n;
+        int* nxt = queues + (round & 1) * n;
+        for (int k0 = t - lane; k0 < count << lg; k0 += blockDim.x) {
+            const int k = k0 + lane, i = k >> lg, j = k & (g - 1);
+            int first = 0, deg = 0;
+            T du = (T)0;
+            if (i < count) {
+                const int u = cur[i];
+                first = indptr[u];
+                deg = indptr[u + 1] - first;
+                du = d[u];
+            }
+            const int mine = j < deg ? (deg - j + g - 1) >> lg : 0;  // this lane's edges
+            const int steps = __reduce_max_sync(0xffffffffu, mine);
+            for (int step = 0; step < steps; ++step) {
+                bool queued = false;
+                int v = 0;
+                if (step < mine) {
+                    const int e = first + j + (step << lg);
+                    v = indices[e];
+                    const T candidate = du + gbla_weight(w, e);
+                    queued = candidate < d[v] && gbla_atomic_min(d + v, candidate) &&
+                             atomicExch(stamp + v, round) != round;
+                }
+                const unsigned mask = __ballot_sync(0xffffffffu, queued);
+                if (!mask) continue;
+                const int leader = __ffs(mask) - 1;
+                int base = 0;
+                if (lane == leader) base = atomicAdd(&s_count[built], __popc(mask));
+                base = __shfl_sync(0xffffffffu, base, leader);
+                if (queued) nxt[base + __popc(mask & ((1u << lane) - 1u))] = v;
+            }
+        }
+        if (t == 0) s_count[cleared] = 0;
+        __syncthreads();
+        count = s_count[built];
+        r = built;
+    }
+    for (int i = t; i < n; i += blockDim.x) dist[i] = d[i];
+    if (t == 0) {
+        result[0] = round - 1;
+        result[1] = bounded ? 1 : 0;
+    }
+}
+
 // The source at distance 0 in the small bin, described in slot (one vertex, its out-edges).
 // One thread.
 template <class T>
