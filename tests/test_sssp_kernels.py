@@ -250,8 +250,8 @@ def test_the_cache_blocked_order_on_a_graph_of_several_segments(tiny_segments, m
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_the_single_block_bellman_ford_in_each_of_its_plans(monkeypatch, plan, dtype):
     # a long path, random chords and a hub of 300 out-edges (a warp striding along its row):
-    # the plan this graph gets (queues and row offsets in shared memory beside the distances),
-    # the one of a graph whose queues do not fit there, and the one of a graph past the block
+    # the plan this graph gets (the queues in shared memory beside the distances), the one of a
+    # graph whose queues do not fit there, and the one of a graph past the block
     n = 3000
     rng = np.random.default_rng(11)
     src = np.r_[np.arange(n - 1), rng.integers(0, n, 400), np.full(300, 7)]
@@ -261,9 +261,9 @@ def test_the_single_block_bellman_ford_in_each_of_its_plans(monkeypatch, plan, d
     A = gbla.Matrix.from_scipy(S, device="gpu")
     real = _sssp.single_block_plan
     size = np.dtype(dtype).itemsize
-    assert real(n, S.nnz, dtype) == (1, 1, n * (size + 4) + 8 * n + 4 * (n + 1))
+    assert real(n, S.nnz, dtype) == (1, n * (size + 4) + 8 * n)
     forced = {"all in shared memory": real,
-              "queues in global memory": lambda n, edges, dtype: (0, 0, n * (size + 4)),
+              "queues in global memory": lambda n, edges, dtype: (0, n * (size + 4)),
               "past the block": lambda n, edges, dtype: None}[plan]
     monkeypatch.setattr(_sssp, "single_block_plan", forced)
     for source in (0, 7, 1500):

@@ -229,19 +229,16 @@ def _persistent_bellman_ford(A, source, *, dtype, return_predecessors, direction
 
 # ------------------------------------------------------------------ 4. single_block_bellman_ford
 def single_block_plan(n, edges, dtype):
-    """(queues_shared, rows_shared, shared bytes) of the single-block Bellman-Ford on n
-    vertices and ``edges`` edges: the distances and stamps in shared memory, the frontier
-    queues there too where they fit, then the row offsets where they fit; None where the
-    distances and stamps do not fit, or past SB_EDGES edges."""
+    """(queues_shared, shared bytes) of the single-block Bellman-Ford on n vertices and
+    ``edges`` edges: the distances and stamps in shared memory, the frontier queues there too
+    where they fit; None where the distances and stamps do not fit, or past SB_EDGES edges."""
     budget = shared_budget(_launch.device_id())
     used = n * (np.dtype(dtype).itemsize + 4)
     if edges > SB_EDGES or used > budget:
         return None
-    queues_shared = used + 8 * n <= budget
-    used += 8 * n if queues_shared else 0
-    rows_shared = used + 4 * (n + 1) <= budget
-    used += 4 * (n + 1) if rows_shared else 0
-    return int(queues_shared), int(rows_shared), used
+    if used + 8 * n <= budget:
+        return 1, used + 8 * n
+    return 0, used
 
 
 def _lanes(A, indptr):
@@ -264,12 +261,12 @@ def _single_block_bellman_ford(A, source, *, dtype, return_predecessors, directi
     w = _weights(A, dtype)
     dist = cp.empty(n, dtype)
     result = cp.empty(2, np.int64)
-    queues_shared, rows_shared, shared = plan
+    queues_shared, shared = plan
     queues = None if queues_shared else cp.empty(2 * n, np.int32)
     opt_in_shared(_kernel("gbla_sssp_single_block", dtype))(
         (1,), (SB_THREADS,), (np.int32(n), np.int32(source), np.int32(_lanes(A, indptr)),
-                              np.int32(queues_shared), np.int32(rows_shared), dist, ptr(queues),
-                              indptr, indices, ptr(w), result),
+                              np.int32(queues_shared), dist, ptr(queues), indptr, indices,
+                              ptr(w), result),
         shared_mem=shared)
     rounds, bounded = (int(x) for x in result.get())  # sync: the rounds run
     if bounded:
@@ -408,9 +405,9 @@ _KERNELS = (
      "no launch and no host round trip a round"),
     ("single_block_bellman_ford", _single_block_bellman_ford,
      "frontier_bellman_ford's rounds inside one block of one launch, the distances in shared "
-     "memory, the frontier queues and row offsets too where they fit (lanes a vertex up to a "
-     "warp, a lane an edge); graphs of more than 131072 edges or about 19 k vertices (28 k in "
-     "float32) run persistent_bellman_ford"),
+     "memory, the frontier queues too where they fit (lanes a vertex up to a warp, a lane an "
+     "edge); graphs of more than 131072 edges or about 19 k vertices (28 k in float32) run "
+     "persistent_bellman_ford"),
 )
 methods.register(methods.Method(
     "near_far", "sssp", "Davidson et al.'s near-far pile: the binned push of vertices below a "

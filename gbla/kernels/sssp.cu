@@ -367,8 +367,8 @@ __global__ void gbla_sssp_delta(int n, T delta, T* dist, int* stamp, int* rstamp
 // rounds, so a round costs no launch, no grid barrier and no host round trip. The distances
 // (copied out to dist at the end) and the stamps (the round a vertex was last queued in, so at
 // most once a round; 0 never) live in shared memory; so do the two frontier queues (n vertices
-// each) where `queues_shared`, else they are global_queues (2 n ints), and the row offsets too
-// where `rows_shared`. A round gives each frontier vertex g = 2^lg lanes (g at or above the
+// each) where `queues_shared`, else they are global_queues (2 n ints). (The row offsets in
+// shared memory too were tried: no difference on OL, TG, rome99 or jagmesh7.) A round gives each frontier vertex g = 2^lg lanes (g at or above the
 // graph's largest out-degree, at most 32: a warp then strides along a longer row), a lane an
 // edge, and a lowered vertex is appended with one shared atomic a warp. (Fewer lanes where a
 // frontier would take several passes of the block was tried: no gain on the road networks, and
@@ -376,25 +376,19 @@ __global__ void gbla_sssp_delta(int n, T delta, T* dist, int* stamp, int* rstamp
 // frontier is empty, or when round n + 1 would start with one (a negative cycle): result[0] =
 // rounds run, result[1] = 1 when stopped by the bound. Launch: grid 1, block
 // GBLA_SB_SSSP_THREADS, dynamic shared memory n (sizeof(T) + 4) bytes, 8 n more when
-// queues_shared, 4 (n + 1) more when rows_shared.
+// queues_shared.
 #define GBLA_SB_SSSP_THREADS 1024
 template <class T>
 __global__ void __launch_bounds__(GBLA_SB_SSSP_THREADS)
-gbla_sssp_single_block(int n, int source, int lg, int queues_shared, int rows_shared, T* dist,
-                       int* global_queues, const int* indptr, const int* __restrict__ indices,
+gbla_sssp_single_block(int n, int source, int lg, int queues_shared, T* dist, int* global_queues,
+                       const int* __restrict__ indptr, const int* __restrict__ indices,
                        const T* __restrict__ w, long long* result) {
     extern __shared__ __align__(16) unsigned char gbla_sssp_sb_shared[];
     T* d = (T*)gbla_sssp_sb_shared;
     int* stamp = (int*)(d + n);
-    int* rest = stamp + n;
     const int t = threadIdx.x, lane = t & 31, g = 1 << lg;
-    if (rows_shared) {  // read after the barrier below
-        for (int i = t; i <= n; i += blockDim.x) rest[i] = indptr[i];
-        indptr = rest;
-        rest += n + 1;
-    }
     // the queue of odd rounds' frontiers, then of even rounds'
-    int* queues = queues_shared ? rest : global_queues;
+    int* queues = queues_shared ? stamp + n : global_queues;
     __shared__ int s_count[3];  // rotating: the round's frontier, the next, the one cleared
     for (int i = t; i < n; i += blockDim.x) {
         if (i == source) d[i] = (T)0; else gbla_set_inf(d + i);
