@@ -245,17 +245,32 @@ def test_the_cache_blocked_order_on_a_graph_of_several_segments(tiny_segments, m
 
 @pytest.mark.gpu
 @SKIP_NO_GPU
+def _hub_and_path(rng, n):
+    """A long path, random chords and a hub of 300 out-edges (a warp striding along its row)."""
+    src = np.r_[np.arange(n - 1), rng.integers(0, n, 400), np.full(300, 7)]
+    dst = np.r_[np.arange(1, n), rng.integers(0, n, 400), rng.choice(n, 300, replace=False)]
+    return src, dst
+
+
+def _low_degree(rng, n):
+    """Out-degrees 1 to 8 at random: frontiers of thousands of vertices, several passes of the
+    block a round."""
+    degree = rng.integers(1, 9, n)
+    return np.repeat(np.arange(n), degree), rng.integers(0, n, int(degree.sum()))
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
 @pytest.mark.parametrize("plan", ["all in shared memory", "queues in global memory",
                                   "past the block"])
+@pytest.mark.parametrize("shape", [_hub_and_path, _low_degree], ids=["hub", "low degree"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_the_single_block_bellman_ford_in_each_of_its_plans(monkeypatch, plan, dtype):
-    # a long path, random chords and a hub of 300 out-edges (a warp striding along its row):
-    # the plan this graph gets (the queues in shared memory beside the distances), the one of a
+def test_the_single_block_bellman_ford_in_each_of_its_plans(monkeypatch, plan, shape, dtype):
+    # the plan these graphs get (the queues in shared memory beside the distances), the one of a
     # graph whose queues do not fit there, and the one of a graph past the block
     n = 3000
     rng = np.random.default_rng(11)
-    src = np.r_[np.arange(n - 1), rng.integers(0, n, 400), np.full(300, 7)]
-    dst = np.r_[np.arange(1, n), rng.integers(0, n, 400), rng.choice(n, 300, replace=False)]
+    src, dst = shape(rng, n)
     w = rng.integers(1, 30, len(src)).astype(dtype)
     S = G.csr(src, dst, w, n)
     A = gbla.Matrix.from_scipy(S, device="gpu")

@@ -286,64 +286,49 @@ struct GblaSbQueue {
     u64* slot;
 };
 
+// Puts v (its row start and degree read already) at place pos of the queue, or in the out
+// bins past its capacity.
+__device__ __forceinline__ void gbla_sb_put(const GblaSbQueue& q, int pos, int v, int start,
+                                            int deg) {
+    if (pos < q.cap) {
+        q.v[pos] = v;
+        q.start[pos] = start;
+        q.deg[pos] = deg;
+    } else {
+        gbla_append_binned(v, q.n, q.indptr, q.out_bins, q.slot);
+    }
+}
+
+// Raises the queue's largest degree to the warp's `top`. All 32 lanes call it.
+__device__ __forceinline__ void gbla_sb_top(const GblaSbQueue& q, int top) {
+    top = __reduce_max_sync(0xffffffffu, top);
+    if ((threadIdx.x & 31) == 0 && top) atomicMax(q.max_deg, top);
+}
+
 // Appends this thread's claimed vertices (bit j of `won`: vertex[j], its row start[j] and
-// degree deg[j] read already) to the queue: one shared atomic a warp. All 32 lanes call it.
+// degree deg[j] read already) to the queue. All 32 lanes call it.
 template <int K>
 __device__ __forceinline__ void gbla_sb_append_each(const GblaSbQueue& q, unsigned won,
                                                     const int* vertex, const int* start,
                                                     const int* deg) {
-    const int lane = threadIdx.x & 31, k = __popc(won);
-    int before = k;  // inclusive scan of k over the warp
-    for (int off = 1; off < 32; off <<= 1) {
-        int y = __shfl_up_sync(0xffffffffu, before, off);
-        if (lane >= off) before += y;
-    }
-    const int warp_total = __shfl_sync(0xffffffffu, before, 31);
-    if (warp_total == 0) return;
-    int base = 0;
-    if (lane == 31) base = atomicAdd(q.count, warp_total);
-    base = __shfl_sync(0xffffffffu, base, 31) + before - k;
+    const int base = gbla_warp_reserve(__popc(won), q.count);
     int top = 0;
     #pragma unroll
     for (int j = 0; j < K; ++j)
         if (won >> j & 1u) {
-            int pos = base + __popc(won & ((1u << j) - 1u));
-            if (pos < q.cap) {
-                q.v[pos] = vertex[j];
-                q.start[pos] = start[j];
-                q.deg[pos] = deg[j];
-            } else {
-                gbla_append_binned(vertex[j], q.n, q.indptr, q.out_bins, q.slot);
-            }
+            gbla_sb_put(q, base + __popc(won & ((1u << j) - 1u)), vertex[j], start[j], deg[j]);
             top = max(top, deg[j]);
         }
-    top = __reduce_max_sync(0xffffffffu, top);
-    if (lane == 0) atomicMax(q.max_deg, top);
+    gbla_sb_top(q, top);
 }
 
-// Appends v (when `won`, its row start and degree read already) to the queue: one shared
-// atomic a warp. All 32 lanes call it.
+// Appends v (when `won`, its row start and degree read already) to the queue. All 32 lanes
+// call it.
 __device__ __forceinline__ void gbla_sb_append(const GblaSbQueue& q, bool won, int v, int start,
                                                int deg) {
-    const int lane = threadIdx.x & 31;
-    const unsigned mask = __ballot_sync(0xffffffffu, won);
-    if (!mask) return;
-    const int leader = __ffs(mask) - 1;
-    int base = 0;
-    if (lane == leader) base = atomicAdd(q.count, __popc(mask));
-    base = __shfl_sync(0xffffffffu, base, leader);
-    if (won) {
-        int pos = base + __popc(mask & ((1u << lane) - 1u));
-        if (pos < q.cap) {
-            q.v[pos] = v;
-            q.start[pos] = start;
-            q.deg[pos] = deg;
-        } else {
-            gbla_append_binned(v, q.n, q.indptr, q.out_bins, q.slot);
-        }
-    }
-    const int top = __reduce_max_sync(0xffffffffu, won ? deg : 0);
-    if (lane == leader) atomicMax(q.max_deg, top);
+    const int pos = gbla_warp_reserve_one(won, q.count);
+    if (won) gbla_sb_put(q, pos, v, start, deg);
+    gbla_sb_top(q, won ? deg : 0);
 }
 
 extern "C" __global__ void __launch_bounds__(GBLA_SB_THREADS)

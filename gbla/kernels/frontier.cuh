@@ -83,6 +83,33 @@ __device__ __forceinline__ void gbla_clear_slot(u64* clear) {
     if (blockIdx.x == 0 && threadIdx.x < GBLA_SLOT) clear[threadIdx.x] = 0;
 }
 
+// Places in a queue for the items of a warp, with one atomicAdd on *count: each lane holds k
+// of them (k >= 0) and gets the place of its first. All 32 lanes of the warp call it.
+__device__ __forceinline__ int gbla_warp_reserve(int k, int* count) {
+    const int lane = threadIdx.x & 31;
+    int inclusive = k;
+    for (int off = 1; off < 32; off <<= 1) {
+        int y = __shfl_up_sync(0xffffffffu, inclusive, off);
+        if (lane >= off) inclusive += y;
+    }
+    const int total = __shfl_sync(0xffffffffu, inclusive, 31);
+    int base = 0;
+    if (lane == 31 && total) base = atomicAdd(count, total);
+    return __shfl_sync(0xffffffffu, base, 31) + inclusive - k;
+}
+
+// As gbla_warp_reserve for at most one item a lane (`item`): a ballot instead of a scan. The
+// place is meaningful where `item` holds.
+__device__ __forceinline__ int gbla_warp_reserve_one(bool item, int* count) {
+    const int lane = threadIdx.x & 31;
+    const unsigned mask = __ballot_sync(0xffffffffu, item);
+    if (!mask) return 0;
+    const int leader = __ffs(mask) - 1;
+    int base = 0;
+    if (lane == leader) base = atomicAdd(count, __popc(mask));
+    return __shfl_sync(0xffffffffu, base, leader) + __popc(mask & ((1u << lane) - 1u));
+}
+
 // Exclusive prefix sum of x over the block (blockDim.x a multiple of 32, at most 1024 threads);
 // *total gets the block's sum. s_warp: 32 long longs of shared memory.
 __device__ inline long long gbla_block_exclusive_scan(long long x, long long* s_warp,

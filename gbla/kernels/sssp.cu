@@ -368,14 +368,17 @@ __global__ void gbla_sssp_delta(int n, T delta, T* dist, int* stamp, int* rstamp
 // (copied out to dist at the end) and the stamps (the round a vertex was last queued in, so at
 // most once a round; 0 never) live in shared memory; so do the two frontier queues (n vertices
 // each) where `queues_shared`, else they are global_queues (2 n ints). (The row offsets in
-// shared memory too were tried: no difference on OL, TG, rome99 or jagmesh7.) A round gives each frontier vertex g = 2^lg lanes (g at or above the
-// graph's largest out-degree, at most 32: a warp then strides along a longer row), a lane an
-// edge, and a lowered vertex is appended with one shared atomic a warp. (Fewer lanes where a
-// frontier would take several passes of the block was tried: no gain on the road networks, and
-// 2x slower on email-Eu-core, whose hub rows a warp then strides in many more steps.) Stops when a round's
-// frontier is empty, or when round n + 1 would start with one (a negative cycle): result[0] =
-// rounds run, result[1] = 1 when stopped by the bound. Launch: grid 1, block
-// GBLA_SB_SSSP_THREADS, dynamic shared memory n (sizeof(T) + 4) bytes, 8 n more when
+// shared memory too were tried: no difference on OL, TG, rome99 or jagmesh7.)
+// A round gives each frontier vertex g = 2^lg lanes (g at or above the graph's largest
+// out-degree, at most 32: a warp then strides along a longer row), a lane an edge, and a
+// lowered vertex is appended with one shared atomic a warp. Tried and left out: fewer lanes a
+// vertex where a frontier would take several passes (no gain on the road networks, 2x slower
+// on email-Eu-core, whose hub rows a warp then strides in many more steps); a thread a vertex
+// for out-degrees at most 8, its edges' loads issued together (OL 15% faster, TG and rome99
+// 10-20% slower: a thread's relaxations are a chain of shared-memory atomics).
+// Stops when a round's frontier is empty, or when round n + 1 would start with one (a negative
+// cycle): result[0] = rounds run, result[1] = 1 when stopped by the bound. Launch: grid 1,
+// block GBLA_SB_SSSP_THREADS, dynamic shared memory n (sizeof(T) + 4) bytes, 8 n more when
 // queues_shared.
 #define GBLA_SB_SSSP_THREADS 1024
 template <class T>
@@ -427,13 +430,8 @@ gbla_sssp_single_block(int n, int source, int lg, int queues_shared, T* dist, in
                     queued = candidate < d[v] && gbla_atomic_min(d + v, candidate) &&
                              atomicExch(stamp + v, round) != round;
                 }
-                const unsigned mask = __ballot_sync(0xffffffffu, queued);
-                if (!mask) continue;
-                const int leader = __ffs(mask) - 1;
-                int base = 0;
-                if (lane == leader) base = atomicAdd(&s_count[built], __popc(mask));
-                base = __shfl_sync(0xffffffffu, base, leader);
-                if (queued) nxt[base + __popc(mask & ((1u << lane) - 1u))] = v;
+                const int pos = gbla_warp_reserve_one(queued, &s_count[built]);
+                if (queued) nxt[pos] = v;
             }
         }
         if (t == 0) s_count[cleared] = 0;
