@@ -4,7 +4,10 @@
 // first in-neighbour (A.T's rows) in the gathered frontier. Push: a warp a vertex; claim: a thread
 // a word; pull, parents: a thread a vertex. Blocks of whole warps, any grid; tally zeroed first.
 
-typedef unsigned long long u64;
+// A tally grows by gbla_warp_reserve (frontier.cuh), one atomic a warp; every lane of a warp
+// calls it, since the loops that do stride by whole blocks (a warp's lanes run the same
+// iterations).
+#include "frontier.cuh"
 #define GBLA_DBFS_FULL 0xffffffffu
 
 // Bit v of a bitmap: bit v & 31 of uint32 word v >> 5, as bitmap.py lays them out. A tally is
@@ -13,23 +16,6 @@ typedef unsigned long long u64;
 // _distributed.py).
 __device__ __forceinline__ bool gbla_dbfs_bit(const unsigned* words, long long v) {
     return (words[v >> 5] >> (v & 31)) & 1u;
-}
-
-// counter += the warp's sum of k, one atomic a warp; returns this lane's start (the warp's base
-// plus the k of the lanes below it). Every lane of the warp calls it: the loops that call it
-// stride by whole blocks, so a warp's lanes run the same iterations.
-__device__ __forceinline__ u64 gbla_dbfs_reserve(u64* counter, u64 k) {
-    const int lane = threadIdx.x & 31;
-    u64 inclusive = k;
-    for (int off = 1; off < 32; off <<= 1) {
-        const u64 below = __shfl_up_sync(GBLA_DBFS_FULL, inclusive, off);
-        if (lane >= off) inclusive += below;
-    }
-    const u64 total = __shfl_sync(GBLA_DBFS_FULL, inclusive, 31);
-    u64 base = 0;
-    if (lane == 31 && total) base = atomicAdd(counter, total);
-    base = __shfl_sync(GBLA_DBFS_FULL, base, 31);
-    return base + inclusive - k;
 }
 
 // Push: the out-neighbours of queue[0, count) (local rows) into next, a bitmap over all n
@@ -78,7 +64,7 @@ __global__ void gbla_dbfs_claim(const unsigned* received, int ranks, long long w
             front[w] = bits;
             known[w0 + w] |= bits;  // this thread's word alone
         }
-        const u64 at = gbla_dbfs_reserve(&tally[0], (u64)__popc(bits));
+        const u64 at = gbla_warp_reserve((u64)__popc(bits), &tally[0]);
         long long edges = 0;
         int k = 0;
         for (unsigned rest = bits; rest; rest &= rest - 1u, ++k) {
@@ -87,7 +73,7 @@ __global__ void gbla_dbfs_claim(const unsigned* received, int ranks, long long w
             queue[at + k] = (int)v;
             edges += (long long)(indptr[v + 1] - indptr[v]);
         }
-        gbla_dbfs_reserve(&tally[1], (u64)edges);
+        gbla_warp_reserve((u64)edges, &tally[1]);
     }
 }
 
@@ -119,9 +105,9 @@ __global__ void gbla_dbfs_pull(long long m, long long lo, long long w0, int dept
             atomicOr(&front[(g >> 5) - w0], bit);  // 32 vertices share a word
             atomicOr(&known[g >> 5], bit);
         }
-        const u64 at = gbla_dbfs_reserve(&tally[0], hit ? 1ull : 0ull);
+        const u64 at = gbla_warp_reserve(hit ? 1ull : 0ull, &tally[0]);
         if (hit) queue[at] = (int)v;
-        gbla_dbfs_reserve(&tally[1], hit ? (u64)(indptr[v + 1] - indptr[v]) : 0ull);
+        gbla_warp_reserve(hit ? (u64)(indptr[v + 1] - indptr[v]) : 0ull, &tally[1]);
     }
 }
 

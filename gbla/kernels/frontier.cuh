@@ -83,18 +83,26 @@ __device__ __forceinline__ void gbla_clear_slot(u64* clear) {
     if (blockIdx.x == 0 && threadIdx.x < GBLA_SLOT) clear[threadIdx.x] = 0;
 }
 
-// Places in a queue for the items of a warp, with one atomicAdd on *count: each lane holds k
-// of them (k >= 0) and gets the place of its first. All 32 lanes of the warp call it.
-__device__ __forceinline__ int gbla_warp_reserve(int k, int* count) {
+// Inclusive prefix sum of x over the lanes of the warp. All 32 lanes call it.
+template <class T>
+__device__ __forceinline__ T gbla_warp_inclusive_scan(T x) {
     const int lane = threadIdx.x & 31;
-    int inclusive = k;
     for (int off = 1; off < 32; off <<= 1) {
-        int y = __shfl_up_sync(0xffffffffu, inclusive, off);
-        if (lane >= off) inclusive += y;
+        const T below = __shfl_up_sync(0xffffffffu, x, off);
+        if (lane >= off) x += below;
     }
-    const int total = __shfl_sync(0xffffffffu, inclusive, 31);
-    int base = 0;
-    if (lane == 31 && total) base = atomicAdd(count, total);
+    return x;
+}
+
+// Places in a queue for the items of a warp, with one atomicAdd on *count (C: int or u64):
+// each lane holds k of them (k >= 0) and gets the place of its first. All 32 lanes of the warp
+// call it.
+template <class C>
+__device__ __forceinline__ C gbla_warp_reserve(C k, C* count) {
+    const C inclusive = gbla_warp_inclusive_scan(k);
+    const C total = __shfl_sync(0xffffffffu, inclusive, 31);
+    C base = 0;
+    if ((threadIdx.x & 31) == 31 && total) base = atomicAdd(count, total);
     return __shfl_sync(0xffffffffu, base, 31) + inclusive - k;
 }
 
@@ -115,21 +123,10 @@ __device__ __forceinline__ int gbla_warp_reserve_one(bool item, int* count) {
 __device__ inline long long gbla_block_exclusive_scan(long long x, long long* s_warp,
                                                      long long* total) {
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    long long inclusive = x;
-    for (int off = 1; off < 32; off <<= 1) {
-        long long y = __shfl_up_sync(0xffffffffu, inclusive, off);
-        if (lane >= off) inclusive += y;
-    }
+    const long long inclusive = gbla_warp_inclusive_scan(x);
     if (lane == 31) s_warp[warp] = inclusive;
     __syncthreads();
-    if (warp == 0) {
-        long long w = lane < nwarps ? s_warp[lane] : 0;
-        for (int off = 1; off < 32; off <<= 1) {
-            long long y = __shfl_up_sync(0xffffffffu, w, off);
-            if (lane >= off) w += y;
-        }
-        s_warp[lane] = w;
-    }
+    if (warp == 0) s_warp[lane] = gbla_warp_inclusive_scan(lane < nwarps ? s_warp[lane] : 0LL);
     __syncthreads();
     long long before = (warp ? s_warp[warp - 1] : 0) + inclusive - x;
     *total = s_warp[nwarps - 1];
