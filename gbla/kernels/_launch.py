@@ -6,30 +6,28 @@ A kernel file's local ``#include "x.cuh"`` lines are inlined by :func:`source` b
 sees the text, so CuPy's on-disk cache, keyed on the source text, changes when a header does.
 """
 
+import contextlib
 import functools
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from .._backend import _cupy
 
-__all__ = ["KERNEL_DIR", "THREADS", "source", "function", "device_id", "sm_count",
-           "grid", "ptr", "cooperative_blocks"]
+__all__ = ["KERNEL_DIR", "THREADS", "source", "sources", "function", "Launch", "collecting",
+           "device_id", "sm_count", "grid", "ptr", "cooperative_blocks"]
 
 KERNEL_DIR = Path(__file__).parent
 THREADS = 256
 _INCLUDE = re.compile(r'^#include "([\w.]+)"[^\n]*$', re.M)
 
 
-@functools.lru_cache(maxsize=None)
-def source(name):
-    """The text of kernel file ``name`` (a file of gbla/kernels, or a path to a kernel of one's
-    own) with its local includes inlined, each once; headers are looked for beside the file,
-    then in gbla/kernels (so a new kernel can include frontier.cuh)."""
-    path = KERNEL_DIR / name  # an absolute path stays itself
-    seen = set()
-
+def _inline(path, seen):
+    """The text of kernel file ``path`` with its local includes inlined, each header once
+    across everything ``seen`` holds; headers are looked for beside the file, then in
+    gbla/kernels (so a new kernel can include frontier.cuh)."""
     def inline(match):
         header = match.group(1)
         if header in seen:
@@ -40,6 +38,20 @@ def source(name):
         return f"// ---- {header}\n" + _INCLUDE.sub(inline, text)
 
     return _INCLUDE.sub(inline, path.read_text())
+
+
+@functools.lru_cache(maxsize=None)
+def source(name):
+    """The text of kernel file ``name`` (a file of gbla/kernels, or a path to a kernel of one's
+    own) with its local includes inlined, each once."""
+    return _inline(KERNEL_DIR / name, set())  # an absolute path stays itself
+
+
+def sources(names):
+    """The texts of several kernel files in one translation unit: each header inlined once
+    across all of them (a header's ``#pragma once`` cannot see an inlined copy)."""
+    seen = set()
+    return "\n".join(f"// ==== {name}\n" + _inline(KERNEL_DIR / name, seen) for name in names)
 
 
 def device_id():
@@ -55,10 +67,62 @@ def _module(device, name, prelude, epilogue, name_expressions, cooperative):
                         enable_cooperative_groups=cooperative)
 
 
+class Launch(NamedTuple):
+    """One launch of a kernel of this loader, as :func:`collecting` sees it: which kernel
+    (``file``, its name expression ``kernel``, and the ``prelude`` and ``epilogue`` it was
+    compiled between) and its ``args``."""
+
+    file: str
+    kernel: str
+    prelude: str
+    epilogue: str
+    args: tuple
+
+
+_collected = None  # the list launches are appended to, inside collecting()
+
+
+@contextlib.contextmanager
+def collecting():
+    """Every launch of a kernel of :func:`function` in this block, in order, appended to the
+    list it yields (the launches still run). What gbla.runtime replays in one fused kernel."""
+    global _collected
+    outer, _collected = _collected, []
+    try:
+        yield _collected
+    finally:
+        _collected = outer
+
+
+class Kernel:
+    """A compiled kernel (CuPy's function, whose attributes it shows) that says where it
+    comes from when it is launched inside :func:`collecting`."""
+
+    __slots__ = ("function", "origin")
+
+    def __init__(self, function, origin):
+        self.function = function
+        self.origin = origin
+
+    def __call__(self, grid, block, args, *rest, **options):
+        if _collected is not None:
+            _collected.append(Launch(*self.origin, tuple(args)))
+        return self.function(grid, block, args, *rest, **options)
+
+    def __getattr__(self, name):
+        return getattr(self.function, name)
+
+    def __setattr__(self, name, value):  # the function's attributes (its shared memory cap)
+        if name in Kernel.__slots__:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.function, name, value)
+
+
 @functools.lru_cache(maxsize=None)
 def _function(device, name, kernel, prelude, epilogue, name_expressions, cooperative):
     mod = _module(device, name, prelude, epilogue, name_expressions, cooperative)
-    return mod.get_function(kernel)
+    return Kernel(mod.get_function(kernel), (name, kernel, prelude, epilogue))
 
 
 def function(name, kernel, *, prelude="", epilogue="", name_expressions=None,

@@ -10,11 +10,12 @@ from .. import direction as _direction
 from . import _launch
 from ._launch import THREADS, ptr
 
-__all__ = ["CONTROL", "DONE", "MAX", "GO", "ITERATION", "STAGE_HEAD", "test", "load_staged",
+__all__ = ["CONTROL", "DONE", "MAX", "GO", "ITERATION", "FUSED", "STAGE_HEAD", "test", "load_staged",
            "Choice", "gather"]
 
 # control[] fields (loop.cu's GBLA_* defines) and its length
 DONE, MAX, GO, ITERATION = 0, 1, 4, 6
+FUSED = 7  # the iterations the fused block ran (fused.cu)
 CONTROL = 8
 # words before a staged vector's ids in the start block (loop.cu's GBLA_STAGE_HEAD)
 STAGE_HEAD = 4

@@ -22,6 +22,7 @@ extern "C" __device__ void cudaGraphSetConditional(cudaGraphConditionalHandle ha
 #define GBLA_BLOCKS 3      // scratch: blocks finished
 #define GBLA_GO 4          // the last answer: 1 to run another iteration
 #define GBLA_ITERATION 6   // the number the next iteration sees (1-based)
+// [7]: the iterations the fused block ran (fused.cu's GBLA_FUSED_COUNT), written only there
 
 // After iteration `counts` (1) or before the first (0): GO = present has an entry and the bound
 // allows another iteration; with use_handle the answer also sets the WHILE node's condition.
@@ -96,8 +97,12 @@ __device__ void gbla_decide(u64* info, long long* state, long long n, long long 
     const long long frontier_edges = (long long)gbla_read(&info[3]);
     const long long unexplored = (state == nullptr || state[1] < 0) ? edges : state[1];
     const bool was_pulling = state != nullptr && state[0] == 2;
+#ifdef GBLA_FUSED  // one block (fused.cu) pushes: a frontier worth pulling is handed over
+    const bool pull = false;
+#else
     const bool pull = gbla_direction::pull(was_pulling, frontier, frontier_edges, unexplored, n,
                                            early_exit != 0);
+#endif
     if (state != nullptr) {
         state[1] = gbla_direction::unexplored_after(was_pulling, pull, unexplored,
                                                     frontier_edges);

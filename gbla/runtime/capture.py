@@ -11,6 +11,12 @@ iteration past the end (the WHILE node checks before each), and for a start stat
 the host (a search's source) no array made and no kernel launched from Python before it. The
 first run, which records, runs its loop again from the start in the graph.
 
+Where the iteration's kernels are all of :mod:`gbla.kernels._fused`'s kind, one block runs the
+small iterations in one kernel (fused.cu): it sits in the WHILE node's body behind the recorded
+iteration and goes on while the next iteration is small (a chain of dependent loads a step
+instead of a graph node a kernel), then hands the loop back to the graph. ``FUSE = False``
+(before recording) records without it.
+
 Memory the body allocates while it is captured comes from a pool private to the recording (its
 blocks drawn from CuPy's default pool, so they show in its accounting): the graph holds those
 addresses, and no one else is ever handed them. Everything goes back when the recording is
@@ -23,10 +29,13 @@ import functools
 
 from .. import _backend as B
 from ..exceptions import CaptureError, GblaError
-from ..kernels import _loop
+from ..kernels import _fused, _launch, _loop
 from .workspace import LoopState
 
-__all__ = ["Recording", "conditional_graphs"]
+__all__ = ["Recording", "conditional_graphs", "FUSE"]
+
+# Whether recordings made from now on run their small iterations in one fused block.
+FUSE = True
 
 
 @functools.lru_cache(maxsize=None)
@@ -70,6 +79,10 @@ class Recording:
         self._graph = self._exec = self._cupy_graph = None
         self._body_recorded = False
         self.body_nodes = None  # {node kind: count} of one recorded iteration
+        self.fuse = FUSE
+        self.fused = None  # the Program one block runs, where the iteration fuses
+        self.not_fused = None  # else why not (a diagnostic)
+        self._fused_args = None
 
     # ------------------------------------------------------------------ running
     def run(self, start, max_iterations):
@@ -202,13 +215,68 @@ class Recording:
                 _check(rt, rt.cudaGraphAddNode(graph, nodes, len(nodes), params))
             body_graph = params.conditional.phGraph_out[0]
             self._body_recorded = True  # from here on a failure is the body's
-            _capture(rt, s, body_graph, relaxed, lambda: self._iteration(state, int(handle)))
+            program = self._fusible(int(handle)) if self.fuse else None
+            launches = []
+
+            def body():
+                with _launch.collecting() as seen:
+                    self._iteration(_state(self.workspace), int(handle))
+                launches[:] = seen
+                if program is None:
+                    return
+                try:
+                    fused = _fused.Program(launches)  # the addresses of this capture
+                except _fused.NotFusible as e:
+                    self.not_fused = f"the second capture: {e}"
+                    return
+                if fused.source != program.source:  # not the iteration compiled: no block
+                    self.not_fused = "the iteration changed between two captures"
+                    return
+                self._fused_args = B._cupy().empty(len(program.pack()), "uint64")
+                self.fused = fused
+                fused.launch(self._fused_args, self.workspace.control)
+
+            _capture(rt, s, body_graph, relaxed, body)
+            if self.fused is not None:
+                self._fused_args.set(self.fused.pack())
             self.body_nodes = _node_counts(rt, body_graph)  # diagnostics: None if refused
             self._exec = _check(rt, rt.cudaGraphInstantiate(graph, 0))
             self._graph = graph
         except BaseException:
             rt.cudaGraphDestroy(graph)
             raise
+
+    def _fusible(self, handle):
+        """The Program of one block for this iteration (compiled), or None (why: in
+        :attr:`not_fused`): the iteration is captured once into a graph thrown away, its
+        launches collected, and fuses only where they are every kernel node of that graph."""
+        rt = self.rt
+        scratch = _check(rt, rt.cudaGraphCreate(0))
+        try:
+            with _launch.collecting() as launches:
+                _capture(rt, self.stream.ptr, scratch,
+                         rt.cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed,
+                         lambda: self._iteration(_state(self.workspace), handle))
+            nodes = _node_counts(rt, scratch)
+        finally:
+            rt.cudaGraphDestroy(scratch)
+        try:
+            if nodes is None:
+                raise _fused.NotFusible("the graph API did not count the iteration's nodes")
+            others = {k: v for k, v in nodes.items() if k != "kernels" and v}
+            if others or nodes["kernels"] != len(launches):
+                raise _fused.NotFusible(f"the iteration holds nodes besides the kernels it "
+                                        f"launched: {nodes}, {len(launches)} launches")
+            program = _fused.Program(launches)
+        except _fused.NotFusible as e:
+            self.not_fused = str(e)
+            return None
+        try:
+            program.function()  # compiled now, not while the body is captured
+        except Exception as e:  # noqa: BLE001  (the graph's iteration still runs the loop)
+            self.not_fused = f"the fused block did not compile: {type(e).__name__}: {e}"
+            return None
+        return program
 
     def _record_cupy(self, state):
         self.stream.begin_capture()

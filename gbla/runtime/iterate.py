@@ -7,6 +7,7 @@ from .. import _validation as V
 from ..exceptions import CaptureError
 from ..matrix import Matrix
 from ..vector import Vector
+from . import capture
 from .capture import Recording
 from .workspace import LoopState, Workspace, conform
 
@@ -196,7 +197,7 @@ def _device(body, state, condition, max_iterations, cache, key, stats):
                            "loop with mode='eager'")
     signature = _signature(state)
     recording = None
-    slot = ("gbla.iterate", key, signature, condition)
+    slot = ("gbla.iterate", key, signature, condition, capture.FUSE)
     if cache is not None:
         recording = cache._cache.get(slot)
     if recording is None:
@@ -210,6 +211,11 @@ def _device(body, state, condition, max_iterations, cache, key, stats):
         stats["graph"] = recording.graph_kind
         if recording.body_nodes is not None:
             stats["body_nodes"] = dict(recording.body_nodes)
+        stats["fused"] = recording.fused is not None
+        if recording.fused is not None:
+            stats["fused_iterations"] = recording.workspace.fused_done()
+        else:
+            stats["not_fused"] = recording.not_fused or "not recorded with a WHILE node"
     return result
 
 

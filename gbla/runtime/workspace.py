@@ -206,6 +206,10 @@ class Workspace:
         """The iterations the last run made (after :meth:`read_control` and a wait)."""
         return int(self._read[_loop.DONE])
 
+    def fused_done(self):
+        """Of those, the iterations the fused block ran (gbla.kernels._fused)."""
+        return int(self._read[_loop.FUSED])
+
     def scratch(self, key, start):
         """The array kept under ``key`` across iterations, ``start`` (a NumPy array) at the start
         of every run. Made the first time a key is asked for, which is never while recording

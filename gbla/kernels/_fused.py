@@ -1,0 +1,168 @@
+"""One kernel for the small iterations of a loop recorded on the device (fused.cu): the kernels
+one recorded iteration launches (as :func:`gbla.kernels._launch.collecting` saw them) compiled
+into one translation unit as device functions, called by one block in their launch order with
+the arguments the graph's nodes hold.
+
+A :class:`Program` is made from an iteration's launches, or refused (:class:`NotFusible`, with
+the reason) when one of them is not a kernel known to be right on a grid of one block, when two
+kernels of one file were compiled behind different preludes (two direction policies), when the
+iteration has no push product whose input tells the block how large the next iteration is, or
+when its last launch is not the loop's test."""
+
+import functools
+
+import numpy as np
+
+from .._backend import _cupy
+from . import _launch
+
+__all__ = ["NotFusible", "Program", "THREADS", "MAX_VERTICES", "MAX_EDGES"]
+
+# The block: its threads, and the largest iteration it runs (its first product's input: entries,
+# and their out-edges); a larger one goes to the graph's iteration. Measured on an H100
+# (benchmarks/results/ab_fused.log): a thin BFS level costs the block about 10 us, the graph's
+# iteration about 20; past a few thousand edges a round, Bellman-Ford's rounds are faster in the
+# graph (TG: 8.6 ms with these bounds, 16 ms with 4096 and 16384); 1024 threads rather than 256
+# for the road networks' levels of hundreds of vertices (USA-road-NY: 9.1 against 18.4 ms).
+THREADS = 1024
+MAX_VERTICES = 1024
+MAX_EDGES = 2048
+
+# The kernels that are right on a grid of one block (grid-stride, their last-block steps reading
+# gridDim), by file. gbla_entries_reduce_blocks reads as many partials as the first launch had
+# blocks: in the block, one (ARGUMENTS).
+FUSIBLE = {
+    "loop.cu": {"gbla_loop_test", "gbla_gather_decide"},
+    "spmv.cu": {"gbla_spmv_start", "gbla_spmv_device"},
+    "entries.cu": {"gbla_entries_clear", "gbla_entries_map", "gbla_entries_select",
+                   "gbla_entries_union", "gbla_entries_merge", "gbla_assign_entries",
+                   "gbla_assign_bits", "gbla_store_clear", "gbla_store_set",
+                   "gbla_entries_reduce", "gbla_entries_reduce_blocks"},
+}
+ARGUMENTS = {"gbla_entries_reduce_blocks": {1: 1}}  # argument position: the value in the block
+_TEST, _GATHER = "gbla_loop_test", "gbla_gather_decide"
+# gbla_gather_decide's arguments: its input's list (ids, count) and the matrix's row pointers
+_G_IDS, _G_COUNT, _G_INDPTR = 2, 3, 4
+_MASK = (1 << 64) - 1
+
+
+class NotFusible(Exception):
+    """An iteration one block cannot run; the message says why."""
+
+
+def _base(kernel):
+    return kernel.split("<", 1)[0].strip()
+
+
+def _bits(value):
+    """A launch argument as 8 bytes (an int): a device array's address, an integer's two's
+    complement, a float's bits."""
+    if hasattr(value, "__cuda_array_interface__"):
+        return int(value.__cuda_array_interface__["data"][0])
+    if isinstance(value, (bool, np.bool_, int, np.integer)):
+        return int(value) & _MASK
+    if isinstance(value, (float, np.floating)):
+        v = np.asarray(value)
+        return int(v.view(np.uint32 if v.itemsize == 4 else np.uint64)) if v.itemsize in (4, 8) \
+            else int(np.asarray(value, np.float64).view(np.uint64))
+    raise NotFusible(f"a launch argument of type {type(value).__name__}")
+
+
+class Program:
+    """One recorded iteration as one block runs it: :attr:`source` (the translation unit),
+    :meth:`pack` (the arguments, 8 bytes each, in order) and :meth:`launch`."""
+
+    def __init__(self, launches):
+        launches = list(launches)
+        if not launches:
+            raise NotFusible("the iteration launches nothing")
+        preludes = {}
+        for launch in launches:
+            kinds = FUSIBLE.get(launch.file, ())
+            if _base(launch.kernel) not in kinds:
+                raise NotFusible(f"{launch.kernel} of {launch.file} is not known to be right "
+                                 f"on one block")
+            if preludes.setdefault(launch.file, launch.prelude) != launch.prelude:
+                raise NotFusible(f"two preludes of {launch.file} (two direction policies)")
+        if _base(launches[-1].kernel) != _TEST:
+            raise NotFusible("the iteration does not end with the loop's test")
+        gathers = [k for k, launch in enumerate(launches) if _base(launch.kernel) == _GATHER]
+        if not gathers:
+            raise NotFusible("no push product, whose input would size the next iteration")
+        self.launches = launches
+        gather = launches[gathers[0]]
+        if not _bits(gather.args[_G_IDS]) or not _bits(gather.args[_G_COUNT]):
+            raise NotFusible("the first product's input keeps no entry list")
+        self.index = gather.kernel[gather.kernel.index("<") + 1:-1].strip()  # int, long long
+        self.frontier = tuple(gather.args[k] for k in (_G_INDPTR, _G_IDS, _G_COUNT))
+        self.preludes = preludes
+        self.source = self._source()
+
+    def _source(self):
+        files = list(dict.fromkeys(launch.file for launch in self.launches))
+        preludes = "".join(dict.fromkeys(self.preludes[f] for f in files))
+        epilogues = "".join(dict.fromkeys(launch.epilogue for launch in self.launches))
+        calls, at = [], 0
+        for launch in self.launches:
+            args = ", ".join(f"gbla_arg{{a[{at + k}]}}" for k in range(len(launch.args)))
+            calls.append(f"        {launch.kernel}({args});")
+            at += len(launch.args)
+        steps = "\n        __syncthreads();\n".join(calls)
+        return f"""{preludes}
+#undef __global__
+#define __global__ __device__
+#define __restrict__
+#define __threadfence __threadfence_block
+#define GBLA_FUSED 1
+#define GBLA_FUSED_UNIT 1
+{_launch.sources(files)}
+{epilogues}
+#undef __threadfence
+#undef __restrict__
+#undef __global__
+#define __global__ __attribute__((global))
+{_launch.source("fused.cu")}
+struct gbla_fused_steps {{
+    static __device__ __forceinline__ void run(const u64* a)
+    {{
+{steps}
+    }}
+}};
+
+extern "C" __global__ void __launch_bounds__({THREADS}, 1)
+gbla_fused(const u64* args, long long* control, const {self.index}* indptr,
+           const {self.index}* ids, const u64* count, long long max_vertices,
+           long long max_edges)
+{{
+    gbla_fused_loop<gbla_fused_steps, {self.index}>(args, control, indptr, ids, count,
+                                                     max_vertices, max_edges);
+}}
+"""
+
+    def pack(self):
+        """The launches' arguments, 8 bytes each in order (uint64), with those of
+        :data:`ARGUMENTS` set to their value in one block."""
+        out = []
+        for launch in self.launches:
+            fixed = ARGUMENTS.get(_base(launch.kernel), {})
+            out += [fixed[k] if k in fixed else _bits(a) for k, a in enumerate(launch.args)]
+        return np.array(out, np.uint64)
+
+    def function(self):
+        """The compiled kernel on the current device (compiled once per source)."""
+        return _compiled(_launch.device_id(), self.source)
+
+    def launch(self, args, control, max_vertices=None, max_edges=None):
+        """Enqueue the block: ``args`` the device copy of :meth:`pack`, ``control`` the loop's
+        control words."""
+        indptr, ids, count = self.frontier
+        self.function()((1,), (THREADS,), (
+            args, control, indptr, ids, count,
+            np.int64(MAX_VERTICES if max_vertices is None else max_vertices),
+            np.int64(MAX_EDGES if max_edges is None else max_edges)))
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(device, source):
+    module = _cupy().RawModule(code=source, options=("-std=c++17",))
+    return module.get_function("gbla_fused")

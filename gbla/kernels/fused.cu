@@ -1,0 +1,86 @@
+// One block runs the iterations of a loop recorded on the device while they are small
+// (gbla/runtime/capture.py, gbla/kernels/_fused.py): the kernels of one recorded iteration are
+// compiled into one translation unit as device functions (the loader reads __global__ as
+// __device__ there, __restrict__ as nothing, so that a value one step writes is never read
+// through the read-only cache by the next, and __threadfence as __threadfence_block), and
+// called in their launch order, a barrier between two, with the same arguments as the graph's
+// nodes. Each is a grid-stride kernel whose last-block steps hold for a grid of one block. The
+// iteration's last kernel is the loop's test (loop.cu), which sets the control words and the
+// WHILE node's condition as it does in the graph.
+//
+// The block runs behind one recorded iteration, in the WHILE node's body: it goes on while the
+// test says go and the next iteration looks small (the first product's input listed, with at
+// most max_vertices entries and max_edges out-edges); then it returns and the graph's iteration
+// runs the next one with the whole GPU. Every product it runs pushes (GBLA_FUSED in loop.cu's
+// choice): a frontier that would pull is a large one, which it hands over instead.
+
+#ifndef GBLA_FUSED_UNIT  // in the fused unit, lists.cuh came with the kernels above
+#include "lists.cuh"
+#endif
+
+#define GBLA_FUSED_GO 4      // control words (loop.cu's GBLA_GO)
+#define GBLA_FUSED_COUNT 7   // iterations this kernel ran, over a run
+
+// A launch argument as the host packed it (8 bytes: an address, an integer's two's complement,
+// a float's bits), converted to the type of the parameter it is passed to.
+struct gbla_arg {
+    u64 bits;
+
+    template <class T>
+    __device__ __forceinline__ operator T*() const { return reinterpret_cast<T*>(bits); }
+    __device__ __forceinline__ operator bool() const { return bits != 0; }
+    __device__ __forceinline__ operator int() const { return (int)(unsigned int)bits; }
+    __device__ __forceinline__ operator unsigned int() const { return (unsigned int)bits; }
+    __device__ __forceinline__ operator long long() const { return (long long)bits; }
+    __device__ __forceinline__ operator u64() const { return bits; }
+    __device__ __forceinline__ operator float() const
+    {
+        return __int_as_float((int)(unsigned int)bits);
+    }
+    __device__ __forceinline__ operator double() const
+    {
+        return __longlong_as_double((long long)bits);
+    }
+};
+
+// Whether the next iteration is one for this block: its frontier (ids[0..*count), the first
+// product's input) known, with at most max_vertices entries and max_edges out-edges in indptr.
+// Every thread gets the answer.
+template <class I>
+__device__ bool gbla_fused_small(const I* indptr, const I* ids, const u64* count,
+                                 long long max_vertices, long long max_edges)
+{
+    __shared__ u64 s_edges;
+    const u64 c = *count;
+    if (c == GBLA_UNKNOWN || (long long)c > max_vertices) return false;
+    if (threadIdx.x == 0) s_edges = 0;
+    __syncthreads();
+    u64 edges = 0;
+    for (long long j = threadIdx.x; j < (long long)c; j += blockDim.x) {
+        const long long i = (long long)ids[j];
+        edges += (u64)((long long)indptr[i + 1] - (long long)indptr[i]);
+    }
+    for (int offset = 16; offset > 0; offset >>= 1)
+        edges += __shfl_down_sync(0xffffffffu, edges, offset);
+    if ((threadIdx.x & 31) == 0 && edges) atomicAdd(&s_edges, edges);
+    __syncthreads();
+    const bool small = (long long)s_edges <= max_edges;
+    __syncthreads();  // s_edges read by all before a later call writes it
+    return small;
+}
+
+// Iterations of Steps::run(args) (one recorded iteration, its test last) while the test says
+// go and the next looks small.
+template <class Steps, class I>
+__device__ void gbla_fused_loop(const u64* args, long long* control, const I* indptr,
+                                const I* ids, const u64* count, long long max_vertices,
+                                long long max_edges)
+{
+    for (;;) {
+        __syncthreads();  // the test's control words seen by every thread
+        if (!control[GBLA_FUSED_GO]) return;
+        if (!gbla_fused_small<I>(indptr, ids, count, max_vertices, max_edges)) return;
+        Steps::run(args);
+        if (threadIdx.x == 0) control[GBLA_FUSED_COUNT] += 1;
+    }
+}
