@@ -1,4 +1,7 @@
-// One block runs the iterations of a loop recorded on the device while they are small
+// The iterations of a loop recorded on the device (its ops: w<!m> = u any.pair A, and the
+// element-wise ops around it), run by one block of THREADS threads while they are small, in
+// one launch placed in the WHILE node's body behind the recorded iteration; launch contract:
+// gbla_fused(args, control, ...) of _fused.py's generated unit, args its packed arguments.
 // (gbla/runtime/capture.py, gbla/kernels/_fused.py): the kernels of one recorded iteration are
 // compiled into one translation unit as device functions (the loader reads __global__ as
 // __device__ there, __restrict__ as nothing, so that a value one step writes is never read

@@ -237,7 +237,7 @@ class Recording:
                 fused.launch(self._fused_args, self.workspace.control)
 
             _capture(rt, s, body_graph, relaxed, body)
-            if self.fused is not None:
+            if self.fused is not None:  # sync: the arguments copied, once a recording
                 self._fused_args.set(self.fused.pack())
             self.body_nodes = _node_counts(rt, body_graph)  # diagnostics: None if refused
             self._exec = _check(rt, rt.cudaGraphInstantiate(graph, 0))

@@ -71,7 +71,10 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
         in device mode ``stats["graph"]``: 'while' (a conditional WHILE node, one launch a
         run) or 'per-iteration' (where conditional nodes cannot be made: one launch and one
         read an iteration); with 'while', ``stats["body_nodes"]``: the graph nodes of one
-        iteration by kind ('kernels', 'memsets', 'copies', 'other'), what an iteration costs.
+        iteration by kind ('kernels', 'memsets', 'copies', 'other'), what an iteration costs;
+        ``stats["fused"]``: whether one block runs the small iterations in one kernel (the
+        fused block, where the iteration's kernels allow), then
+        ``stats["fused_iterations"]`` (those it ran), else ``stats["not_fused"]`` (why not).
 
     Returns
     -------
