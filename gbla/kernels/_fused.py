@@ -61,10 +61,10 @@ def _bits(value):
         return int(value.__cuda_array_interface__["data"][0])
     if isinstance(value, (bool, np.bool_, int, np.integer)):
         return int(value) & _MASK
+    if isinstance(value, np.float32):
+        return int(np.asarray(value).view(np.uint32))
     if isinstance(value, (float, np.floating)):
-        v = np.asarray(value)
-        return int(v.view(np.uint32 if v.itemsize == 4 else np.uint64)) if v.itemsize in (4, 8) \
-            else int(np.asarray(value, np.float64).view(np.uint64))
+        return int(np.asarray(value, np.float64).view(np.uint64))
     raise NotFusible(f"a launch argument of type {type(value).__name__}")
 
 

@@ -10,8 +10,8 @@ from .. import direction as _direction
 from . import _launch
 from ._launch import THREADS, ptr
 
-__all__ = ["CONTROL", "DONE", "MAX", "GO", "ITERATION", "FUSED", "STAGE_HEAD", "test", "load_staged",
-           "Choice", "gather"]
+__all__ = ["CONTROL", "DONE", "MAX", "GO", "ITERATION", "FUSED", "STAGE_HEAD", "test",
+           "load_staged", "Choice", "gather"]
 
 # control[] fields (loop.cu's GBLA_* defines) and its length
 DONE, MAX, GO, ITERATION = 0, 1, 4, 6

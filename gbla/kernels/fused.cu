@@ -67,9 +67,8 @@ __device__ bool gbla_fused_small(const I* indptr, const I* ids, const u64* count
         edges += __shfl_down_sync(0xffffffffu, edges, offset);
     if ((threadIdx.x & 31) == 0 && edges) atomicAdd(&s_edges, edges);
     __syncthreads();
-    const bool small = (long long)s_edges <= max_edges;
-    __syncthreads();  // s_edges read by all before a later call writes it
-    return small;
+    // read by all before the next call writes it: the loop's barriers come between
+    return (long long)s_edges <= max_edges;
 }
 
 // Iterations of Steps::run(args) (one recorded iteration, its test last) while the test says

@@ -172,7 +172,7 @@ class Recording:
             if self.rt is not None:
                 self._body_recorded = False
                 try:
-                    self._record_while(_state(self.workspace))
+                    self._record_while()
                     return
                 except Exception:
                     if self._body_recorded:  # the graph API works: the body is at fault
@@ -187,7 +187,7 @@ class Recording:
         """'while' (one launch a run) or 'per-iteration' (one launch an iteration)."""
         return "while" if self._exec is not None else "per-iteration"
 
-    def _record_while(self, state):
+    def _record_while(self):
         rt, s = self.rt, self.stream.ptr
         relaxed = rt.cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed
         graph = _check(rt, rt.cudaGraphCreate(0))
@@ -216,12 +216,10 @@ class Recording:
             body_graph = params.conditional.phGraph_out[0]
             self._body_recorded = True  # from here on a failure is the body's
             program = self._fusible(int(handle)) if self.fuse else None
-            launches = []
 
             def body():
-                with _launch.collecting() as seen:
+                with _launch.collecting() as launches:
                     self._iteration(_state(self.workspace), int(handle))
-                launches[:] = seen
                 if program is None:
                     return
                 try:
@@ -232,13 +230,15 @@ class Recording:
                 if fused.source != program.source:  # not the iteration compiled: no block
                     self.not_fused = "the iteration changed between two captures"
                     return
-                self._fused_args = B._cupy().empty(len(program.pack()), "uint64")
+                packed.append(fused.pack())
+                self._fused_args = B._cupy().empty(len(packed[0]), "uint64")
                 self.fused = fused
                 fused.launch(self._fused_args, self.workspace.control)
 
+            packed = []
             _capture(rt, s, body_graph, relaxed, body)
             if self.fused is not None:  # sync: the arguments copied, once a recording
-                self._fused_args.set(self.fused.pack())
+                self._fused_args.set(packed[0])
             self.body_nodes = _node_counts(rt, body_graph)  # diagnostics: None if refused
             self._exec = _check(rt, rt.cudaGraphInstantiate(graph, 0))
             self._graph = graph
