@@ -33,9 +33,11 @@ def _spmv_struct(name="any_pair", dtype=bool):
     return _codegen.struct(types)
 
 
-def bfs_like(policy=DEFAULT_POLICY, *, test_last=True, gather=True, ids=np.uint64(64)):
+def bfs_like(policy=DEFAULT_POLICY, *, test_last=True, gather=True, ids=np.uint64(64),
+             one_product=True):
     """The launches of a BFS level as a device product and its writes make them (arguments
-    only as many as each kernel takes: nothing here runs)."""
+    only as many as each kernel takes: nothing here runs). With ``one_product`` the push reads
+    the gather's bins, info slot and row pointers, as a recording's does."""
     name, src = _spmv_struct()
     rule = policy.cuda_source()
     default = DEFAULT_POLICY.cuda_source()
@@ -46,8 +48,14 @@ def bfs_like(policy=DEFAULT_POLICY, *, test_last=True, gather=True, ids=np.uint6
         launches.append(Launch("loop.cu", "gbla_gather_decide<int>", rule, "",
                                (np.int64(5), Z, ids, np.uint64(72), np.uint64(80), Z, Z,
                                 np.int32(1), Z, np.int64(5), np.int64(9), np.int32(1))))
+    push = [Z] * 23
+    if one_product:
+        push[0], push[2], push[5] = np.uint64(88), np.uint64(96), np.uint64(80)
+        if gather:
+            launches[-1] = launches[-1]._replace(args=launches[-1].args[:5] + (
+                np.uint64(88), np.uint64(96)) + launches[-1].args[7:])
     launches += [
-        Launch("spmv.cu", f"gbla_spmv_device<{name}, int>", "", "\n" + src, (Z,) * 23),
+        Launch("spmv.cu", f"gbla_spmv_device<{name}, int>", "", "\n" + src, tuple(push)),
         Launch("entries.cu", "gbla_assign_entries<long long, int>", "", "", (Z,) * 12),
         Launch("entries.cu", "gbla_entries_clear", "", "", (Z,) * 5),
         Launch("entries.cu", f"gbla_entries_map<{f[0]}>", "", "\n" + f[1], (Z,) * 24),
@@ -64,12 +72,36 @@ def test_a_bfs_level_fuses_and_reads_its_frontier_off_the_first_gather():
     assert program.index == "int"
     indptr, ids, count = program.frontier
     assert (int(indptr), int(ids), int(count)) == (80, 64, 72)
-    # every kernel once in launch order, a barrier between two
+    # every kernel once in launch order, a barrier between two steps; the product's gather
+    # and push are one step
+    body = program.source[program.source.index("struct gbla_fused_steps"):]
+    assert body.count("__syncthreads();") == len(bfs_like()) - 2
+    assert "gbla_gather_decide<" not in body and "gbla_spmv_device<" not in body
+    assert body.index("gbla_spmv_start<") < body.index("gbla_fused_push<gbla_sr_any_pair") \
+        < body.index("gbla_assign_entries<") < body.index("gbla_loop_test(")
+    assert "#define GBLA_FUSED 1" in program.source
+
+
+def test_a_gather_and_a_push_of_two_products_stay_two_steps():
+    program = _fused.Program(bfs_like(one_product=False))
     body = program.source[program.source.index("struct gbla_fused_steps"):]
     assert body.count("__syncthreads();") == len(bfs_like()) - 1
-    assert body.index("gbla_spmv_start<") < body.index("gbla_gather_decide<int>(") \
-        < body.index("gbla_loop_test(")
-    assert "#define GBLA_FUSED 1" in program.source
+    assert "gbla_fused_push" not in body
+    assert body.index("gbla_gather_decide<int>(") < body.index("gbla_spmv_device<")
+
+
+def test_a_merged_step_takes_both_kernels_arguments_in_order():
+    launches = bfs_like()
+    program = _fused.Program(launches)
+    gather, push = launches[1], launches[2]
+    call = program.source[program.source.index("gbla_fused_push<"):]
+    call = call[:call.index(";")]
+    first = len(launches[0].args)
+    assert call.count("gbla_arg{") == len(gather.args) + len(push.args)
+    assert f"gbla_arg{{a[{first}]}}" in call
+    assert f"gbla_arg{{a[{first + len(gather.args) + len(push.args) - 1}]}}" in call
+    packed = program.pack()
+    assert packed[first + 5] == packed[first + len(gather.args)] == 88  # the bins, twice
 
 
 @pytest.mark.parametrize("launches, why", [

@@ -107,6 +107,33 @@ def test_the_callers_state_is_not_modified(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype, fill", [(np.int32, -1), (np.int32, np.inf), (bool, -1),
+                                         (np.float64, np.nan), (np.int64, 7)])
+def test_dense_results_are_what_to_dense_gives(mode, dtype, fill):
+    # the same loop twice: its results as Vectors, then "levels" as a dense array (made in one
+    # pass on the device), which must equal the Vector's to_dense(fill), dtype and all
+    A = gbla.Matrix.from_scipy(PATH, device=device_of(mode))
+    q = gbla.Vector.from_coo([1], True, 5, device=A.device)
+    levels = gbla.assign(gbla.Vector.new(5, dtype, device=A.device), 1, mask=q.S)
+
+    def level(s, depth):
+        s.q = gbla.vxm(s.q, A, "any_pair", mask=~s.levels.S)
+        gbla.assign(s.levels, True if dtype is bool else depth, mask=s.q.S)
+
+    state = {"q": q, "levels": levels}
+    whole = gbla.iterate(level, state, while_nonempty="q", mode=mode)
+    out = gbla.iterate(level, state, while_nonempty="q", mode=mode,
+                       dense={"levels": fill})
+    expected = host(whole["levels"].to_dense(fill))
+    got = host(out["levels"])
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+    assert isinstance(out["q"], gbla.Vector) and out["q"].nvals == 0
+    reached = ~np.isnan(got) if np.isnan(fill) else got != fill
+    np.testing.assert_array_equal(reached, [False, True, True, True, False])
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("sources", [[3], [0, 4, 2], []], ids=["one", "three", "none"])
 def test_a_start_state_listing_several_entries_is_loaded_whole(mode, sources):
     # the start of a run from lists: a multi-source BFS, written as a body, from 0, 2 and 4
@@ -426,6 +453,11 @@ def test_a_semiring_that_fails_to_compile_raises_a_capture_error():
     ({"cache": 3}, gbla.DomainMismatch, "cache"),
     ({"key": [1]}, gbla.InvalidValue, "key"),
     ({"stats": []}, gbla.DomainMismatch, "stats"),
+    ({"dense": [1]}, gbla.DomainMismatch, "dense"),
+    ({"dense": {"x": -1}}, gbla.InvalidValue, "dense"),
+    ({"dense": {"q": "-1"}}, gbla.InvalidValue, r"dense\['q'\]"),
+    ({"dense": {"q": 1j}}, gbla.InvalidValue, r"dense\['q'\]"),
+    ({"dense": {"q": None}}, gbla.InvalidValue, r"dense\['q'\]"),
 ])
 def test_bad_arguments_are_rejected_by_name(kwargs, error, name):
     A, state = _loop_state("cpu")

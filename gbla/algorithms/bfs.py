@@ -149,10 +149,11 @@ def _bfs_algebraic(A, source, *, return_parents, depth_limit, direction, stats):
 
     out = runtime.iterate(level, state, while_nonempty="q", max_iterations=depth_limit,
                           cache=P, key=("gbla.bfs", semiring.name, policy_of(tracker)),
-                          stats=stats)
+                          stats=stats, dense=dict.fromkeys(("levels", "parents")[
+                              :1 + return_parents], -1))
     if return_parents:
-        return out["levels"].to_dense(-1), out["parents"].to_dense(-1)
-    return out["levels"].to_dense(-1)
+        return out["levels"], out["parents"]
+    return out["levels"]
 
 
 def _predecessors_flag(return_predecessors, return_parents):
@@ -278,8 +279,9 @@ def _bit_levels(P, batch, direction, depth_limit, level_dtype):
     run_stats = {}
     out = runtime.iterate(level, {"q": q, "seen": seen, "done": done, "levels": levels},
                           while_nonempty="q", max_iterations=depth_limit, cache=P,
-                          key=("gbla.bfs.bits", policy_of(tracker)), stats=run_stats)
-    return out["levels"].to_dense(-1).reshape(width, n)[:k], run_stats["iterations"]
+                          key=("gbla.bfs.bits", policy_of(tracker)), stats=run_stats,
+                          dense={"levels": -1})
+    return out["levels"].reshape(width, n)[:k], run_stats["iterations"]
 
 
 def _parents_from_levels(P, levels, source, direction, level_dtype):

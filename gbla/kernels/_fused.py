@@ -40,9 +40,11 @@ FUSIBLE = {
                    "gbla_entries_reduce", "gbla_entries_reduce_blocks"},
 }
 ARGUMENTS = {"gbla_entries_reduce_blocks": {1: 1}}  # argument position: the value in the block
-_TEST, _GATHER = "gbla_loop_test", "gbla_gather_decide"
-# gbla_gather_decide's arguments: its input's list (ids, count) and the matrix's row pointers
-_G_IDS, _G_COUNT, _G_INDPTR = 2, 3, 4
+_TEST, _GATHER, _DEVICE = "gbla_loop_test", "gbla_gather_decide", "gbla_spmv_device"
+# gbla_gather_decide's arguments: its input's list (ids, count), the matrix's row pointers, the
+# bins and the info slot; gbla_spmv_device's bins, info slot and row pointers
+_G_IDS, _G_COUNT, _G_INDPTR, _G_BINS, _G_INFO = 2, 3, 4, 5, 6
+_D_BINS, _D_INFO, _D_INDPTR = 0, 2, 5
 _MASK = (1 << 64) - 1
 
 
@@ -103,10 +105,13 @@ class Program:
         preludes = "".join(dict.fromkeys(self.preludes[f] for f in files))
         epilogues = "".join(dict.fromkeys(launch.epilogue for launch in self.launches))
         calls, at = [], 0
-        for launch in self.launches:
-            args = ", ".join(f"gbla_arg{{a[{at + k}]}}" for k in range(len(launch.args)))
-            calls.append(f"        {launch.kernel}({args});")
-            at += len(launch.args)
+        for step in self._steps():
+            count = sum(len(launch.args) for launch in step)
+            args = ", ".join(f"gbla_arg{{a[{at + k}]}}" for k in range(count))
+            kernel = step[0].kernel if len(step) == 1 else \
+                "gbla_fused_push" + step[1].kernel[step[1].kernel.index("<"):]
+            calls.append(f"        {kernel}({args});")
+            at += count
         steps = "\n        __syncthreads();\n".join(calls)
         return f"""{preludes}
 #undef __global__
@@ -115,6 +120,7 @@ class Program:
 #define __threadfence __threadfence_block
 #define GBLA_FUSED 1
 #define GBLA_FUSED_UNIT 1
+#define GBLA_FUSED_THREADS {THREADS}
 {_launch.sources(files)}
 {epilogues}
 #undef __threadfence
@@ -138,6 +144,25 @@ gbla_fused(const u64* args, long long* control, const {self.index}* indptr,
                                                      max_vertices, max_edges);
 }}
 """
+
+    def _steps(self):
+        """The launches as the block's steps, in order: a tuple of one launch, or of a product's
+        gather and its push, which one step runs (fused.cu's gbla_fused_push)."""
+        steps, k = [], 0
+        while k < len(self.launches):
+            launch = self.launches[k]
+            after = self.launches[k + 1] if k + 1 < len(self.launches) else None
+            if _base(launch.kernel) == _GATHER and after is not None and \
+                    _base(after.kernel) == _DEVICE and all(
+                        _bits(launch.args[g]) == _bits(after.args[d])
+                        for g, d in ((_G_BINS, _D_BINS), (_G_INFO, _D_INFO),
+                                     (_G_INDPTR, _D_INDPTR))):
+                steps.append((launch, after))
+                k += 2
+                continue
+            steps.append((launch,))
+            k += 1
+        return steps
 
     def pack(self):
         """The launches' arguments, 8 bytes each in order (uint64), with those of

@@ -11,7 +11,7 @@ from . import _launch
 from ._launch import THREADS, ptr
 
 __all__ = ["CONTROL", "DONE", "MAX", "GO", "ITERATION", "FUSED", "STAGE_HEAD", "test",
-           "load_staged", "Choice", "gather"]
+           "load_staged", "dense", "Choice", "gather"]
 
 # control[] fields (loop.cu's GBLA_* defines) and its length
 DONE, MAX, GO, ITERATION = 0, 1, 4, 6
@@ -36,21 +36,38 @@ def test(present, n, control, *, counts, handle=None, count=None):
                                    np.uint64(handle or 0)))
 
 
+def _run_edges():
+    """The kernels of a run's start and end, every dtype (pair) in one module."""
+    types = tuple(_dtypes.CUDA_TYPES.values())
+    return tuple(f"gbla_load_staged_{step}<{c}>" for step in ("clear", "scatter")
+                 for c in types) + tuple(f"gbla_dense<{t}, {o}>" for t in types for o in types)
+
+
 def load_staged(block, at, values, present, cap):
     """Enqueue the load of a state vector staged on the host: its part of the start ``block``
     (int64 words from ``at``: [staged?, count, filled?, the fill], ``cap`` ids, ``cap`` values)
     written into its buffers ``values`` and ``present``; nothing where it is not staged."""
     ctype = _dtypes.CUDA_TYPES[np.dtype(values.dtype)]
-    names = tuple(f"gbla_load_staged_{step}<{c}>" for step in ("clear", "scatter")
-                  for c in _dtypes.CUDA_TYPES.values())
     clear, scatter = (_launch.function("loop.cu", f"gbla_load_staged_{step}<{ctype}>",
-                                       prelude=_prelude(), name_expressions=names)
+                                       prelude=_prelude(), name_expressions=_run_edges())
                       for step in ("clear", "scatter"))
     n = values.size
     # a fixed grid: a vector that is not staged costs a flag read a thread, whatever its size
     clear(_launch.grid(n), (THREADS,), (block, np.int64(at), values, present, np.int64(n)))
     scatter((-(-cap // THREADS),), (THREADS,), (block, np.int64(at), np.int32(cap), values,
                                                  present))
+
+
+def dense(values, present, fill, out):
+    """Enqueue ``out[i] = values[i] if present[i] else fill`` (``out``'s dtype, which ``fill``
+    fits): a loop's result as a dense array, in one pass."""
+    c = _dtypes.CUDA_TYPES
+    name = f"gbla_dense<{c[np.dtype(values.dtype)]}, {c[np.dtype(out.dtype)]}>"
+    kernel = _launch.function("loop.cu", name, prelude=_prelude(),
+                              name_expressions=_run_edges())
+    n = out.size
+    kernel(_launch.grid(n), (THREADS,), (values, present, out.dtype.type(fill), out,
+                                         np.int64(n)))
 
 
 @dataclass(frozen=True)

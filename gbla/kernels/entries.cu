@@ -204,14 +204,8 @@ extern "C" __global__ void gbla_entries_clear(long long n, const void* ids, int 
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < end; j += stride)
         zp[gbla_walk_id(old, j)] = false;
-    __shared__ bool last;
-    __syncthreads();  // every thread of the block has read the count
-    if (threadIdx.x == 0) {
-        __threadfence();
-        last = atomicAdd(&count[1], 1ull) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (last && threadIdx.x == 0) {
+    // every thread of every block has read the count
+    if (gbla_last_block(&count[1]) && threadIdx.x == 0) {
         count[0] = 0;
         count[1] = 0;
     }

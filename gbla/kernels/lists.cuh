@@ -19,3 +19,25 @@ __device__ __forceinline__ void gbla_list_append(I* ids, u64* count, long long i
     base = __shfl_sync(group, base, leader);
     ids[base + __popc(group & ((1u << lane) - 1u))] = (I)i;
 }
+
+// Whether this block is the last of its grid to get here: a barrier (every thread of the block
+// past what came before), then a count of arrivals in *arrived, fenced on both sides so that
+// the last block sees what the others wrote before arriving. Every thread of the block calls it
+// and gets the answer; the caller resets *arrived where it reuses it. In the fused block
+// (fused.cu: one block, GBLA_FUSED) the block is the last, and the count is not kept.
+__device__ __forceinline__ bool gbla_last_block(u64* arrived)
+{
+    __syncthreads();
+#ifdef GBLA_FUSED
+    return true;
+#else
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(arrived, 1ull) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last) __threadfence();
+    return last;
+#endif
+}

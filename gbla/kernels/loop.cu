@@ -89,12 +89,10 @@ extern "C" __global__ void gbla_loop_test(const bool* __restrict__ present, long
 
 __device__ __forceinline__ u64 gbla_read(u64* p) { return atomicAdd(p, 0ull); }  // from L2
 
-__device__ void gbla_decide(u64* info, long long* state, long long n, long long edges,
-                            int early_exit)
+// The choice for an input of `frontier` entries with `frontier_edges` out-edges.
+__device__ void gbla_decide_for(u64* info, long long* state, long long n, long long edges,
+                                int early_exit, long long frontier, long long frontier_edges)
 {
-    const long long frontier = (long long)(gbla_read(&info[0]) + gbla_read(&info[1]) +
-                                           gbla_read(&info[2]));
-    const long long frontier_edges = (long long)gbla_read(&info[3]);
     const long long unexplored = (state == nullptr || state[1] < 0) ? edges : state[1];
     const bool was_pulling = state != nullptr && state[0] == 2;
 #ifdef GBLA_FUSED  // one block (fused.cu) pushes: a frontier worth pulling is handed over
@@ -109,6 +107,16 @@ __device__ void gbla_decide(u64* info, long long* state, long long n, long long 
         state[0] = pull ? 2 : 1;
     }
     info[GBLA_INFO_PULL] = pull ? 1 : 0;
+}
+
+// The choice for the input gbla_gather_decide binned: its counts read from info.
+__device__ void gbla_decide(u64* info, long long* state, long long n, long long edges,
+                            int early_exit)
+{
+    const long long frontier = (long long)(gbla_read(&info[0]) + gbla_read(&info[1]) +
+                                           gbla_read(&info[2]));
+    gbla_decide_for(info, state, n, edges, early_exit, frontier,
+                    (long long)gbla_read(&info[3]));
 }
 
 // The entries of u into three bins by out-degree in indptr, with their count and out-edges in
@@ -135,15 +143,8 @@ __global__ void gbla_gather_decide(long long n_in, const bool* __restrict__ upre
                 gbla_append_binned((I)k, n_in, indptr, bins, info);
     }
     if (!decide) return;
-    __shared__ bool last;
-    __syncthreads();  // every append of the block done
-    if (threadIdx.x == 0) {
-        __threadfence();
-        last = atomicAdd(&info[GBLA_INFO_BLOCKS], 1ull) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (!last || threadIdx.x != 0) return;
-    __threadfence();
+    // every append of every block done
+    if (!gbla_last_block(&info[GBLA_INFO_BLOCKS]) || threadIdx.x != 0) return;
     gbla_decide(info, state, n, edges, early_exit);
 }
 
@@ -181,4 +182,17 @@ __global__ void gbla_load_staged_scatter(const long long* __restrict__ block, lo
     const long long j = block[at + GBLA_STAGE_HEAD + i];
     values[j] = reinterpret_cast<const T*>(&block[at + GBLA_STAGE_HEAD + cap])[i];
     present[j] = true;
+}
+
+// ------------------------------------------------------------------ a run's end
+// A state vector as a dense array, straight from its entry buffers: out[i] = values[i] where
+// present, else fill (Vector.to_dense(fill) of the run's result, one pass instead of a copy
+// then a where).
+template <class T, class O>
+__global__ void gbla_dense(const T* __restrict__ values, const bool* __restrict__ present,
+                           O fill, O* __restrict__ out, long long n)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        out[i] = present[i] ? (O)values[i] : fill;
 }

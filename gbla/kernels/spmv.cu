@@ -369,14 +369,7 @@ __global__ void gbla_spmv_start(typename S::Z* __restrict__ w,
         w[i] = S::identity();
         wpresent[i] = 0;
     }
-    __shared__ bool last;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();
-        last = atomicAdd(&info[GBLA_INFO_STARTED], 1ull) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (!last || threadIdx.x != 0) return;
+    if (!gbla_last_block(&info[GBLA_INFO_STARTED]) || threadIdx.x != 0) return;
     *count = 0;
     for (int k = 0; k < GBLA_SLOT; ++k) info[k] = k == GBLA_INFO_PULL ? (u64)pull : 0ull;
 }

@@ -85,11 +85,12 @@ class Recording:
         self._fused_args = None
 
     # ------------------------------------------------------------------ running
-    def run(self, start, max_iterations):
+    def run(self, start, max_iterations, dense=None):
         """Run the loop from ``start`` (a dict of Vectors); returns (final state as new Vectors,
-        iterations run)."""
+        but dense arrays for the names in ``dense``, name to fill: Workspace.results; iterations
+        run)."""
         if self._exec is not None:
-            return self._replay(start, max_iterations)
+            return self._replay(start, max_iterations, dense)
         cp = B._cupy()
         caller = cp.cuda.get_current_stream()
         self.stream.wait_event(caller.record())
@@ -99,23 +100,23 @@ class Recording:
             ws.prologue()
             if not self.recorded:
                 if not self._first_iteration():
-                    return self._finish(caller)
+                    return self._finish(caller, dense)
                 self._record()
                 if self._exec is not None:  # its graph runs the loop from the start
-                    return self._replay(start, max_iterations)
+                    return self._replay(start, max_iterations, dense)
             _loop.test(self._present(), self._n(), ws.control, counts=0, count=self._count())
             while int(ws.control[_loop.GO].get()):  # sync: no conditional nodes here
                 self._cupy_graph.launch(self.stream)
-        return self._finish(caller)
+        return self._finish(caller, dense)
 
-    def _replay(self, start, max_iterations):
+    def _replay(self, start, max_iterations, dense):
         """A run of the recorded WHILE graph on the caller's stream: the start staged, one
         launch, the results copied, the control words read."""
         stream = B._cupy().cuda.get_current_stream()
         ws = self.workspace
         ws.stage(start, max_iterations)
         _check(self.rt, self.rt.cudaGraphLaunch(self._exec, stream.ptr))
-        results = ws.results()
+        results = ws.results(dense)
         ws.read_control()
         stream.synchronize()  # sync: the iterations run
         return results, ws.done()
@@ -124,10 +125,10 @@ class Recording:
     def recorded(self):
         return self._exec is not None or self._cupy_graph is not None
 
-    def _finish(self, caller):
+    def _finish(self, caller, dense):
         ws = self.workspace
         with self.stream:
-            results = ws.results()
+            results = ws.results(dense)
             ws.read_control()
             self.stream.synchronize()  # sync: the iterations run
         caller.wait_event(self.stream.record())

@@ -17,7 +17,7 @@ MODES = ("auto", "device", "eager")
 
 
 def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key=None,
-            mode="auto", stats=None):
+            mode="auto", stats=None, dense=None):
     """Run ``body(s, iteration)`` while the vector ``s[while_nonempty]`` has an entry.
 
     This is gbla's non-blocking mode. On the GPU (``mode='auto'`` or ``'device'``) the body
@@ -75,11 +75,15 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
         ``stats["fused"]``: whether one block runs the small iterations in one kernel (the
         fused block, where the iteration's kernels allow), then
         ``stats["fused_iterations"]`` (those it ran), else ``stats["not_fused"]`` (why not).
+    dense : dict of str to scalar, or None
+        State names to return as dense arrays, each with its fill value where the vector has no
+        entry: what ``out[name].to_dense(fill)`` would give, made on the device in one pass
+        from the loop's buffers (no Vector copied first).
 
     Returns
     -------
-    dict of str to Vector
-        The final state, new Vectors.
+    dict of str to Vector (or array)
+        The final state, new Vectors; new arrays for the names in ``dense``.
 
     Raises
     ------
@@ -87,7 +91,8 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
         ``body`` not callable, ``state`` not a dict of Vectors, ``cache`` not a Matrix.
     InvalidValue
         An empty ``state``, ``while_nonempty`` not one of its names, a bad ``max_iterations``
-        or ``mode``, 'device' with the state on the CPU, an unhashable ``key``.
+        or ``mode``, 'device' with the state on the CPU, an unhashable ``key``, a ``dense``
+        naming something other than a state name, or with a fill value that is not a number.
     DeviceMismatch
         The state's vectors on different devices.
     CaptureError
@@ -137,18 +142,47 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
             hash(key)
         except TypeError:
             raise V.invalid_value("key", "be hashable", key) from None
+    dense = _dense_fills(dense, state)
     run_stats = {}
     if partitioned and mode == "device":
         raise V.invalid_value("mode", f"be 'auto' or 'eager' with a {type(cache).__name__} (its "
                               "products run in its own engine, talking to other ranks or "
                               "planning transfers on the host: nothing to record)", mode)
     if device == "gpu" and mode != "eager" and not partitioned:
-        result = _device(body, state, while_nonempty, max_iterations, cache, key, run_stats)
+        result = _device(body, state, while_nonempty, max_iterations, cache, key, run_stats,
+                         dense)
     else:
         result = _eager(body, state, while_nonempty, max_iterations, run_stats)
+        for name, fill in dense.items():
+            result[name] = result[name].to_dense(fill)
     if stats is not None:
         stats.update(run_stats)
     return result
+
+
+def _dense_fills(dense, state):
+    """``dense`` checked: a dict of state names to number fills ({} for None)."""
+    if dense is None:
+        return {}
+    if not isinstance(dense, dict):
+        raise V.domain("dense", "be a dict of state names to fill values, or None",
+                       type(dense).__name__)
+    for name, fill in dense.items():
+        if name not in state:
+            raise V.invalid_value("dense", f"name only the state's names {sorted(state)}",
+                                  name)
+        if isinstance(fill, (str, bytes)) or not _real(fill):
+            raise V.invalid_value(f"dense[{name!r}]", "be a real number (the fill value)",
+                                  fill)
+    return dict(dense)
+
+
+def _real(value):
+    try:
+        float(value)
+        return True
+    except (TypeError, ValueError):
+        return False
 
 
 def _eager(body, state, condition, max_iterations, stats):
@@ -193,7 +227,7 @@ def _signature(state):
     return tuple((name, v.size, np.dtype(v.dtype)) for name, v in sorted(state.items()))
 
 
-def _device(body, state, condition, max_iterations, cache, key, stats):
+def _device(body, state, condition, max_iterations, cache, key, stats, dense):
     if B.device_loop() is not None:
         raise CaptureError("gbla.iterate inside a loop body recorded on the device: a loop "
                            "there would read its condition back to the host; run the outer "
@@ -206,7 +240,7 @@ def _device(body, state, condition, max_iterations, cache, key, stats):
     if recording is None:
         keep = tuple(_contents(c) for c in (getattr(body, "__closure__", None) or ()))
         recording = Recording(body, Workspace(signature), condition, keep)
-    result, done = recording.run(state, max_iterations)
+    result, done = recording.run(state, max_iterations, dense)
     if cache is not None and recording.recorded:
         cache._cache[slot] = recording
     stats.update(iterations=done, mode="device")
