@@ -90,6 +90,20 @@ def test_a_gather_and_a_push_of_two_products_stay_two_steps():
     assert body.index("gbla_gather_decide<int>(") < body.index("gbla_spmv_device<")
 
 
+def test_the_first_push_reads_the_size_tests_layout_unless_its_list_may_have_changed():
+    def flag(launches):
+        source = _fused.Program(launches).source
+        call = source[source.index("gbla_fused_push<", source.index("struct gbla_fused_steps")):]
+        call = call[call.index("(") + 1:]
+        return call[:call.index(",")]
+
+    assert flag(bfs_like()) == "1"
+    # a launch before the gather handed the frontier's list could have written it
+    launches = bfs_like()
+    launches[0] = launches[0]._replace(args=(Z, Z, np.uint64(64), Z, Z, Z))
+    assert flag(launches) == "0"
+
+
 def test_a_merged_step_takes_both_kernels_arguments_in_order():
     launches = bfs_like()
     program = _fused.Program(launches)
@@ -98,6 +112,7 @@ def test_a_merged_step_takes_both_kernels_arguments_in_order():
     call = call[:call.index(";")]
     first = len(launches[0].args)
     assert call.count("gbla_arg{") == len(gather.args) + len(push.args)
+    assert call.startswith("gbla_fused_push<gbla_sr_any_pair") and "(1, gbla_arg{" in call
     assert f"gbla_arg{{a[{first}]}}" in call
     assert f"gbla_arg{{a[{first + len(gather.args) + len(push.args) - 1}]}}" in call
     packed = program.pack()
@@ -256,15 +271,17 @@ def test_bfs_fused_gives_scipy_levels_and_valid_parents(graph, parents):
 
 @on_gpu
 @pytest.mark.parametrize("graph", ["path", "grid"])
-def test_a_thin_search_runs_in_the_block_but_its_first_level(graph):
+def test_a_thin_search_runs_in_the_block_from_its_first_level(graph):
     S = GRAPHS[graph]()
     A = gbla.Matrix.from_scipy(S, device="gpu")
     gbla.bfs(A, 0)
     stats = {}
     levels = gbla.bfs(A, 0, stats=stats)
     np.testing.assert_array_equal(host(levels), _levels(S, 0))
-    # iterations: the levels found, and the last that found none; the graph runs the first
-    assert stats["fused"] and stats["fused_iterations"] == stats["levels"] - 1
+    # iterations: the levels found after the source's, and the last that found none; the
+    # block runs them all, the first too (the source's list made at the start)
+    assert stats["fused"] and stats["fused_iterations"] == stats["iterations"] == \
+        stats["levels"]
 
 
 @on_gpu

@@ -129,6 +129,13 @@ def test_dense_results_are_what_to_dense_gives(mode, dtype, fill):
     assert got.dtype == expected.dtype
     np.testing.assert_array_equal(got, expected)
     assert isinstance(out["q"], gbla.Vector) and out["q"].nvals == 0
+    # only the names kept come back, dense or not
+    only = gbla.iterate(level, state, while_nonempty="q", mode=mode, keep=["levels"],
+                        dense={"levels": fill})
+    assert list(only) == ["levels"]
+    np.testing.assert_array_equal(host(only["levels"]), expected)
+    assert list(gbla.iterate(level, state, while_nonempty="q", mode=mode,
+                             keep=("q",), dense={"levels": fill})) == ["q"]
     reached = ~np.isnan(got) if np.isnan(fill) else got != fill
     np.testing.assert_array_equal(reached, [False, True, True, True, False])
 
@@ -458,6 +465,8 @@ def test_a_semiring_that_fails_to_compile_raises_a_capture_error():
     ({"dense": {"q": "-1"}}, gbla.InvalidValue, r"dense\['q'\]"),
     ({"dense": {"q": 1j}}, gbla.InvalidValue, r"dense\['q'\]"),
     ({"dense": {"q": None}}, gbla.InvalidValue, r"dense\['q'\]"),
+    ({"keep": "q"}, gbla.DomainMismatch, "keep"),
+    ({"keep": ["q", "x"]}, gbla.InvalidValue, "keep"),
 ])
 def test_bad_arguments_are_rejected_by_name(kwargs, error, name):
     A, state = _loop_state("cpu")

@@ -147,10 +147,10 @@ def _bfs_algebraic(A, source, *, return_parents, depth_limit, direction, stats):
         if return_parents:
             ops.assign(s.parents, s.q, mask=s.q.S)
 
+    wanted = ("levels", "parents")[:1 + return_parents]
     out = runtime.iterate(level, state, while_nonempty="q", max_iterations=depth_limit,
                           cache=P, key=("gbla.bfs", semiring.name, policy_of(tracker)),
-                          stats=stats, dense=dict.fromkeys(("levels", "parents")[
-                              :1 + return_parents], -1))
+                          stats=stats, keep=wanted, dense=dict.fromkeys(wanted, -1))
     if return_parents:
         return out["levels"], out["parents"]
     return out["levels"]
@@ -280,7 +280,7 @@ def _bit_levels(P, batch, direction, depth_limit, level_dtype):
     out = runtime.iterate(level, {"q": q, "seen": seen, "done": done, "levels": levels},
                           while_nonempty="q", max_iterations=depth_limit, cache=P,
                           key=("gbla.bfs.bits", policy_of(tracker)), stats=run_stats,
-                          dense={"levels": -1})
+                          keep=("levels",), dense={"levels": -1})
     return out["levels"].reshape(width, n)[:k], run_stats["iterations"]
 
 

@@ -105,12 +105,15 @@ class Program:
         preludes = "".join(dict.fromkeys(self.preludes[f] for f in files))
         epilogues = "".join(dict.fromkeys(launch.epilogue for launch in self.launches))
         calls, at = [], 0
+        laid_out = self._laid_out()
         for step in self._steps():
             count = sum(len(launch.args) for launch in step)
             args = ", ".join(f"gbla_arg{{a[{at + k}]}}" for k in range(count))
-            kernel = step[0].kernel if len(step) == 1 else \
-                "gbla_fused_push" + step[1].kernel[step[1].kernel.index("<"):]
-            calls.append(f"        {kernel}({args});")
+            if len(step) == 1:
+                calls.append(f"        {step[0].kernel}({args});")
+            else:
+                kernel = "gbla_fused_push" + step[1].kernel[step[1].kernel.index("<"):]
+                calls.append(f"        {kernel}({int(step[0] is laid_out)}, {args});")
             at += count
         steps = "\n        __syncthreads();\n".join(calls)
         return f"""{preludes}
@@ -163,6 +166,18 @@ gbla_fused(const u64* args, long long* control, const {self.index}* indptr,
             steps.append((launch,))
             k += 1
         return steps
+
+    def _laid_out(self):
+        """The gather whose input the size test lays out for the block (fused.cu's gbla_s_*): the
+        first, when no launch before it is passed the frontier's list (so none can have written
+        it); else None."""
+        ids, count = (_bits(a) for a in self.frontier[1:])
+        for launch in self.launches:
+            if _base(launch.kernel) == _GATHER:
+                return launch
+            if any(_bits(a) in (ids, count) for a in launch.args):
+                return None
+        return None
 
     def pack(self):
         """The launches' arguments, 8 bytes each in order (uint64), with those of

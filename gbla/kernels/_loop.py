@@ -1,6 +1,7 @@
 """Launchers of loop.cu: the test that ends a loop recorded on the device, and the gather of a
 device product's input with the push/pull rule of a DirectionPolicy applied on the device."""
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +37,7 @@ def test(present, n, control, *, counts, handle=None, count=None):
                                    np.uint64(handle or 0)))
 
 
+@functools.lru_cache(maxsize=None)
 def _run_edges():
     """The kernels of a run's start and end, every dtype (pair) in one module."""
     types = tuple(_dtypes.CUDA_TYPES.values())
@@ -43,10 +45,12 @@ def _run_edges():
                  for c in types) + tuple(f"gbla_dense<{t}, {o}>" for t in types for o in types)
 
 
-def load_staged(block, at, values, present, cap):
+def load_staged(block, at, values, present, cap, entries=None):
     """Enqueue the load of a state vector staged on the host: its part of the start ``block``
     (int64 words from ``at``: [staged?, count, filled?, the fill], ``cap`` ids, ``cap`` values)
-    written into its buffers ``values`` and ``present``; nothing where it is not staged."""
+    written into its buffers ``values`` and ``present``; nothing where it is not staged. With
+    ``entries`` (the (ids, count) list its buffers keep), the list is made too: the staged
+    entries, or unknown (not staged, or filled)."""
     ctype = _dtypes.CUDA_TYPES[np.dtype(values.dtype)]
     clear, scatter = (_launch.function("loop.cu", f"gbla_load_staged_{step}<{ctype}>",
                                        prelude=_prelude(), name_expressions=_run_edges())
@@ -54,8 +58,10 @@ def load_staged(block, at, values, present, cap):
     n = values.size
     # a fixed grid: a vector that is not staged costs a flag read a thread, whatever its size
     clear(_launch.grid(n), (THREADS,), (block, np.int64(at), values, present, np.int64(n)))
-    scatter((-(-cap // THREADS),), (THREADS,), (block, np.int64(at), np.int32(cap), values,
-                                                 present))
+    ids, count = (None, None) if entries is None else entries
+    scatter((-(-cap // THREADS),), (THREADS,), (
+        block, np.int64(at), np.int32(cap), values, present, ptr(ids),
+        np.int32(ids is not None and ids.dtype.itemsize == 8), ptr(count)))
 
 
 def dense(values, present, fill, out):

@@ -23,6 +23,9 @@
 
 #define GBLA_FUSED_GO 4      // control words (loop.cu's GBLA_GO)
 #define GBLA_FUSED_COUNT 7   // iterations this kernel ran, over a run
+#ifndef GBLA_FUSED_THREADS   // the block's threads (_fused.THREADS, which the unit defines)
+#define GBLA_FUSED_THREADS 1024
+#endif
 
 // A launch argument as the host packed it (8 bytes: an address, an integer's two's complement,
 // a float's bits), converted to the type of the parameter it is passed to.
@@ -46,16 +49,125 @@ struct gbla_arg {
     }
 };
 
+// The next iteration's frontier (the first product's input) as the size test laid it out, one
+// entry a thread: entry t's id, its first edge, and where its edges start when the frontier's
+// are laid end to end; gbla_s_listed entries (-1: not laid out, the frontier being larger than
+// the block) with gbla_s_edges out-edges. The iteration's first push reads it instead of the
+// list (gbla_fused_push's `laid_out`).
+__shared__ long long gbla_s_entry[GBLA_FUSED_THREADS];
+__shared__ long long gbla_s_first[GBLA_FUSED_THREADS];
+__shared__ long long gbla_s_at[GBLA_FUSED_THREADS];
+__shared__ long long gbla_s_warp[32];
+__shared__ long long gbla_s_listed, gbla_s_edges;
+
+// Exclusive prefix sum of x over the block, where only threads below `active` (at most the
+// block) hold a nonzero x: one warp's scan, or the warps' and a scan of their sums (one barrier
+// or two). *total (every thread) gets the sum. gbla_s_warp is free to write: the caller's
+// barriers separate two scans.
+__device__ __forceinline__ long long gbla_fused_scan(long long x, long long active,
+                                                     long long* total)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    long long inclusive = x;
+    if (warp * 32 < active)
+        for (int offset = 1; offset < 32; offset <<= 1) {
+            const long long below = __shfl_up_sync(0xffffffffu, inclusive, offset);
+            if (lane >= offset) inclusive += below;
+        }
+    if (lane == 31) gbla_s_warp[warp] = inclusive;
+    __syncthreads();
+    if (active > 32) {
+        const int warps = (int)((active + 31) >> 5);
+        if (warp == 0) {
+            long long sum = lane < warps ? gbla_s_warp[lane] : 0;
+            for (int offset = 1; offset < 32; offset <<= 1) {
+                const long long below = __shfl_up_sync(0xffffffffu, sum, offset);
+                if (lane >= offset) sum += below;
+            }
+            __syncwarp();
+            if (lane < warps) gbla_s_warp[lane] = sum;
+        }
+        __syncthreads();
+        *total = gbla_s_warp[warps - 1];
+        return (warp ? gbla_s_warp[warp - 1] : 0) + inclusive - x;
+    }
+    *total = gbla_s_warp[0];
+    return inclusive - x;
+}
+
+// Lays out ids[0..c) (c at most the block) by their out-degrees in indptr, as gbla_s_* hold
+// it; returns their out-edges. Every thread calls it.
+template <class I>
+__device__ __forceinline__ long long gbla_fused_lay_out(const I* indptr, const I* ids,
+                                                        long long c)
+{
+    const int t = threadIdx.x;
+    long long degree = 0;
+    if (t < c) {
+        const long long k = (long long)ids[t];
+        const long long first = (long long)indptr[k];
+        degree = (long long)indptr[k + 1] - first;
+        gbla_s_entry[t] = k;
+        gbla_s_first[t] = first;
+    }
+    long long total;
+    const long long at = gbla_fused_scan(degree, c, &total);
+    if (t < c) gbla_s_at[t] = at;
+    return total;
+}
+
+// Whether the next iteration is one for this block: its frontier (ids[0..*count), the first
+// product's input) known, with at most max_vertices entries and max_edges out-edges in indptr;
+// a frontier no larger than the block is laid out on the way (gbla_s_*). Every thread gets the
+// answer.
+template <class I>
+__device__ bool gbla_fused_small(const I* indptr, const I* ids, const u64* count,
+                                 long long max_vertices, long long max_edges)
+{
+    const u64 c = *count;
+    if (c == GBLA_UNKNOWN || (long long)c > max_vertices) return false;
+    long long edges;
+    if (c <= (u64)blockDim.x) {
+        edges = gbla_fused_lay_out<I>(indptr, ids, (long long)c);
+        if (threadIdx.x == 0) {
+            gbla_s_listed = (long long)c;
+            gbla_s_edges = edges;
+        }
+    } else {  // too many to lay out: their out-edges summed, a thread a stride of them
+        if (threadIdx.x == 0) {
+            gbla_s_listed = -1;
+            gbla_s_edges = 0;
+        }
+        __syncthreads();
+        u64 mine = 0;
+        for (long long j = threadIdx.x; j < (long long)c; j += blockDim.x) {
+            const long long i = (long long)ids[j];
+            mine += (u64)((long long)indptr[i + 1] - (long long)indptr[i]);
+        }
+        for (int offset = 16; offset > 0; offset >>= 1)
+            mine += __shfl_down_sync(0xffffffffu, mine, offset);
+        if ((threadIdx.x & 31) == 0 && mine)
+            atomicAdd(reinterpret_cast<u64*>(&gbla_s_edges), mine);
+        __syncthreads();
+        edges = gbla_s_edges;
+    }
+    // gbla_s_* read by all before they are written again: the loop's barriers come between
+    return edges <= max_edges;
+}
+
 #ifdef GBLA_FUSED_UNIT  // the kernels of spmv.cu and loop.cu are in the unit
 // gbla_gather_decide, then gbla_spmv_device, of one product (the arguments of each, as the graph
 // holds them), in the block. Where the input's list has at most a block's entries, without the
-// bins: thread t takes entry t, a block scan of their out-degrees lays their edges end to end in
-// shared memory, then a thread an edge (a binary search for its entry), so that the edges a
-// step waits for are the longest chain of one edge, whatever the degrees; the choice (which
-// pushes, in the block) is told the entries and their edges directly. Else the two as the graph
-// runs them.
+// bins: thread t takes entry t, its out-edges laid end to end after the entries before it (a
+// block scan of the degrees, in shared memory), then a thread an edge (a binary search for its
+// entry), so that the step waits for the longest chain of one edge, whatever the degrees; the
+// choice (which pushes, in the block) is told the entries and their edges directly. With
+// `laid_out`, the input is the frontier the size test laid out, which nothing before this step
+// can have written (_fused.py checks): its layout is read, not made again. Else the two kernels
+// as the graph runs them.
 template <class S, class I>
 __device__ void gbla_fused_push(
+    int laid_out,
     // gbla_gather_decide's
     long long n_in, const bool* upresent, const I* ids, const u64* count, const I* indptr,
     I* bins, u64* info, int decide, long long* state, long long n, long long edges,
@@ -68,10 +180,6 @@ __device__ void gbla_fused_push(
     long long n_long, const long long* huge_rows, long long n_huge, const bool* mask,
     int mask_mode, typename S::Z* w, unsigned char* wpresent, I* w_ids, u64* w_count)
 {
-    __shared__ I s_entry[GBLA_FUSED_THREADS];
-    __shared__ long long s_first[GBLA_FUSED_THREADS];  // the entry's first edge in p_indptr
-    __shared__ long long s_at[GBLA_FUSED_THREADS];     // and where its edges start end to end
-    __shared__ long long s_warp[32];
     const u64 c = (ids == nullptr || count == nullptr) ? GBLA_UNKNOWN : *count;
     // a product given a pulling policy (no choice made here) pulls, as in the graph
     if (c == GBLA_UNKNOWN || c > (u64)blockDim.x || (!decide && info[GBLA_INFO_PULL])) {
@@ -84,61 +192,32 @@ __device__ void gbla_fused_push(
                                wpresent, w_ids, w_count);
         return;
     }
-    const int t = threadIdx.x, entries = (int)c;
-    long long degree = 0;
-    if (t < entries) {
-        const I k = ids[t];
-        const long long first = (long long)p_indptr[k];
-        degree = (long long)p_indptr[k + 1] - first;
-        s_entry[t] = k;
-        s_first[t] = first;
-    }
+    const int entries = (int)c;
     long long total;
-    const long long at = gbla_block_exclusive_scan(degree, s_warp, &total);
-    if (t < entries) s_at[t] = at;
-    if (t == 0) {  // as the gather counts them (one bin), and the choice
+    if (laid_out && gbla_s_listed == entries) {
+        total = gbla_s_edges;
+    } else {
+        total = gbla_fused_lay_out<I>(p_indptr, ids, entries);
+        __syncthreads();  // the layout seen by every thread
+    }
+    const int t = threadIdx.x;
+    if (t == 0) {  // as the gather counts them (one bin), and the choice; no thread waits
         info[0] = c;
         info[3] = (u64)total;
         if (decide) gbla_decide_for(info, state, n, edges, early_exit, entries, total);
     }
-    __syncthreads();
     for (long long e = t; e < total; e += blockDim.x) {
         int lo = 0, hi = entries - 1;  // the last entry whose edges start at or before e
         while (lo < hi) {
             const int mid = (lo + hi + 1) >> 1;
-            if (s_at[mid] <= e) lo = mid;
+            if (gbla_s_at[mid] <= e) lo = mid;
             else hi = mid - 1;
         }
-        gbla_push_edge<S, I>(s_entry[lo], s_first[lo] + (e - s_at[lo]), uvals, p_indices,
-                             p_avals, mask, mask_mode, w, wpresent, w_ids, w_count);
+        gbla_push_edge<S, I>(gbla_s_entry[lo], gbla_s_first[lo] + (e - gbla_s_at[lo]), uvals,
+                             p_indices, p_avals, mask, mask_mode, w, wpresent, w_ids, w_count);
     }
 }
 #endif
-
-// Whether the next iteration is one for this block: its frontier (ids[0..*count), the first
-// product's input) known, with at most max_vertices entries and max_edges out-edges in indptr.
-// Every thread gets the answer.
-template <class I>
-__device__ bool gbla_fused_small(const I* indptr, const I* ids, const u64* count,
-                                 long long max_vertices, long long max_edges)
-{
-    __shared__ u64 s_edges;
-    const u64 c = *count;
-    if (c == GBLA_UNKNOWN || (long long)c > max_vertices) return false;
-    if (threadIdx.x == 0) s_edges = 0;
-    __syncthreads();
-    u64 edges = 0;
-    for (long long j = threadIdx.x; j < (long long)c; j += blockDim.x) {
-        const long long i = (long long)ids[j];
-        edges += (u64)((long long)indptr[i + 1] - (long long)indptr[i]);
-    }
-    for (int offset = 16; offset > 0; offset >>= 1)
-        edges += __shfl_down_sync(0xffffffffu, edges, offset);
-    if ((threadIdx.x & 31) == 0 && edges) atomicAdd(&s_edges, edges);
-    __syncthreads();
-    // read by all before the next call writes it: the loop's barriers come between
-    return (long long)s_edges <= max_edges;
-}
 
 // Iterations of Steps::run(args) (one recorded iteration, its test last) while the test says
 // go and the next looks small.

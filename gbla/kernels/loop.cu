@@ -172,16 +172,26 @@ __global__ void gbla_load_staged_clear(const long long* __restrict__ block, long
     }
 }
 
+// With `count` (the vector's buffers keep an entry list: ids of int, or of long long where
+// wide), the scatter also makes the list: the staged entries, or unknown where the vector was
+// not staged or a fill gives it every position.
 template <class T>
 __global__ void gbla_load_staged_scatter(const long long* __restrict__ block, long long at,
                                          int cap, T* __restrict__ values,
-                                         bool* __restrict__ present)
+                                         bool* __restrict__ present, void* ids, int wide,
+                                         u64* count)
 {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (!block[at] || i >= block[at + 1]) return;
+    const bool staged = block[at] != 0;
+    if (i == 0 && count != nullptr)
+        *count = staged && !block[at + 2] ? (u64)block[at + 1] : GBLA_UNKNOWN;
+    if (!staged || i >= block[at + 1]) return;
     const long long j = block[at + GBLA_STAGE_HEAD + i];
     values[j] = reinterpret_cast<const T*>(&block[at + GBLA_STAGE_HEAD + cap])[i];
     present[j] = true;
+    if (count == nullptr) return;
+    if (wide) static_cast<long long*>(ids)[i] = j;
+    else static_cast<int*>(ids)[i] = (int)j;
 }
 
 // ------------------------------------------------------------------ a run's end

@@ -85,12 +85,12 @@ class Recording:
         self._fused_args = None
 
     # ------------------------------------------------------------------ running
-    def run(self, start, max_iterations, dense=None):
+    def run(self, start, max_iterations, dense=None, keep=None):
         """Run the loop from ``start`` (a dict of Vectors); returns (final state as new Vectors,
-        but dense arrays for the names in ``dense``, name to fill: Workspace.results; iterations
-        run)."""
+        but dense arrays for the names in ``dense``, name to fill, and only the names in ``keep``
+        where it is given: Workspace.results; iterations run)."""
         if self._exec is not None:
-            return self._replay(start, max_iterations, dense)
+            return self._replay(start, max_iterations, dense, keep)
         cp = B._cupy()
         caller = cp.cuda.get_current_stream()
         self.stream.wait_event(caller.record())
@@ -100,24 +100,23 @@ class Recording:
             ws.prologue()
             if not self.recorded:
                 if not self._first_iteration():
-                    return self._finish(caller, dense)
+                    return self._finish(caller, dense, keep)
                 self._record()
                 if self._exec is not None:  # its graph runs the loop from the start
-                    return self._replay(start, max_iterations, dense)
+                    return self._replay(start, max_iterations, dense, keep)
             _loop.test(self._present(), self._n(), ws.control, counts=0, count=self._count())
             while int(ws.control[_loop.GO].get()):  # sync: no conditional nodes here
                 self._cupy_graph.launch(self.stream)
-        return self._finish(caller, dense)
+        return self._finish(caller, dense, keep)
 
-    def _replay(self, start, max_iterations, dense):
+    def _replay(self, start, max_iterations, dense, keep):
         """A run of the recorded WHILE graph on the caller's stream: the start staged, one
-        launch, the results copied, the control words read."""
+        launch (whose last node copies the control words out), the results copied."""
         stream = B._cupy().cuda.get_current_stream()
         ws = self.workspace
         ws.stage(start, max_iterations)
-        _check(self.rt, self.rt.cudaGraphLaunch(self._exec, stream.ptr))
-        results = ws.results(dense)
-        ws.read_control()
+        _check(self.rt, self.rt.cudaGraphLaunch(self._exec, stream.ptr))  # reads the control
+        results = ws.results(dense, keep)
         stream.synchronize()  # sync: the iterations run
         return results, ws.done()
 
@@ -125,10 +124,10 @@ class Recording:
     def recorded(self):
         return self._exec is not None or self._cupy_graph is not None
 
-    def _finish(self, caller, dense):
+    def _finish(self, caller, dense, keep):
         ws = self.workspace
         with self.stream:
-            results = ws.results(dense)
+            results = ws.results(dense, keep)
             ws.read_control()
             self.stream.synchronize()  # sync: the iterations run
         caller.wait_event(self.stream.record())
@@ -202,18 +201,16 @@ class Recording:
 
             _capture(rt, s, graph, relaxed, start)
             # the WHILE node follows every node of the start (the test is the last of them)
-            _, count = _check(rt, rt.cudaGraphGetNodes(graph, 0))
-            nodes, _ = _check(rt, rt.cudaGraphGetNodes(graph, count))
-            nodes = list(nodes[:count])
+            nodes = _nodes(rt, graph)
             params = rt.cudaGraphNodeParams()
             params.type = rt.cudaGraphNodeType.cudaGraphNodeTypeConditional
             params.conditional.handle = handle
             params.conditional.type = rt.cudaGraphConditionalNodeType.cudaGraphCondTypeWhile
             params.conditional.size = 1
             try:
-                _check(rt, rt.cudaGraphAddNode(graph, nodes, None, len(nodes), params))
+                loop = _check(rt, rt.cudaGraphAddNode(graph, nodes, None, len(nodes), params))
             except TypeError:  # cuda-bindings 12: no edge data argument
-                _check(rt, rt.cudaGraphAddNode(graph, nodes, len(nodes), params))
+                loop = _check(rt, rt.cudaGraphAddNode(graph, nodes, len(nodes), params))
             body_graph = params.conditional.phGraph_out[0]
             self._body_recorded = True  # from here on a failure is the body's
             program = self._fusible(int(handle)) if self.fuse else None
@@ -240,6 +237,14 @@ class Recording:
             _capture(rt, s, body_graph, relaxed, body)
             if self.fused is not None:  # sync: the arguments copied, once a recording
                 self._fused_args.set(packed[0])
+                # the block also runs first, between the start and the loop: a search whose
+                # first levels are thin (from one source) starts in it, not in the graph's
+                # iteration; the test it runs sets the WHILE node's condition
+                _capture(rt, s, graph, relaxed,
+                         lambda: self.fused.launch(self._fused_args, self.workspace.control),
+                         after=nodes, then=loop)
+            # the graph's last node: the control words' copy into pinned memory
+            _capture(rt, s, graph, relaxed, self.workspace.read_control, after=[loop])
             self.body_nodes = _node_counts(rt, body_graph)  # diagnostics: None if refused
             self._exec = _check(rt, rt.cudaGraphInstantiate(graph, 0))
             self._graph = graph
@@ -307,10 +312,8 @@ def _node_counts(rt, graph):
     'other': o} (an iteration's time is mostly a few microseconds a node), or None where the
     graph API will not say: a count is a diagnostic, never a reason for a loop to fail."""
     try:
-        _, count = _check(rt, rt.cudaGraphGetNodes(graph, 0))
-        nodes, _ = _check(rt, rt.cudaGraphGetNodes(graph, count))
         counts = dict.fromkeys(("kernels", "memsets", "copies", "other"), 0)
-        for node in nodes[:count]:
+        for node in _nodes(rt, graph):
             kind = _check(rt, rt.cudaGraphNodeGetType(node))
             counts[_NODE_KINDS.get(getattr(kind, "name", ""), "other")] += 1
         return counts
@@ -318,15 +321,35 @@ def _node_counts(rt, graph):
         return None
 
 
-def _capture(rt, stream, graph, mode, record):
-    """Capture what ``record`` enqueues on ``stream`` into ``graph``; the capture always ends,
-    so the stream is usable whatever ``record`` raised."""
-    _check(rt, rt.cudaStreamBeginCaptureToGraph(stream, graph, None, None, 0, mode))
+def _capture(rt, stream, graph, mode, record, *, after=(), then=None):
+    """Capture what ``record`` enqueues on ``stream`` into ``graph``, behind the nodes ``after``
+    and, with ``then``, in front of that node; the capture always ends, so the stream is usable
+    whatever ``record`` raised."""
+    after = list(after)
+    before = {int(node) for node in _nodes(rt, graph)} if then is not None else None
+    _check(rt, rt.cudaStreamBeginCaptureToGraph(stream, graph, after or None, None, len(after),
+                                                mode))
     try:
         record()
     finally:
         result = rt.cudaStreamEndCapture(stream)
     _check(rt, result)
+    if then is None:
+        return
+    added = [node for node in _nodes(rt, graph) if int(node) not in before]
+    if not added:
+        return
+    try:
+        _check(rt, rt.cudaGraphAddDependencies(graph, added, [then] * len(added), None,
+                                               len(added)))
+    except TypeError:  # cuda-bindings 12: no edge data argument
+        _check(rt, rt.cudaGraphAddDependencies(graph, added, [then] * len(added), len(added)))
+
+
+def _nodes(rt, graph):
+    _, count = _check(rt, rt.cudaGraphGetNodes(graph, 0))
+    nodes, _ = _check(rt, rt.cudaGraphGetNodes(graph, count))
+    return list(nodes[:count])
 
 
 @contextlib.contextmanager

@@ -17,7 +17,7 @@ MODES = ("auto", "device", "eager")
 
 
 def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key=None,
-            mode="auto", stats=None, dense=None):
+            mode="auto", stats=None, dense=None, keep=None):
     """Run ``body(s, iteration)`` while the vector ``s[while_nonempty]`` has an entry.
 
     This is gbla's non-blocking mode. On the GPU (``mode='auto'`` or ``'device'``) the body
@@ -79,11 +79,15 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
         State names to return as dense arrays, each with its fill value where the vector has no
         entry: what ``out[name].to_dense(fill)`` would give, made on the device in one pass
         from the loop's buffers (no Vector copied first).
+    keep : iterable of str, or None
+        The state names to return (None: all); on the device, the others' buffers are not
+        copied.
 
     Returns
     -------
     dict of str to Vector (or array)
-        The final state, new Vectors; new arrays for the names in ``dense``.
+        The final state (the names in ``keep``), new Vectors; new arrays for the names in
+        ``dense``.
 
     Raises
     ------
@@ -91,8 +95,8 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
         ``body`` not callable, ``state`` not a dict of Vectors, ``cache`` not a Matrix.
     InvalidValue
         An empty ``state``, ``while_nonempty`` not one of its names, a bad ``max_iterations``
-        or ``mode``, 'device' with the state on the CPU, an unhashable ``key``, a ``dense``
-        naming something other than a state name, or with a fill value that is not a number.
+        or ``mode``, 'device' with the state on the CPU, an unhashable ``key``, a ``dense`` or
+        ``keep`` naming something other than a state name, a fill value that is not a number.
     DeviceMismatch
         The state's vectors on different devices.
     CaptureError
@@ -143,6 +147,7 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
         except TypeError:
             raise V.invalid_value("key", "be hashable", key) from None
     dense = _dense_fills(dense, state)
+    keep = _kept(keep, state)
     run_stats = {}
     if partitioned and mode == "device":
         raise V.invalid_value("mode", f"be 'auto' or 'eager' with a {type(cache).__name__} (its "
@@ -150,11 +155,14 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
                               "planning transfers on the host: nothing to record)", mode)
     if device == "gpu" and mode != "eager" and not partitioned:
         result = _device(body, state, while_nonempty, max_iterations, cache, key, run_stats,
-                         dense)
+                         dense, keep)
     else:
         result = _eager(body, state, while_nonempty, max_iterations, run_stats)
+        if keep is not None:
+            result = {name: v for name, v in result.items() if name in keep}
         for name, fill in dense.items():
-            result[name] = result[name].to_dense(fill)
+            if name in result:
+                result[name] = result[name].to_dense(fill)
     if stats is not None:
         stats.update(run_stats)
     return result
@@ -175,6 +183,19 @@ def _dense_fills(dense, state):
             raise V.invalid_value(f"dense[{name!r}]", "be a real number (the fill value)",
                                   fill)
     return dict(dense)
+
+
+def _kept(keep, state):
+    """``keep`` checked: a frozenset of state names, or None."""
+    if keep is None:
+        return None
+    if isinstance(keep, str) or not hasattr(keep, "__iter__"):
+        raise V.domain("keep", "be an iterable of state names, or None", type(keep).__name__)
+    keep = frozenset(keep)
+    for name in keep:
+        if name not in state:
+            raise V.invalid_value("keep", f"name only the state's names {sorted(state)}", name)
+    return keep
 
 
 def _real(value):
@@ -227,7 +248,7 @@ def _signature(state):
     return tuple((name, v.size, np.dtype(v.dtype)) for name, v in sorted(state.items()))
 
 
-def _device(body, state, condition, max_iterations, cache, key, stats, dense):
+def _device(body, state, condition, max_iterations, cache, key, stats, dense, keep):
     if B.device_loop() is not None:
         raise CaptureError("gbla.iterate inside a loop body recorded on the device: a loop "
                            "there would read its condition back to the host; run the outer "
@@ -238,9 +259,9 @@ def _device(body, state, condition, max_iterations, cache, key, stats, dense):
     if cache is not None:
         recording = cache._cache.get(slot)
     if recording is None:
-        keep = tuple(_contents(c) for c in (getattr(body, "__closure__", None) or ()))
-        recording = Recording(body, Workspace(signature), condition, keep)
-    result, done = recording.run(state, max_iterations, dense)
+        alive = tuple(_contents(c) for c in (getattr(body, "__closure__", None) or ()))
+        recording = Recording(body, Workspace(signature), condition, alive)
+    result, done = recording.run(state, max_iterations, dense, keep)
     if cache is not None and recording.recorded:
         cache._cache[slot] = recording
     stats.update(iterations=done, mode="device")

@@ -210,7 +210,10 @@ class Workspace:
         rt.memcpyAsync(self._start_device.data.ptr, start.ctypes.data, start.nbytes,
                        rt.memcpyHostToDevice, cp.cuda.get_current_stream().ptr)
         for name, (bv, bp) in self.buffers.items():
-            _loop.load_staged(self._start_device, self._at[name], bv, bp, STAGED_MAX)
+            # a list its buffers keep is made from the staged entries (a search's source), or
+            # forgotten: the start state comes without lists
+            _loop.load_staged(self._start_device, self._at[name], bv, bp, STAGED_MAX,
+                              self.lists.get(name))
         for array, initial in self._scratch.values():
             if initial is None:
                 continue
@@ -220,8 +223,6 @@ class Workspace:
                 cp.copyto(array, initial)
             else:
                 array.fill(initial)
-        for entries in self.lists.values():  # the start state comes without lists
-            _entries.forget(entries)
 
     def read_control(self):
         """Enqueue the control words' copy into pinned memory; :meth:`done` reads it once the
@@ -306,15 +307,17 @@ class Workspace:
                 cp.copyto(bp, present)
         state._replace(self.vectors())
 
-    def results(self, dense=None):
+    def results(self, dense=None, keep=None):
         """New arrays holding copies of the entry buffers (the workspace is reused): Vectors
         (one allocation and one copy for all of them), but for the names in ``dense`` (name to
         fill value), each a dense array made in one pass, as ``Vector.to_dense(fill)`` would
-        make it from the Vector."""
+        make it from the Vector; only the names in ``keep`` (all: None)."""
         cp = _cupy()
         dense = dense or {}
         out = {}
         for name, fill in dense.items():
+            if keep is not None and name not in keep:
+                continue
             values, present = self.buffers[name]
             dtype = _fill_dtype(type(fill), fill, values.dtype)
             if dtype not in _dtypes.CUDA_TYPES:  # a fill no kernel here takes: the long way
@@ -323,7 +326,8 @@ class Workspace:
                 continue
             out[name] = cp.empty(values.size, dtype)
             _loop.dense(values, present, fill, out[name])
-        rest = [(name, arrays) for name, arrays in self.buffers.items() if name not in dense]
+        rest = [(name, arrays) for name, arrays in self.buffers.items()
+                if name not in dense and (keep is None or name in keep)]
         if not rest:
             return out
         # the rest's part of the slab, from the first of their arrays to the end of the last
