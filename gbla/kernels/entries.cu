@@ -146,11 +146,12 @@ __global__ void gbla_assign_entries(long long n, const void* m_ids, int m_wide,
     const gbla_list walk = gbla_list_of(m_ids, m_wide, m_count);
     const long long end = walk.known() ? walk.count : n;
     const long long stride = (long long)gridDim.x * blockDim.x;
+    const O scalar = tv_scalar ? (O)tv[0] : O();  // read once, beside the list's count
     for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < end; j += stride) {
         const long long i = gbla_walk_id(walk, j);
         if (!gbla_mask_allows(mp, mv, m_type, 0, i)) continue;
         const bool present = gbla_has(tp, i);
-        if (present) ov[i] = (O)(tv_scalar ? tv[0] : tv[i]);
+        if (present) ov[i] = tv_scalar ? scalar : (O)tv[i];
         op[i] = present;
     }
 }

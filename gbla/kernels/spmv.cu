@@ -387,10 +387,14 @@ __device__ __forceinline__ void gbla_push_edge(long long k, long long e,
                                                I* __restrict__ ids, u64* count)
 {
     const long long i = (long long)indices[e];
-    if (!gbla_allowed(mask, mask_mode, i)) return;
-    if (S::HAS_TERMINAL && wpresent[i] && S::is_terminal(w[i])) return;
+    // the mask and the output's presence read side by side: one wait, not two (the claim
+    // decides who lists i, whatever another thread did since)
+    const bool allowed = gbla_allowed(mask, mask_mode, i);
+    const bool had = wpresent[i];
+    if (!allowed) return;
+    if (S::HAS_TERMINAL && had && S::is_terminal(w[i])) return;
     S::atomic_combine(w + i, S::mult(S::load_a(avals, e), S::load_u(uvals, k), k));
-    if (!wpresent[i] && gbla_claim_byte(wpresent, i)) gbla_list_append(ids, count, i);
+    if (!had && gbla_claim_byte(wpresent, i)) gbla_list_append(ids, count, i);
 }
 
 // A device product in one launch. info[4] == 0: push from the binned entries of u (bins, n_in
