@@ -7,15 +7,18 @@
 // __device__ there, __restrict__ as nothing, so that a value one step writes is never read
 // through the read-only cache by the next, and __threadfence as __threadfence_block), and
 // called in their launch order, a barrier between two, with the same arguments as the graph's
-// nodes. Each is a grid-stride kernel whose last-block steps hold for a grid of one block. The
-// iteration's last kernel is the loop's test (loop.cu), which sets the control words and the
-// WHILE node's condition as it does in the graph.
+// nodes. Each is a grid-stride kernel whose last-block steps hold for a grid of one block (they
+// skip the count of finished blocks there: lists.cuh's gbla_last_block). A product's gather
+// and push are one step (gbla_fused_push). The iteration's last kernel is the loop's test
+// (loop.cu), which sets the control words and the WHILE node's condition as it does in the
+// graph.
 //
-// The block runs behind one recorded iteration, in the WHILE node's body: it goes on while the
-// test says go and the next iteration looks small (the first product's input listed, with at
-// most max_vertices entries and max_edges out-edges); then it returns and the graph's iteration
-// runs the next one with the whole GPU. Every product it runs pushes (GBLA_FUSED in loop.cu's
-// choice): a frontier that would pull is a large one, which it hands over instead.
+// The block runs between the run's start and the WHILE node, and behind the recorded iteration
+// in the WHILE node's body: it goes on while the test says go and the next iteration looks
+// small (the first product's input listed, with at most max_vertices entries and max_edges
+// out-edges); then it returns and the graph's iteration runs the next one with the whole GPU.
+// Every product it runs pushes (GBLA_FUSED in loop.cu's choice): a frontier that would pull is
+// a large one, which it hands over instead.
 
 #ifndef GBLA_FUSED_UNIT  // in the fused unit, lists.cuh came with the kernels above
 #include "lists.cuh"

@@ -4,18 +4,19 @@ A :class:`Recording` runs the first iteration unrecorded but device-resident (it
 kernel and builds what ops cache on a matrix, such as a transpose), then captures one iteration
 (the body's ops, the copy of the state into its entry buffers, and the loop's test) into the
 body of a CUDA graph WHILE node, behind the run's start (the workspace's prologue: the start
-block from pinned memory, the staged start vectors, the scratch reset) and one test that
-decides whether to enter at all. A run is then, on the caller's stream, one graph launch, one
-copy of the results and one read of the control words: no host round trip per iteration, no
-iteration past the end (the WHILE node checks before each), and for a start state staged on
-the host (a search's source) no array made and no kernel launched from Python before it. The
-first run, which records, runs its loop again from the start in the graph.
+block from pinned memory, the staged start vectors and their entry lists, the scratch reset)
+and one test that decides whether to enter at all; the graph's last node copies the control
+words into pinned memory. A run is then, on the caller's stream, one graph launch and one copy
+of the results: no host round trip per iteration, no iteration past the end (the WHILE node
+checks before each), and for a start state staged on the host (a search's source) no array
+made and no kernel launched from Python before it. The first run, which records, runs its loop
+again from the start in the graph.
 
 Where the iteration's kernels are all of :mod:`gbla.kernels._fused`'s kind, one block runs the
-small iterations in one kernel (fused.cu): it sits in the WHILE node's body behind the recorded
-iteration and goes on while the next iteration is small (a chain of dependent loads a step
-instead of a graph node a kernel), then hands the loop back to the graph. ``FUSE = False``
-(before recording) records without it.
+small iterations in one kernel (fused.cu): it runs first, between the start and the WHILE node,
+and again in the WHILE node's body behind the recorded iteration, going on while the next
+iteration is small (a chain of dependent loads a step instead of a graph node a kernel), then
+handing the loop to the graph. ``FUSE = False`` (before recording) records without it.
 
 Memory the body allocates while it is captured comes from a pool private to the recording (its
 blocks drawn from CuPy's default pool, so they show in its accounting): the graph holds those
