@@ -6,6 +6,8 @@ the results they give without it and SciPy's, with the block handing over and ta
 (thresholds forced both ways), under a depth limit, and without growing the pool."""
 
 import gc
+import importlib.util
+import pathlib
 import shutil
 import subprocess
 
@@ -200,6 +202,35 @@ def test_the_fused_unit_compiles_with_nvcc(tmp_path, policy):
     launches[-1] = launches[-1]._replace(prelude=policy.cuda_source())
     unit = tmp_path / "fused_unit.cu"
     unit.write_text(_fused.Program(launches).source +
+                    "\nvoid* const gbla_fused_kernel = (void*)&gbla_fused;\n")
+    result = subprocess.run([NVCC, "-std=c++17", "-arch=sm_90", "-c", str(unit), "-o",
+                             str(tmp_path / "unit.o")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-4000:]
+
+
+def _profiler():
+    spec = importlib.util.spec_from_file_location(
+        "profile_fused", pathlib.Path(__file__).parents[1] / "tools" / "profile_fused.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_profilers_unit_counts_every_step_and_the_loops_top():
+    profiler = _profiler()
+    program = _fused.Program(bfs_like())
+    text = profiler.instrument(program.source)
+    steps = len(program._steps())
+    assert all(f"gbla_prof[{k}] +=" in text for k in range(steps))
+    assert f"gbla_prof[{steps}] +=" not in text
+    assert f"gbla_prof[{profiler.TOP}] += 1" in text
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found")
+def test_the_profilers_unit_compiles_with_nvcc(tmp_path):
+    unit = tmp_path / "profiled_unit.cu"
+    unit.write_text(_profiler().instrument(_fused.Program(bfs_like()).source) +
                     "\nvoid* const gbla_fused_kernel = (void*)&gbla_fused;\n")
     result = subprocess.run([NVCC, "-std=c++17", "-arch=sm_90", "-c", str(unit), "-o",
                              str(tmp_path / "unit.o")], capture_output=True, text=True)
