@@ -1,5 +1,6 @@
-"""Launchers of loop.cu: the test that ends a loop recorded on the device, and the gather of a
-device product's input with the push/pull rule of a DirectionPolicy applied on the device."""
+"""Launchers of loop.cu: the test that ends a loop recorded on the device, the gather of a
+device product's input with the push/pull rule of a DirectionPolicy applied on the device, and
+a run's start (staged state vectors loaded) and end (a state vector as a dense array)."""
 
 import functools
 from dataclasses import dataclass
