@@ -136,3 +136,15 @@ def test_the_entry_list_ops_compile_as_the_loader_builds_them(family, types):
     names = [f"{k}<{struct}>" for k in _entries._FAMILIES[family]]
     lowered = _compile(_launch.source("entries.cu") + "\n" + src, names)
     assert len(lowered) == len(names) and all(lowered)
+
+
+def test_the_fused_blocks_unit_compiles_as_cupy_would_compile_it():
+    # the block's own translation unit (gbla.kernels._fused: the kernels of a BFS level as
+    # device functions, a product's gather and push as one step), through NVRTC
+    from gbla.kernels import _fused
+
+    from .test_fused import bfs_like
+
+    program = _fused.Program(bfs_like())
+    assert "gbla_fused_push<" in program.source
+    _compile(program.source, [])

@@ -20,8 +20,8 @@
 // Every product it runs pushes (GBLA_FUSED in loop.cu's choice): a frontier that would pull is
 // a large one, which it hands over instead.
 
-#ifndef GBLA_FUSED_UNIT  // in the fused unit, lists.cuh came with the kernels above
-#include "lists.cuh"
+#ifndef GBLA_FUSED_UNIT  // in the fused unit, frontier.cuh came with loop.cu above
+#include "frontier.cuh"
 #endif
 
 #define GBLA_FUSED_GO 4      // control words (loop.cu's GBLA_GO)
@@ -71,23 +71,14 @@ __device__ __forceinline__ long long gbla_fused_scan(long long x, long long acti
                                                      long long* total)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    long long inclusive = x;
-    if (warp * 32 < active)
-        for (int offset = 1; offset < 32; offset <<= 1) {
-            const long long below = __shfl_up_sync(0xffffffffu, inclusive, offset);
-            if (lane >= offset) inclusive += below;
-        }
+    const long long inclusive = warp * 32 < active ? gbla_warp_inclusive_scan(x) : x;
     if (lane == 31) gbla_s_warp[warp] = inclusive;
     __syncthreads();
     if (active > 32) {
         const int warps = (int)((active + 31) >> 5);
         if (warp == 0) {
-            long long sum = lane < warps ? gbla_s_warp[lane] : 0;
-            for (int offset = 1; offset < 32; offset <<= 1) {
-                const long long below = __shfl_up_sync(0xffffffffu, sum, offset);
-                if (lane >= offset) sum += below;
-            }
-            __syncwarp();
+            const long long sum = gbla_warp_inclusive_scan(lane < warps ? gbla_s_warp[lane]
+                                                                        : 0LL);
             if (lane < warps) gbla_s_warp[lane] = sum;
         }
         __syncthreads();
@@ -204,11 +195,9 @@ __device__ void gbla_fused_push(
         __syncthreads();  // the layout seen by every thread
     }
     const int t = threadIdx.x;
-    if (t == 0) {  // as the gather counts them (one bin), and the choice; no thread waits
-        info[0] = c;
-        info[3] = (u64)total;
-        if (decide) gbla_decide_for(info, state, n, edges, early_exit, entries, total);
-    }
+    // the choice, told the entries and their edges (the bins' counts in info go unread: the
+    // next product's start zeroes them); no thread waits for it
+    if (t == 0 && decide) gbla_decide_for(info, state, n, edges, early_exit, entries, total);
     for (long long e = t; e < total; e += blockDim.x) {
         int lo = 0, hi = entries - 1;  // the last entry whose edges start at or before e
         while (lo < hi) {

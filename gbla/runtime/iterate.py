@@ -1,5 +1,7 @@
 """gbla.iterate: a loop of ops, run on the device when its state lives there."""
 
+import numbers
+
 import numpy as np
 
 from .. import _backend as B
@@ -179,7 +181,7 @@ def _dense_fills(dense, state):
         if name not in state:
             raise V.invalid_value("dense", f"name only the state's names {sorted(state)}",
                                   name)
-        if isinstance(fill, (str, bytes)) or not _real(fill):
+        if not isinstance(fill, (numbers.Real, np.bool_)):
             raise V.invalid_value(f"dense[{name!r}]", "be a real number (the fill value)",
                                   fill)
     return dict(dense)
@@ -196,14 +198,6 @@ def _kept(keep, state):
         if name not in state:
             raise V.invalid_value("keep", f"name only the state's names {sorted(state)}", name)
     return keep
-
-
-def _real(value):
-    try:
-        float(value)
-        return True
-    except (TypeError, ValueError):
-        return False
 
 
 def _eager(body, state, condition, max_iterations, stats):
