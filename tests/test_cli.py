@@ -255,6 +255,35 @@ def test_bench_flags_a_wrong_method_as_mismatch_with_nonzero_exit(capsys, tmp_pa
     assert record["check"] == "MISMATCH" and record["mismatches"] == record["sources"]
 
 
+def test_results_are_checked_only_after_the_last_timed_run():
+    """No host work between two timed calls: on_result sees every result after the runs."""
+    A = gbla.Matrix.from_scipy(sp.random(60, 60, density=0.08, format="csr", random_state=3),
+                               device="cpu")
+    calls, seen = [], []
+
+    def counting(A, source, **kwargs):
+        calls.append(source)
+        return gbla.bfs(A, source)
+
+    gbla.methods.register(gbla.methods.Method("counting_bfs", "bfs", "test: counts its calls",
+                                              counting, devices=("cpu",)))
+    try:
+        run = bench.run_method(A, "bfs", "counting_bfs", [3, 5, 7], warmup=1,
+                               on_result=lambda i, result: seen.append((i, len(calls),
+                                                                        result.copy())))
+    finally:
+        gbla.methods.unregister("counting_bfs")
+    assert calls == [1, 3, 5, 7]
+    assert [i for i, _, _ in seen] == [0, 1, 2] and all(made == 4 for _, made, _ in seen)
+    S = A.to_scipy()
+    for (i, _, levels), source in zip(seen, [3, 5, 7]):
+        hops = csgraph.shortest_path(S, unweighted=True, indices=source)
+        np.testing.assert_array_equal(levels, np.where(np.isinf(hops), -1, hops))
+        assert run["counts"][i] == levels.max() + 1
+    peer = bench.run_peer(S.tocsr(), "bfs", "scipy", [3, 5], on_result=lambda i, r: seen.append(i))
+    assert seen[-2:] == [0, 1] and len(peer["times_ms"]) == 2
+
+
 def test_bench_reports_a_method_that_raises_as_error_and_goes_on(capsys, tmp_path,
                                                                  broken_bfs):
     status, out, err, doc = bench_json(capsys, tmp_path, "rmat:8", "--methods",
@@ -380,6 +409,15 @@ def test_benchmarks_md_has_a_table_row_per_method(capsys, tmp_path, wrong_bfs):
     assert sum(line.startswith("| scipy | cpu |") for line in rows) == 2
     assert sum(f"| {wrong_bfs} | cpu |" in line and "| MISMATCH |" in line
                for line in rows) == 2
+    # a run timed back to back says so; one written before (no "timing") does not
+    assert doc["timing"] == bench.BACK_TO_BACK
+    assert f"({doc['created']}, sources back to back)" in md
+    older = dict(doc)
+    del older["timing"]
+    (tmp_path / "older.json").write_text(json.dumps(older))
+    assert tool.main([str(tmp_path / "older.json")]) == 0
+    md = capsys.readouterr().out
+    assert f"({doc['created']})" in md and "(run 1)" in md
 
 
 def test_benchmarks_md_renders_a_distributed_run_from_the_launcher(capsys, tmp_path):

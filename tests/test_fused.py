@@ -61,8 +61,15 @@ def bfs_like(policy=DEFAULT_POLICY, *, test_last=True, gather=True, ids=np.uint6
         Launch("entries.cu", "gbla_assign_entries<long long, int>", "", "", (Z,) * 12),
         Launch("entries.cu", "gbla_entries_clear", "", "", (Z,) * 5),
         Launch("entries.cu", f"gbla_entries_map<{f[0]}>", "", "\n" + f[1], (Z,) * 24),
-        Launch("entries.cu", "gbla_store_clear<bool, int>", "", "", (Z,) * 8),
-        Launch("entries.cu", "gbla_store_set<bool, int>", "", "", (Z,) * 7),
+    ]
+    # a state's store: buffer list 200, its count 208, the new value's list 216, count 224,
+    # values 232, presence 240, the buffer's values 248 and presence 256
+    u = np.uint64
+    launches += [
+        Launch("entries.cu", "gbla_store_clear<bool, int>", "", "",
+               (np.int64(5), u(200), u(208), u(224), u(232), u(240), u(248), u(256))),
+        Launch("entries.cu", "gbla_store_set<bool, int>", "", "",
+               (u(216), u(224), u(232), u(248), u(256), u(200), u(208))),
     ]
     test = Launch("loop.cu", "gbla_loop_test", default, "",
                   (Z, np.int64(5), Z, Z, np.int32(1), np.int32(1), np.uint64(3)))
@@ -77,8 +84,9 @@ def test_a_bfs_level_fuses_and_reads_its_frontier_off_the_first_gather():
     # every kernel once in launch order, a barrier between two steps; the product's gather
     # and push are one step
     body = program.source[program.source.index("struct gbla_fused_steps"):]
-    assert body.count("__syncthreads();") == len(bfs_like()) - 2
+    assert body.count("__syncthreads();") == len(bfs_like()) - 3
     assert "gbla_gather_decide<" not in body and "gbla_spmv_device<" not in body
+    assert "gbla_store_clear<" not in body and "gbla_store_set<" not in body
     assert body.index("gbla_spmv_start<") < body.index("gbla_fused_push<gbla_sr_any_pair") \
         < body.index("gbla_assign_entries<") < body.index("gbla_loop_test(")
     assert "#define GBLA_FUSED 1" in program.source
@@ -87,7 +95,7 @@ def test_a_bfs_level_fuses_and_reads_its_frontier_off_the_first_gather():
 def test_a_gather_and_a_push_of_two_products_stay_two_steps():
     program = _fused.Program(bfs_like(one_product=False))
     body = program.source[program.source.index("struct gbla_fused_steps"):]
-    assert body.count("__syncthreads();") == len(bfs_like()) - 1
+    assert body.count("__syncthreads();") == len(bfs_like()) - 2  # the store still merges
     assert "gbla_fused_push" not in body
     assert body.index("gbla_gather_decide<int>(") < body.index("gbla_spmv_device<")
 
@@ -119,6 +127,38 @@ def test_a_merged_step_takes_both_kernels_arguments_in_order():
     assert f"gbla_arg{{a[{first + len(gather.args) + len(push.args) - 1}]}}" in call
     packed = program.pack()
     assert packed[first + 5] == packed[first + len(gather.args)] == 88  # the bins, twice
+
+
+def test_a_stores_clear_and_set_are_one_step_when_they_name_the_same_buffers():
+    launches = bfs_like()
+    clear, store = launches[-3], launches[-2]
+    source = _fused.Program(launches).source
+    call = source[source.index("gbla_fused_store<"):]
+    call = call[:call.index(";")]
+    at = sum(len(launch.args) for launch in launches[:-3])
+    assert call.startswith("gbla_fused_store<bool, int>(gbla_arg{")  # no layout flag
+    assert call.count("gbla_arg{") == len(clear.args) + len(store.args)
+    assert f"gbla_arg{{a[{at}]}}" in call
+    assert f"gbla_arg{{a[{at + len(clear.args) + len(store.args) - 1}]}}" in call
+    # each of the six shared arguments, changed on one side, keeps the two kernels apart
+    for position in (5, 6, 1, 2, 3, 4):
+        args = list(store.args)
+        args[position] = np.uint64(999)
+        apart = launches[:-2] + [store._replace(args=tuple(args)), launches[-1]]
+        body = _fused.Program(apart).source
+        body = body[body.index("struct gbla_fused_steps"):]
+        assert "gbla_fused_store" not in body and "gbla_store_clear<bool, int>(" in body
+
+
+def test_a_short_program_takes_larger_iterations_into_the_block():
+    longer = _fused.Program(bfs_like())  # seven steps: the element-wise map's two among them
+    assert len(longer._steps()) == 7 > _fused.SHORT
+    assert longer.bounds() == (_fused.MAX_VERTICES // 2, _fused.MAX_EDGES // 2)
+    launches = [launch for launch in bfs_like() if "entries_clear" not in launch.kernel and
+                "entries_map" not in launch.kernel]
+    short = _fused.Program(launches)
+    assert len(short._steps()) == 5 <= _fused.SHORT
+    assert short.bounds() == (_fused.MAX_VERTICES, _fused.MAX_EDGES)
 
 
 @pytest.mark.parametrize("launches, why", [

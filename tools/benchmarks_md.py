@@ -229,7 +229,8 @@ def render(documents, paths):
                     "", f"   {m['gpu']}, CuPy {m['cupy']}, Python {m['python']}; gbla "
                     f"{m['gbla']}", ""]
             continue
-        out += [f"{i}. `{doc['command']}` ({doc['created']})", "",
+        timing = ", sources back to back" if doc.get("timing") == bench.BACK_TO_BACK else ""
+        out += [f"{i}. `{doc['command']}` ({doc['created']}{timing})", "",
                 f"   {_machine(doc['machine'])}", ""]
     for i, doc in enumerate(documents, 1):
         if doc.get("schema") == MULTISOURCE:

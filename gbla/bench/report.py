@@ -18,7 +18,13 @@ SCHEMA = "gbla-bench/1"
 GTEPS_NOTE = ("GTEPS counts each undirected edge of the reached component once (a self-loop "
               "once, an arc of a directed graph once); harmonic mean over sources, as Graph500.")
 TIMING_NOTE = ("Times are whole calls, device synchronized before and after, after one untimed "
-               "warm-up source per method; every method runs on the same random sources.")
+               "warm-up source per method; every method runs on the same random sources. In "
+               "the runs marked \"sources back to back\" a method's sources run one after "
+               "the other and their results are checked after the last; the earlier runs "
+               "checked each result between two timed calls, which left the GPU idle "
+               "meanwhile (an H100 idle for 20 ms runs its next kernels several times slower "
+               "for a while: benchmarks/results/ab_session17.log) and the CPU's caches "
+               "cold for SciPy.")
 MEMORY_NOTE = ("Peak MiB: device memory in use in CuPy's pool at the peak of a method's runs "
                "(its warm-up included), the graph included, and with it what the graph's cache "
                "holds from the methods run before (converted index arrays, edge lists, "
@@ -167,12 +173,19 @@ def _cpu_model():
     return platform.processor() or platform.machine()
 
 
+# How run_method times a method's sources (a document's "timing"; documents without it checked
+# each result between two timed calls).
+BACK_TO_BACK = "back to back"
+
+
 def bench_document(records, *, command, settings):
-    """The JSON document of a run: schema, command line, time, machine, settings, records."""
+    """The JSON document of a run: schema, command line, time, machine, settings, timing,
+    records."""
     return dict(schema=SCHEMA, command=command,
                 created=datetime.datetime.now(datetime.timezone.utc).isoformat(
                     timespec="seconds"),
-                machine=machine_info(), settings=settings, records=records)
+                machine=machine_info(), settings=settings, timing=BACK_TO_BACK,
+                records=records)
 
 
 

@@ -103,9 +103,12 @@ def run_method(A, algo, method, sources, *, warmup=None, on_result=None, progres
     """Time the registered ``method`` (a name) on every source, after one untimed run from
     ``warmup`` (so that compilation stays out of the times).
 
-    Each run is timed as a whole call with the device synchronized before and after. Results
-    go to the host and, one at a time, to ``on_result(i, result)``; none is kept.
-    ``progress()`` is called after every run, the warm-up included.
+    Each run is timed as a whole call with the device synchronized before and after, the runs
+    back to back: each result is copied to the host as it comes, and handed to
+    ``on_result(i, result)`` only after the last timed run, so that no checking leaves the
+    GPU idle between two timed calls (an H100 left idle for 20 ms runs the next kernels
+    several times slower for a while: BENCHMARKS.md, "Timing"). ``progress()`` is called
+    after every run, the warm-up included.
 
     Returns
     -------
@@ -116,7 +119,7 @@ def run_method(A, algo, method, sources, *, warmup=None, on_result=None, progres
         method's memory_budget), h2d_bytes per source and graph_bytes.
     """
     options = options or {}
-    times, counts, h2d, graph_bytes = [], [], [], None
+    times, results, h2d, graph_bytes = [], [], [], None
     runs = ([] if warmup is None else [(None, warmup)]) + list(enumerate(sources))
     with _PeakMemory(A.device) as memory:
         for i, source in runs:
@@ -126,19 +129,21 @@ def run_method(A, algo, method, sources, *, warmup=None, on_result=None, progres
             B.sync(A.device)  # sync: the call's work is done
             elapsed = (time.perf_counter() - t0) * 1e3
             if i is not None:
-                result = B.to_host(result)
                 times.append(elapsed)
-                # BFS levels come from the result rather than stats=, whose reduction would
-                # add a device sync to the timed call; the number is the same.
-                counts.append(_levels(result) if algo == "bfs" else stats.get("iterations"))
+                results.append((B.to_host(result), stats))
                 if "h2d_bytes" in stats:
                     h2d.append(stats["h2d_bytes"])
                     graph_bytes = stats["graph_bytes"]
-                if on_result is not None:
-                    on_result(i, result)
             del result
             if progress is not None:
                 progress()
+    # BFS levels come from the result rather than stats=, whose reduction would add a device
+    # sync to the timed call; the number is the same.
+    counts = [_levels(result) if algo == "bfs" else stats.get("iterations")
+              for result, stats in results]
+    if on_result is not None:
+        for i, (result, _) in enumerate(results):
+            on_result(i, result)
     out = dict(times_ms=times, counts=counts, peak_bytes=memory.peak, base_bytes=memory.base)
     if h2d:
         out.update(h2d_bytes=h2d, graph_bytes=graph_bytes)
@@ -157,17 +162,20 @@ def run_peer(S, algo, peer, sources, *, on_result=None, progress=None):
     ``on_result`` as in :func:`run_method`; times cover the search alone, not the levels
     derived from SciPy's predecessors. Returns the same dict, peak memory None."""
     search = _peer_search(S, algo, peer)
-    times, counts = [], []
+    times, raws = [], []
     for i, source in enumerate(sources):
         t0 = time.perf_counter()
         raw = search(source)
         times.append((time.perf_counter() - t0) * 1e3)
+        raws.append(raw)
+        if progress is not None:
+            progress()
+    counts = []
+    for i, raw in enumerate(raws):  # checked after the timed runs, as run_method's
         result, count = raw() if callable(raw) else raw
         counts.append(count)
         if on_result is not None:
             on_result(i, result)
-        if progress is not None:
-            progress()
     return dict(times_ms=times, counts=counts, peak_bytes=None, base_bytes=None)
 
 

@@ -20,13 +20,19 @@ __all__ = ["NotFusible", "Program", "THREADS", "MAX_VERTICES", "MAX_EDGES"]
 
 # The block: its threads, and the largest iteration it runs (its first product's input: entries,
 # and their out-edges); a larger one goes to the graph's iteration. Measured on an H100
-# (benchmarks/results/ab_fused.log): a thin BFS level costs the block about 10 us, the graph's
-# iteration about 20; past a few thousand edges a round, Bellman-Ford's rounds are faster in the
-# graph (TG: 8.6 ms with these bounds, 16 ms with 4096 and 16384); 1024 threads rather than 256
-# for the road networks' levels of hundreds of vertices (USA-road-NY: 9.1 against 18.4 ms).
+# (benchmarks/results/ab_fused.log, then session 17's sweeps, BENCHMARKS.md "The fused block"):
+# a thin BFS level costs the block about 6 us, the graph's iteration about 20. Past a block's
+# entries the block takes them a block at a time, and each step of an iteration that walks a
+# list waits on memory once a pass: a program of at most SHORT steps (a BFS level: start,
+# push, assign the levels and the parents, store, test) runs up to MAX_VERTICES entries and MAX_EDGES edges in the block
+# (USA-road-NY's BFS: 5.7 ms against 7.0 with half of each), a longer one (Bellman-Ford's
+# round: nine) half as many (USA-road-FLA: 37.6 ms against 42.9 with the BFS's bounds; TG:
+# 15 ms with 4096 and 16384). 1024 threads rather than 256 for the road networks' levels of
+# hundreds of vertices (USA-road-NY: 9.1 against 18.4 ms).
 THREADS = 1024
-MAX_VERTICES = 1024
-MAX_EDGES = 2048
+MAX_VERTICES = 2048
+MAX_EDGES = 4096
+SHORT = 6
 
 # The kernels that are right on a grid of one block (grid-stride, their last-block steps reading
 # gridDim), by file. gbla_entries_reduce_blocks reads as many partials as the first launch had
@@ -41,10 +47,21 @@ FUSIBLE = {
 }
 ARGUMENTS = {"gbla_entries_reduce_blocks": {1: 1}}  # argument position: the value in the block
 _TEST, _GATHER, _DEVICE = "gbla_loop_test", "gbla_gather_decide", "gbla_spmv_device"
+_CLEAR, _SET = "gbla_store_clear", "gbla_store_set"
 # gbla_gather_decide's arguments: its input's list (ids, count), the matrix's row pointers, the
 # bins and the info slot; gbla_spmv_device's bins, info slot and row pointers
 _G_IDS, _G_COUNT, _G_INDPTR, _G_BINS, _G_INFO = 2, 3, 4, 5, 6
 _D_BINS, _D_INFO, _D_INDPTR = 0, 2, 5
+# Two launches one step runs (fused.cu): the first's kernel, the second's, the step's function,
+# the pairs of argument positions (first's, second's) that must hold the same value, and
+# whether the function's first argument is the layout flag (Program._laid_out).
+_MERGED = (
+    (_GATHER, _DEVICE, "gbla_fused_push",
+     ((_G_BINS, _D_BINS), (_G_INFO, _D_INFO), (_G_INDPTR, _D_INDPTR)), True),
+    # the store's buffer list and count, the new value's count and values, the buffer's values
+    # and presence
+    (_CLEAR, _SET, "gbla_fused_store", ((1, 5), (2, 6), (3, 1), (4, 2), (6, 3), (7, 4)), False),
+)
 _MASK = (1 << 64) - 1
 
 
@@ -112,8 +129,11 @@ class Program:
             if len(step) == 1:
                 calls.append(f"        {step[0].kernel}({args});")
             else:
-                kernel = "gbla_fused_push" + step[1].kernel[step[1].kernel.index("<"):]
-                calls.append(f"        {kernel}({int(step[0] is laid_out)}, {args});")
+                first, second = step
+                _, _, function, _, flagged = self._merged(first, second)
+                kernel = function + second.kernel[second.kernel.index("<"):]
+                flag = f"{int(first is laid_out)}, " if flagged else ""
+                calls.append(f"        {kernel}({flag}{args});")
             at += count
         steps = "\n        __syncthreads();\n".join(calls)
         return f"""{preludes}
@@ -149,23 +169,30 @@ gbla_fused(const u64* args, long long* control, const {self.index}* indptr,
 """
 
     def _steps(self):
-        """The launches as the block's steps, in order: a tuple of one launch, or of a product's
-        gather and its push, which one step runs (fused.cu's gbla_fused_push)."""
+        """The launches as the block's steps, in order: a tuple of one launch, or of two that one
+        step runs (:data:`_MERGED`: a product's gather and its push, a store's clear and its
+        set)."""
         steps, k = [], 0
         while k < len(self.launches):
             launch = self.launches[k]
             after = self.launches[k + 1] if k + 1 < len(self.launches) else None
-            if _base(launch.kernel) == _GATHER and after is not None and \
-                    _base(after.kernel) == _DEVICE and all(
-                        _bits(launch.args[g]) == _bits(after.args[d])
-                        for g, d in ((_G_BINS, _D_BINS), (_G_INFO, _D_INFO),
-                                     (_G_INDPTR, _D_INDPTR))):
+            if after is not None and self._merged(launch, after):
                 steps.append((launch, after))
                 k += 2
                 continue
             steps.append((launch,))
             k += 1
         return steps
+
+    @staticmethod
+    def _merged(first, second):
+        """The :data:`_MERGED` row that runs ``first`` then ``second`` as one step, or None."""
+        for row in _MERGED:
+            one, two, _, same, _ = row
+            if _base(first.kernel) == one and _base(second.kernel) == two and all(
+                    _bits(first.args[f]) == _bits(second.args[s]) for f, s in same):
+                return row
+        return None
 
     def _laid_out(self):
         """The gather whose input the size test lays out for the block (fused.cu's gbla_s_*): the
@@ -192,14 +219,22 @@ gbla_fused(const u64* args, long long* control, const {self.index}* indptr,
         """The compiled kernel on the current device (compiled once per source)."""
         return _compiled(_launch.device_id(), self.source)
 
+    def bounds(self):
+        """(entries, edges): the largest iteration the block runs, by the program's length
+        (:data:`SHORT`)."""
+        if len(self._steps()) <= SHORT:
+            return MAX_VERTICES, MAX_EDGES
+        return MAX_VERTICES // 2, MAX_EDGES // 2
+
     def launch(self, args, control, max_vertices=None, max_edges=None):
         """Enqueue the block: ``args`` the device copy of :meth:`pack`, ``control`` the loop's
-        control words."""
+        control words; the bounds :meth:`bounds` unless given."""
         indptr, ids, count = self.frontier
+        vertices, edges = self.bounds()
         self.function()((1,), (THREADS,), (
             args, control, indptr, ids, count,
-            np.int64(MAX_VERTICES if max_vertices is None else max_vertices),
-            np.int64(MAX_EDGES if max_edges is None else max_edges)))
+            np.int64(vertices if max_vertices is None else max_vertices),
+            np.int64(edges if max_edges is None else max_edges)))
 
 
 @functools.lru_cache(maxsize=None)

@@ -13,6 +13,7 @@
 // of bits.
 
 #include "lists.cuh"
+#define GBLA_ENTRIES_CU 1  // fused.cu: the store's merged step
 
 // A list as the kernels here read it: ids of int or, where wide, of long long (a product's list
 // has its matrix's index type, an op's own the type of n: one op may read both), and its count,

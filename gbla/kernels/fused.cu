@@ -9,7 +9,8 @@
 // called in their launch order, a barrier between two, with the same arguments as the graph's
 // nodes. Each is a grid-stride kernel whose last-block steps hold for a grid of one block (they
 // skip the count of finished blocks there: lists.cuh's gbla_last_block). A product's gather
-// and push are one step (gbla_fused_push). The iteration's last kernel is the loop's test
+// and push are one step (gbla_fused_push), as are a store's clear and set
+// (gbla_fused_store). The iteration's last kernel is the loop's test
 // (loop.cu), which sets the control words and the WHILE node's condition as it does in the
 // graph.
 //
@@ -150,15 +151,37 @@ __device__ bool gbla_fused_small(const I* indptr, const I* ids, const u64* count
 }
 
 #ifdef GBLA_FUSED_UNIT  // the kernels of spmv.cu and loop.cu are in the unit
+// The out-edges of the entries laid out in gbla_s_*[0..entries) (`total` of them) relaxed into
+// w, a thread an edge (a binary search for its entry), so that a pass waits for the longest
+// chain of one edge, whatever the degrees. (Four edges a thread a pass, their loads issued
+// before any atomic, made a thin level's push slower on an H100: 2.6 against 2.5 us.)
+template <class S, class I>
+__device__ __forceinline__ void gbla_fused_edges(
+    int entries, long long total, const typename S::U* uvals, const I* p_indices,
+    const typename S::A* p_avals, const bool* mask, int mask_mode, typename S::Z* w,
+    unsigned char* wpresent, I* w_ids, u64* w_count)
+{
+    for (long long e = threadIdx.x; e < total; e += blockDim.x) {
+        int lo = 0, hi = entries - 1;  // the last entry whose edges start at or before e
+        while (lo < hi) {
+            const int mid = (lo + hi + 1) >> 1;
+            if (gbla_s_at[mid] <= e) lo = mid;
+            else hi = mid - 1;
+        }
+        gbla_push_edge<S, I>(gbla_s_entry[lo], gbla_s_first[lo] + (e - gbla_s_at[lo]), uvals,
+                             p_indices, p_avals, mask, mask_mode, w, wpresent, w_ids, w_count);
+    }
+}
+
 // gbla_gather_decide, then gbla_spmv_device, of one product (the arguments of each, as the graph
-// holds them), in the block. Where the input's list has at most a block's entries, without the
-// bins: thread t takes entry t, its out-edges laid end to end after the entries before it (a
-// block scan of the degrees, in shared memory), then a thread an edge (a binary search for its
-// entry), so that the step waits for the longest chain of one edge, whatever the degrees; the
-// choice (which pushes, in the block) is told the entries and their edges directly. With
-// `laid_out`, the input is the frontier the size test laid out, which nothing before this step
-// can have written (_fused.py checks): its layout is read, not made again. Else the two kernels
-// as the graph runs them.
+// holds them), in the block. Where the input's list is known, without the bins: its entries a
+// block at a time, thread t taking entry t, their out-edges laid end to end after the entries
+// before it (a block scan of the degrees, in shared memory), then gbla_fused_edges over them;
+// the choice (which pushes, in the block) is told the entries and their edges directly. With
+// `laid_out`, the input is the frontier the size test laid out (at most a block's entries),
+// which nothing before this step can have written (_fused.py checks): its layout is read, not
+// made again. Where the list is unknown, or a pulling policy was given, the two kernels as the
+// graph runs them.
 template <class S, class I>
 __device__ void gbla_fused_push(
     int laid_out,
@@ -176,7 +199,7 @@ __device__ void gbla_fused_push(
 {
     const u64 c = (ids == nullptr || count == nullptr) ? GBLA_UNKNOWN : *count;
     // a product given a pulling policy (no choice made here) pulls, as in the graph
-    if (c == GBLA_UNKNOWN || c > (u64)blockDim.x || (!decide && info[GBLA_INFO_PULL])) {
+    if (c == GBLA_UNKNOWN || (!decide && info[GBLA_INFO_PULL])) {
         gbla_gather_decide<I>(n_in, upresent, ids, count, indptr, bins, info, decide, state, n,
                               edges, early_exit);
         __syncthreads();
@@ -186,29 +209,69 @@ __device__ void gbla_fused_push(
                                wpresent, w_ids, w_count);
         return;
     }
-    const int entries = (int)c;
-    long long total;
-    if (laid_out && gbla_s_listed == entries) {
-        total = gbla_s_edges;
+    long long all = 0;  // the input's out-edges
+    if (laid_out && gbla_s_listed == (long long)c) {
+        all = gbla_s_edges;
+        gbla_fused_edges<S, I>((int)c, all, uvals, p_indices, p_avals, mask, mask_mode, w,
+                               wpresent, w_ids, w_count);
     } else {
-        total = gbla_fused_lay_out<I>(p_indptr, ids, entries);
-        __syncthreads();  // the layout seen by every thread
+        for (long long base = 0; base < (long long)c; base += blockDim.x) {
+            if (base) __syncthreads();  // the last block of entries' layout read by every thread
+            const int entries = (int)min((long long)blockDim.x, (long long)c - base);
+            const long long total = gbla_fused_lay_out<I>(p_indptr, ids + base, entries);
+            __syncthreads();  // the layout seen by every thread
+            gbla_fused_edges<S, I>(entries, total, uvals, p_indices, p_avals, mask, mask_mode, w,
+                                   wpresent, w_ids, w_count);
+            all += total;
+        }
     }
-    const int t = threadIdx.x;
     // the choice, told the entries and their edges (the bins' counts in info go unread: the
     // next product's start zeroes them); no thread waits for it
-    if (t == 0 && decide) gbla_decide_for(info, state, n, edges, early_exit, entries, total);
-    for (long long e = t; e < total; e += blockDim.x) {
-        int lo = 0, hi = entries - 1;  // the last entry whose edges start at or before e
-        while (lo < hi) {
-            const int mid = (lo + hi + 1) >> 1;
-            if (gbla_s_at[mid] <= e) lo = mid;
-            else hi = mid - 1;
-        }
-        gbla_push_edge<S, I>(gbla_s_entry[lo], gbla_s_first[lo] + (e - gbla_s_at[lo]), uvals,
-                             p_indices, p_avals, mask, mask_mode, w, wpresent, w_ids, w_count);
-    }
+    if (threadIdx.x == 0 && decide)
+        gbla_decide_for(info, state, n, edges, early_exit, (long long)c, all);
 }
+
+#ifdef GBLA_ENTRIES_CU  // entries.cu is in the unit
+// gbla_store_clear, then gbla_store_set, of one state's store (the arguments of each, as the
+// graph holds them), in the block. Where both lists are known and at most a block long, thread t
+// reads old entry t and new entry t, then, after one barrier (the old list read by all before it
+// is written), drops the one and writes the other: one chain of loads where the two kernels
+// wait for two. The drop skips a position the new value has, so the writes never meet.
+// Else the two kernels.
+template <class T, class I>
+__device__ void gbla_fused_store(
+    // gbla_store_clear's
+    long long n, const I* ids_b, const u64* count_b, const u64* count_w, const T* wv,
+    const bool* wp, T* bv, bool* bp,
+    // gbla_store_set's
+    const I* s_ids_w, const u64* s_count_w, const T* s_wv, T* s_bv, bool* s_bp, I* s_ids_b,
+    u64* s_count_b)
+{
+    const u64 old_count = *count_b, new_count = *count_w;
+    if (old_count == GBLA_UNKNOWN || new_count == GBLA_UNKNOWN ||
+        old_count > (u64)blockDim.x || new_count > (u64)blockDim.x) {
+        gbla_store_clear<T, I>(n, ids_b, count_b, count_w, wv, wp, bv, bp);
+        __syncthreads();
+        gbla_store_set<T, I>(s_ids_w, s_count_w, s_wv, s_bv, s_bp, s_ids_b, s_count_b);
+        return;
+    }
+    const unsigned t = threadIdx.x;
+    long long gone = -1, fresh = -1;  // old entry t, new entry t
+    if (t < old_count) gone = (long long)ids_b[t];
+    if (t < new_count) fresh = (long long)s_ids_w[t];
+    const bool drop = gone >= 0 && !wp[gone];
+    T value = T();
+    if (fresh >= 0) value = s_wv[fresh];
+    __syncthreads();  // every old id and both counts read
+    if (drop) bp[gone] = false;
+    if (fresh >= 0) {
+        s_bv[fresh] = value;
+        s_bp[fresh] = true;
+        s_ids_b[t] = (I)fresh;
+    }
+    if (t == 0) *s_count_b = new_count;
+}
+#endif
 #endif
 
 // Iterations of Steps::run(args) (one recorded iteration, its test last) while the test says
@@ -218,9 +281,13 @@ __device__ void gbla_fused_loop(const u64* args, long long* control, const I* in
                                 const I* ids, const u64* count, long long max_vertices,
                                 long long max_edges)
 {
-    for (;;) {
+    for (bool first = true;; first = false) {
         __syncthreads();  // the test's control words seen by every thread
+#ifdef GBLA_FUSED_UNIT  // after the block's own test, its answer in shared memory (loop.cu)
+        if (!(first ? control[GBLA_FUSED_GO] != 0 : gbla_fused_go)) return;
+#else
         if (!control[GBLA_FUSED_GO]) return;
+#endif
         if (!gbla_fused_small<I>(indptr, ids, count, max_vertices, max_edges)) return;
         Steps::run(args);
         if (threadIdx.x == 0) control[GBLA_FUSED_COUNT] += 1;

@@ -32,11 +32,19 @@ extern "C" __device__ void cudaGraphSetConditional(cudaGraphConditionalHandle ha
 // With `count` (the vector's entry list count, entries.cu) known, block 0 answers from it alone.
 #define GBLA_UNKNOWN 0xffffffffffffffffull
 
+#ifdef GBLA_FUSED
+// In the fused block (fused.cu), the answer for the loop's top too: shared, so that the block
+// does not read back from memory what its own thread 0 just wrote.
+__shared__ bool gbla_fused_go;
+#endif
+
 extern "C" __global__ void gbla_loop_test(const bool* __restrict__ present, long long n,
                                           const u64* __restrict__ count, long long* control,
                                           int counts, int use_handle,
                                           cudaGraphConditionalHandle handle)
 {
+    // the control words read beside the count, not after it (only this test writes them)
+    const long long done = control[GBLA_DONE], bound = control[GBLA_MAX];
     bool any;
     if (count != nullptr && *count != GBLA_UNKNOWN) {
         if (blockIdx.x != 0 || threadIdx.x != 0) return;
@@ -72,11 +80,14 @@ extern "C" __global__ void gbla_loop_test(const bool* __restrict__ present, long
         control[GBLA_ANY] = 0;
         control[GBLA_BLOCKS] = 0;
     }
-    if (counts) control[GBLA_DONE] += 1;
-    const long long bound = control[GBLA_MAX];
-    const bool go = any && (bound < 0 || control[GBLA_DONE] < bound);
+    const long long now = done + (counts ? 1 : 0);
+    const bool go = any && (bound < 0 || now < bound);
+    control[GBLA_DONE] = now;
     control[GBLA_GO] = go;
-    control[GBLA_ITERATION] = control[GBLA_DONE] + 1;
+    control[GBLA_ITERATION] = now + 1;
+#ifdef GBLA_FUSED
+    gbla_fused_go = go;
+#endif
     if (use_handle) cudaGraphSetConditional(handle, go ? 1u : 0u);
 }
 
