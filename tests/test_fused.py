@@ -449,6 +449,58 @@ def _users_bfs(A):
     return host(out["levels"].to_dense(-1)), stats
 
 
+def _bfs_beside(A, carried):
+    """A BFS whose iteration also walks a state of ``carried`` entries (`carried + 1`
+    each level): its frontier stays thin whatever that state's size."""
+    n = A.nrows
+    q = gbla.Vector.from_coo([0], True, n, device="gpu")
+    levels = gbla.assign(gbla.Vector.new(n, np.int32, device="gpu"), 0, mask=q.S)
+    extra = gbla.Vector.from_coo(np.arange(carried), np.zeros(carried), n, device="gpu")
+
+    def level(s, depth):
+        s.q = gbla.vxm(s.q, A, "any_pair", mask=~s.levels.S, direction="push")
+        gbla.assign(s.levels, depth, mask=s.q.S)
+        s.extra = gbla.apply(s.extra, "plus", right=1.0)
+
+    stats = {}
+    out = gbla.iterate(level, {"q": q, "levels": levels, "extra": extra},
+                       while_nonempty="q", stats=stats)
+    return host(out["levels"].to_dense(-1)), host(out["extra"].to_dense(-1.0)), stats
+
+
+@on_gpu
+@pytest.mark.parametrize("carried", [100, 5000])
+def test_the_block_leaves_to_the_graph_an_iteration_that_walks_a_long_list(carried):
+    S = _path(6000)
+    levels, extra, stats = _bfs_beside(gbla.Matrix.from_scipy(S, device="gpu").pattern(),
+                                       carried)
+    np.testing.assert_array_equal(levels, _levels(S, 0))
+    expected = np.full(6000, -1.0)
+    expected[:carried] = stats["iterations"]
+    np.testing.assert_array_equal(extra, expected)
+    assert stats["fused"], stats["not_fused"]
+    # a short state: every iteration in the block; 5000 entries, more than the block takes
+    # in one walk (Program.bounds): none
+    assert carried < _fused.MAX_EDGES // 2 or carried > _fused.MAX_EDGES
+    in_block = stats["iterations"] - 1 if carried < _fused.MAX_EDGES // 2 else 0
+    assert stats["fused_iterations"] == in_block
+
+
+def test_every_kernel_the_block_runs_says_what_it_walks():
+    assert {k for kinds in _fused.FUSIBLE.values() for k in kinds} == set(_fused._WALKS)
+    launches = bfs_like()
+    program = _fused.Program(launches)
+    walk = program.source[program.source.index("walk(const u64* a)"):
+                          program.source.index("static __device__ __forceinline__ void run(")]
+    # every launch but the first gather (the size test's) and the push (its gather's)
+    assert walk.count("w = max(w,") == len(launches) - 2
+    assert "(long long)(0)" not in walk
+    # the store's clear walks the buffer's list where both are known: a[k + 2], a[k + 3]
+    k = sum(len(launch.args) for launch in launches[:-3])
+    assert (f"gbla_fw_count(a[{k + 2}]) >= 0 && gbla_fw_count(a[{k + 3}]) >= 0 ? "
+            f"gbla_fw_count(a[{k + 2}]) : (long long)a[{k}]") in walk
+
+
 @on_gpu
 def test_a_users_loop_fuses_and_its_stats_say_so():
     S = _path(200)

@@ -10,6 +10,7 @@ iteration has no push product whose input tells the block how large the next ite
 when its last launch is not the loop's test."""
 
 import functools
+import re
 
 import numpy as np
 
@@ -46,6 +47,32 @@ FUSIBLE = {
                    "gbla_entries_reduce", "gbla_entries_reduce_blocks"},
 }
 ARGUMENTS = {"gbla_entries_reduce_blocks": {1: 1}}  # argument position: the value in the block
+# What each kernel walks, as a C expression of its packed arguments (A(k): argument k's bits,
+# C(k): the list count argument k points to, -1 where none or unknown; fused.cu): the entries
+# its grid-stride loop visits, the lists' counts as they stand at the loop's top (an op's own
+# output list still holding the last iteration's), n where it passes over every position. The
+# block runs an iteration only where every step's walk is at most its max_edges: the first
+# product's input is not the only list an iteration walks (delta-stepping's pending and settled
+# sets, say, whose passes one block would take a pass of 1024 at a time). A product's push is
+# bounded by its input's out-edges, which its gather's walk stands for; the first product's
+# input is the size test's, and a walk of none is left out.
+_WALKS = {
+    "gbla_spmv_start": "gbla_fw_known(C(3), 0)",
+    "gbla_gather_decide": "gbla_fw_known(A(2) ? C(3) : -1, (long long)A(0))",
+    "gbla_spmv_device": "0",
+    "gbla_entries_clear": "gbla_fw_known(C(3), (long long)A(0))",
+    "gbla_entries_map": "gbla_fw_shortest((long long)A(0), C(3), C(6), C(9))",
+    "gbla_entries_select": "gbla_fw_known(C(3), (long long)A(0))",
+    "gbla_entries_union": "gbla_fw_union((long long)A(0), C(3), C(6), C(9))",
+    "gbla_entries_merge": "gbla_fw_both((long long)A(0), C(3), C(6))",
+    "gbla_assign_entries": "gbla_fw_known(C(3), (long long)A(0))",
+    "gbla_assign_bits": "gbla_fw_known(C(4), (long long)A(0))",
+    "gbla_store_clear": "C(2) >= 0 && C(3) >= 0 ? C(2) : (long long)A(0)",
+    "gbla_store_set": "gbla_fw_known(C(1), 0)",
+    "gbla_entries_reduce": "gbla_fw_known(C(3), (long long)A(0))",
+    "gbla_entries_reduce_blocks": "0",
+    "gbla_loop_test": "C(2) >= 0 ? 0 : (long long)A(1)",
+}
 _TEST, _GATHER, _DEVICE = "gbla_loop_test", "gbla_gather_decide", "gbla_spmv_device"
 _CLEAR, _SET = "gbla_store_clear", "gbla_store_set"
 # gbla_gather_decide's arguments: its input's list (ids, count), the matrix's row pointers, the
@@ -108,7 +135,7 @@ class Program:
         gathers = [k for k, launch in enumerate(launches) if _base(launch.kernel) == _GATHER]
         if not gathers:
             raise NotFusible("no push product, whose input would size the next iteration")
-        self.launches = launches
+        self.launches, self.gathers = launches, gathers
         gather = launches[gathers[0]]
         if not _bits(gather.args[_G_IDS]) or not _bits(gather.args[_G_COUNT]):
             raise NotFusible("the first product's input keeps no entry list")
@@ -136,6 +163,10 @@ class Program:
                 calls.append(f"        {kernel}({flag}{args});")
             at += count
         steps = "\n        __syncthreads();\n".join(calls)
+        first = self.launches[self.gathers[0]]  # its input: the size test's
+        walks = "\n".join(f"        w = max(w, (long long)({self._walk(launch, k)}));"
+                          for launch, k in self._offsets()
+                          if launch is not first and _WALKS[_base(launch.kernel)] != "0")
         return f"""{preludes}
 #undef __global__
 #define __global__ __device__
@@ -152,6 +183,14 @@ class Program:
 #define __global__ __attribute__((global))
 {_launch.source("fused.cu")}
 struct gbla_fused_steps {{
+    // the longest walk of a step (_fused._WALKS), from the lists as they stand
+    static __device__ __forceinline__ long long walk(const u64* a)
+    {{
+        long long w = 0;
+{walks}
+        return w;
+    }}
+
     static __device__ __forceinline__ void run(const u64* a)
     {{
 {steps}
@@ -205,6 +244,21 @@ gbla_fused(const u64* args, long long* control, const {self.index}* indptr,
             if any(_bits(a) in (ids, count) for a in launch.args):
                 return None
         return None
+
+    def _offsets(self):
+        """(launch, the position of its first argument in :meth:`pack`), in order."""
+        at = 0
+        for launch in self.launches:
+            yield launch, at
+            at += len(launch.args)
+
+    @staticmethod
+    def _walk(launch, at):
+        """The C expression of _WALKS for ``launch``, its arguments from a[at]."""
+        expression = _WALKS[_base(launch.kernel)]
+        expression = re.sub(r"A\((\d+)\)", lambda m: f"a[{at + int(m.group(1))}]", expression)
+        return re.sub(r"C\((\d+)\)", lambda m: f"gbla_fw_count(a[{at + int(m.group(1))}])",
+                      expression)
 
     def pack(self):
         """The launches' arguments, 8 bytes each in order (uint64), with those of

@@ -17,7 +17,8 @@
 // The block runs between the run's start and the WHILE node, and behind the recorded iteration
 // in the WHILE node's body: it goes on while the test says go and the next iteration looks
 // small (the first product's input listed, with at most max_vertices entries and max_edges
-// out-edges); then it returns and the graph's iteration runs the next one with the whole GPU.
+// out-edges, and no step walking more than max_edges entries); then it returns and the graph's
+// iteration runs the next one with the whole GPU.
 // Every product it runs pushes (GBLA_FUSED in loop.cu's choice): a frontier that would pull is
 // a large one, which it hands over instead.
 
@@ -274,8 +275,44 @@ __device__ void gbla_fused_store(
 #endif
 #endif
 
+// What a step walks (_fused.py's _WALKS, evaluated at the loop's top): the count a list argument
+// points to (-1: no list, or its count unknown), and the walks of entries.cu's kernels from
+// their lists' counts, n where they pass over every position.
+__device__ __forceinline__ long long gbla_fw_count(u64 p)
+{
+    if (!p) return -1;
+    const u64 c = *reinterpret_cast<const u64*>(p);
+    return c == GBLA_UNKNOWN ? -1 : (long long)c;
+}
+__device__ __forceinline__ long long gbla_fw_known(long long c, long long otherwise)
+{
+    return c >= 0 ? c : otherwise;
+}
+__device__ __forceinline__ long long gbla_fw_shortest(long long n, long long a, long long b,
+                                                      long long c)  // gbla_shorter's walk
+{
+    long long w = a;
+    if (b >= 0 && (w < 0 || b < w)) w = b;
+    if (c >= 0 && (w < 0 || c < w)) w = c;
+    return w >= 0 ? w : n;
+}
+__device__ __forceinline__ long long gbla_fw_union(long long n, long long a, long long b,
+                                                   long long m)  // gbla_entries_union's
+{
+    if (a >= 0 && b >= 0 && (m < 0 || a + b <= m)) return a + b;
+    return m >= 0 ? m : n;
+}
+__device__ __forceinline__ long long gbla_fw_both(long long n, long long a, long long b)
+{
+    return a >= 0 && b >= 0 ? a + b : n;  // gbla_entries_merge's
+}
+
+__shared__ long long gbla_s_walk;  // the iteration's longest walk, for the loop's top
+
 // Iterations of Steps::run(args) (one recorded iteration, its test last) while the test says
-// go and the next looks small.
+// go and the next looks small: its first product's input (the size test), and every list a
+// step walks (Steps::walk, by the block's last thread while the others test the size; the size
+// test's barriers publish it), at most max_edges entries.
 template <class Steps, class I>
 __device__ void gbla_fused_loop(const u64* args, long long* control, const I* indptr,
                                 const I* ids, const u64* count, long long max_vertices,
@@ -288,7 +325,9 @@ __device__ void gbla_fused_loop(const u64* args, long long* control, const I* in
 #else
         if (!control[GBLA_FUSED_GO]) return;
 #endif
+        if (threadIdx.x == blockDim.x - 1) gbla_s_walk = Steps::walk(args);
         if (!gbla_fused_small<I>(indptr, ids, count, max_vertices, max_edges)) return;
+        if (gbla_s_walk > max_edges) return;
         Steps::run(args);
         if (threadIdx.x == 0) control[GBLA_FUSED_COUNT] += 1;
     }
