@@ -256,6 +256,19 @@ def test_bellman_ford_and_delta_stepping_on_the_device_equal_scipy_and_eager_mod
             gbla.sssp(gbla.Matrix.from_scipy(S, device="cpu"), 0, method=method, stats=eager,
                       **options), host(dist))
         assert eager["iterations"] == stats["iterations"], method
+        assert stats["mode"] == "device" and eager["mode"] == "eager", method
+
+
+def test_sssp_passes_its_loops_stats_on():
+    S = G.csr([0, 1, 2, 0], [1, 2, 3, 3], [1.0, 2.0, 3.0, 9.0], 5)
+    A = gbla.Matrix.from_scipy(S, device="cpu")
+    for method in ("bellman_ford", "delta_stepping"):
+        stats = {}
+        dist = gbla.sssp(A, 0, method=method, stats=stats)
+        np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=0))
+        # the loop's mode beside the method's own count of its products
+        assert stats["mode"] == "eager" and stats["method"] == method
+        assert stats["iterations"] >= 3, stats
 
 
 @pytest.mark.gpu

@@ -53,8 +53,10 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     stats : dict or None
         When a dict is given, ``stats["method"]`` is set to the method that ran and
         ``stats["iterations"]`` to the relaxation rounds (Bellman-Ford: one min-plus product
-        each; delta-stepping: one light product each, and a heavy one where a bucket ends); out
-        of core, also the traffic (``h2d_bytes``, ``transfers``, ...).
+        each; delta-stepping: one light product each, and a heavy one where a bucket ends); the
+        algebra's methods also what their loop's :func:`gbla.iterate` sets (``mode``, and in
+        device mode ``graph``, ``fused``, ``fused_iterations`` ...); out of core, also the
+        traffic (``h2d_bytes``, ``transfers``, ...).
     memory_budget : int, float or None
         Device bytes the search may hold, as in :func:`gbla.bfs`: A, a CPU matrix, stays in
         host memory. Method 'auto' runs ``"out_of_core_sssp"`` (the kernels);
@@ -181,10 +183,12 @@ def _sssp_many(A, sources, *, return_predecessors, method, delta, direction, sta
 
 def _run(solve):
     """A registry entry's run: ``solve(A, source, dtype, direction, products, **options)``
-    gives the distance Vector; predecessors and stats are shared."""
+    gives the distance Vector, counting its iterations in ``products[0]`` and putting its
+    loop's stats (gbla.iterate's) in ``products[1]``; predecessors and stats are shared."""
     def run(A, source, *, dtype, return_predecessors, direction, stats, **options):
-        products = [0]
+        products = [0, {}]
         dist = solve(A, source, dtype, _direction.start(direction), products, **options)
+        stats.update({k: v for k, v in products[1].items() if k != "iterations"})
         stats["iterations"] = products[0]
         if return_predecessors:
             return dist.to_dense(np.inf), _predecessors(A, source, dist)
@@ -254,7 +258,8 @@ def _bellman_ford(A, source, dtype, direction, products):
     # proves a reachable negative cycle. The loop is bounded either way.
     dist, frontier, rounds = relax_all(
         dist, lambda f: ops.vxm(f, A, min_plus, direction=direction), frontier=first,
-        full=True, max_iterations=n, cache=A, key=("gbla.bellman_ford", policy_of(direction)))
+        full=True, max_iterations=n, cache=A, key=("gbla.bellman_ford", policy_of(direction)),
+        stats=products[1])
     products[0] += rounds
     if rounds == n and frontier.nvals:  # sync: a change in round n
         raise NegativeCycleError(V.message("A", "have no negative cycle reachable from the "
@@ -343,6 +348,7 @@ def _delta_stepping(A, source, dtype, direction, products, delta):
                           cache=A, key=("gbla.delta_stepping", policy_of(direction), delta),
                           stats=run)
     products[0] += run["iterations"]
+    products[1].update(run)
     return out["dist"]
 
 
