@@ -8,6 +8,7 @@ the results they give without it and SciPy's, with the block handing over and ta
 import gc
 import importlib.util
 import pathlib
+import re
 import shutil
 import subprocess
 
@@ -484,6 +485,20 @@ def test_the_block_leaves_to_the_graph_an_iteration_that_walks_a_long_list(carri
     assert carried < _fused.MAX_EDGES // 2 or carried > _fused.MAX_EDGES
     in_block = stats["iterations"] - 1 if carried < _fused.MAX_EDGES // 2 else 0
     assert stats["fused_iterations"] == in_block
+
+
+def test_the_walks_read_the_kernels_counts_and_sizes_where_their_signatures_have_them():
+    # _WALKS names arguments by position: C(k) must be a list's count, A(k) n or a list
+    text = "".join(p.read_text() for p in sorted(
+        pathlib.Path(_fused.__file__).parent.glob("*.cu")))
+    for kernel, expression in _fused._WALKS.items():
+        signature = re.search(r"\b" + kernel + r"\s*\(([^)]*)\)\s*\{", text)
+        assert signature, kernel
+        names = [re.split(r"[\s*]+", p.strip())[-1] for p in signature.group(1).split(",")]
+        for k in map(int, re.findall(r"C\((\d+)\)", expression)):
+            assert names[k].endswith("count") or names[k].startswith("count"), (kernel, k)
+        for k in map(int, re.findall(r"A\((\d+)\)", expression)):
+            assert names[k] in ("n", "n_in", "ids"), (kernel, k, names[k])
 
 
 def test_every_kernel_the_block_runs_says_what_it_walks():
