@@ -107,8 +107,8 @@ def run_method(A, algo, method, sources, *, warmup=None, on_result=None, progres
     back to back: each result is copied to the host as it comes, and handed to
     ``on_result(i, result)`` only after the last timed run, so that no checking leaves the
     GPU idle between two timed calls (an H100 left idle for 20 ms runs the next kernels
-    several times slower for a while: BENCHMARKS.md, "Timing"). ``progress()`` is called
-    after every run, the warm-up included.
+    several times slower for a while: benchmarks/results/ab_session17.log).
+    ``progress()`` is called after every run, the warm-up included.
 
     Returns
     -------
@@ -163,7 +163,7 @@ def run_peer(S, algo, peer, sources, *, on_result=None, progress=None):
     derived from SciPy's predecessors. Returns the same dict, peak memory None."""
     search = _peer_search(S, algo, peer)
     times, raws = [], []
-    for i, source in enumerate(sources):
+    for source in sources:
         t0 = time.perf_counter()
         raw = search(source)
         times.append((time.perf_counter() - t0) * 1e3)

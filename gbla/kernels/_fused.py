@@ -21,15 +21,15 @@ __all__ = ["NotFusible", "Program", "THREADS", "MAX_VERTICES", "MAX_EDGES"]
 
 # The block: its threads, and the largest iteration it runs (its first product's input: entries,
 # and their out-edges); a larger one goes to the graph's iteration. Measured on an H100
-# (benchmarks/results/ab_fused.log, then session 17's sweeps, BENCHMARKS.md "The fused block"):
-# a thin BFS level costs the block about 6 us, the graph's iteration about 20. Past a block's
-# entries the block takes them a block at a time, and each step of an iteration that walks a
-# list waits on memory once a pass: a program of at most SHORT steps (a BFS level: start,
-# push, assign the levels and the parents, store, test) runs up to MAX_VERTICES entries and MAX_EDGES edges in the block
-# (USA-road-NY's BFS: 5.7 ms against 7.0 with half of each), a longer one (Bellman-Ford's
-# round: nine) half as many (USA-road-FLA: 37.6 ms against 42.9 with the BFS's bounds; TG:
-# 15 ms with 4096 and 16384). 1024 threads rather than 256 for the road networks' levels of
-# hundreds of vertices (USA-road-NY: 9.1 against 18.4 ms).
+# (benchmarks/results/ab_fused.log, ab_session17.log): a thin BFS level costs the block about
+# 6 us, the graph's iteration about 20. Past a block's entries the block takes them a block at
+# a time, and each step of an iteration that walks a list waits on memory once a pass: a
+# program of at most SHORT steps (a BFS level: start, push, assign the levels and the parents,
+# store, test) runs up to MAX_VERTICES entries and MAX_EDGES edges in the block (USA-road-NY's
+# BFS: 5.7 ms against 7.0 with half of each), a longer one (Bellman-Ford's round: nine) half as
+# many (USA-road-FLA: 37.6 ms against 42.9 with the BFS's bounds; TG: 15 ms with 4096 and
+# 16384). 1024 threads rather than 256 for the road networks' levels of hundreds of vertices
+# (USA-road-NY: 9.1 against 18.4 ms).
 THREADS = 1024
 MAX_VERTICES = 2048
 MAX_EDGES = 4096
