@@ -6,8 +6,8 @@ every iteration the block runs, then per iteration in microseconds at the GPU's 
 
 GRAPH is a file gbla.io reads. The block's translation unit is rebuilt with the counters (a
 tool's copy: the library's is untouched, and the counters add a read of the clock and a store
-after each barrier); step 0 includes the size test at the loop's top. Used for the per-step
-figures in the README ("The fused block")."""
+after each barrier); step 0 includes the size test and the walks' bound at the loop's top.
+Used for the per-step figures in the README ("The fused block")."""
 
 import argparse
 import os
@@ -117,7 +117,7 @@ def main(argv=None):
             per = counts[:len(names)] / runs / clock_khz * 1e3
             print(f"  {runs} loop tops, {per.sum():.2f} us an iteration:")
             for k, (name, us) in enumerate(zip(names, per)):
-                note = " (with the size test)" if k == 0 else ""
+                note = " (with the size test and the walks)" if k == 0 else ""
                 print(f"    {us:6.2f}  {name}{note}")
     return 0
 
