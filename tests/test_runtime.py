@@ -742,3 +742,24 @@ def test_a_listed_reduction_gives_the_monoids_reduction_of_the_listed_entries(li
             want = monoid.reduceat(values[present], np.zeros(1, np.int64))[0] if \
                 present.any() else monoid.identity_for(dtype)
             np.testing.assert_array_equal(host(got), want, err_msg=f"{name} {dtype}")
+
+
+def test_a_runs_copies_go_the_way_their_kind_says(monkeypatch):
+    """workspace._memcpy (a run's start, results and control words): the runtime's call with
+    the direction its kind names, on the current stream."""
+    from types import SimpleNamespace
+
+    from gbla.runtime import workspace
+
+    calls = []
+    runtime = SimpleNamespace(memcpyHostToDevice=1, memcpyDeviceToDevice=3,
+                              memcpyDeviceToHost=2,
+                              memcpyAsync=lambda *args: calls.append(args))
+    fake = SimpleNamespace(cuda=SimpleNamespace(
+        runtime=runtime, get_current_stream=lambda: SimpleNamespace(ptr=77)))
+    monkeypatch.setattr(workspace, "_cupy", lambda: fake)
+    for kind in ("HtoD", "DtoD", "DtoH"):
+        workspace._memcpy(10, 20, 8, kind)
+    assert calls == [(10, 20, 8, 1, 77), (10, 20, 8, 3, 77), (10, 20, 8, 2, 77)]
+    with pytest.raises(KeyError):
+        workspace._memcpy(10, 20, 8, "HtoH")

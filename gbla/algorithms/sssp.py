@@ -182,14 +182,12 @@ def _sssp_many(A, sources, *, return_predecessors, method, delta, direction, sta
 
 
 def _run(solve):
-    """A registry entry's run: ``solve(A, source, dtype, direction, products, **options)``
-    gives the distance Vector, counting its iterations in ``products[0]`` and putting its
-    loop's stats (gbla.iterate's) in ``products[1]``; predecessors and stats are shared."""
+    """A registry entry's run: ``solve(A, source, dtype, direction, stats, **options)`` gives
+    the distance Vector and puts its loop's stats in ``stats`` (gbla.iterate's: its iterations,
+    one min-plus product each, or a light one and a heavy one where a bucket ends);
+    predecessors are shared."""
     def run(A, source, *, dtype, return_predecessors, direction, stats, **options):
-        products = [0, {}]
-        dist = solve(A, source, dtype, _direction.start(direction), products, **options)
-        stats.update({k: v for k, v in products[1].items() if k != "iterations"})
-        stats["iterations"] = products[0]
+        dist = solve(A, source, dtype, _direction.start(direction), stats, **options)
         if return_predecessors:
             return dist.to_dense(np.inf), _predecessors(A, source, dist)
         return dist.to_dense(np.inf)
@@ -250,7 +248,7 @@ def _check_delta(delta):
     return float(delta)
 
 
-def _bellman_ford(A, source, dtype, direction, products):
+def _bellman_ford(A, source, dtype, direction, stats):
     n = A.nrows
     first = _at_source(source, n, dtype, A.device)
     dist = _unreached_but(source, n, dtype, A.device)
@@ -259,8 +257,7 @@ def _bellman_ford(A, source, dtype, direction, products):
     dist, frontier, rounds = relax_all(
         dist, lambda f: ops.vxm(f, A, min_plus, direction=direction), frontier=first,
         full=True, max_iterations=n, cache=A, key=("gbla.bellman_ford", policy_of(direction)),
-        stats=products[1])
-    products[0] += rounds
+        stats=stats)
     if rounds == n and frontier.nvals:  # sync: a change in round n
         raise NegativeCycleError(V.message("A", "have no negative cycle reachable from the "
                                            "source", f"distances still falling after {n} rounds"))
@@ -295,7 +292,7 @@ def _split(A, delta):
     return split
 
 
-def _delta_stepping(A, source, dtype, direction, products, delta):
+def _delta_stepping(A, source, dtype, direction, stats, delta):
     # One iteration of gbla.iterate is one light round of the lowest bucket holding a pending
     # vertex (a vertex whose distance fell since its light edges were last relaxed), then, once
     # that bucket has no pending vertex left, one heavy pass from every vertex it settled. The
@@ -343,12 +340,9 @@ def _delta_stepping(A, source, dtype, direction, products, delta):
     if heavy_edges:
         nothing = Vector._from_host_entries([], np.zeros(0, dtype), n, None, A.device)
         state.update(settled=nothing, todo=first)
-    run = {}
     out = runtime.iterate(round_, state, while_nonempty="todo" if heavy_edges else "pending",
                           cache=A, key=("gbla.delta_stepping", policy_of(direction), delta),
-                          stats=run)
-    products[0] += run["iterations"]
-    products[1].update(run)
+                          stats=stats)
     return out["dist"]
 
 

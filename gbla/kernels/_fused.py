@@ -280,15 +280,13 @@ gbla_fused(const u64* args, long long* control, const {self.index}* indptr,
             return MAX_VERTICES, MAX_EDGES
         return MAX_VERTICES // 2, MAX_EDGES // 2
 
-    def launch(self, args, control, max_vertices=None, max_edges=None):
+    def launch(self, args, control):
         """Enqueue the block: ``args`` the device copy of :meth:`pack`, ``control`` the loop's
-        control words; the bounds :meth:`bounds` unless given."""
+        control words, the bounds :meth:`bounds`."""
         indptr, ids, count = self.frontier
         vertices, edges = self.bounds()
-        self.function()((1,), (THREADS,), (
-            args, control, indptr, ids, count,
-            np.int64(vertices if max_vertices is None else max_vertices),
-            np.int64(edges if max_edges is None else max_edges)))
+        self.function()((1,), (THREADS,), (args, control, indptr, ids, count,
+                                           np.int64(vertices), np.int64(edges)))
 
 
 @functools.lru_cache(maxsize=None)

@@ -95,11 +95,13 @@ def _fill_dtype(kind, fill, dtype):
 
 
 def _memcpy(dst, src, nbytes, kind):
-    """Enqueue a copy of ``nbytes`` on the current stream ('DtoD', or 'DtoH' into pinned
-    memory): the runtime's own call, a few microseconds less than CuPy's on a run's path."""
+    """Enqueue a copy of ``nbytes`` on the current stream ('HtoD' from pinned memory, 'DtoD',
+    or 'DtoH' into pinned memory): the runtime's own call, a few microseconds less than
+    CuPy's on a run's path, and one CuPy refuses from the host while a stream captures."""
     rt = _cupy().cuda.runtime
-    rt.memcpyAsync(dst, src, nbytes, rt.memcpyDeviceToDevice if kind == "DtoD" else
-                   rt.memcpyDeviceToHost, _cupy().cuda.get_current_stream().ptr)
+    direction = {"HtoD": rt.memcpyHostToDevice, "DtoD": rt.memcpyDeviceToDevice,
+                 "DtoH": rt.memcpyDeviceToHost}[kind]
+    rt.memcpyAsync(dst, src, nbytes, direction, _cupy().cuda.get_current_stream().ptr)
 
 
 # A scratch array reset by a memset: its fill is all zero bytes (0, False, +0.0).
@@ -202,13 +204,10 @@ class Workspace:
     def prologue(self):
         """A run's start, the device's part (enqueued; a recorded loop captures it): the start
         block copied from pinned memory (through pinned memory, the copy does not wait for the
-        stream), the staged vectors loaded, the scratch reset and the entry lists forgotten."""
+        stream), the staged vectors loaded with their entry lists, the scratch reset."""
         cp = _cupy()
-        # the runtime's own call: CuPy refuses a copy from the host while a stream captures
-        rt = cp.cuda.runtime
         start = self._start_host
-        rt.memcpyAsync(self._start_device.data.ptr, start.ctypes.data, start.nbytes,
-                       rt.memcpyHostToDevice, cp.cuda.get_current_stream().ptr)
+        _memcpy(self._start_device.data.ptr, start.ctypes.data, start.nbytes, "HtoD")
         for name, (bv, bp) in self.buffers.items():
             # a list its buffers keep is made from the staged entries (a search's source), or
             # forgotten: the start state comes without lists
