@@ -162,6 +162,18 @@ def test_depth_limit_cuts_the_levels(method, g, data):
     check_kernel(method, g.matrix("gpu"), g.scipy(), source, depth_limit=limit)
 
 
+@pytest.mark.parametrize("method", KERNELS)
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_one_matrix_searched_from_many_sources_in_a_row(method):
+    # what a kernel keeps with the matrix between two searches (the single block's launch) is
+    # right for every source, depth limit and parents flag that follows
+    S = undirected(edges(np.arange(99), np.arange(1, 100), 100))  # a path 0 - 1 - ... - 99
+    A = matrix(S)
+    for source, limit in ((0, None), (50, 3), (99, None), (7, 0), (0, 98)):
+        check_kernel(method, A, S, source, depth_limit=limit)
+
+
 # ============================================================================== shapes
 def _path(n):
     return undirected(edges(np.arange(n - 1), np.arange(1, n), n))

@@ -291,8 +291,8 @@ def test_sssp_gives_dijkstras_distances_on_every_rank(size, direction, g, data):
 @settings(max_examples=20, deadline=None)
 @given(gp=potential_graphs(), data=st.data(), size=st.sampled_from(SIZES))
 def test_sssp_takes_negative_weights_and_raises_on_a_negative_cycle(gp, data, size):
-    # D.sssp (each rank its range) and gbla.sssp on the same DistMatrix ('auto': Bellman-Ford
-    # when a weight is negative, delta-stepping otherwise, as on one device)
+    # D.sssp (each rank its range) and gbla.sssp on the same DistMatrix ('auto': Bellman-Ford,
+    # as on one device)
     g, p = gp
     source = data.draw(st.integers(0, g.n - 1), label="source")
     w = g.w + p[g.src] - p[g.dst]
@@ -307,7 +307,7 @@ def test_sssp_takes_negative_weights_and_raises_on_a_negative_cycle(gp, data, si
     for own, dist, method in on_ranks(size, work):
         np.testing.assert_array_equal(own, expected)
         np.testing.assert_array_equal(dist, expected)
-        assert method == ("bellman_ford" if (S.data < 0).any() else "delta_stepping")
+        assert method == "bellman_ford"
     C = G.csr([0, 1, 2], [1, 2, 1], [1.0, 2.0, -3.0], 3)
     for search in (D.sssp, gbla.sssp):
         with pytest.raises(gbla.NegativeCycleError, match="^A must have no negative cycle"):

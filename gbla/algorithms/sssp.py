@@ -44,10 +44,12 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     return_predecessors : bool
         Also return a shortest-path tree: pred[v] is v's predecessor on a shortest path.
     method : 'auto' or a name from ``gbla.methods.names("sssp")``
-        'auto': delta-stepping when every weight is non-negative, Bellman-Ford otherwise;
+        'auto': Bellman-Ford (measured faster than delta-stepping on every graph of the
+        benchmark, on the GPU and the CPU: README), delta-stepping when a ``delta`` is given;
         ``"out_of_core_sssp"`` when a ``memory_budget`` is given.
     delta : float or None
-        Bucket width of delta-stepping; None: :func:`default_delta`.
+        Bucket width of delta-stepping; None: :func:`default_delta`. With method 'auto', a
+        delta asks for delta-stepping (every weight must then be non-negative).
     direction : 'auto', 'push', 'pull' or DirectionPolicy
         How each min-plus product runs; the results are the same.
     stats : dict or None
@@ -104,7 +106,10 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
         A, options = methods.with_budget(entry, A, memory_budget)
     A, dtype, lowest = _weights(A)
     if auto:
-        method = "bellman_ford" if lowest < 0 else "delta_stepping"
+        if delta is not None and lowest < 0:
+            raise V.invalid_value("delta", "be None where a weight is negative (method='auto' "
+                                  "then runs Bellman-Ford, which takes no delta)", delta)
+        method = "bellman_ford" if delta is None else "delta_stepping"
         entry, resolved = methods.resolve(method, "sssp", A, direction)
     if lowest < 0 and not entry.negative_weights:
         raise V.invalid_value("A", f"hold no negative weight with method={method!r}", lowest)
@@ -126,13 +131,18 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
 def _weights(A):
     """(A as searched, the distance dtype, the smallest weight): a bool matrix weighs 1 an
     edge (an explicit False included), an edge of weight +inf connects nothing and goes; NaN and
-    -inf raise."""
+    -inf raise. A Matrix never changes, so what this reads of its weights is found once and
+    kept with it (a search's call otherwise pays several device syncs before it starts)."""
     if A.dtype == np.bool_:
         A = A.pattern()
     dtype = A.dtype if A.dtype.kind == "f" else np.dtype(np.float64)
     lowest, infinite = _check_weights(A)
     if infinite:  # a partitioned matrix drops them part by part, alike on every rank
-        A = ops.select(A, "<", np.inf)
+        if getattr(A, "partitioned", False):
+            return ops.select(A, "<", np.inf), dtype, lowest
+        if "finite_weights" not in A._cache:  # one matrix, so one recording, a call
+            A._cache["finite_weights"] = ops.select(A, "<", np.inf)
+        A = A._cache["finite_weights"]
     return A, dtype, lowest
 
 
@@ -207,18 +217,22 @@ def default_delta(A):
         if facts.positive_count == 0:
             return 1.0
         w_mean, w_min = facts.positive_mean, facts.positive_min
+    elif "positive_weights" in A._cache:
+        w_mean, w_min = A._cache["positive_weights"]
     else:
         values = A._values_or_ones()
         positive = values[values > 0]
         if positive.size == 0:  # sync: the count
             return 1.0
         w_mean, w_min = float(positive.mean()), float(positive.min())  # sync: two scalars
+        A._cache["positive_weights"] = w_mean, w_min  # a Matrix never changes
     avg_degree = A.nvals / max(A.nrows, 1)
     return max(32.0 * w_mean / max(avg_degree, 1.0), w_min)
 
 
 def _check_weights(A):
-    """(the smallest finite weight, whether some weight is +inf); NaN and -inf weights raise."""
+    """(the smallest finite weight, whether some weight is +inf); NaN and -inf weights raise.
+    Found once a Matrix and cached (:func:`_weight_facts`)."""
     if getattr(A, "partitioned", False):  # known over the whole matrix, the same on every rank
         facts = A.weights
         if facts.bad is not None:
@@ -226,19 +240,31 @@ def _check_weights(A):
         return facts.lowest, facts.infinite
     if A.is_iso or A.nvals == 0:
         return (1.0 if A.nvals else 0.0), False
+    if "weight_facts" not in A._cache:
+        A._cache["weight_facts"] = _weight_facts(A)
+    bad, lowest, infinite = A._cache["weight_facts"]
+    if bad is not None:
+        raise V.invalid_value("A", "hold no NaN or -inf weight", bad)
+    return lowest, infinite
+
+
+def _weight_facts(A):
+    """(the first NaN or -inf weight and its edge, as words, or None; the smallest finite
+    weight, 0 where none; whether some weight is +inf), in one pass and one read."""
     values = A._values
     xp = B.xp_of(A.device)
     if values.dtype.kind != "f":
-        return float(values.min()), False  # sync: the smallest weight
-    bad = xp.nonzero(xp.isnan(values) | (values == -np.inf))[0]
-    if bad.size:  # sync: the count
-        e = int(bad[0])  # sync: the error names the edge
-        raise V.invalid_value("A", "hold no NaN or -inf weight",
-                              f"{float(values[e])} at ({int(A._entry_rows()[e])}, "
-                              f"{int(A._indices[e])})")
-    finite = values[values < np.inf]
-    lowest = float(finite.min()) if finite.size else 0.0  # sync: the smallest weight
-    return lowest, finite.size < values.size
+        return None, float(values.min()), False  # sync: the smallest weight
+    bad = xp.isnan(values) | (values == -np.inf)
+    finite = xp.where(values < np.inf, values, np.inf)  # NaN is not below +inf
+    facts = B.to_host(xp.stack([bad.any(), (values == np.inf).any(),
+                                finite.min()]).astype(np.float64))  # sync: three facts
+    lowest = float(facts[2]) if facts[2] < np.inf else 0.0
+    if not facts[0]:
+        return None, lowest, bool(facts[1])
+    e = int(xp.nonzero(bad)[0][0])  # sync: the error names the edge
+    return (f"{float(values[e])} at ({int(A._entry_rows()[e])}, {int(A._indices[e])})",
+            lowest, bool(facts[1]))
 
 
 def _check_delta(delta):
