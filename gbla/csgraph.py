@@ -222,7 +222,7 @@ def shortest_path(csgraph, method="auto", directed=True, return_predecessors=Fal
     """Shortest-path distances, as :func:`scipy.sparse.csgraph.shortest_path`.
 
     Every ``method`` ('auto', 'FW', 'D', 'BF', 'J') gives the same distances: gbla runs
-    delta-stepping for non-negative weights and Bellman-Ford otherwise (BFS when
+    Bellman-Ford (:func:`gbla.sssp`'s 'auto'; BFS when
     ``unweighted``); 'D' warns on negative weights as SciPy does. ``overwrite`` is accepted and
     ignored (the input is never modified).
 
@@ -251,15 +251,14 @@ def shortest_path(csgraph, method="auto", directed=True, return_predecessors=Fal
     g = _Graph(csgraph, directed, unweighted)
     if method == "D":
         _warn_negative(g)
-    sssp_method = "bellman_ford" if _lowest_weight(g) < 0 else "auto"
-    return _many(g, indices, return_predecessors, method=sssp_method, unweighted=unweighted)
+    return _many(g, indices, return_predecessors, method="auto", unweighted=unweighted)
 
 
 def dijkstra(csgraph, directed=True, indices=None, return_predecessors=False, unweighted=False,
              limit=np.inf, min_only=False):
     """Shortest-path distances from non-negatively weighted edges, as
-    :func:`scipy.sparse.csgraph.dijkstra` (gbla runs delta-stepping; a negative weight warns as
-    SciPy does, and the distances are then Bellman-Ford's).
+    :func:`scipy.sparse.csgraph.dijkstra` (gbla runs Bellman-Ford; a negative weight warns as
+    SciPy does).
 
     ``limit``: distances above it are inf (and their predecessors -9999). ``min_only``: one
     search from all the indices at once; returns dist (N,) to the nearest index, and with
@@ -279,11 +278,10 @@ def dijkstra(csgraph, directed=True, indices=None, return_predecessors=False, un
         raise ValueError("limit must be a number; got nan")
     g = _Graph(csgraph, directed, unweighted)
     _warn_negative(g)
-    method = "bellman_ford" if _lowest_weight(g) < 0 else "auto"
     if min_only:
-        return _nearest(g, indices, return_predecessors, method=method, unweighted=unweighted,
+        return _nearest(g, indices, return_predecessors, method="auto", unweighted=unweighted,
                         limit=limit)
-    return _many(g, indices, return_predecessors, method=method, unweighted=unweighted,
+    return _many(g, indices, return_predecessors, method="auto", unweighted=unweighted,
                  limit=limit)
 
 

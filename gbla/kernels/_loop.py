@@ -68,13 +68,18 @@ def load_staged(block, at, values, present, cap, entries=None):
 def dense(values, present, fill, out):
     """Enqueue ``out[i] = values[i] if present[i] else fill`` (``out``'s dtype, which ``fill``
     fits): a loop's result as a dense array, in one pass."""
-    c = _dtypes.CUDA_TYPES
-    name = f"gbla_dense<{c[np.dtype(values.dtype)]}, {c[np.dtype(out.dtype)]}>"
-    kernel = _launch.function("loop.cu", name, prelude=_prelude(),
-                              name_expressions=_run_edges())
     n = out.size
-    kernel(_launch.grid(n), (THREADS,), (values, present, out.dtype.type(fill), out,
-                                         np.int64(n)))
+    _dense_kernel(_launch.device_id(), values.dtype, out.dtype)(
+        _launch.grid(n), (THREADS,), (values, present, out.dtype.type(fill), out, np.int64(n)))
+
+
+@functools.lru_cache(maxsize=None)
+def _dense_kernel(device, values_dtype, out_dtype):
+    """gbla_dense for one dtype pair, looked up once: a run's end asks on every call, and the
+    module's key (every kernel name of a run's start and end) costs microseconds to hash."""
+    c = _dtypes.CUDA_TYPES
+    name = f"gbla_dense<{c[np.dtype(values_dtype)]}, {c[np.dtype(out_dtype)]}>"
+    return _launch.function("loop.cu", name, prelude=_prelude(), name_expressions=_run_edges())
 
 
 @dataclass(frozen=True)
