@@ -13,7 +13,7 @@ from .exceptions import CaptureError, DeviceMismatch
 
 __all__ = ["DEVICES", "gpu_available", "default_device", "resolve_device", "xp_of", "array_device",
            "to_host", "to_device", "device_loop", "refuse_host_read", "to_numpy",
-           "synchronize", "free_device_bytes"]
+           "synchronize", "free_device_bytes", "scatter_reduce"]
 
 DEVICES = ("cpu", "gpu")
 
@@ -108,6 +108,40 @@ def free_device_bytes():
     cp = _cupy()
     free, _ = cp.cuda.runtime.memGetInfo()
     return int(free) + int(cp.get_default_memory_pool().free_bytes())
+
+
+_SCATTERS = {"min": ("minimum", "scatter_min"), "max": ("maximum", "scatter_max"),
+             "plus": ("add", "scatter_add")}
+_SIGN = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+def scatter_reduce(name, out, indices, values):
+    """out[indices[k]] = out[indices[k]] (name) values[k] for every k, repeated indices
+    combined, in place: ``name`` 'min', 'max' or 'plus' (NumPy's ``ufunc.at``, cupyx's
+    scatters). CuPy's float64 min and max compute through float32 (its atomicMin(double*)
+    calls fminf), which rounds every value they keep: here float64 is compared as int64 words
+    of the same order (:func:`_ordered_words`), exactly."""
+    ufunc, scatter = _SCATTERS[name]
+    if array_device(out) == "cpu":
+        getattr(np, ufunc).at(out, indices, values)
+        return
+    import cupyx  # the GPU path only
+    if name != "plus" and out.dtype == np.float64:
+        words = _ordered_words(out)
+        getattr(cupyx, scatter)(words, indices,
+                                _ordered_words(values.astype(np.float64, copy=False)))
+        out[...] = _ordered_words(words).view(np.float64)
+        return
+    getattr(cupyx, scatter)(out, indices, values)
+
+
+def _ordered_words(x):
+    """float64 values as int64 words that order as the values do (NaN aside): a non-negative
+    float's bits already do, a negative one's with all but the sign bit flipped. Its own
+    inverse, on the words."""
+    xp = np if array_device(x) == "cpu" else _cupy()
+    bits = x.view(np.int64)
+    return xp.where(bits < 0, bits ^ _SIGN, bits)
 
 
 def sync(device):

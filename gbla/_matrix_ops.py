@@ -48,7 +48,7 @@ def _segments(keys, xp):
     return xp.nonzero(first)[0]  # sync: the number of distinct keys
 
 
-_SCATTER = {"min": "scatter_min", "max": "scatter_max", "plus": "scatter_add"}
+_SCATTER = ("min", "max", "plus")  # B.scatter_reduce's
 _SCATTER_DTYPES = tuple(np.dtype(t) for t in ("int32", "int64", "uint32", "uint64", "float32",
                                               "float64"))  # what cupyx's scatters take
 
@@ -66,15 +66,14 @@ def reduce_by_key(keys, values, monoid, device):
     name = monoid.op.name if monoid.name == monoid.op.name else monoid.name
     segment = xp.cumsum(xp.concatenate([xp.zeros(1, np.int64),
                                         (keys[1:] != keys[:-1]).astype(np.int64)]))
-    import cupyx  # the GPU path only
     if name in ("lor", "land") and values.dtype == np.bool_:
         out = xp.full(len(starts), name == "land", np.int32)  # the scatters take no bool
-        scatter = cupyx.scatter_min if name == "land" else cupyx.scatter_max
-        scatter(out, segment, values.astype(np.int32))
+        B.scatter_reduce("min" if name == "land" else "max", out, segment,
+                         values.astype(np.int32))
         return keys[starts], out.astype(bool)
     if name in _SCATTER and values.dtype in _SCATTER_DTYPES:
         out = xp.full(len(starts), monoid.identity_for(values.dtype), values.dtype)
-        getattr(cupyx, _SCATTER[name])(out, segment, values)
+        B.scatter_reduce(name, out, segment, values)
         return keys[starts], out
     reduced = _storage._segment_reduce_op(monoid.op, values, starts, device)  # sync: host
     return keys[starts], reduced.astype(values.dtype, copy=False)

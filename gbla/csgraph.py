@@ -15,8 +15,8 @@ argument raises a ValueError). NumPy or SciPy in, NumPy out; CuPy in, CuPy out.
 Where results are not unique (predecessors when shortest paths tie) they are valid, not
 necessarily SciPy's; :func:`breadth_first_order` gives SciPy's order exactly; strong component
 labels are numbered by each component's smallest vertex, weak ones exactly as SciPy's. Several
-``indices`` search together, 64 at a time: a bit-parallel BFS when unweighted, Bellman-Ford
-over a frontier matrix when weighted (one product a level or round for all of them).
+``indices`` search together, 64 at a time, in a bit-parallel BFS when unweighted (one
+product a level for all of them); weighted, one Bellman-Ford an index.
 """
 
 import warnings
@@ -171,8 +171,8 @@ def _hop_rows(g, sources):
 
 
 def _weighted_rows(g, sources):
-    """(dist, pred) rows of weighted searches from ``sources``: Bellman-Ford over a frontier
-    matrix, BATCH sources a search."""
+    """(dist, pred) rows of weighted searches from ``sources``: gbla.sssp's several sources
+    (one Bellman-Ford each), BATCH sources a call."""
     for at in range(0, len(sources), BATCH):
         batch = sources[at:at + BATCH]
         try:

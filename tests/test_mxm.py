@@ -118,6 +118,23 @@ def test_mxm_equals_the_dense_reference(device, data, dims, semiring, mask_kind,
                                    err_msg=direction)
 
 
+@pytest.mark.parametrize("name", ["min_plus", "max_plus", "min_times", "max_first"])
+def test_a_float64_min_or_max_product_keeps_every_bit(device, name):
+    # values with more digits than a float32 holds, several products meeting at most entries
+    # (CuPy's float64 scatter_min and scatter_max round through float32)
+    SA = sp.random(12, 9, density=0.6, random_state=1, format="csr")
+    SA.data = SA.data * 1e3 - 300.0
+    SB = sp.random(9, 10, density=0.6, random_state=2, format="csr") / 7.0
+    A, B = (gbla.Matrix.from_scipy(S, device=device) for S in (SA, SB))
+    semiring = semirings.get(name)
+    ev, ep = reference_product(A, B, semiring)
+    for direction in ("push", "pull"):
+        mask = gbla.Matrix.from_scipy(sp.csr_array(np.ones((12, 10))), device=device).S
+        cv, cp = dense(gbla.mxm(A, B, semiring, mask=mask, direction=direction))
+        np.testing.assert_array_equal(cp, ep)
+        np.testing.assert_array_equal(cv[cp], ev[ep], err_msg=direction)
+
+
 @G.FIXTURE_OK
 @given(data=st.data(), shape=st.tuples(st.integers(1, 6), st.integers(1, 6)),
        op=st.sampled_from(["plus", "min", "first", "second"]))

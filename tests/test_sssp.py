@@ -115,6 +115,31 @@ def test_zero_weight_edges_and_cycles(device, g, data):
                directions=("push", "pull"))
 
 
+@pytest.mark.parametrize("method", ["bellman_ford", "delta_stepping"])
+def test_an_edge_too_light_for_a_long_path_leaves_a_valid_tree(device, method):
+    # 0 -1e20-> 1 <-1-> 2, 2 -1-> 3: 1e20 + 1 rounds to 1e20, so 1 -> 2 and 2 -> 1 are both
+    # tight (a cycle of tight edges off the tree); predecessors must still lead to 0
+    A = gbla.Matrix.from_edges([0, 1, 2, 2], [1, 2, 1, 3], [1e20, 1.0, 1.0, 1.0],
+                               device=device)
+    dist, pred = gbla.sssp(A, 0, method=method, return_predecessors=True)
+    np.testing.assert_array_equal(host(dist), [0.0, 1e20, 1e20, 1e20])
+    gbla.verify.sssp(A, 0, dist, pred)
+    assert host(pred).tolist() == [0, 0, 1, 2]
+
+
+def test_predecessors_of_positive_weights_form_a_tree_of_tight_edges(device):
+    # 0 -2-> 1 -3-> 3, 0 -4-> 2 -1-> 3, 3 -0.5-> 4: both ways into 3 are shortest (5)
+    A = gbla.Matrix.from_edges([0, 1, 0, 2, 3], [1, 3, 2, 3, 4], [2.0, 3.0, 4.0, 1.0, 0.5],
+                               n=6, device=device)
+    for sources in (0, [0, 2]):
+        dist, pred = gbla.sssp(A, sources, return_predecessors=True)
+        dist, pred = np.atleast_2d(host(dist)), np.atleast_2d(host(pred))
+        np.testing.assert_array_equal(dist[0], [0.0, 2.0, 4.0, 5.0, 5.5, np.inf])
+        assert pred[0][[0, 1, 2, 4, 5]].tolist() == [0, 0, 0, 3, -1] and pred[0][3] in (1, 2)
+        for row, s in enumerate(np.atleast_1d(sources)):
+            gbla.verify.sssp(A, int(s), dist[row], pred[row])
+
+
 DELTAS = (None, 1e-300, 1e-3, 0.3, 1.0, 7.0, 1e300)
 
 

@@ -214,6 +214,14 @@ def test_a_zero_weight_cycle_keeps_the_tree_acyclic(method):
 
 
 @pytest.mark.parametrize("method", ON_GPU)
+def test_an_edge_too_light_for_a_long_path_keeps_the_tree_acyclic(method):
+    # 1e20 + 1 rounds to 1e20: 1 -> 2 and 2 -> 1 are both tight, a cycle off the tree
+    A = gbla.Matrix.from_edges([0, 1, 2, 2], [1, 2, 1, 3], [1e20, 1.0, 1.0, 1.0], 4,
+                               device="gpu")
+    check(method, A, 0, [0.0, 1e20, 1e20, 1e20])
+
+
+@pytest.mark.parametrize("method", ON_GPU)
 def test_degenerate_graphs(method):
     one = gbla.Matrix.from_edges([], [], [], 1, device="gpu")
     check(method, one, 0, [0.0])

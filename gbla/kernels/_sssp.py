@@ -84,6 +84,24 @@ def _negative_cycle(n):
 
 
 # ------------------------------------------------------------------ predecessors
+def _climbing(A, dist, w):
+    """Whether d(u) + w(u, v) > d(u) in floating point for every edge out of a reached vertex:
+    every weight positive and larger than twice a distance's rounding unit (gbla.sssp's
+    _climbing, on the kernels' arrays)."""
+    cp = _cupy()
+    if w is None:
+        lowest = 1.0
+    else:
+        key = ("sssp_lowest", w.dtype.name)
+        if key not in A._cache:
+            A._cache[key] = float(w.min()) if len(w) else 0.0  # sync: once a matrix
+        lowest = A._cache[key]
+    if lowest <= 0:
+        return False
+    farthest = float(cp.where(cp.isfinite(dist), dist, 0).max())  # sync: the farthest
+    return lowest > 2 * np.finfo(dist.dtype).eps * farthest
+
+
 def _predecessors(A, source, dist, w):
     """A breadth-first tree over the tight edges of A from ``source``: pred[v] is an in-neighbour
     u with dist[u] + w(u, v) == dist[v] in the distances' dtype."""
@@ -93,6 +111,14 @@ def _predecessors(A, source, dist, w):
     du = dist[rows]
     weight = cp.ones(1, dist.dtype) if w is None else w
     tight = cp.isfinite(du) & (du + weight == dist[indices])
+    if _climbing(A, dist, w):
+        # Every tight edge climbs, so they form no cycle, and every reached vertex but the
+        # source has one in: any of them is a shortest-path tree's edge (no search level by
+        # level, each with a read back).
+        pred = cp.full(A.nrows, -1, np.int32)
+        pred[indices[tight]] = rows[tight]
+        pred[source] = source
+        return pred
     counts = cp.bincount(rows[tight], minlength=A.nrows)
     tight_indptr = cp.zeros(A.nrows + 1, np.int32)
     tight_indptr[1:] = cp.cumsum(counts)

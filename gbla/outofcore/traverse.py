@@ -13,6 +13,7 @@ the CPU (what the CPU tests check: results, accounts and the budget).
 
 import numpy as np
 
+from .. import _backend as B
 from .. import _validation as V
 from .._storage import expand_rows
 from ..exceptions import NegativeCycleError
@@ -316,10 +317,6 @@ def _relax(dist, parts_, weights, dtype, xp):
         xp.concatenate([p[2] for p in parts_])
     candidate = dist[src] + w
     before = dist.copy()
-    if xp is np:
-        np.minimum.at(dist, dst, candidate)
-    else:
-        import cupyx  # the GPU path only
-        cupyx.scatter_min(dist, dst, candidate)
+    B.scatter_reduce("min", dist, dst, candidate)
     changed = xp.flatnonzero(dist < before)
     return np.asarray(changed.get() if hasattr(changed, "get") else changed, np.int64)  # sync
