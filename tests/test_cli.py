@@ -420,6 +420,39 @@ def test_benchmarks_md_has_a_table_row_per_method(capsys, tmp_path, wrong_bfs):
     assert f"({doc['created']})" in md and "(run 1)" in md
 
 
+def test_corpus_table_has_a_row_a_graph_and_counts_the_wins_it_shows(capsys, tmp_path,
+                                                                     wrong_bfs):
+    # a correct stand-in kernel and a wrong one (which the table must never call the fastest)
+    def right(A, source, **kwargs):
+        return gbla.bfs(A, source)
+    graphs = ("rmat:8", "grid:20x20")
+    gbla.methods.register(gbla.methods.Method("right_bfs", "bfs", "test: the algebra's levels",
+                                              right, devices=("cpu",)))
+    try:
+        runs = {}
+        for algo, methods in (("bfs", f"algebraic,right_bfs,{wrong_bfs}"),
+                              ("sssp", "bellman_ford")):
+            _, _, _, doc = bench_json(capsys, tmp_path, *graphs, "--algo", algo, "--methods",
+                                      methods, "--sources", 2, "--peer-libs", "scipy",
+                                      "--device", "cpu")
+            runs[algo] = tmp_path / f"{algo}.json"
+            runs[algo].write_text(json.dumps(doc))
+    finally:
+        gbla.methods.unregister("right_bfs")
+    tool = load_module("tools/corpus_table.py")
+    assert tool.main([str(runs["bfs"]), str(runs["sssp"])]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split(" | ") for line in out.splitlines() if line.startswith("| ") and
+            not line.startswith("| graph") and not line.startswith("|---")]
+    assert [r[0] for r in rows] == ["| rmat:8", "| grid:20x20"]
+    assert all(len(r) == 9 for r in rows)
+    assert "wrong_bfs" not in out and all(r[4].endswith("`right_bfs`") for r in rows)
+    assert all(r[7] == "-" for r in rows)  # no SSSP kernel ran
+    bold = [sum(r[k].startswith("**") for r in rows) for k in (3, 6)]
+    assert f"BFS: the algebra beats SciPy on {bold[0]} of 2 graphs" in out
+    assert f"SSSP: the algebra beats SciPy on {bold[1]} of 2 graphs, the kernels on 0" in out
+
+
 def test_benchmarks_md_renders_a_distributed_run_from_the_launcher(capsys, tmp_path):
     # what benchmarks/bench_distributed.py writes, here from two CPU processes
     from gbla.distributed import launch
