@@ -363,7 +363,7 @@ def test_gbla_bfs_and_sssp_run_unchanged_on_a_distributed_matrix(size, direction
 @settings(max_examples=8, deadline=None)
 @given(g=G.medium_graphs(), data=st.data())
 def test_several_sources_at_once_on_a_distributed_matrix(size, g, data):
-    # one mxm a level for all of them (the frontier matrix whole on every rank)
+    # BFS: one product a level for all of them (bit-parallel); SSSP: one Bellman-Ford each
     S = g.scipy()
     sources = data.draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=5),
                         label="sources")
