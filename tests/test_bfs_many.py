@@ -383,14 +383,21 @@ def test_small_blocks_do_split_a_product():
     np.testing.assert_array_equal(C.to_scipy().toarray(), np.full((4, 2), 3.0))
 
 
-def test_several_source_bellman_ford_in_small_blocks_finds_scipys_distances(device):
+def test_a_min_plus_product_of_several_rows_in_small_blocks_is_exact(device):
+    # row i of F: 0 at sources[i], 0.5 at others[i]; so (F min.+ A)(i, j) is
+    # min(A(sources[i], j), 0.5 + A(others[i], j)) over the entries each has
     S = sparse_graph(60, 240, seed=9)
-    S.data = np.random.default_rng(9).integers(1, 9, S.nnz).astype(np.float64)
+    S.data = np.random.default_rng(9).integers(1, 9, S.nnz) + np.pi / 10
     A = gbla.Matrix.from_scipy(S, device=device)
-    sources = [0, 17, 17, 59, 33]
-    with blocks_of(40) as taken:
-        dist, pred = gbla.sssp(A, sources, return_predecessors=True)
+    sources, others = [0, 17, 17, 59, 33], [5, 5, 40, 0, 33]
+    F = gbla.Matrix.from_edges(list(range(5)) * 2, sources + others, [0.0] * 5 + [0.5] * 5, 5,
+                               ncols=60, device=device)
+    with blocks_of(12) as taken:  # about 40 products in all
+        T = gbla.mxm(F, A, "min_plus")
     assert max(taken) > 1
-    np.testing.assert_allclose(host(dist), csgraph.dijkstra(S, indices=sources))
-    for row, s in enumerate(sources):
-        gbla.verify.sssp(A, s, dist[row], pred[row])
+    dense = np.where(S.toarray() != 0, S.toarray(), np.inf)
+    expected = np.minimum(dense[sources], 0.5 + dense[others])
+    got = np.full((5, 60), np.inf)
+    C = T.to_scipy().tocoo()
+    got[C.row, C.col] = C.data
+    np.testing.assert_array_equal(got, expected)
