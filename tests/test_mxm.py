@@ -243,6 +243,19 @@ def test_several_sources_find_scipys_distances_or_the_negative_cycle(device, g, 
         gbla.verify.sssp(A, s, dist[row], pred[row])
 
 
+def test_several_sources_give_each_sources_own_distances_bit_for_bit(device):
+    # weights with more digits than a float32 holds, several paths into most vertices
+    S = sp.random(40, 40, density=0.15, random_state=3, format="csr")
+    S.data = S.data * 100 + 0.123456789
+    A = gbla.Matrix.from_scipy(S, device=device)
+    sources = [0, 7, 7, 39]
+    dist, pred = gbla.sssp(A, sources, return_predecessors=True)
+    for row, s in enumerate(sources):
+        np.testing.assert_array_equal(host(dist)[row], host(gbla.sssp(A, s)))
+        np.testing.assert_array_equal(host(dist)[row], csgraph.dijkstra(S, indices=s))
+        gbla.verify.sssp(A, s, dist[row], pred[row])
+
+
 def test_several_sources_take_bellman_ford_only():
     A = gbla.Matrix.from_edges([0], [1], [1.0], n=2, device="cpu")
     with pytest.raises(gbla.InvalidValue, match="method"):
