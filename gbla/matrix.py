@@ -586,6 +586,38 @@ class Matrix:
                                                  self._indptr)]
         return sp.csr_array(tuple(arrays), shape=self._shape)
 
+    def isequal(self, other):
+        """Same shape, dtype, structure and values (NaN equals NaN), as :meth:`Vector.isequal`.
+
+        Parameters
+        ----------
+        other : object
+            Anything; only a Matrix can be equal. It may live on the other device or keep its
+            ids in another integer type: both are compared on the host.
+
+        Returns
+        -------
+        bool
+            False also for a non-Matrix and for another dtype (no cast: an int32 matrix never
+            equals an int64 one).
+
+        Examples
+        --------
+        >>> import gbla
+        >>> A = gbla.Matrix.from_edges([0, 1], [1, 0], [1., 2.], device="cpu")
+        >>> A.isequal(A.T.T), A.isequal(A.T)
+        (True, False)
+        """
+        if not isinstance(other, Matrix) or other.shape != self.shape or \
+                other.dtype != self.dtype:
+            return False
+        B.refuse_host_read("Matrix.isequal")
+        # sync: both compared on the host (a Matrix's CSR is canonical: sorted, no duplicates)
+        mine, theirs = ([B.to_host(a) for a in (M._indptr, M._indices, M._values_or_ones())]
+                        for M in (self, other))
+        return (np.array_equal(mine[0], theirs[0]) and np.array_equal(mine[1], theirs[1]) and
+                np.array_equal(mine[2], theirs[2], equal_nan=mine[2].dtype.kind == "f"))
+
     def to_dense(self, fill_value=0):
         """A new 2-D array (NumPy or CuPy, on the matrix's device) of its values, with
         ``fill_value`` where it has no entry.

@@ -324,3 +324,20 @@ def test_parallel_edges_keep_the_lightest_and_directions_stay():
 def test_a_bad_networkx_input_is_rejected_by_name(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_isequal_compares_shape_dtype_structure_and_values(device):
+    # [[0, 1.5], [nan, 0]]
+    A = gbla.Matrix.from_edges([0, 1], [1, 0], [1.5, np.nan], n=2, device=device)
+    same = gbla.Matrix.from_edges([1, 0], [0, 1], [np.nan, 1.5], n=2, device=device,
+                                  index_dtype=np.int64)
+    assert A.isequal(same) and same.isequal(A) and A.isequal(A.T.T)
+    assert not A.isequal(A.T)  # the structure
+    assert not A.isequal(gbla.Matrix.from_edges([0, 1], [1, 0], [1.5, 0.0], n=2,
+                                                device=device))  # a value
+    assert not A.isequal(A.astype(np.float32))  # the dtype
+    assert not A.isequal(gbla.Matrix.from_edges([0, 1], [1, 0], [1.5, np.nan], n=3,
+                                                device=device))  # the shape
+    assert not A.isequal(A.to_scipy())
+    P = A.pattern()  # iso: every entry True
+    assert P.isequal(gbla.Matrix.from_edges([0, 1], [1, 0], [True, True], n=2, device=device))
