@@ -13,7 +13,7 @@ from .exceptions import CaptureError, DeviceMismatch
 
 __all__ = ["DEVICES", "gpu_available", "default_device", "resolve_device", "xp_of", "array_device",
            "to_host", "to_device", "device_loop", "refuse_host_read", "to_numpy",
-           "synchronize", "free_device_bytes", "scatter_reduce"]
+           "synchronize", "free_device_bytes", "scatter_reduce", "SCATTER_OPS"]
 
 DEVICES = ("cpu", "gpu")
 
@@ -112,6 +112,7 @@ def free_device_bytes():
 
 _SCATTERS = {"min": ("minimum", "scatter_min"), "max": ("maximum", "scatter_max"),
              "plus": ("add", "scatter_add")}
+SCATTER_OPS = tuple(_SCATTERS)  # the names scatter_reduce takes
 _SIGN = np.int64(0x7FFFFFFFFFFFFFFF)
 
 

@@ -48,7 +48,6 @@ def _segments(keys, xp):
     return xp.nonzero(first)[0]  # sync: the number of distinct keys
 
 
-_SCATTER = ("min", "max", "plus")  # B.scatter_reduce's
 _SCATTER_DTYPES = tuple(np.dtype(t) for t in ("int32", "int64", "uint32", "uint64", "float32",
                                               "float64"))  # what cupyx's scatters take
 
@@ -71,7 +70,7 @@ def reduce_by_key(keys, values, monoid, device):
         B.scatter_reduce("min" if name == "land" else "max", out, segment,
                          values.astype(np.int32))
         return keys[starts], out.astype(bool)
-    if name in _SCATTER and values.dtype in _SCATTER_DTYPES:
+    if name in B.SCATTER_OPS and values.dtype in _SCATTER_DTYPES:
         out = xp.full(len(starts), monoid.identity_for(values.dtype), values.dtype)
         B.scatter_reduce(name, out, segment, values)
         return keys[starts], out

@@ -1,5 +1,6 @@
 """CSR storage on arrays, below Matrix and Vector: index dtypes, the row of every entry, the
-transpose, row pointers from sorted rows, and the one stable merge of repeated keys.
+transpose, row pointers from sorted rows, the one stable merge of repeated keys, and the
+comparison of two stores.
 
 Every function takes the array module ``xp`` (numpy or cupy) or works on the arrays' own
 device; none of them knows Matrix or Vector, which call them.
@@ -15,7 +16,7 @@ from .semirings import BinaryOp
 from .semirings._core import _tree_reduceat
 
 __all__ = ["index_dtype", "rows_of_entries", "indptr_of_sorted_rows", "transpose_csr",
-           "combine_duplicates"]
+           "combine_duplicates", "same_entries"]
 
 
 def index_dtype(n_max, nnz, requested):
@@ -131,3 +132,13 @@ def merge_entries(rows, cols, values, shape, dup_op, device, *, arg, what="entry
         show=lambda k: f"{what} ({k // width + base}, {k % width + base})"
         + (" (1-based)" if base else ""))
     return keys // width, keys % width, values
+
+
+def same_entries(mine, theirs):
+    """Whether two canonical stores hold the same entries: ``mine`` and ``theirs`` are lists of
+    arrays on either device, index arrays (any integer type) then the values, compared on the
+    host, a NaN value equal to a NaN."""
+    mine, theirs = ([B.to_host(a) for a in arrays] for arrays in (mine, theirs))  # sync
+    values = mine[-1]
+    return all(np.array_equal(a, b) for a, b in zip(mine[:-1], theirs[:-1])) and \
+        np.array_equal(values, theirs[-1], equal_nan=values.dtype.kind == "f")

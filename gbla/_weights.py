@@ -1,6 +1,6 @@
-"""What gbla.sssp reads of a matrix's weights when they are not in one array it can reduce:
-the facts of a matrix cut over ranks (gbla.distributed, gathered from every rank's part) or
-kept in host memory (gbla.outofcore.HostMatrix), known alike wherever they are read."""
+"""What gbla.sssp reads of a matrix's weights (every matrix's ``weights``), known alike wherever
+they are read: a Matrix's (its one array reduced), a matrix cut over ranks (gbla.distributed,
+gathered from every rank's part) or kept in host memory (gbla.outofcore.HostMatrix)."""
 
 from dataclasses import dataclass
 
@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _backend as B
 
-__all__ = ["WeightFacts", "ISO_FACTS", "numbers", "facts", "weight_facts"]
+__all__ = ["WeightFacts", "ISO_FACTS", "NO_FACTS", "numbers", "facts", "weight_facts"]
 
 
 @dataclass(frozen=True)
@@ -24,8 +24,18 @@ class WeightFacts:
     positive_min: float
     positive_count: int
 
+    def climbs(self, farthest, dtype):
+        """Whether d + w > d in floating point of ``dtype`` for every weight w and distance
+        0 <= d <= ``farthest``: the weights positive and more than twice d's rounding unit.
+        Then every tight edge (d(u) + w(u, v) == d(v)) climbs, so they form no cycle and any
+        tight in-edge of a reached vertex is a shortest-path tree's edge; an edge lighter than
+        that adds nothing to a long path, and with a zero weight tight edges can close a cycle
+        off the source's tree."""
+        return self.lowest > 0 and self.lowest > 2 * np.finfo(dtype).eps * farthest
+
 
 ISO_FACTS = WeightFacts(1.0, False, None, 1.0, 1.0, 1)
+NO_FACTS = WeightFacts(0.0, False, None, 1.0, 1.0, 0)  # a matrix without entries
 
 
 # Weights reduced at once by numbers(): its temporaries stay a few of these, whatever the size.
@@ -74,7 +84,7 @@ def facts(rows, described):
 def weight_facts(indptr, indices, values):
     """The WeightFacts of a whole host CSR (what every rank has in DistMatrix.from_csr)."""
     if values is None:
-        return ISO_FACTS if len(indices) else WeightFacts(0.0, False, None, 1.0, 1.0, 0)
+        return ISO_FACTS if len(indices) else NO_FACTS
     values = np.asarray(values)
     described = None
     if values.dtype.kind == "f":
@@ -84,3 +94,4 @@ def weight_facts(indptr, indices, values):
             row = int(np.searchsorted(indptr, e, side="right") - 1)
             described = f"{float(values[e])} at ({row}, {int(indices[e])})"
     return facts(numbers(values), described)
+

@@ -11,6 +11,7 @@ import numpy as np
 from . import _backend as B
 from . import _validation as V
 from . import _storage
+from . import _weights
 from ._dtypes import BOOL
 from .mask import MatrixMask
 from .semirings import binary
@@ -538,6 +539,26 @@ class Matrix:
         return self._T
 
     @property
+    def weights(self):
+        """The :class:`~gbla._weights.WeightFacts` of its weights (what gbla.sssp reads of
+        them: the smallest finite, whether one is +inf, the first NaN or -inf, the positive
+        ones' mean, smallest and count), found at the first read and kept: a Matrix never
+        changes, and a search reads them every call."""
+        if self.is_iso or self.nvals == 0:
+            return _weights.ISO_FACTS if self.nvals else _weights.NO_FACTS
+        if "weights" not in self._cache:
+            values = self._values
+            row = _weights.numbers(values)
+            described = None
+            if row[5]:  # a NaN or -inf: the first, named by its edge
+                xp = B.xp_of(self._device)
+                e = int(xp.flatnonzero(xp.isnan(values) | (values == -np.inf))[0])  # sync
+                described = (f"{float(values[e])} at ({int(self._entry_rows()[e])}, "
+                             f"{int(self._indices[e])})")
+            self._cache["weights"] = _weights.facts(row, described)
+        return self._cache["weights"]
+
+    @property
     def is_symmetric(self):
         """True when A equals its transpose (decided, and the transpose built, on first use).
 
@@ -587,19 +608,17 @@ class Matrix:
         return sp.csr_array(tuple(arrays), shape=self._shape)
 
     def isequal(self, other):
-        """Same shape, dtype, structure and values (NaN equals NaN), as :meth:`Vector.isequal`.
+        """Same shape, dtype, structure and values (NaN equals NaN), on either device and
+        whatever the index type, as :meth:`Vector.isequal` compares vectors.
 
         Parameters
         ----------
         other : object
-            Anything; only a Matrix can be equal. It may live on the other device or keep its
-            ids in another integer type: both are compared on the host.
+            Only a Matrix can be equal (another dtype never is: no cast).
 
         Returns
         -------
         bool
-            False also for a non-Matrix and for another dtype (no cast: an int32 matrix never
-            equals an int64 one).
 
         Examples
         --------
@@ -612,11 +631,10 @@ class Matrix:
                 other.dtype != self.dtype:
             return False
         B.refuse_host_read("Matrix.isequal")
-        # sync: both compared on the host (a Matrix's CSR is canonical: sorted, no duplicates)
-        mine, theirs = ([B.to_host(a) for a in (M._indptr, M._indices, M._values_or_ones())]
-                        for M in (self, other))
-        return (np.array_equal(mine[0], theirs[0]) and np.array_equal(mine[1], theirs[1]) and
-                np.array_equal(mine[2], theirs[2], equal_nan=mine[2].dtype.kind == "f"))
+        # sync: on the host (a Matrix's CSR is canonical: sorted, no duplicates)
+        return _storage.same_entries(
+            [self._indptr, self._indices, self._values_or_ones()],
+            [other._indptr, other._indices, other._values_or_ones()])
 
     def to_dense(self, fill_value=0):
         """A new 2-D array (NumPy or CuPy, on the matrix's device) of its values, with

@@ -578,9 +578,7 @@ class Vector:
         if not isinstance(other, Vector) or other.size != self.size or other.dtype != self.dtype:
             return False
         B.refuse_host_read("Vector.isequal")
-        i1, v1 = (B.to_host(a) for a in self._sparse())  # sync: compared on the host
-        i2, v2 = (B.to_host(a) for a in other._sparse())
-        return np.array_equal(i1, i2) and np.array_equal(v1, v2, equal_nan=v1.dtype.kind == "f")
+        return _storage.same_entries(self._sparse(), other._sparse())  # sync: on the host
 
     def __repr__(self):
         return (f"<gbla.Vector size={self._size} nvals={self.nvals} dtype={self._dtype.name} "

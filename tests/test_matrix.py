@@ -341,3 +341,17 @@ def test_isequal_compares_shape_dtype_structure_and_values(device):
     assert not A.isequal(A.to_scipy())
     P = A.pattern()  # iso: every entry True
     assert P.isequal(gbla.Matrix.from_edges([0, 1], [1, 0], [True, True], n=2, device=device))
+
+
+@pytest.mark.parametrize("weights", [[2.0, -1.5, np.inf, 0.0], [2.0, np.nan, 1.0, -np.inf],
+                                     [3, 1, 4, 1]])
+def test_a_matrixs_weights_are_the_facts_a_partitioned_one_gathers(device, weights):
+    # what gbla.sssp reads of a Matrix, found once, is what a matrix cut over ranks or kept in
+    # host memory reports of the same CSR
+    from gbla._weights import weight_facts
+    S = sp.csr_array((np.array(weights), ([0, 0, 1, 2], [1, 2, 2, 0])), shape=(3, 3))
+    A = gbla.Matrix.from_scipy(S, device=device)
+    assert A.weights == weight_facts(S.indptr, S.indices, S.data)
+    assert A.weights is A.weights
+    assert A.pattern().weights.lowest == 1.0 and gbla.Matrix.from_edges(
+        [], [], [], n=2, device=device).weights.positive_count == 0

@@ -203,59 +203,21 @@ def default_delta(A):
     steps, not the work per step, sets the time on high-diameter graphs."""
     if A.nvals == 0:
         return 1.0
-    if getattr(A, "partitioned", False):  # known over the whole matrix, on every rank
-        facts = A.weights
-        if facts.positive_count == 0:
-            return 1.0
-        w_mean, w_min = facts.positive_mean, facts.positive_min
-    elif "positive_weights" in A._cache:
-        w_mean, w_min = A._cache["positive_weights"]
-    else:
-        values = A._values_or_ones()
-        positive = values[values > 0]
-        if positive.size == 0:  # sync: the count
-            return 1.0
-        w_mean, w_min = float(positive.mean()), float(positive.min())  # sync: two scalars
-        A._cache["positive_weights"] = w_mean, w_min  # a Matrix never changes
+    facts = A.weights  # over the whole matrix, on every rank of a partitioned one
+    if facts.positive_count == 0:
+        return 1.0
+    w_mean, w_min = facts.positive_mean, facts.positive_min
     avg_degree = A.nvals / max(A.nrows, 1)
     return max(32.0 * w_mean / max(avg_degree, 1.0), w_min)
 
 
 def _check_weights(A):
     """(the smallest finite weight, whether some weight is +inf); NaN and -inf weights raise.
-    Found once a Matrix and cached (:func:`_weight_facts`)."""
-    if getattr(A, "partitioned", False):  # known over the whole matrix, the same on every rank
-        facts = A.weights
-        if facts.bad is not None:
-            raise V.invalid_value("A", "hold no NaN or -inf weight", facts.bad)
-        return facts.lowest, facts.infinite
-    if A.is_iso or A.nvals == 0:
-        return (1.0 if A.nvals else 0.0), False
-    if "weight_facts" not in A._cache:
-        A._cache["weight_facts"] = _weight_facts(A)
-    bad, lowest, infinite = A._cache["weight_facts"]
-    if bad is not None:
-        raise V.invalid_value("A", "hold no NaN or -inf weight", bad)
-    return lowest, infinite
-
-
-def _weight_facts(A):
-    """(the first NaN or -inf weight and its edge, as words, or None; the smallest finite
-    weight, 0 where none; whether some weight is +inf), in one pass and one read."""
-    values = A._values
-    xp = B.xp_of(A.device)
-    if values.dtype.kind != "f":
-        return None, float(values.min()), False  # sync: the smallest weight
-    bad = xp.isnan(values) | (values == -np.inf)
-    finite = xp.where(values < np.inf, values, np.inf)  # NaN is not below +inf
-    facts = B.to_host(xp.stack([bad.any(), (values == np.inf).any(),
-                                finite.min()]).astype(np.float64))  # sync: three facts
-    lowest = float(facts[2]) if facts[2] < np.inf else 0.0
-    if not facts[0]:
-        return None, lowest, bool(facts[1])
-    e = int(xp.nonzero(bad)[0][0])  # sync: the error names the edge
-    return (f"{float(values[e])} at ({int(A._entry_rows()[e])}, {int(A._indices[e])})",
-            lowest, bool(facts[1]))
+    Read off ``A.weights`` (a Matrix's found once and kept)."""
+    facts = A.weights
+    if facts.bad is not None:
+        raise V.invalid_value("A", "hold no NaN or -inf weight", facts.bad)
+    return facts.lowest, facts.infinite
 
 
 def _check_delta(delta):
@@ -381,17 +343,12 @@ def _predecessors(A, source, dist):
 
 
 def _climbing(A, dist):
-    """Whether d(u) + w(u, v) > d(u) in floating point for every edge out of a reached vertex:
-    every weight positive and larger than twice a distance's rounding unit (an edge lighter than
-    that adds nothing to a long path, and with a zero-weight edge tight edges can form a cycle
-    off the source's tree)."""
-    if getattr(A, "partitioned", False):
-        return False
-    lowest, _ = _check_weights(A)
-    if lowest <= 0:
+    """Whether A's weights climb over the distances ``dist`` (``WeightFacts.climbs``; a
+    partitioned matrix's predecessors always come from the search)."""
+    if getattr(A, "partitioned", False) or A.weights.lowest <= 0:  # no reduction then
         return False
     farthest = ops.reduce(dist, monoid.max)  # sync: the farthest distance (the source's is 0)
-    return lowest > 2 * np.finfo(dist.dtype).eps * float(farthest)
+    return A.weights.climbs(float(farthest), dist.dtype)
 
 
 methods.register(methods.Method(

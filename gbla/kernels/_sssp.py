@@ -84,22 +84,13 @@ def _negative_cycle(n):
 
 
 # ------------------------------------------------------------------ predecessors
-def _climbing(A, dist, w):
-    """Whether d(u) + w(u, v) > d(u) in floating point for every edge out of a reached vertex:
-    every weight positive and larger than twice a distance's rounding unit (gbla.sssp's
-    _climbing, on the kernels' arrays)."""
-    cp = _cupy()
-    if w is None:
-        lowest = 1.0
-    else:
-        key = ("sssp_lowest", w.dtype.name)
-        if key not in A._cache:
-            A._cache[key] = float(w.min()) if len(w) else 0.0  # sync: once a matrix
-        lowest = A._cache[key]
-    if lowest <= 0:
+def _climbing(A, dist):
+    """Whether A's weights climb over the distances ``dist`` (``WeightFacts.climbs``)."""
+    if A.weights.lowest <= 0:  # no reduction then
         return False
+    cp = _cupy()
     farthest = float(cp.where(cp.isfinite(dist), dist, 0).max())  # sync: the farthest
-    return lowest > 2 * np.finfo(dist.dtype).eps * farthest
+    return A.weights.climbs(farthest, dist.dtype)
 
 
 def _predecessors(A, source, dist, w):
@@ -111,7 +102,7 @@ def _predecessors(A, source, dist, w):
     du = dist[rows]
     weight = cp.ones(1, dist.dtype) if w is None else w
     tight = cp.isfinite(du) & (du + weight == dist[indices])
-    if _climbing(A, dist, w):
+    if _climbing(A, dist):
         # Every tight edge climbs, so they form no cycle, and every reached vertex but the
         # source has one in: any of them is a shortest-path tree's edge (no search level by
         # level, each with a read back).
