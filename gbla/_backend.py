@@ -13,7 +13,7 @@ from .exceptions import CaptureError, DeviceMismatch
 
 __all__ = ["DEVICES", "gpu_available", "default_device", "resolve_device", "xp_of", "array_device",
            "to_host", "to_device", "device_loop", "refuse_host_read", "to_numpy",
-           "synchronize", "free_device_bytes", "scatter_reduce", "SCATTER_OPS"]
+           "synchronize", "free_device_bytes", "scatter_reduce", "SCATTER_OPS", "compress"]
 
 DEVICES = ("cpu", "gpu")
 
@@ -143,6 +143,16 @@ def _ordered_words(x):
     xp = np if array_device(x) == "cpu" else _cupy()
     bits = x.view(np.int64)
     return xp.where(bits < 0, bits ^ _SIGN, bits)
+
+
+def compress(keep, *arrays):
+    """Each array's entries where the bool array ``keep`` is true, in order (a None stays None),
+    as a tuple. The kept positions are found once, for all of them: indexing each by ``keep``
+    counts them again for each, which on the GPU is a scan and a read back an array (a
+    Matrix's rows, columns and values: three)."""
+    xp = np if array_device(keep) == "cpu" else _cupy()
+    where = xp.flatnonzero(keep)  # sync on the GPU: the count sizes the results
+    return tuple(None if a is None else a[where] for a in arrays)
 
 
 def sync(device):

@@ -184,7 +184,7 @@ def _product_entries(A, Bm, semiring, dtype, mask, a_rows, a_values, e0, e1):
     keys = a_rows[owner] * max(ncols, 1) + Bm._indices[b_entry].astype(np.int64)
     if mask is not None:
         keep = mask.allows(keys)
-        owner, b_entry, keys = owner[keep], b_entry[keep], keys[keep]
+        owner, b_entry, keys = B.compress(keep, owner, b_entry, keys)
     mult = semiring.multiply
     if mult.positional:
         z = a_cols[owner].astype(z_dtype)
@@ -296,7 +296,7 @@ def union(left, right, op, device):
                                         device).astype(dtype, copy=False)
     keep = xp.ones(len(keys), bool)
     keep[first + 1] = False
-    return keys[keep], combined[keep]
+    return B.compress(keep, keys, combined)
 
 
 def intersection(left, right, op, device):

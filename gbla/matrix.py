@@ -782,14 +782,26 @@ class Matrix:
 
     def _keep_entries(self, keep, values, dtype):
         """A new Matrix of the entries where ``keep`` (a bool array over the entries), with
-        ``values`` (an array over all entries, or None: iso) and ``dtype``."""
+        ``values`` (an array over all entries, or None: iso) and ``dtype``; ``keep`` None keeps
+        every entry. Where every entry stays, it shares A's structure (a Matrix never changes
+        it)."""
         xp = B.xp_of(self._device)
-        # sync: a boolean index counts the kept entries. Their rows stay sorted, so the row
-        # pointers are a search away.
-        rows = self._entry_rows()[keep]
-        indptr = _storage.indptr_of_sorted_rows(rows, self.nrows, self._indptr.dtype, xp)
-        return Matrix._wrap(indptr, self._indices[keep], None if values is None else values[keep],
-                            self._shape, dtype, self._device)
+        # sync: the kept entries, counted once for all arrays
+        where = None if keep is None else xp.flatnonzero(keep)
+        if where is None or len(where) == self.nvals:
+            out = Matrix._wrap(self._indptr, self._indices, values, self._shape, dtype,
+                               self._device)
+            out._cache["rows"] = self._entry_rows()
+            return out
+        # their rows stay sorted: the row pointers are a search away, and the new matrix
+        # keeps the rows
+        rows = self._entry_rows()[where]
+        out = Matrix._wrap(_storage.indptr_of_sorted_rows(rows, self.nrows, self._indptr.dtype,
+                                                          xp),
+                           self._indices[where], None if values is None else values[where],
+                           self._shape, dtype, self._device)
+        out._cache["rows"] = rows
+        return out
 
     def __repr__(self):
         return (f"<gbla.Matrix {self._shape[0]}x{self._shape[1]} nvals={self.nvals} "

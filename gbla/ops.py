@@ -730,7 +730,7 @@ def _matrix_ewise(combine, u, v, op, mask, accum, replace, out):
     values = values.astype(op.result_dtype(dtype), copy=False)
     if mask is not None and out is None:
         keep = mask.allows(keys)
-        keys, values = keys[keep], values[keep]
+        keys, values = B.compress(keep, keys, values)
     return _matrix_ops.write(out, (keys, values), u.shape, mask=mask, accum=accum,
                              replace=V.flag(replace, "replace"), dtype=values.dtype,
                              device=device)
@@ -1402,5 +1402,6 @@ def scale(A, v, op, *, side="left"):
     dtype = _op_dtype(op, A.dtype, v.dtype, "op")
     x, y = (vv, a) if side == "left" else (a, vv)
     out = _eval_binary(op, x, y, dtype, device)
-    keep = B.xp_of(device).ones(A.nvals, bool) if present is None else present[where]
-    return A._keep_entries(keep, out, out.dtype)
+    if present is None:  # every entry stays: A's structure, new values
+        return A._keep_entries(None, out, out.dtype)
+    return A._keep_entries(present[where], out, out.dtype)

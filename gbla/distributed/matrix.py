@@ -292,9 +292,9 @@ class DistMatrix:
 
 def _kept(indptr, indices, values, keep, xp):
     """(indptr, indices, values) of a CSR part's entries where ``keep``."""
-    rows = rows_of_entries(indptr, len(indices), xp)[keep]
-    return (indptr_of_sorted_rows(rows, len(indptr) - 1, indptr.dtype, xp), indices[keep],
-            None if values is None else values[keep])
+    rows, indices, values = B.compress(keep, rows_of_entries(indptr, len(indices), xp),
+                                       indices, values)
+    return indptr_of_sorted_rows(rows, len(indptr) - 1, indptr.dtype, xp), indices, values
 
 
 def _checked_csr(indptr, indices, values):
@@ -390,7 +390,7 @@ def replicated_mxm(F, A, semiring, dtype, mask=None):
     keys = f_rows[owner] * max(n, 1) + A.indices[b_entry].astype(np.int64)
     if mask is not None:
         keep = mask.allows(keys)
-        owner, b_entry, keys = owner[keep], b_entry[keep], keys[keep]
+        owner, b_entry, keys = B.compress(keep, owner, b_entry, keys)
     mult, z_dtype = semiring.multiply, semiring.output_dtype(dtype)
     if mult.positional:
         z = f_cols[owner].astype(z_dtype)
@@ -575,7 +575,7 @@ def _push(u, A, semiring, allow):
         vals = xp.broadcast_to(one.astype(z_dtype), (len(ids),)).copy()
     if allow is not None and len(ids):
         keep = allow[ids - A.lo]
-        ids, vals = ids[keep], vals[keep]
+        ids, vals = B.compress(keep, ids, vals)
     # one rank's products alone (a communicator of one, or the others sent none) are ascending
     # and one per id already: nothing to sort or combine
     if not len(ids) or sum(1 for o, _ in parts if len(o)) == 1:

@@ -20,7 +20,7 @@ import numpy as np
 from .. import _backend as B
 from .. import _validation as V
 from .. import methods
-from .._backend import _cupy
+from .._backend import _cupy, compress
 from ..exceptions import NegativeCycleError
 from . import _launch
 from ._bfs import (PERSISTENT_BLOCKS_PER_SM, PERSISTENT_THREADS, bfs_tree, opt_in_shared,
@@ -154,8 +154,7 @@ def _edges(A, dtype, reorder):
     both = A.is_symmetric
     if both:
         keep = src <= dst
-        src, dst = src[keep], dst[keep]
-        w = None if w is None else w[keep]
+        src, dst, w = compress(keep, src, dst, w)
     if reorder and len(src):
         order = segment_order(src, dst, _segment(dtype))
         src, dst = src[order], dst[order]
@@ -367,7 +366,7 @@ def _split(A, dtype, delta):
     def part(keep):
         sub_indptr = cp.zeros(n + 1, np.int32)
         sub_indptr[1:] = cp.cumsum(cp.bincount(rows[keep], minlength=n))
-        return sub_indptr, indices[keep], None if w is None else w[keep]
+        return (sub_indptr,) + compress(keep, indices, w)
     split = part(light), part(~light)
     A._cache["sssp_split"] = (key, split)
     return split
