@@ -355,3 +355,40 @@ def test_a_matrixs_weights_are_the_facts_a_partitioned_one_gathers(device, weigh
     assert A.weights is A.weights
     assert A.pattern().weights.lowest == 1.0 and gbla.Matrix.from_edges(
         [], [], [], n=2, device=device).weights.positive_count == 0
+
+
+@pytest.mark.parametrize("thunk", [-1.0, 1.5, 10.0])  # every entry, some, none
+def test_select_and_scale_keep_the_right_entries_and_leave_the_matrix_alone(device, thunk):
+    # a selection keeping every entry shares the structure, one keeping some makes its own and
+    # remembers its entries' rows: products and selections of the result read both
+    S = sp.random(9, 7, density=0.4, format="csr", random_state=3) * 4
+    A = gbla.Matrix.from_scipy(S, device=device)
+    before = A.to_scipy().toarray()
+    kept = gbla.select(A, ">", thunk)
+    dense = S.toarray()
+    np.testing.assert_array_equal(kept.to_scipy().toarray(), np.where(dense > thunk, dense, 0))
+    assert kept.nvals == int((S.data > thunk).sum())
+    v = gbla.Vector.from_coo(np.arange(0, 9, 2), np.arange(0, 9, 2) + 1.0, 9, device=device)
+    full = gbla.Vector.from_dense(np.arange(7) + 1.0, device=device)
+    left = gbla.scale(kept, v, "times", side="left").to_scipy().toarray()
+    factor = np.where(np.arange(9) % 2 == 0, np.arange(9) + 1.0, 0)[:, None]
+    np.testing.assert_array_equal(left, np.where(dense > thunk, dense, 0) * factor)
+    right = gbla.scale(kept, full, "times", side="right")
+    np.testing.assert_array_equal(right.to_scipy().toarray(),
+                                  np.where(dense > thunk, dense, 0) * (np.arange(7) + 1.0))
+    assert right.nvals == kept.nvals
+    again = gbla.select(gbla.scale(kept, v, "plus", side="left"), "<", 6.0)
+    expected = (dense != 0) & (dense > thunk) & (np.arange(9) % 2 == 0)[:, None] & \
+        (dense + factor < 6)
+    np.testing.assert_array_equal(host(again.to_scipy().toarray()) != 0, expected)
+    np.testing.assert_array_equal(A.to_scipy().toarray(), before)
+
+
+def test_compress_keeps_each_arrays_entries_in_order():
+    from gbla._backend import compress
+    keep = np.array([True, False, True, True, False])
+    a, b, none = compress(keep, np.arange(5), np.arange(5.0) * 2, None)
+    np.testing.assert_array_equal(a, [0, 2, 3])
+    np.testing.assert_array_equal(b, [0.0, 4.0, 6.0])
+    assert none is None
+    assert [len(x) for x in compress(np.zeros(3, bool), np.arange(3))] == [0]
