@@ -7,8 +7,8 @@ The layers, each importing only those below it:
 - ``algorithms`` (``bfs``, ``sssp``): written only against ``ops`` and ``semirings``; they
   dispatch every method through ``methods``, the registry that the algebraic algorithms and
   the hand-written ``kernels`` both register into;
-- ``ops``: mxv, vxm, mxm, ewise_add, ewise_mult, apply, reduce, assign, assign_bits, select,
-  scale, executing on the CPU (``_cpu``) or through ``kernels`` (spmv.cu and element-wise
+- ``ops``: mxv, vxm, mxm, ewise_add, ewise_mult, apply, reduce, reduce_rowwise,
+  reduce_columnwise, extract, assign, assign_bits, select, scale, executing on the CPU (``_cpu``) or through ``kernels`` (spmv.cu and element-wise
   kernels; bfs.cu's kernels are methods), with push or pull chosen by ``direction``;
 - ``runtime``: how a loop of ops executes, eagerly or recorded and replayed on the device
   (:func:`iterate`); ops take their device-resident paths while a body is recorded;
@@ -33,8 +33,8 @@ from .exceptions import (CaptureError, DeviceMismatch, DimensionMismatch, Domain
                          OutOfDeviceMemory, UnknownName, UnsupportedMethod, ValidationError)
 from .mask import Mask
 from .matrix import Matrix
-from .ops import (apply, assign, assign_bits, ewise_add, ewise_mult, mxm, mxv, reduce, scale,
-                  select, vxm)
+from .ops import (apply, assign, assign_bits, ewise_add, ewise_mult, extract, mxm, mxv, reduce,
+                  reduce_columnwise, reduce_rowwise, scale, select, vxm)
 from .runtime import LoopState, iterate
 from .scalar import Scalar
 from .vector import Vector
@@ -44,8 +44,8 @@ __all__ = [
     "outofcore", "distributed",
     "verify", "methods", "runtime", "bfs", "sssp", "connected_components", "iterate",
     "LoopState",
-    "mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign", "assign_bits",
-    "select", "scale",
+    "mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce", "reduce_rowwise",
+    "reduce_columnwise", "extract", "assign", "assign_bits", "select", "scale",
     "DirectionPolicy", "DirectionTracker", "DEFAULT_POLICY",
     "gpu_available", "default_device", "to_numpy", "synchronize",
     "GblaError", "DimensionMismatch", "DomainMismatch", "DeviceMismatch", "InvalidIndex",

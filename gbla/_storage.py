@@ -59,6 +59,26 @@ def expand_rows(indptr, rows, xp=np, owners=True):
     return starts[owner] + position - (offsets[owner] - counts[owner]), owner
 
 
+def submatrix_entries(indptr, indices, rows, cols, n_cols, xp):
+    """The entries of A(rows, cols) (GrB_extract) for a CSR's ``indptr`` and ``indices``, on any
+    array module: (keys, positions), keys = new row * max(len(cols), 1) + new column (int64,
+    sorted), positions the entries of A they hold. ``rows`` and ``cols`` are int64 index lists
+    (repeats allowed: a row or column taken twice is there twice), or None for all of A's
+    ``n_cols`` columns; a row's entries come from its CSR range, a column's new places from
+    the sorted list of ``cols``, through the same expansion."""
+    edge, new_row = expand_rows(indptr, rows, xp)
+    if cols is None:
+        return new_row.astype(np.int64) * max(n_cols, 1) + indices[edge].astype(np.int64), edge
+    order = xp.argsort(cols, kind="stable")
+    # each old column's places among the sorted cols, as row pointers over the columns: an
+    # entry of column j becomes one entry for each new column that takes j
+    places = xp.searchsorted(cols[order], xp.arange(n_cols + 1, dtype=np.int64), side="left")
+    at, owner = expand_rows(places, indices[edge].astype(np.int64), xp)
+    keys = new_row[owner].astype(np.int64) * max(len(cols), 1) + order[at].astype(np.int64)
+    sort = xp.argsort(keys)  # distinct keys: any sort is stable
+    return keys[sort], edge[owner][sort]
+
+
 def find_sorted(keys, queries, xp):
     """(at, hit): where each of ``queries`` is among the sorted ``keys`` and whether it is
     there (``at`` means something only where ``hit``; all False when there are no keys)."""

@@ -1,5 +1,5 @@
-"""The operations: mxv / vxm / mxm / ewise_add / ewise_mult / apply / reduce / assign /
-assign_bits / select / scale.
+"""The operations: mxv / vxm / mxm / ewise_add / ewise_mult / apply / reduce / reduce_rowwise /
+reduce_columnwise / extract / assign / assign_bits / select / scale.
 
 Each computes a result t and writes it into the output with GraphBLAS C API semantics::
 
@@ -28,8 +28,9 @@ from .scalar import Scalar
 from .semirings import BinaryOp, Monoid, Semiring, UnaryOp
 from .vector import Vector
 
-__all__ = ["mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce", "assign",
-           "assign_bits", "select", "scale"]
+__all__ = ["mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce",
+           "reduce_rowwise", "reduce_columnwise", "extract", "assign", "assign_bits", "select",
+           "scale"]
 
 
 # ---------------------------------------------------------------------- argument resolution
@@ -888,10 +889,12 @@ def _intersection(u, v):
 
 def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False, out=None):
     """w<mask> accum= f(u) on u's structure: f(u(i)) at every present i, no entry elsewhere.
+    A Matrix gives a Matrix of its structure the same way (f(A(i, j)); a positional
+    ``unary.rowindex`` gives i; a matrix mask, ``out`` a Matrix read and never modified).
 
     Parameters
     ----------
-    u : Vector
+    u : Vector or Matrix
     op : UnaryOp, BinaryOp, Monoid or str
         A UnaryOp (``unary.ainv``; positional ``unary.rowindex`` gives i), computed in u.dtype,
         which it must take. Otherwise a BinaryOp, a Monoid (its op) or a binary op name (a
@@ -938,6 +941,8 @@ def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False,
     >>> gbla.apply(w, "plus", right=1).dtype, gbla.apply(w, "plus", right=1.5).dtype
     (dtype('int32'), dtype('float64'))
     """
+    if isinstance(u, Matrix) or getattr(u, "partitioned", False):
+        return _apply_matrix(u, op, left, right, mask, accum, replace, out)
     u = _vector(u, "u")
     mask, out = _mask(mask, u.size), _out(out, u.size)
     accum = None if accum is None else _binary_op(accum, "accum")
@@ -985,11 +990,13 @@ def reduce(u, monoid, *, out=None):
     """The monoid's reduction of u's present values: a NumPy scalar of u's dtype (the monoid's
     identity when u has no entries; ``any`` returns the value of the lowest present index), or,
     with ``out``, that value written into a :class:`Scalar` where it lives, without reading it
-    back (the form a loop body recorded on the device can use).
+    back (the form a loop body recorded on the device can use). A Matrix reduces all its
+    entries (``any``: the first in row order); :func:`reduce_rowwise` and
+    :func:`reduce_columnwise` give one value a row or a column.
 
     Parameters
     ----------
-    u : Vector
+    u : Vector or Matrix
     monoid : Monoid or str
         e.g. ``semirings.monoid.plus`` or ``"plus"``; it must take u.dtype (``plus`` and
         ``times`` do not take bool). Computed in u.dtype.
@@ -1020,11 +1027,15 @@ def reduce(u, monoid, *, out=None):
     >>> print(gbla.reduce(gbla.Vector.new(3, device="cpu"), "min"))
     inf
     """
+    name = "u"
+    if isinstance(u, Matrix) or getattr(u, "partitioned", False):  # its entries, in CSR order
+        A, name = _matrix(u, "u"), "A"
+        u = Vector._from_dense_arrays(A._values_or_ones(), None, A.device)
     u = _vector(u, "u")
     monoid = _monoid(monoid, "monoid")
     if u.dtype not in monoid.dtypes:
-        raise V.domain("u.dtype", f"be one {monoid.name} takes {[d.name for d in monoid.dtypes]}",
-                       u.dtype.name)
+        raise V.domain(f"{name}.dtype", f"be one {monoid.name} takes "
+                       f"{[d.name for d in monoid.dtypes]}", u.dtype.name)
     if out is not None:
         if not isinstance(out, Scalar):
             raise V.domain("out", "be a gbla.Scalar or None", type(out).__name__)
@@ -1057,6 +1068,222 @@ def reduce(u, monoid, *, out=None):
         out._set(result)
         return out
     return result[()]
+
+
+def _apply_matrix(A, op, left, right, mask, accum, replace, out):
+    """apply on a Matrix: f of each entry, on A's structure (its arrays shared when the result
+    is new)."""
+    A = _matrix(A, "u")
+    mask = _matrix_ops.validate_mask(mask, A.shape)
+    if out is not None:
+        _matrix(out, "out")
+        V.dimension(out.shape, A.shape, "out.shape", "u.shape")
+    accum = None if accum is None else _binary_op(accum, "accum")
+    device = _device(u=A, mask=None if mask is None else mask.matrix, out=out)
+    values = A._values_or_ones()
+    if isinstance(op, UnaryOp):
+        if left is not None or right is not None:
+            raise V.invalid_value("left, right", "be None with a UnaryOp", (left, right))
+        if A.dtype not in op.dtypes:
+            raise V.domain("u.dtype", f"be one {op.name} takes {[d.name for d in op.dtypes]}",
+                           A.dtype.name)
+        t = A._entry_rows().astype(op.result_dtype(A.dtype)) if op.positional else \
+            _eval_unary(op, values, A.dtype, device)
+    else:
+        op = _binary_op(op, "op")
+        if (left is None) == (right is None):
+            raise V.invalid_value("left, right", "be exactly one scalar with a BinaryOp",
+                                  (left, right))
+        arg = "left" if right is None else "right"
+        s_dtype, s = _bound_operand(right if left is None else left, A.dtype, arg, device)
+        dtype = _op_dtype(op, A.dtype, s_dtype, "op")
+        s_array = _broadcast(s, len(values), dtype, device)
+        t = _eval_binary(op, *((values, s_array) if left is None else (s_array, values)),
+                         dtype, device)
+    replace = V.flag(replace, "replace")
+    if mask is None and accum is None and out is None:
+        return A._keep_entries(None, t, t.dtype)
+    keys = A._entry_keys()
+    if mask is not None and out is None:
+        keys, t = B.compress(mask.allows(keys), keys, t)
+    return _matrix_ops.write(out, (keys, t), A.shape, mask=mask, accum=accum, replace=replace,
+                             dtype=t.dtype, device=device)
+
+
+def reduce_rowwise(A, monoid, *, mask=None, accum=None, replace=False, out=None):
+    """w<mask> accum= the monoid's reduction of each row of A (GrB_Matrix_reduce_Monoid):
+    w(i) combines row i's entries, in column order; a row with none gives no entry.
+
+    Parameters
+    ----------
+    A : Matrix
+        An iso A's values are True.
+    monoid : Monoid or str
+        It must take A.dtype; the result has A's dtype.
+    mask, accum, replace, out
+        As for :func:`ewise_add`, over a Vector of A.nrows.
+
+    Returns
+    -------
+    Vector
+        ``out``, or a new Vector of size A.nrows.
+
+    Raises
+    ------
+    DomainMismatch
+        ``A`` not a Matrix, a monoid that does not take A.dtype, or another operand of the
+        wrong type.
+    DimensionMismatch
+        The mask's or ``out``'s size is not A.nrows.
+    DeviceMismatch, UnknownName, InvalidValue
+        As for :func:`ewise_add`.
+
+    Examples
+    --------
+    >>> import gbla
+    >>> A = gbla.Matrix.from_edges([0, 0, 2], [1, 2, 0], [1., 5., 2.], n=4, device="cpu")
+    >>> gbla.reduce_rowwise(A, "plus").to_coo()
+    (array([0, 2]), array([6., 2.]))
+    >>> gbla.reduce_columnwise(A, "max").to_coo()
+    (array([0, 1, 2]), array([2., 1., 5.]))
+    """
+    return _reduce_lines(A, monoid, False, mask, accum, replace, out)
+
+
+def reduce_columnwise(A, monoid, *, mask=None, accum=None, replace=False, out=None):
+    """w<mask> accum= the monoid's reduction of each column of A: :func:`reduce_rowwise` of
+    A.T (A's cached transpose), a Vector of A.ncols; a column with no entry gives none."""
+    return _reduce_lines(A, monoid, True, mask, accum, replace, out)
+
+
+def _reduce_lines(A, monoid, columns, mask, accum, replace, out):
+    A = _matrix(A, "A")
+    monoid = _monoid(monoid, "monoid")
+    if A.dtype not in monoid.dtypes:
+        raise V.domain("A.dtype", f"be one {monoid.name} takes "
+                       f"{[d.name for d in monoid.dtypes]}", A.dtype.name)
+    M = A.T if columns else A
+    mask, out = _mask(mask, M.nrows), _out(out, M.nrows)
+    accum = None if accum is None else _binary_op(accum, "accum")
+    device = _device(A=A, mask=None if mask is None else mask.vector, out=out)
+    if device == "gpu":
+        refuse_host_read("gbla.reduce_rowwise and reduce_columnwise")  # the rows are counted
+    # sync: the rows with entries counted
+    rows, values = _matrix_ops.reduce_by_key(M._entry_rows().astype(np.int64),
+                                             M._values_or_ones(), monoid, device)
+    t = Vector._from_sparse_arrays(rows, values.astype(A.dtype, copy=False), M.nrows, device)
+    return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"),
+                  device=device)
+
+
+def extract(u, I=None, J=None, *, mask=None, accum=None, replace=False, out=None):
+    """w<mask> accum= u(I), or C<mask> accum= A(I, J) (GrB_extract): w(k) = u(I[k]) where u has
+    that entry; C(k, l) = A(I[k], J[l]) where A has it. Indices may repeat (a row or column
+    taken twice is there twice); the induced subgraph on vertices S is ``extract(A, S, S)``.
+
+    Parameters
+    ----------
+    u : Vector or Matrix
+    I : sequence or 1-D array of ints, a slice, or None
+        The positions (rows of a Matrix) taken, in order; None (GrB_ALL) takes all.
+    J : sequence or 1-D array of ints, a slice, or None
+        A Matrix's columns, as ``I``; a Vector takes none (None).
+    mask, accum, replace, out
+        As for :func:`ewise_add` (a Vector of len(I), or a Matrix of (len(I), len(J)) with a
+        matrix mask; ``out`` a Matrix is read and never modified).
+
+    Returns
+    -------
+    Vector or Matrix
+        ``out``, or a new one of u's dtype (an iso Matrix stays iso).
+
+    Raises
+    ------
+    InvalidValue
+        An index list that is not one-dimensional or holds no integers, or ``J`` given for a
+        Vector.
+    InvalidIndex
+        A negative index, or one past u's size (A's rows for I, columns for J).
+    DimensionMismatch, DomainMismatch, DeviceMismatch
+        As for :func:`ewise_add`.
+
+    Examples
+    --------
+    >>> import gbla
+    >>> u = gbla.Vector.from_coo([0, 2, 3], [1., 2., 3.], 5, device="cpu")
+    >>> gbla.extract(u, [3, 1, 3]).to_coo()
+    (array([0, 2]), array([3., 3.]))
+    >>> A = gbla.Matrix.from_edges([0, 1, 2], [1, 2, 0], [1., 2., 3.], device="cpu")
+    >>> gbla.extract(A, [2, 0], [0, 1]).to_scipy().toarray()
+    array([[3., 0.],
+           [0., 1.]])
+    """
+    if isinstance(u, Matrix) or getattr(u, "partitioned", False):
+        return _extract_matrix(u, I, J, mask, accum, replace, out)
+    u = _vector(u, "u")
+    if J is not None:
+        raise V.invalid_value("J", "be None for a Vector (it has no columns)", J)
+    idx = _index_list(I, u.size, "I", u.device)
+    size = u.size if idx is None else len(idx)
+    mask, out = _mask(mask, size), _out(out, size)
+    accum = None if accum is None else _binary_op(accum, "accum")
+    device = _device(u=u, mask=None if mask is None else mask.vector, out=out)
+    values, present = u._dense()
+    if idx is not None:
+        values, present = values[idx], None if present is None else present[idx]
+    elif out is None and mask is None:  # all of u: a copy
+        values, present = values.copy(), None if present is None else present.copy()
+    return _write(out, (values, present), mask=mask, accum=accum,
+                  replace=V.flag(replace, "replace"), device=device)
+
+
+def _extract_matrix(A, I, J, mask, accum, replace, out):
+    A = _matrix(A, "u")
+    rows = _index_list(I, A.nrows, "I", A.device)
+    cols = _index_list(J, A.ncols, "J", A.device)
+    xp = B.xp_of(A.device)
+    shape = (A.nrows if rows is None else len(rows), A.ncols if cols is None else len(cols))
+    mask = _matrix_ops.validate_mask(mask, shape)
+    if out is not None:
+        _matrix(out, "out")
+        V.dimension(out.shape, shape, "out.shape", "(len(I), len(J))")
+    accum = None if accum is None else _binary_op(accum, "accum")
+    device = _device(u=A, mask=None if mask is None else mask.matrix, out=out)
+    if device == "gpu":
+        refuse_host_read("gbla.extract of a Matrix")  # the entries taken are counted
+    keys, at = _storage.submatrix_entries(
+        A._indptr, A._indices, xp.arange(A.nrows, dtype=np.int64) if rows is None else rows,
+        cols, A.ncols, xp)
+    values = None if A.is_iso else A._values[at]
+    if mask is not None and out is None:
+        keys, values = B.compress(mask.allows(keys), keys, values)
+    if out is None and accum is None:
+        return _matrix_ops.from_keys(keys, values, shape, A.dtype, device, iso=A.is_iso)
+    if values is None:
+        values = xp.ones(len(keys), bool)
+    return _matrix_ops.write(out, (keys, values), shape, mask=mask, accum=accum,
+                             replace=V.flag(replace, "replace"), dtype=A.dtype, device=device)
+
+
+def _index_list(I, n, arg, device):
+    """An index list of GrB_extract as int64 on ``device``: None (all) stays None; a slice is
+    the positions it names among n; a sequence or array is checked to hold integers in
+    [0, n)."""
+    if I is None:
+        return None
+    xp = B.xp_of(device)
+    if isinstance(I, slice):
+        return xp.arange(*I.indices(n), dtype=np.int64)
+    if isinstance(I, (bool, np.bool_, int, np.integer, float, str)):
+        raise V.invalid_value(arg, "be a sequence or 1-D array of indices, a slice or None", I)
+    try:
+        a = B.to_device(I, device) if hasattr(I, "__array_interface__") or \
+            hasattr(I, "__cuda_array_interface__") else xp.asarray(np.asarray(I))
+    except (TypeError, ValueError):
+        raise V.invalid_value(arg, "be a sequence or 1-D array of indices", I) from None
+    if a.dtype.kind == "b":
+        raise V.invalid_value(arg, "hold integers", f"dtype {a.dtype.name}")
+    return V.index_array(a, xp, n, arg)
 
 
 def assign(out, value, *, mask=None, accum=None, replace=False):
