@@ -26,11 +26,12 @@ from . import (csgraph, datasets, distributed, generators, io, kernels, methods,
                runtime, semirings, verify)
 from ._backend import default_device, gpu_available, synchronize, to_numpy
 from ._version import __version__
-from .algorithms import bfs, connected_components, sssp
+from .algorithms import bfs, connected_components, pagerank, sssp
 from .direction import DEFAULT_POLICY, DirectionPolicy, DirectionTracker
-from .exceptions import (CaptureError, DeviceMismatch, DimensionMismatch, DomainMismatch,
-                         DuplicateIndex, GblaError, InvalidIndex, InvalidValue, NegativeCycleError,
-                         OutOfDeviceMemory, UnknownName, UnsupportedMethod, ValidationError)
+from .exceptions import (CaptureError, ConvergenceError, DeviceMismatch, DimensionMismatch,
+                         DomainMismatch, DuplicateIndex, GblaError, InvalidIndex, InvalidValue,
+                         NegativeCycleError, OutOfDeviceMemory, UnknownName, UnsupportedMethod,
+                         ValidationError)
 from .mask import Mask
 from .matrix import Matrix
 from .ops import (apply, assign, assign_bits, ewise_add, ewise_mult, extract, mxm, mxv, reduce,
@@ -42,7 +43,8 @@ from .vector import Vector
 __all__ = [
     "Matrix", "Vector", "Scalar", "Mask", "semirings", "kernels", "generators", "datasets", "io", "csgraph",
     "outofcore", "distributed",
-    "verify", "methods", "runtime", "bfs", "sssp", "connected_components", "iterate",
+    "verify", "methods", "runtime", "bfs", "sssp", "connected_components", "pagerank",
+    "iterate",
     "LoopState",
     "mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce", "reduce_rowwise",
     "reduce_columnwise", "extract", "assign", "assign_bits", "select", "scale",
@@ -50,5 +52,6 @@ __all__ = [
     "gpu_available", "default_device", "to_numpy", "synchronize",
     "GblaError", "DimensionMismatch", "DomainMismatch", "DeviceMismatch", "InvalidIndex",
     "InvalidValue", "DuplicateIndex", "UnknownName", "UnsupportedMethod", "NegativeCycleError",
+    "ConvergenceError",
     "ValidationError", "CaptureError", "OutOfDeviceMemory",
 ]

@@ -9,6 +9,7 @@ __all__ = [
     "InvalidValue",
     "DuplicateIndex",
     "NegativeCycleError",
+    "ConvergenceError",
     "ValidationError",
     "UnknownName",
     "UnsupportedMethod",
@@ -47,6 +48,11 @@ class DuplicateIndex(GblaError, ValueError):
 
 class NegativeCycleError(GblaError, ValueError):
     """A negative cycle is reachable from the source of a shortest-path search."""
+
+
+class ConvergenceError(GblaError, RuntimeError):
+    """An iterative method did not converge within its iterations (args: the message, then the
+    iterations run)."""
 
 
 class ValidationError(GblaError, AssertionError):

@@ -1,6 +1,6 @@
 """The networkx backend named gbla: registered through its entry points; networkx's own tests
-for the breadth-first, shortest-path and component functions pass against it (each of the 22
-functions it implements runs in gbla there); and on random graphs each function gives
+for the breadth-first, shortest-path, component and PageRank functions pass against it (each
+of the 23 functions it implements runs in gbla there); and on random graphs each function gives
 networkx's result, order included where networkx defines one."""
 
 import os
@@ -29,7 +29,8 @@ NX_TESTS = ["networkx/algorithms/traversal/tests/test_bfs.py",
             "networkx/algorithms/shortest_paths/tests/test_unweighted.py",
             "networkx/algorithms/shortest_paths/tests/test_weighted.py",
             "networkx/algorithms/shortest_paths/tests/test_generic.py",
-            "networkx/algorithms/components/tests/test_connected.py"]
+            "networkx/algorithms/components/tests/test_connected.py",
+            "networkx/algorithms/link_analysis/tests/test_pagerank.py"]
 
 
 def test_networkx_finds_the_backend_through_its_entry_points():
@@ -228,7 +229,12 @@ def test_what_gbla_cannot_run_says_why():
     reason = can_run("single_source_dijkstra_path_length", (H, 0), {"weight": lambda *a: 1})
     assert isinstance(reason, str) and "weight function" in reason
     assert "sort_neighbors" in can_run("bfs_edges", (H, 0), {"sort_neighbors": sorted})
-    assert "no pagerank" in can_run("pagerank", (H,), {})
+    assert "no hits" in can_run("hits", (H,), {})
+    assert can_run("pagerank", (H,), {}) is True
+    assert "multigraph" in can_run("pagerank", (nx.MultiGraph(H),), {})
+    assert "damping" in can_run("pagerank", (H,), {"alpha": 1.5})
+    assert "personalization" in can_run("pagerank", (H,), {"personalization": {0: -1}})
+    assert "nstart summing to 0" in can_run("pagerank", (H,), {"nstart": {0: 0, 9: 1}})
 
 
 @pytest.mark.gpu

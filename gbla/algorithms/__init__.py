@@ -3,6 +3,7 @@ push/pull decision, no environment."""
 
 from .bfs import bfs
 from .components import connected_components
+from .pagerank import pagerank
 from .sssp import sssp
 
-__all__ = ["bfs", "sssp", "connected_components"]
+__all__ = ["bfs", "sssp", "connected_components", "pagerank"]

@@ -1,4 +1,4 @@
-"""networkx's breadth-first, shortest-path and component functions, computed by gbla.
+"""networkx's breadth-first, shortest-path, component and PageRank functions, computed by gbla.
 
 Levels, distances and components come from gbla's algorithms (on the GPU when there is one);
 what networkx defines beyond them (the order of a traversal, which of several shortest paths,
@@ -15,8 +15,9 @@ from .. import _backend as B
 from .._compat import BATCH, bfs_order, with_hub
 from ..algorithms import bfs as _bfs
 from ..algorithms import connected_components as _components
+from ..algorithms import pagerank as _pagerank
 from ..algorithms import sssp as _sssp
-from ..exceptions import NegativeCycleError
+from ..exceptions import ConvergenceError, NegativeCycleError
 from ..matrix import Matrix
 from . import FUNCTIONS
 from .lengths import HopLengths, Labels
@@ -398,3 +399,27 @@ def node_connected_component(G, n):
         raise KeyError(n)
     levels = _levels(G, [G.index[n]])
     return {G.nodes[v] for v in np.flatnonzero(levels >= 0).tolist()}
+
+
+# ============================================================================== link analysis
+def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1e-06, nstart=None,
+             weight="weight", dangling=None):
+    if len(G) == 0:
+        return {}
+    p, start, lost = (None if d is None else node_weights(G, d)
+                      for d in (personalization, nstart, dangling))
+    if p is not None and p.sum() == 0:
+        raise ZeroDivisionError  # as networkx
+    try:
+        ranks = _pagerank(G.matrix, alpha=alpha, personalization=p, max_iter=max_iter, tol=tol,
+                          nstart=start, dangling=lost,
+                          # a graph converted with weights may serve an unweighted call
+                          weighted=weight is not None and G.weight is not None)
+    except ConvergenceError:
+        raise nx.PowerIterationFailedConvergence(max_iter) from None
+    return dict(zip(G.nodes, map(float, B.to_host(ranks).tolist())))
+
+
+def node_weights(G, values):
+    """A dict of node -> number as an array in G's node order (0 for a node it lacks)."""
+    return np.array([values.get(node, 0) for node in G.nodes], dtype=float)

@@ -46,6 +46,8 @@ class BackendInterface:
         if isinstance(G, nx.Graph) and G.is_multigraph() and name in _WEIGHTED and \
                 bound.get("weight", "weight") is None:
             return "an unweighted multigraph path length"
+        if name == "pagerank":
+            return _pagerank_runs(G, bound)
         if name in _SORTING and bound.get("sort_neighbors") is not None:
             return "sort_neighbors: gbla keeps networkx's neighbour order only"
         weight = bound.get("weight", _DEFAULT_WEIGHT.get(name, "weight"))
@@ -63,6 +65,30 @@ class BackendInterface:
     def should_run(name, args, kwargs):
         """Run here when asked to (backend='gbla' or a backend priority naming gbla)."""
         return True
+
+
+def _pagerank_runs(G, bound):
+    """True, or why gbla's pagerank would not give networkx's answer: a multigraph (networkx
+    sums parallel edges, gbla keeps the lightest), a damping factor outside [0, 1] or a
+    negative tolerance, or node weights that are negative, or for nstart and dangling sum to
+    0 (networkx then divides by zero into NaN ranks)."""
+    if isinstance(G, nx.Graph) and G.is_multigraph():
+        return "a multigraph: networkx sums parallel edges' weights"
+    alpha, tol = bound.get("alpha"), bound.get("tol")
+    if not (isinstance(alpha, (int, float)) and 0 <= alpha <= 1):
+        return "a damping factor outside [0, 1]"
+    if not (isinstance(tol, (int, float)) and tol >= 0):
+        return "a negative or non-numeric tolerance"
+    for arg in ("personalization", "nstart", "dangling"):
+        values = bound.get(arg)
+        if values is None:
+            continue
+        if not isinstance(values, dict) or any(
+                not isinstance(x, (int, float)) or not x >= 0 for x in values.values()):
+            return f"{arg} with negative or non-numeric values"
+        if arg != "personalization" and not sum(values.get(v, 0) for v in G) > 0:
+            return f"{arg} summing to 0 over the nodes"
+    return True
 
 
 def _bind(name, args, kwargs):
