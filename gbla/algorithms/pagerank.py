@@ -17,12 +17,14 @@ import numpy as np
 
 from .. import _backend as B
 from .. import _validation as V
+from .. import direction as _direction
 from .. import ops, runtime
 from ..exceptions import ConvergenceError
 from ..matrix import as_graph
 from ..scalar import Scalar
 from ..semirings import binary, monoid, plus_times, unary
 from ..vector import Vector
+from ._relax import policy_of
 
 __all__ = ["pagerank"]
 
@@ -89,6 +91,7 @@ def pagerank(A, *, alpha=0.85, personalization=None, max_iter=100, tol=1e-6, nst
         raise V.invalid_value("tol", "be a finite number >= 0", tol)
     max_iter = V.size(max_iter, "max_iter")
     V.flag(weighted, "weighted")
+    _direction.resolve(direction)
     if stats is not None and not isinstance(stats, dict):
         raise V.domain("stats", "be a dict or None", type(stats).__name__)
     xp = B.xp_of(A.device)
@@ -98,39 +101,51 @@ def pagerank(A, *, alpha=0.85, personalization=None, max_iter=100, tol=1e-6, nst
     if n == 0:
         return xp.zeros(0, np.float64)
     W = A if weighted else A.pattern()
-    # out-weights: the row sums, W plus.times ones (rows without an entry give none)
-    out_weight = ops.mxv(W, Vector.from_dense(xp.ones(n), device=A.device), plus_times,
-                         direction=direction)
-    linked = ops.select(out_weight, "!=", 0)
-    share = ops.apply(linked, binary.div, left=1.0)  # 1 / d, at the vertices with out-weight
-    is_dangling = ops.assign(Vector.new(n, bool, device=A.device), True, mask=~linked.S)
+    share, is_dangling = _out_shares(W, direction)
     teleport = ops.apply(p, binary.times, right=1.0 - alpha)
     lost, change = (Scalar.new(np.float64, device=A.device) for _ in range(2))
 
     def iteration(s, _):
-        y = ops.vxm(ops.ewise_mult(s.x, share, binary.times), W, plus_times,
+        y = ops.vxm(ops.ewise_mult(s.x, s.share, binary.times), W, plus_times,
                     direction=direction)
-        ops.reduce(ops.apply(s.x, unary.identity, mask=is_dangling.S), monoid.plus, out=lost)
+        ops.reduce(ops.apply(s.x, unary.identity, mask=s.dangling.S), monoid.plus, out=lost)
         x = ops.ewise_add(ops.apply(y, binary.times, right=alpha),
-                          ops.apply(ops.apply(dw, binary.times, right=lost), binary.times,
+                          ops.apply(ops.apply(s.dw, binary.times, right=lost), binary.times,
                                     right=alpha), binary.plus)
-        x = ops.ewise_add(x, teleport, binary.plus)
+        x = ops.ewise_add(x, s.teleport, binary.plus)
         ops.reduce(ops.apply(ops.ewise_add(x, s.x, binary.minus), unary.abs), monoid.plus,
                    out=change)
         ops.assign(s.going, change)
         s.going = ops.select(s.going, ">=", n * tol)  # networkx stops once change < n tol
         s.x = x
 
-    going = Vector.from_dense(xp.ones(1), device=A.device)
+    # what differs between two calls on one matrix is the state (the start, the personalization
+    # and the dangling weights) or in the key: the recording is kept with the matrix
+    state = {"x": x0, "going": Vector.from_dense(xp.ones(1), device=A.device), "share": share,
+             "dangling": is_dangling, "teleport": teleport, "dw": dw}
     run = {}
-    out = runtime.iterate(iteration, {"x": x0, "going": going}, while_nonempty="going",
-                          max_iterations=max_iter, stats=run)
+    out = runtime.iterate(iteration, state, while_nonempty="going", max_iterations=max_iter,
+                          cache=W, key=("gbla.pagerank", alpha, n * tol, policy_of(direction)),
+                          stats=run, keep=("x", "going"))
     if stats is not None:
         stats.update(run)
     if out["going"].nvals:  # sync: whether the last change was still too large
         raise ConvergenceError(f"pagerank did not converge to tol={tol} in max_iter={max_iter} "
                                "iterations", max_iter)
     return out["x"].to_dense(0.0)
+
+
+def _out_shares(W, direction):
+    """(1 / out-weight at each vertex that has one, the dangling vertices): W's row sums, a
+    product with ones (a row without an entry gives none), found once a matrix."""
+    key = "pagerank_shares"
+    if key not in W._cache:
+        n, device = W.nrows, W.device
+        ones = Vector.from_dense(B.xp_of(device).ones(n), device=device)
+        linked = ops.select(ops.mxv(W, ones, plus_times, direction=direction), "!=", 0)
+        W._cache[key] = (ops.apply(linked, binary.div, left=1.0),
+                         ops.assign(Vector.new(n, bool, device=device), True, mask=~linked.S))
+    return W._cache[key]
 
 
 def _real(value, arg):
