@@ -24,14 +24,16 @@ def _choose(previous, nf, mf, mu, n=1000, early_exit=True):
 
 
 def test_push_stays_while_frontier_edges_are_few_and_switches_past_alpha():
-    # m_u / alpha = 1500 / 15 = 100: 100 frontier edges stay push, 101 go pull.
-    assert _choose(None, 10, 100, 1500) == "push"
-    assert _choose("push", 10, 101, 1500) == "pull"
+    # m_u / alpha = 1500 / 15 = 100: 99 frontier edges stay push, 100 go pull.
+    assert _choose(None, 10, 99, 1500) == "push"
+    assert _choose("push", 10, 100, 1500) == "pull"
 
 
-def test_without_early_exit_pull_needs_more_frontier_edges_than_unexplored():
+def test_without_early_exit_pull_needs_as_many_frontier_edges_as_unexplored():
+    # at a tie (every edge leaves the frontier) both read the same edges: pull, no atomics
     assert _choose(None, 10, 200, 1500, early_exit=False) == "push"
-    assert _choose(None, 10, 1501, 1500, early_exit=False) == "pull"
+    assert _choose(None, 10, 1499, 1500, early_exit=False) == "push"
+    assert _choose(None, 10, 1500, 1500, early_exit=False) == "pull"
 
 
 def test_pull_stays_until_the_frontier_shrinks_below_n_over_beta():
