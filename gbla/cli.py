@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _backend as B
 from . import bench, methods
-from .algorithms import bfs, sssp
+from .algorithms import bfs, pagerank, sssp
 from ._version import __version__
 from .exceptions import GblaError
 
@@ -138,6 +138,21 @@ def _parser():
         s.add_argument("--seed", type=int, default=0, help="seeds generated graphs and weights")
         s.add_argument("--save", metavar="PATH", help=f"save the {algo} result with numpy: "
                        f".npy, or .npz holding both arrays with {extra}")
+
+    r = sub.add_parser("pagerank", help="PageRank of every vertex: a summary, the ranks saved "
+                       "with --save", description="Run PageRank (networkx's power iteration) "
+                       "and print a summary: the top vertices, iterations and time.")
+    r.add_argument("graph", metavar="GRAPH", help=GRAPH_HELP)
+    r.add_argument("--alpha", type=float, default=0.85, help="the damping factor (default 0.85)")
+    r.add_argument("--tol", type=float, default=1e-6,
+                   help="converged when the L1 change is below n * tol (default 1e-6)")
+    r.add_argument("--max-iter", type=int, default=100, help="iterations at most (default 100)")
+    r.add_argument("--weighted", action="store_true",
+                   help="weigh edges by the graph's values (default: every edge 1)")
+    r.add_argument("--top", type=_positive, default=5, help="vertices to list (default 5)")
+    r.add_argument("--device", **device)
+    r.add_argument("--seed", type=int, default=0, help="seeds generated graphs")
+    r.add_argument("--save", metavar="PATH", help="save the ranks with numpy (.npy)")
 
     m = sub.add_parser("methods", help="list the registered methods",
                        description="List the registered methods and whether they run here.")
@@ -345,6 +360,36 @@ def _save(path, algo, arrays):
     return f"{path} ({' and '.join(names)})"
 
 
+# ------------------------------------------------------------------ pagerank
+def _pagerank(args, argv):
+    spec = bench.parse_graph_spec(args.graph)
+    A = bench.load_graph(spec, device=args.device, seed=args.seed)
+    info = bench.graph_info(A)
+    stats = {}
+    B.sync(A.device)  # sync: time the call alone
+    t0 = time.perf_counter()
+    ranks = pagerank(A, alpha=args.alpha, tol=args.tol, max_iter=args.max_iter,
+                     weighted=args.weighted, stats=stats)
+    B.sync(A.device)  # sync: the call's work is done
+    ms = (time.perf_counter() - t0) * 1e3
+    ranks = B.to_host(ranks)
+    top = np.argsort(-ranks, kind="stable")[:args.top]
+    lines = [("graph", f"{spec.text}: {info['n']:,} vertices, {info['nvals']:,} stored entries"),
+             ("device", A.device), ("iterations", str(stats.get("iterations", "-"))),
+             ("top", ", ".join(f"{int(v)} ({ranks[v]:.6g})" for v in top)),
+             ("time", f"{ms:.3f} ms (one call; on the GPU the first includes compiling its "
+                      "kernels and recording its loop)")]
+    if args.save:
+        path = Path(args.save)
+        path = path if path.suffix == ".npy" else path.with_name(path.name + ".npy")
+        np.save(path, ranks)
+        lines.append(("saved", f"{path} (ranks)"))
+    width = max(len(k) for k, _ in lines)
+    for key, value in lines:
+        print(f"{key.ljust(width)}  {value}")
+    return 0
+
+
 # ------------------------------------------------------------------ methods
 def _methods(args, argv):
     rows = [("name", "algo", "kind", "devices", "runs here", "description")]
@@ -360,4 +405,5 @@ def _methods(args, argv):
     return 0
 
 
-_COMMANDS = {"bench": _bench, "bfs": _search, "sssp": _search, "methods": _methods}
+_COMMANDS = {"bench": _bench, "bfs": _search, "sssp": _search, "pagerank": _pagerank,
+             "methods": _methods}

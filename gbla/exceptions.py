@@ -54,6 +54,9 @@ class ConvergenceError(GblaError, RuntimeError):
     """An iterative method did not converge within its iterations (args: the message, then the
     iterations run)."""
 
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
 
 class ValidationError(GblaError, AssertionError):
     """A result failed a validity check."""

@@ -356,6 +356,24 @@ def test_bfs_subcommand_summary_and_saved_levels_match_scipy(capsys, tmp_path):
     gbla.verify.bfs(A, source, saved["levels"], saved["parents"])
 
 
+def test_pagerank_subcommand_summary_and_saved_ranks_match_networkx(capsys, tmp_path):
+    nx = pytest.importorskip("networkx")
+    A = gbla.generators.rmat(8, device="cpu")
+    status, out, _ = run(capsys, "pagerank", "rmat:8", "--device", "cpu", "--top", "3",
+                         "--save", tmp_path / "ranks.npy")
+    assert status == 0
+    H = nx.from_scipy_sparse_array(A.to_scipy(), create_using=nx.DiGraph)
+    ranks = nx.pagerank(H, weight=None)
+    expected = np.array([ranks[v] for v in range(A.nrows)])
+    saved = np.load(tmp_path / "ranks.npy")
+    np.testing.assert_allclose(saved, expected, rtol=1e-9)
+    best = int(np.argmax(expected))
+    assert summary(out)["top"].startswith(f"{best} (")
+    status, _, err = run(capsys, "pagerank", "rmat:8", "--device", "cpu", "--max-iter", "1",
+                         "--tol", "1e-12")
+    assert status == 2 and "did not converge" in err and "max_iter=1" in err
+
+
 def test_sssp_subcommand_summary_and_saved_distances_match_scipy(capsys, tmp_path):
     W = gbla.generators.with_weights(gbla.generators.grid2d(20, 20, device="cpu"), 1, 9,
                                      seed=0)
