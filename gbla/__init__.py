@@ -26,7 +26,7 @@ from . import (csgraph, datasets, distributed, generators, io, kernels, methods,
                runtime, semirings, verify)
 from ._backend import default_device, gpu_available, synchronize, to_numpy
 from ._version import __version__
-from .algorithms import bfs, connected_components, pagerank, sssp
+from .algorithms import bfs, connected_components, pagerank, sssp, triangles
 from .direction import DEFAULT_POLICY, DirectionPolicy, DirectionTracker
 from .exceptions import (CaptureError, ConvergenceError, DeviceMismatch, DimensionMismatch,
                          DomainMismatch, DuplicateIndex, GblaError, InvalidIndex, InvalidValue,
@@ -44,7 +44,7 @@ __all__ = [
     "Matrix", "Vector", "Scalar", "Mask", "semirings", "kernels", "generators", "datasets", "io", "csgraph",
     "outofcore", "distributed",
     "verify", "methods", "runtime", "bfs", "sssp", "connected_components", "pagerank",
-    "iterate",
+    "triangles", "iterate",
     "LoopState",
     "mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce", "reduce_rowwise",
     "reduce_columnwise", "extract", "assign", "assign_bits", "select", "scale",

@@ -5,5 +5,6 @@ from .bfs import bfs
 from .components import connected_components
 from .pagerank import pagerank
 from .sssp import sssp
+from .triangles import triangles
 
-__all__ = ["bfs", "sssp", "connected_components", "pagerank"]
+__all__ = ["bfs", "sssp", "connected_components", "pagerank", "triangles"]

@@ -1,4 +1,5 @@
-"""networkx's breadth-first, shortest-path, component and PageRank functions, computed by gbla.
+"""networkx's breadth-first, shortest-path, component, PageRank and triangle functions, computed
+by gbla.
 
 Levels, distances and components come from gbla's algorithms (on the GPU when there is one);
 what networkx defines beyond them (the order of a traversal, which of several shortest paths,
@@ -17,6 +18,7 @@ from ..algorithms import bfs as _bfs
 from ..algorithms import connected_components as _components
 from ..algorithms import pagerank as _pagerank
 from ..algorithms import sssp as _sssp
+from ..algorithms import triangles as _triangles
 from ..exceptions import ConvergenceError, NegativeCycleError
 from ..matrix import Matrix
 from . import FUNCTIONS
@@ -423,3 +425,14 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1e-06, nstar
 def node_weights(G, values):
     """A dict of node -> number as an array in G's node order (0 for a node it lacks)."""
     return np.array([values.get(node, 0) for node in G.nodes], dtype=float)
+
+
+# ============================================================================== clustering
+def triangles(G, nodes=None):
+    counts = B.to_host(_triangles(G.matrix)).tolist()
+    if nodes is not None:
+        if nodes in G:  # one node: its count
+            return counts[G.index[nodes]]
+        # a container of nodes, those not in G skipped (networkx's nbunch)
+        return {v: counts[G.index[v]] for v in G.nx.nbunch_iter(nodes)}
+    return dict(zip(G.nodes, counts))
