@@ -4,7 +4,8 @@ CPU (NumPy/SciPy).
 The layers, each importing only those below it:
 
 - ``cli``, ``bench``: the ``gbla`` command and its benchmarks;
-- ``algorithms`` (``bfs``, ``sssp``): written only against ``ops`` and ``semirings``; they
+- ``algorithms`` (``bfs``, ``sssp``, ``connected_components``, ``pagerank``, ``triangles``):
+  written only against ``ops`` and ``semirings``; they
   dispatch every method through ``methods``, the registry that the algebraic algorithms and
   the hand-written ``kernels`` both register into;
 - ``ops``: mxv, vxm, mxm, ewise_add, ewise_mult, apply, reduce, reduce_rowwise,

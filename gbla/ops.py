@@ -1106,6 +1106,8 @@ def _apply_matrix(A, op, left, right, mask, accum, replace, out):
     replace = V.flag(replace, "replace")
     if mask is None and accum is None and out is None:
         return A._keep_entries(None, t, t.dtype)
+    if device == "gpu":
+        refuse_host_read("gbla.apply of a Matrix with a mask, accum or out")  # entries counted
     keys = A._entry_keys()
     if mask is not None and out is None:
         keys, t = B.compress(mask.allows(keys), keys, t)
@@ -1279,6 +1281,8 @@ def _index_list(I, n, arg, device):
         return xp.arange(*I.indices(n), dtype=np.int64)
     if isinstance(I, (bool, np.bool_, int, np.integer, float, str)):
         raise V.invalid_value(arg, "be a sequence or 1-D array of indices, a slice or None", I)
+    if device == "gpu":
+        refuse_host_read("gbla.extract's check of its indices")
     try:
         a = B.to_device(I, device) if hasattr(I, "__array_interface__") or \
             hasattr(I, "__cuda_array_interface__") else xp.asarray(np.asarray(I))
