@@ -5,12 +5,13 @@ The layers, each importing only those below it:
 
 - ``cli``, ``bench``: the ``gbla`` command and its benchmarks;
 - ``algorithms`` (``bfs``, ``sssp``, ``connected_components``, ``pagerank``, ``triangles``):
-  written only against ``ops`` and ``semirings``; they
-  dispatch every method through ``methods``, the registry that the algebraic algorithms and
-  the hand-written ``kernels`` both register into;
+  written only against ``ops`` and ``semirings``; bfs and sssp dispatch every method through
+  ``methods``, the registry that the algebraic algorithms and the hand-written ``kernels``
+  both register into;
 - ``ops``: mxv, vxm, mxm, ewise_add, ewise_mult, apply, reduce, reduce_rowwise,
-  reduce_columnwise, extract, assign, assign_bits, select, scale, executing on the CPU (``_cpu``) or through ``kernels`` (spmv.cu and element-wise
-  kernels; bfs.cu's kernels are methods), with push or pull chosen by ``direction``;
+  reduce_columnwise, extract, assign, assign_bits, select, scale, executing on the CPU
+  (``_cpu``) or through ``kernels`` (spmv.cu and element-wise kernels; bfs.cu's kernels are
+  methods), with push or pull chosen by ``direction``;
 - ``runtime``: how a loop of ops executes, eagerly or recorded and replayed on the device
   (:func:`iterate`); ops take their device-resident paths while a body is recorded;
 - ``Matrix``, ``Vector``, ``Scalar``, ``Mask`` over ``_storage`` (CSR helpers);
