@@ -4,7 +4,8 @@ CPU (NumPy/SciPy).
 The layers, each importing only those below it:
 
 - ``cli``, ``bench``: the ``gbla`` command and its benchmarks;
-- ``algorithms`` (``bfs``, ``sssp``, ``connected_components``, ``pagerank``, ``triangles``):
+- ``algorithms`` (``bfs``, ``sssp``, ``connected_components``, ``pagerank``, ``triangles``,
+  ``clustering``, ``transitivity``):
   written only against ``ops`` and ``semirings``; bfs and sssp dispatch every method through
   ``methods``, the registry that the algebraic algorithms and the hand-written ``kernels``
   both register into;
@@ -28,7 +29,8 @@ from . import (csgraph, datasets, distributed, generators, io, kernels, methods,
                runtime, semirings, verify)
 from ._backend import default_device, gpu_available, synchronize, to_numpy
 from ._version import __version__
-from .algorithms import bfs, connected_components, pagerank, sssp, triangles
+from .algorithms import (bfs, clustering, connected_components, pagerank, sssp, transitivity,
+                         triangles)
 from .direction import DEFAULT_POLICY, DirectionPolicy, DirectionTracker
 from .exceptions import (CaptureError, ConvergenceError, DeviceMismatch, DimensionMismatch,
                          DomainMismatch, DuplicateIndex, GblaError, InvalidIndex, InvalidValue,
@@ -46,7 +48,7 @@ __all__ = [
     "Matrix", "Vector", "Scalar", "Mask", "semirings", "kernels", "generators", "datasets", "io", "csgraph",
     "outofcore", "distributed",
     "verify", "methods", "runtime", "bfs", "sssp", "connected_components", "pagerank",
-    "triangles", "iterate",
+    "triangles", "clustering", "transitivity", "iterate",
     "LoopState",
     "mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce", "reduce_rowwise",
     "reduce_columnwise", "extract", "assign", "assign_bits", "select", "scale",

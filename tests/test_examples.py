@@ -1,7 +1,9 @@
-"""The examples run, at a small size, and check themselves against SciPy."""
+"""The examples run, at a small size, and check themselves against SciPy (or networkx)."""
 
 import importlib.util
 from pathlib import Path
+
+import pytest
 
 from gbla.outofcore import STRATEGIES
 
@@ -29,6 +31,13 @@ def test_bfs_levels_runs_and_agrees_with_scipy(device, capsys):
 def test_sssp_road_runs_and_agrees_with_scipy(device, capsys):
     _load("sssp_road").main(["--grid", "30", "--sources", "2", "--device", device])
     assert capsys.readouterr().out.count("distances equal to SciPy, predecessors valid") == 2
+
+
+def test_ranking_runs_and_agrees_with_networkx(device, capsys):
+    pytest.importorskip("networkx")
+    _load("ranking").main(["--scale", "9", "--device", device])
+    out = capsys.readouterr().out
+    assert out.count("equal to networkx") == 3 and "DIFFERENT" not in out
 
 
 def test_examples_read_a_real_graph_when_given_one(device, capsys):

@@ -1,6 +1,6 @@
 """The networkx backend named gbla: registered through its entry points; networkx's own tests
-for the breadth-first, shortest-path, component, PageRank and triangle functions pass against it
-(each of the 24 functions it implements runs in gbla there); and on random graphs each function gives
+for the breadth-first, shortest-path, component, PageRank, triangle and clustering functions pass
+against it (each of the 27 functions it implements runs in gbla there); and on random graphs each function gives
 networkx's result, order included where networkx defines one."""
 
 import os
@@ -236,6 +236,10 @@ def test_what_gbla_cannot_run_says_why():
     assert "damping" in can_run("pagerank", (H,), {"alpha": 1.5})
     assert "personalization" in can_run("pagerank", (H,), {"personalization": {0: -1}})
     assert "nstart summing to 0" in can_run("pagerank", (H,), {"nstart": {0: 0, 9: 1}})
+    assert can_run("triangles", (nx.MultiGraph(H),), {}) is True
+    assert "multigraph" in can_run("triangles", (nx.MultiGraph(H),), {"nodes": [0]})
+    assert "directed" in can_run("clustering", (nx.DiGraph(H),), {})
+    assert "weighted" in can_run("average_clustering", (H,), {"weight": "weight"})
 
 
 @pytest.mark.gpu

@@ -1,6 +1,6 @@
-"""Triangles in the algebra: each vertex's count equals networkx's on random graphs (directed
-inputs read as undirected, self-loops ignored) and on a real graph, whichever way the masked
-product runs."""
+"""Triangles in the algebra: each vertex's count, clustering coefficient and the graph's
+transitivity equal networkx's on random graphs (directed inputs read as undirected, self-loops
+ignored) and on a real graph, whichever way the masked product runs."""
 
 import numpy as np
 import pytest
@@ -15,13 +15,18 @@ from .conftest import data_file, host
 nx = pytest.importorskip("networkx")
 
 
-def _networkx_counts(S):
-    """networkx's triangles of the undirected graph of S's pattern."""
+def _undirected(S):
+    """The networkx Graph of S's pattern, directions dropped."""
     H = nx.Graph()
     H.add_nodes_from(range(S.shape[0]))
     coo = S.tocoo()
     H.add_edges_from(zip(coo.row.tolist(), coo.col.tolist()))
-    counts = nx.triangles(H)
+    return H
+
+
+def _networkx_counts(S):
+    """networkx's triangles of the undirected graph of S's pattern."""
+    counts = nx.triangles(_undirected(S))
     return np.array([counts[v] for v in range(S.shape[0])])
 
 
@@ -29,6 +34,10 @@ def _networkx_counts(S):
 def test_the_counts_are_networkxs(g):
     A = gbla.Matrix.from_edges(g.src, g.dst, n=g.n, device="cpu")  # directed, self-loops too
     np.testing.assert_array_equal(gbla.triangles(A), _networkx_counts(A.to_scipy()))
+    H = _undirected(A.to_scipy())
+    c = nx.clustering(H)
+    np.testing.assert_allclose(gbla.clustering(A), [c[v] for v in range(g.n)], rtol=1e-15)
+    assert gbla.transitivity(A) == pytest.approx(nx.transitivity(H), rel=1e-15)
 
 
 @pytest.mark.parametrize("direction", ["auto", "push", "pull"])
@@ -43,8 +52,9 @@ def test_every_direction_counts_alike_on_every_device(device, direction):
 
 
 def test_no_edges_and_no_vertices(device):
-    assert host(gbla.triangles(gbla.Matrix.from_edges([], [], n=4, device=device))).tolist() == \
-        [0, 0, 0, 0]
+    empty = gbla.Matrix.from_edges([], [], n=4, device=device)
+    assert host(gbla.triangles(empty)).tolist() == [0, 0, 0, 0]
+    assert host(gbla.clustering(empty)).tolist() == [0.0] * 4 and gbla.transitivity(empty) == 0
     assert len(gbla.triangles(gbla.Matrix.from_edges([], [], n=0, device=device))) == 0
 
 
@@ -53,6 +63,9 @@ def test_a_real_graph_counts_as_networkx(device):
     got = host(gbla.triangles(A))
     np.testing.assert_array_equal(got, _networkx_counts(A.to_scipy()))
     assert got.sum() // 3 == 1612010  # SNAP's count for ego-Facebook
+    assert float(host(gbla.clustering(A)).mean()) == pytest.approx(0.6055, abs=1e-4)  # SNAP's
+    assert gbla.transitivity(A) == pytest.approx(nx.transitivity(_undirected(A.to_scipy())),
+                                                 rel=1e-15)
 
 
 def test_bad_input_is_named():

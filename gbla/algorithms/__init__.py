@@ -5,6 +5,7 @@ from .bfs import bfs
 from .components import connected_components
 from .pagerank import pagerank
 from .sssp import sssp
-from .triangles import triangles
+from .triangles import clustering, transitivity, triangles
 
-__all__ = ["bfs", "sssp", "connected_components", "pagerank", "triangles"]
+__all__ = ["bfs", "sssp", "connected_components", "pagerank", "triangles", "clustering",
+           "transitivity"]

@@ -26,7 +26,8 @@ FUNCTIONS = (
     "multi_source_dijkstra_path_length", "single_source_bellman_ford_path_length",
     "bellman_ford_predecessor_and_distance", "negative_edge_cycle",
     "all_pairs_shortest_path_length", "connected_components", "is_connected",
-    "node_connected_component", "pagerank", "triangles",
+    "node_connected_component", "pagerank", "triangles", "clustering", "average_clustering",
+    "transitivity",
 )
 
 

@@ -1,5 +1,5 @@
-"""networkx's breadth-first, shortest-path, component, PageRank and triangle functions, computed
-by gbla.
+"""networkx's breadth-first, shortest-path, component, PageRank, triangle and clustering
+functions, computed by gbla.
 
 Levels, distances and components come from gbla's algorithms (on the GPU when there is one);
 what networkx defines beyond them (the order of a traversal, which of several shortest paths,
@@ -19,6 +19,7 @@ from ..algorithms import connected_components as _components
 from ..algorithms import pagerank as _pagerank
 from ..algorithms import sssp as _sssp
 from ..algorithms import triangles as _triangles
+from ..algorithms.triangles import _twice_and_degrees
 from ..exceptions import ConvergenceError, NegativeCycleError
 from ..matrix import Matrix
 from . import FUNCTIONS
@@ -436,3 +437,28 @@ def triangles(G, nodes=None):
         # a container of nodes, those not in G skipped (networkx's nbunch)
         return {v: counts[G.index[v]] for v in G.nx.nbunch_iter(nodes)}
     return dict(zip(G.nodes, counts))
+
+
+def clustering(G, nodes=None, weight=None):
+    twice, degrees = (B.to_host(a).tolist() for a in _twice_and_degrees(G.matrix, "auto"))
+    # networkx's t / (d (d - 1)) with t = 2 T, and its int 0 where t is 0
+    ids = range(len(G)) if nodes is None or nodes in G else \
+        [G.index[v] for v in G.nx.nbunch_iter(nodes)]
+    values = {G.nodes[i]: 0 if twice[i] == 0 else twice[i] / (degrees[i] * (degrees[i] - 1))
+              for i in ids}
+    return values[nodes] if nodes is not None and nodes in G else values
+
+
+def average_clustering(G, nodes=None, weight=None, count_zeros=True):
+    c = clustering(G, nodes, weight=weight).values()  # a single node fails, as in networkx
+    if not count_zeros:
+        c = [v for v in c if abs(v) > 0]
+    return sum(c) / len(c)
+
+
+def transitivity(G):
+    if len(G) == 0:
+        return 0
+    twice, degrees = _twice_and_degrees(G.matrix, "auto")
+    closed = int(twice.sum())  # sync: two sums
+    return 0 if closed == 0 else closed / int((degrees * (degrees - 1)).sum())

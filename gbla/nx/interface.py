@@ -48,6 +48,8 @@ class BackendInterface:
             return "an unweighted multigraph path length"
         if name == "pagerank":
             return _pagerank_runs(G, bound)
+        if name in _CLUSTERING:
+            return _clustering_runs(name, G, bound)
         if name in _SORTING and bound.get("sort_neighbors") is not None:
             return "sort_neighbors: gbla keeps networkx's neighbour order only"
         weight = bound.get("weight", _DEFAULT_WEIGHT.get(name, "weight"))
@@ -65,6 +67,23 @@ class BackendInterface:
     def should_run(name, args, kwargs):
         """Run here when asked to (backend='gbla' or a backend priority naming gbla)."""
         return True
+
+
+_CLUSTERING = {"triangles", "clustering", "average_clustering", "transitivity"}
+
+
+def _clustering_runs(name, G, bound):
+    """True, or why gbla's counts would not be networkx's: a multigraph where networkx raises
+    (all but triangles of the whole graph), a directed graph's clustering (networkx's own
+    directed formula), or weighted clustering."""
+    if isinstance(G, nx.Graph) and G.is_multigraph() and (
+            name != "triangles" or bound.get("nodes") is not None):
+        return "a multigraph: networkx raises NetworkXNotImplemented"
+    if isinstance(G, nx.Graph) and G.is_directed():
+        return "a directed graph: networkx's directed clustering"
+    if bound.get("weight") is not None:
+        return "weighted clustering (networkx's geometric mean of edge weights)"
+    return True
 
 
 def _pagerank_runs(G, bound):
