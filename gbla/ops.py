@@ -692,11 +692,7 @@ def mxm(A, B, semiring, *, mask=None, accum=None, replace=False, out=None, direc
     V.dimension(Bm.nrows, A.ncols, "B.nrows", "A.ncols")
     semiring = _semiring(semiring)
     shape = (A.nrows, Bm.ncols)
-    mask = _matrix_ops.validate_mask(mask, shape)
-    if out is not None:
-        _matrix(out, "out")
-        V.dimension(out.shape, shape, "out.shape", "the output shape")
-    accum = None if accum is None else _binary_op(accum, "accum")
+    mask, accum = _matrix_output(mask, out, accum, shape, "the output shape")
     replace = V.flag(replace, "replace")
     device = _device(A=A, B=Bm, mask=None if mask is None else mask.matrix, out=out)
     dtype = _product_dtype(semiring, A.dtype, Bm.dtype, "A.dtype and B.dtype")
@@ -722,11 +718,7 @@ def _matrix_ewise(combine, u, v, op, mask, accum, replace, out):
     u, v = _matrix(u, "u"), _matrix(v, "v")
     V.dimension(v.shape, u.shape, "v.shape", "u.shape")
     op = _binary_op(op, "op")
-    mask = _matrix_ops.validate_mask(mask, u.shape)
-    if out is not None:
-        _matrix(out, "out")
-        V.dimension(out.shape, u.shape, "out.shape", "u.shape")
-    accum = None if accum is None else _binary_op(accum, "accum")
+    mask, accum = _matrix_output(mask, out, accum, u.shape, "u.shape")
     device = _device(u=u, v=v, mask=None if mask is None else mask.matrix, out=out)
     dtype = _op_dtype(op, u.dtype, v.dtype, "op")
     left, right = _matrix_ops.keys_of(u), _matrix_ops.keys_of(v)
@@ -951,38 +943,17 @@ def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False,
     accum = None if accum is None else _binary_op(accum, "accum")
     device = _device(u=u, mask=None if mask is None else mask.vector, out=out)
     site = _listed_site(device, out, accum, replace)
-    if not isinstance(op, UnaryOp):
-        op = _binary_op(op, "op")
+    op, s, dtype = _apply_op(op, u.dtype, left, right, device)
+    if site is not None:  # over u's list (or the mask's), a bound scalar read by the kernel
+        computed = u.dtype if dtype is None else dtype
+        types = _entries.MapTypes(op, u.dtype, dtype, computed, op.result_dtype(computed),
+                                  flip=left is not None)
+        return _listed(_entries.map_entries(site, types, _operand(u), scalar=s,
+                                            mask=_entry_mask(mask)))
     # a sparse u on the CPU is computed at its entries (not for an op that reads positions)
     sparse = device == "cpu" and u._is_sparse and not op.positional
     values, present = (u._values, None) if sparse else u._dense()
-    if isinstance(op, UnaryOp):
-        if left is not None or right is not None:
-            raise V.invalid_value("left, right", "be None with a UnaryOp", (left, right))
-        if u.dtype not in op.dtypes:
-            raise V.domain("u.dtype", f"be one {op.name} takes {[d.name for d in op.dtypes]}",
-                           u.dtype.name)
-        if site is not None:  # over u's list (or the mask's)
-            types = _entries.MapTypes(op, u.dtype, None, u.dtype, op.result_dtype(u.dtype))
-            return _listed(_entries.map_entries(site, types, _operand(u),
-                                                mask=_entry_mask(mask)))
-        t_values = _eval_unary(op, values, u.dtype, device)
-    else:
-        if (left is None) == (right is None):
-            raise V.invalid_value("left, right", "be exactly one scalar with a BinaryOp",
-                                  (left, right))
-        scalar = right if left is None else left
-        arg = "left" if right is None else "right"
-        s_dtype, s = _bound_operand(scalar, u.dtype, arg, device)
-        dtype = _op_dtype(op, u.dtype, s_dtype, "op")
-        if site is not None:  # over u's list (or the mask's), the scalar read by the kernel
-            types = _entries.MapTypes(op, u.dtype, dtype, dtype, op.result_dtype(dtype),
-                                      flip=left is not None)
-            return _listed(_entries.map_entries(site, types, _operand(u), scalar=s,
-                                                mask=_entry_mask(mask)))
-        s_array = _broadcast(s, len(values), dtype, device)
-        x, y = (values, s_array) if left is None else (s_array, values)
-        t_values = _eval_binary(op, x, y, dtype, device)
+    t_values = _apply_values(op, s, dtype, values, u.dtype, left is not None, device)
     t = Vector._from_sparse_arrays(u._indices, t_values, u.size, device) if sparse else \
         (t_values, present)
     return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"),
@@ -1073,36 +1044,54 @@ def reduce(u, monoid, *, out=None):
     return result[()]
 
 
+def _apply_op(op, u_dtype, left, right, device):
+    """apply's op checked against its operand's dtype and its bound scalar: (op, the scalar,
+    the dtype the op computes in), the last two None for a UnaryOp."""
+    if not isinstance(op, UnaryOp):
+        op = _binary_op(op, "op")
+    if isinstance(op, UnaryOp):
+        if left is not None or right is not None:
+            raise V.invalid_value("left, right", "be None with a UnaryOp", (left, right))
+        if u_dtype not in op.dtypes:
+            raise V.domain("u.dtype", f"be one {op.name} takes {[d.name for d in op.dtypes]}",
+                           u_dtype.name)
+        return op, None, None
+    if (left is None) == (right is None):
+        raise V.invalid_value("left, right", "be exactly one scalar with a BinaryOp",
+                              (left, right))
+    arg = "left" if right is None else "right"
+    s_dtype, s = _bound_operand(right if left is None else left, u_dtype, arg, device)
+    return op, s, _op_dtype(op, u_dtype, s_dtype, "op")
+
+
+def _apply_values(op, s, dtype, values, u_dtype, flip, device):
+    """f of each of ``values``: op(values) for a UnaryOp, op(values, s) (op(s, values) with
+    ``flip``) in ``dtype`` for a bound BinaryOp (:func:`_apply_op`)."""
+    if dtype is None:
+        return _eval_unary(op, values, u_dtype, device)
+    s_array = _broadcast(s, len(values), dtype, device)
+    return _eval_binary(op, *((s_array, values) if flip else (values, s_array)), dtype, device)
+
+
+def _matrix_output(mask, out, accum, shape, what):
+    """(mask, accum) of an operation giving a Matrix of ``shape`` (``what`` names it in the
+    messages), ``out`` checked to be a Matrix of that shape."""
+    mask = _matrix_ops.validate_mask(mask, shape)
+    if out is not None:
+        _matrix(out, "out")
+        V.dimension(out.shape, shape, "out.shape", what)
+    return mask, None if accum is None else _binary_op(accum, "accum")
+
+
 def _apply_matrix(A, op, left, right, mask, accum, replace, out):
     """apply on a Matrix: f of each entry, on A's structure (its arrays shared when the result
     is new)."""
     A = _matrix(A, "u")
-    mask = _matrix_ops.validate_mask(mask, A.shape)
-    if out is not None:
-        _matrix(out, "out")
-        V.dimension(out.shape, A.shape, "out.shape", "u.shape")
-    accum = None if accum is None else _binary_op(accum, "accum")
+    mask, accum = _matrix_output(mask, out, accum, A.shape, "u.shape")
     device = _device(u=A, mask=None if mask is None else mask.matrix, out=out)
-    values = A._values_or_ones()
-    if isinstance(op, UnaryOp):
-        if left is not None or right is not None:
-            raise V.invalid_value("left, right", "be None with a UnaryOp", (left, right))
-        if A.dtype not in op.dtypes:
-            raise V.domain("u.dtype", f"be one {op.name} takes {[d.name for d in op.dtypes]}",
-                           A.dtype.name)
-        t = A._entry_rows().astype(op.result_dtype(A.dtype)) if op.positional else \
-            _eval_unary(op, values, A.dtype, device)
-    else:
-        op = _binary_op(op, "op")
-        if (left is None) == (right is None):
-            raise V.invalid_value("left, right", "be exactly one scalar with a BinaryOp",
-                                  (left, right))
-        arg = "left" if right is None else "right"
-        s_dtype, s = _bound_operand(right if left is None else left, A.dtype, arg, device)
-        dtype = _op_dtype(op, A.dtype, s_dtype, "op")
-        s_array = _broadcast(s, len(values), dtype, device)
-        t = _eval_binary(op, *((values, s_array) if left is None else (s_array, values)),
-                         dtype, device)
+    op, s, dtype = _apply_op(op, A.dtype, left, right, device)
+    t = A._entry_rows().astype(op.result_dtype(A.dtype)) if op.positional else \
+        _apply_values(op, s, dtype, A._values_or_ones(), A.dtype, left is not None, device)
     replace = V.flag(replace, "replace")
     if mask is None and accum is None and out is None:
         return A._keep_entries(None, t, t.dtype)
@@ -1248,11 +1237,7 @@ def _extract_matrix(A, I, J, mask, accum, replace, out):
     cols = _index_list(J, A.ncols, "J", A.device)
     xp = B.xp_of(A.device)
     shape = (A.nrows if rows is None else len(rows), A.ncols if cols is None else len(cols))
-    mask = _matrix_ops.validate_mask(mask, shape)
-    if out is not None:
-        _matrix(out, "out")
-        V.dimension(out.shape, shape, "out.shape", "(len(I), len(J))")
-    accum = None if accum is None else _binary_op(accum, "accum")
+    mask, accum = _matrix_output(mask, out, accum, shape, "(len(I), len(J))")
     device = _device(u=A, mask=None if mask is None else mask.matrix, out=out)
     if device == "gpu":
         refuse_host_read("gbla.extract of a Matrix")  # the entries taken are counted
