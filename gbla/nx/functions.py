@@ -15,11 +15,12 @@ import numpy as np
 from .. import _backend as B
 from .._compat import BATCH, bfs_order, with_hub
 from ..algorithms import bfs as _bfs
+from ..algorithms import clustering as _clustering
 from ..algorithms import connected_components as _components
 from ..algorithms import pagerank as _pagerank
 from ..algorithms import sssp as _sssp
+from ..algorithms import transitivity as _transitivity
 from ..algorithms import triangles as _triangles
-from ..algorithms.triangles import _twice_and_degrees
 from ..exceptions import ConvergenceError, NegativeCycleError
 from ..matrix import Matrix
 from . import FUNCTIONS
@@ -440,13 +441,12 @@ def triangles(G, nodes=None):
 
 
 def clustering(G, nodes=None, weight=None):
-    twice, degrees = (B.to_host(a).tolist() for a in _twice_and_degrees(G.matrix, "auto"))
-    # networkx's t / (d (d - 1)) with t = 2 T, and its int 0 where t is 0
-    ids = range(len(G)) if nodes is None or nodes in G else \
-        [G.index[v] for v in G.nx.nbunch_iter(nodes)]
-    values = {G.nodes[i]: 0 if twice[i] == 0 else twice[i] / (degrees[i] * (degrees[i] - 1))
-              for i in ids}
-    return values[nodes] if nodes is not None and nodes in G else values
+    c = B.to_host(_clustering(G.matrix)).tolist()
+    # networkx's int 0 where a vertex has no triangle (`or 0`)
+    if nodes is not None and nodes in G:
+        return c[G.index[nodes]] or 0
+    ids = range(len(G)) if nodes is None else [G.index[v] for v in G.nx.nbunch_iter(nodes)]
+    return {G.nodes[i]: c[i] or 0 for i in ids}
 
 
 def average_clustering(G, nodes=None, weight=None, count_zeros=True):
@@ -457,8 +457,4 @@ def average_clustering(G, nodes=None, weight=None, count_zeros=True):
 
 
 def transitivity(G):
-    if len(G) == 0:
-        return 0
-    twice, degrees = _twice_and_degrees(G.matrix, "auto")
-    closed = int(twice.sum())  # sync: two sums
-    return 0 if closed == 0 else closed / int((degrees * (degrees - 1)).sum())
+    return _transitivity(G.matrix) or 0  # networkx's int 0 without a triangle
