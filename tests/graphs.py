@@ -21,6 +21,17 @@ from .conftest import data_file
 FIXTURE_OK = settings(suppress_health_check=[HealthCheck.function_scoped_fixture,
                                              HealthCheck.too_slow])
 
+def to_networkx(g, directed, weighted, order=None):
+    """g as a networkx DiGraph (or Graph), its nodes added in ``order`` (default 0..n-1) and
+    each edge weighted by g.w when ``weighted``."""
+    import networkx as nx
+    H = nx.DiGraph() if directed else nx.Graph()
+    H.add_nodes_from(range(g.n) if order is None else order)
+    for u, v, w in zip(g.src.tolist(), g.dst.tolist(), g.w.tolist()):
+        H.add_edge(u, v, **({"weight": w} if weighted else {}))
+    return H
+
+
 # LDBC Graphalytics writes the largest int64 for a vertex BFS did not reach.
 LDBC_UNREACHED = 9223372036854775807
 

@@ -59,15 +59,8 @@ def test_networkxs_own_tests_pass_against_the_backend():
 @st.composite
 def nx_graphs(draw, weighted=True):
     g = draw(G.graphs(max_n=15, weights=st.integers(1, 9)))
-    H = nx.DiGraph() if draw(st.booleans()) else nx.Graph()
-    order = draw(st.permutations(range(g.n)))
-    H.add_nodes_from(order)  # node order differs from the ids
-    for u, v, w in zip(g.src.tolist(), g.dst.tolist(), g.w.tolist()):
-        if weighted:
-            H.add_edge(u, v, weight=w)
-        else:
-            H.add_edge(u, v)
-    return H
+    # node order differs from the ids
+    return G.to_networkx(g, draw(st.booleans()), weighted, draw(st.permutations(range(g.n))))
 
 
 def both(name, *args, **kwargs):

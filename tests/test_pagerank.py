@@ -18,17 +18,6 @@ from .conftest import SKIP_NO_GPU, data_file, host
 nx = pytest.importorskip("networkx")
 
 
-def _nx_graph(g, directed, weighted):
-    H = nx.DiGraph() if directed else nx.Graph()
-    H.add_nodes_from(range(g.n))
-    for u, v, w in zip(g.src.tolist(), g.dst.tolist(), g.w.tolist()):
-        if weighted:
-            H.add_edge(u, v, weight=w)
-        else:
-            H.add_edge(u, v)
-    return H
-
-
 def _reference(H, **kwargs):
     ranks = nx.pagerank(H, **kwargs)
     return np.array([ranks[v] for v in range(len(H))])
@@ -39,7 +28,7 @@ def _reference(H, **kwargs):
 @example(G.Graph(3, np.array([1, 0, 2, 0]), np.array([0, 1, 0, 2]), np.ones(4)), False, False,
          0.9375)  # a star: networkx does not converge either
 def test_the_ranks_are_networkxs(g, directed, weighted, alpha):
-    H = _nx_graph(g, directed, weighted)
+    H = G.to_networkx(g, directed, weighted)
     A = gbla.Matrix.from_networkx(H, weight="weight" if weighted else None, nodelist=range(g.n),
                                   device="cpu")
     try:

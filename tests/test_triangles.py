@@ -17,11 +17,7 @@ nx = pytest.importorskip("networkx")
 
 def _undirected(S):
     """The networkx Graph of S's pattern, directions dropped."""
-    H = nx.Graph()
-    H.add_nodes_from(range(S.shape[0]))
-    coo = S.tocoo()
-    H.add_edges_from(zip(coo.row.tolist(), coo.col.tolist()))
-    return H
+    return nx.from_scipy_sparse_array(S.astype(bool), create_using=nx.Graph)
 
 
 def _networkx_counts(S):
