@@ -341,14 +341,20 @@ def _search(args, argv):
                   "compiling its kernels)"))
     if args.save:
         lines.append(("saved", _save(args.save, args.command, arrays)))
-    width = max(len(k) for k, _ in lines)
-    for key, value in lines:
-        print(f"{key.ljust(width)}  {value}")
+    _print_summary(lines)
     return 0
 
 
+def _print_summary(lines):
+    """(key, value) lines, the values aligned."""
+    width = max(len(k) for k, _ in lines)
+    for key, value in lines:
+        print(f"{key.ljust(width)}  {value}")
+
+
 def _save(path, algo, arrays):
-    names = ("levels", "parents") if algo == "bfs" else ("dist", "pred")
+    names = {"bfs": ("levels", "parents"), "sssp": ("dist", "pred"),
+             "pagerank": ("ranks",)}[algo]
     path = Path(path)
     if len(arrays) == 1:
         path = path if path.suffix == ".npy" else path.with_name(path.name + ".npy")
@@ -380,13 +386,8 @@ def _pagerank(args, argv):
              ("time", f"{ms:.3f} ms (one call; on the GPU the first includes compiling its "
                       "kernels and recording its loop)")]
     if args.save:
-        path = Path(args.save)
-        path = path if path.suffix == ".npy" else path.with_name(path.name + ".npy")
-        np.save(path, ranks)
-        lines.append(("saved", f"{path} (ranks)"))
-    width = max(len(k) for k, _ in lines)
-    for key, value in lines:
-        print(f"{key.ljust(width)}  {value}")
+        lines.append(("saved", _save(args.save, "pagerank", [ranks])))
+    _print_summary(lines)
     return 0
 
 
