@@ -1391,16 +1391,19 @@ def searches_on_ranks(comm, S, source):
              "algebra_parents": algebra_parents, "bitmap_levels": bitmap_levels,
              "bitmap_parents": bitmap_parents, "dist": D.sssp(M, source),
              "algebra_dist": dist, "algebra_pred": pred}
-    assert all(isinstance(x, cupy.ndarray) and x.device.id == comm.rank
+    here = cupy.cuda.Device().id
+    assert all(isinstance(x, cupy.ndarray) and x.device.id == here
                for x in found.values())  # on the rank's own GPU
     out = {k: cupy.asnumpy(x) for k, x in found.items()}
-    out["gpu"] = np.array([cupy.cuda.Device().id, M.indptr.device.id])
+    out["gpu"] = np.array([here, M.indptr.device.id])
+    out["bus"] = np.array(cupy.cuda.Device().pci_bus_id)  # the physical GPU, whatever it is
     out["span"] = np.array([M.lo, M.hi])
     return out
 
 
-def check_against_one_gpu(results):
-    """Each rank's results (dicts as searches_on_ranks gives) against one GPU's gbla.bfs and
+def check_against_one_gpu(results, devices=(0, 1)):
+    """Each rank's results (dicts as searches_on_ranks gives), each on its own physical GPU
+    (device number ``devices[rank]`` as its process sees them), against one GPU's gbla.bfs and
     gbla.sssp and SciPy's."""
     for name, S, source in multi_gpu_graphs():
         A = gbla.Matrix.from_scipy(S, device="gpu")
@@ -1409,7 +1412,7 @@ def check_against_one_gpu(results):
         np.testing.assert_array_equal(one_dist, csgraph.dijkstra(S, indices=source))
         A_host = gbla.Matrix.from_scipy(S, device="cpu")
         for rank, got in enumerate(results):
-            assert got[f"{name}.gpu"].tolist() == [rank, rank]
+            assert got[f"{name}.gpu"].tolist() == [devices[rank]] * 2
             for lv, par in (("levels", "parents"), ("algebra_levels", "algebra_parents"),
                             ("bitmap_levels", "bitmap_parents")):
                 np.testing.assert_array_equal(got[f"{name}.{lv}"], one_levels)
@@ -1418,6 +1421,7 @@ def check_against_one_gpu(results):
             np.testing.assert_array_equal(got[f"{name}.algebra_dist"], one_dist)
             gbla.verify.sssp(A_host, source, got[f"{name}.algebra_dist"],
                              got[f"{name}.algebra_pred"])
+        assert len({str(r[f"{name}.bus"]) for r in results}) == len(results)
         spans = [tuple(r[f"{name}.span"]) for r in results]
         assert spans[0][0] == 0 and spans[-1][1] == S.shape[0]
         assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
@@ -1458,3 +1462,33 @@ def test_the_ranks_run_on_a_gpu_each_as_tasks_of_a_dask_cluster():
             distributed.Client(cluster) as client:
         results = run_dask(client, _dask_gpu_rank, backend="nccl")
     check_against_one_gpu(results)
+
+
+@SKIP_ONE_GPU
+@pytest.mark.gpu
+def test_the_ranks_run_on_a_gpu_each_in_a_dask_cuda_cluster():
+    # dask-cuda pins each worker's GPU as its device 0 (CUDA_VISIBLE_DEVICES rotated): every
+    # rank must use its own worker's GPU, not GPU `rank` of the list that worker sees
+    dask_cuda = pytest.importorskip("dask_cuda")
+    distributed = pytest.importorskip("distributed")
+    import cloudpickle
+
+    from gbla.distributed.on_dask import run_dask
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    with dask_cuda.LocalCUDACluster(CUDA_VISIBLE_DEVICES="0,1", dashboard_address=":0") \
+            as cluster, distributed.Client(cluster) as client:
+        results = run_dask(client, _dask_gpu_rank, backend="nccl")
+    check_against_one_gpu(results, devices=(0, 0))
+
+
+@pytest.mark.parametrize("visible, devices", [
+    ([None, None], [0, 1]),                   # a plain cluster: every worker sees every GPU
+    (["0,1", "0,1"], [0, 1]),                 # the same list everywhere
+    (["0,1", "1,0"], [0, 0]),                 # dask-cuda: each worker's own GPU first
+    (["2, 3", "3,2"], [0, 0]),
+    (["1", None], [0, 1]),                    # some pinned, some not: by rank
+    ([None], [0]),
+])
+def test_each_dask_worker_uses_its_own_gpu(visible, devices):
+    from gbla.distributed.on_dask import worker_gpus
+    assert worker_gpus(visible) == devices

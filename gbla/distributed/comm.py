@@ -120,7 +120,7 @@ class NcclComm:
     by the launcher (or by Dask)."""
 
     def __init__(self, size, unique_id, rank):
-        os.environ.setdefault("NCCL_NVLS_ENABLE", "0")  # no NVLink multicast objects, ever
+        os.environ["NCCL_NVLS_ENABLE"] = "0"  # no NVLink multicast objects, ever
         import cupy
         from cupy.cuda import nccl
         self.xp, self._nccl = cupy, nccl
@@ -129,7 +129,7 @@ class NcclComm:
 
     @staticmethod
     def unique_id():
-        os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+        os.environ["NCCL_NVLS_ENABLE"] = "0"
         from cupy.cuda import nccl
         return nccl.get_unique_id()
 

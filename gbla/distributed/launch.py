@@ -101,15 +101,16 @@ def init(timeout=60.0):
                    timeout)
 
 
-def connect(rank, size, folder, backend, timeout=60.0):
+def connect(rank, size, folder, backend, timeout=60.0, device=None):
     """Rank ``rank`` of ``size``'s communicator, meeting the others through ``folder`` (a path
-    every rank sees): a SocketComm (``backend`` 'socket'), or an NcclComm on GPU ``rank``."""
+    every rank sees): a SocketComm (``backend`` 'socket'), or an NcclComm on GPU ``device``
+    of those this process sees (default: GPU ``rank``)."""
     folder = Path(folder)
     if backend == "socket":
         return SocketComm(rank, size, folder, timeout)
     import cupy
     from .comm import NcclComm
-    cupy.cuda.Device(rank).use()
+    cupy.cuda.Device(rank if device is None else device).use()
     if rank == 0:
         (folder / "nccl_id.tmp").write_bytes(pickle.dumps(NcclComm.unique_id()))
         os.replace(folder / "nccl_id.tmp", folder / "nccl_id")
