@@ -107,6 +107,8 @@ def main(argv=None):
     p.add_argument("--algos", nargs="+", choices=list(ALGOS), default=DEFAULT_ALGOS)
     p.add_argument("--piece-edges", type=int, default=2**26,
                    help="generated edges a rank holds at once while it builds its part")
+    p.add_argument("--levels", action="store_true",
+                   help="print each timed search's levels: direction, vertices found, ms")
     p.add_argument("--json")
     args = p.parse_args(argv)
     comm = D.Counted(launch.init())
@@ -154,6 +156,14 @@ def main(argv=None):
                          "levels": stats["levels"] if "levels" in stats else len(stats["bytes"]),
                          "bytes_total": stats["bytes_total"],
                          "collectives": int(sum(stats["collectives"]))})
+            if "seconds" in stats:  # the dedicated traversals' levels, as rank 0 saw them
+                rows[-1].update(level_ms=[round(t * 1e3, 3) for t in stats["seconds"]],
+                                directions=stats["directions"], found=stats["found"])
+                if args.levels and comm.rank == 0:
+                    print(f"  {algo} from {s}: " + ", ".join(
+                        f"{w[:4]} {f} {t:.2f}" for w, f, t in zip(
+                            stats["directions"], stats["found"], rows[-1]["level_ms"])),
+                        flush=True)
             if n <= args.check_below and comm.rank == 0:
                 check(args, out, algo, s)
         if comm.rank == 0:  # each algorithm's line and the file as it ends (a later one may

@@ -219,7 +219,9 @@ def render(documents, paths):
             continue
         if "ranks" in doc:  # benchmarks/bench_distributed.py
             out += [f"{i}. `python -m gbla.distributed.launch -n {doc['ranks']} "
-                    f"benchmarks/bench_distributed.py --scale {doc['scale']}` ({doc['device']})",
+                    f"benchmarks/bench_distributed.py --scale {doc['scale']}"
+                    + (f" --edge-factor {doc['edge_factor']}" if doc.get("edge_factor", 16) != 16
+                       else "") + f"` ({doc['device']})",
                     "", f"   {doc.get('machine', 'see the README')}; Python {doc['python']}; "
                     f"gbla {doc['gbla']}", ""]
             continue

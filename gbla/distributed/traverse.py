@@ -10,7 +10,11 @@ rank), ``bytes`` (payload bytes every rank together sent in the level: the produ
 the frontier gathered for a pull, the one sum of the new frontier's size and out-edges that
 decides both the next direction and the end; the first level also counts the source's) and
 ``collectives`` (calls a rank made in the level), with ``bytes_total``: what a model of a
-bigger machine starts from (see benchmarks/bench_distributed_volume.py)."""
+bigger machine starts from (see benchmarks/bench_distributed_volume.py); and ``seconds``, this
+rank's wall time of each level (a level ends in a sum read on the host, so its device work is
+done; the first level includes the start)."""
+
+import time
 
 import numpy as np
 
@@ -35,11 +39,14 @@ class _Levels:
     def __init__(self, A, steps):
         self.A, self.steps = A, steps
         self.directions, self.found, self.bytes, self.collectives = [], [], [], []
+        self.seconds = []
 
     def start(self):
         self.bytes0, self.calls0 = self.A.comm.bytes_sent, self.A.comm.collectives
+        self.t0 = time.perf_counter()
 
     def end(self, found):
+        self.seconds.append(time.perf_counter() - self.t0)  # sync: the level's sum was read
         steps = self.steps
         self.directions.append(steps.last if isinstance(steps, _direction.DirectionTracker)
                                else steps)
@@ -57,7 +64,8 @@ class _Levels:
         every = np.sum([B.to_host(x) for x in self.A.comm.allgather(mine)], axis=0)
         per_level = [int(x) for x in np.atleast_1d(every)] if len(self.bytes) else []
         stats.update(directions=self.directions, found=self.found, bytes=per_level,
-                     collectives=self.collectives, bytes_total=sum(per_level))
+                     collectives=self.collectives, bytes_total=sum(per_level),
+                     seconds=self.seconds)
 
 
 def bfs(A, source, *, return_predecessors=False, depth_limit=None, direction="auto",

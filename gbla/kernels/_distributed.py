@@ -11,18 +11,21 @@ import numpy as np
 from .. import _validation as V
 from .._backend import _cupy
 from . import _launch
-from ._launch import THREADS, grid, ptr
+from ._launch import THREADS, grid, ptr, sm_count
 
 __all__ = ["DeviceSteps", "CTYPES", "NAME_EXPRESSIONS"]
 
 CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 WARP = 32
+# A push row longer than this goes to the whole grid rather than one warp (512 of its steps):
+# an R-MAT hub of millions of edges took one warp 20 ms, the whole level, on 1 rank or 2.
+HUB_EDGES = 1 << 14
 
 
 def _name_expressions():
     names = []
     for o, i in itertools.product(CTYPES.values(), repeat=2):
-        names += [f"gbla_dbfs_{k}<{o}, {i}>" for k in ("push", "pull", "parents")]
+        names += [f"gbla_dbfs_{k}<{o}, {i}>" for k in ("push", "push_hubs", "pull", "parents")]
     names += [f"gbla_dbfs_claim<{o}>" for o in CTYPES.values()]
     return tuple(names)
 
@@ -53,6 +56,10 @@ class DeviceSteps:
         self.types = f"{CTYPES[indptr.dtype]}, {CTYPES[indices.dtype]}"
         self.offset_type = CTYPES[indptr.dtype]
         self.tally = _cupy().zeros(2, np.uint64)
+        # at most one hub per HUB_EDGES of the rank's edges (and per row) in a push's list
+        self.hub_edges = HUB_EDGES
+        self.hubs = _cupy().empty(max(1, min(hi - lo, len(indices) // HUB_EDGES + 1)), np.int32)
+        self.hub_count = _cupy().zeros(1, np.uint64)
 
     def _read_tally(self):
         count, edges = (int(x) for x in self.tally.get())  # sync: for the sum over the ranks
@@ -62,9 +69,15 @@ class DeviceSteps:
         """Sets the bits of ``nxt`` (all n vertices) of the out-neighbours of ``queue[:count]``
         that ``known`` does not mark visited."""
         if count:
+            hub = max(self.hub_edges, (len(self.indices) - 1) // len(self.hubs) + 1)
+            self.hub_count.fill(0)
             _kernel(f"gbla_dbfs_push<{self.types}>")(
                 grid(count * WARP), (THREADS,),
-                (queue, np.int64(count), self.indptr, self.indices, known, nxt))
+                (queue, np.int64(count), self.indptr, self.indices, known, nxt, np.int64(hub),
+                 self.hubs, self.hub_count))
+            _kernel(f"gbla_dbfs_push_hubs<{self.types}>")(
+                grid(sm_count() * 8 * THREADS), (THREADS,),
+                (self.hubs, self.hub_count, self.indptr, self.indices, known, nxt))
 
     def claim(self, received, depth, known, front, queue, frontier):
         """Labels the vertices of this rank's range set in any of ``received`` (a word array

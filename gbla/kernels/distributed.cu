@@ -1,8 +1,8 @@
 // One rank's part of a level of the distributed bitmap BFS (gbla/distributed/bitmap.py): push
 // next<!known> |= q any.pair A (atomicOr into a bitmap of all n vertices); claim new = (OR of
 // every rank's next words for this range) & ~known, levels<new> = depth; pull and parents: the
-// first in-neighbour (A.T's rows) in the gathered frontier. Push: a warp a vertex; claim: a thread
-// a word; pull, parents: a thread a vertex. Blocks of whole warps, any grid; tally zeroed first.
+// first in-neighbour (A.T's rows) in the gathered frontier. Push: a warp a vertex, a row past
+// `hub` edges the whole grid; claim: a thread a word; pull, parents: a thread a vertex. Blocks of whole warps, any grid; tally zeroed first.
 
 // A tally grows by gbla_warp_reserve (frontier.cuh), one atomic a warp; every lane of a warp
 // calls it, since the loops that do stride by whole blocks (a warp's lanes run the same
@@ -21,21 +21,48 @@ __device__ __forceinline__ bool gbla_dbfs_bit(const unsigned* words, long long v
 // Push: the out-neighbours of queue[0, count) (local rows) into next, a bitmap over all n
 // vertices. A neighbour known visited (its owner said so, or it is this rank's) or already set
 // costs no atomic: the plain read of next may be stale, which only costs a redundant atomicOr.
+// A row of more than `hub` edges is not the warp's: it is appended to hubs (hub_count counts
+// them) for gbla_dbfs_push_hubs, which spreads each over the whole grid; one warp on a row of
+// millions of edges would be the level's time, on one rank however many there are.
+__device__ __forceinline__ void gbla_dbfs_set(long long v, const unsigned* known,
+                                              unsigned* next) {
+    const unsigned bit = 1u << (v & 31);
+    if ((known[v >> 5] | next[v >> 5]) & bit) return;
+    atomicOr(&next[v >> 5], bit);
+}
+
 template <class O, class I>
 __global__ void gbla_dbfs_push(const int* queue, long long count, const O* indptr,
-                               const I* indices, const unsigned* known, unsigned* next) {
+                               const I* indices, const unsigned* known, unsigned* next,
+                               long long hub, int* hubs, unsigned long long* hub_count) {
     const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
     const int lane = threadIdx.x & 31;
     for (long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < count;
          i += warps) {
         const int u = queue[i];
-        const O end = indptr[u + 1];
-        for (O e = indptr[u] + lane; e < end; e += 32) {
-            const long long v = (long long)indices[e];
-            const unsigned bit = 1u << (v & 31);
-            if ((known[v >> 5] | next[v >> 5]) & bit) continue;
-            atomicOr(&next[v >> 5], bit);
+        const O start = indptr[u], end = indptr[u + 1];
+        if ((long long)(end - start) > hub) {
+            if (lane == 0) hubs[atomicAdd(hub_count, 1ull)] = u;
+            continue;
         }
+        for (O e = start + lane; e < end; e += 32) gbla_dbfs_set((long long)indices[e], known, next);
+    }
+}
+
+// The rows gbla_dbfs_push left in hubs[0, *hub_count), each strided over every thread of the
+// grid in turn (few rows, each long: every block reads the short list).
+template <class O, class I>
+__global__ void gbla_dbfs_push_hubs(const int* hubs, const unsigned long long* hub_count,
+                                    const O* indptr, const I* indices, const unsigned* known,
+                                    unsigned* next) {
+    const long long threads = (long long)gridDim.x * blockDim.x;
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long h_count = (long long)*hub_count;
+    for (long long h = 0; h < h_count; ++h) {
+        const int u = hubs[h];
+        const O end = indptr[u + 1];
+        for (O e = indptr[u] + t; e < end; e += threads)
+            gbla_dbfs_set((long long)indices[e], known, next);
     }
 }
 
