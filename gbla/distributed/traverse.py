@@ -46,7 +46,8 @@ class _Levels:
         self.t0 = time.perf_counter()
 
     def end(self, found):
-        self.seconds.append(time.perf_counter() - self.t0)  # sync: the level's sum was read
+        # the level's sum was read on the host (a sync): its device work is done
+        self.seconds.append(time.perf_counter() - self.t0)
         steps = self.steps
         self.directions.append(steps.last if isinstance(steps, _direction.DirectionTracker)
                                else steps)

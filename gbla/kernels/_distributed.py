@@ -56,9 +56,9 @@ class DeviceSteps:
         self.types = f"{CTYPES[indptr.dtype]}, {CTYPES[indices.dtype]}"
         self.offset_type = CTYPES[indptr.dtype]
         self.tally = _cupy().zeros(2, np.uint64)
-        # at most one hub per HUB_EDGES of the rank's edges (and per row) in a push's list
-        self.hub_edges = HUB_EDGES
+        # a push lists rows of more than self.hub edges: fewer than len(self.hubs) of them
         self.hubs = _cupy().empty(max(1, min(hi - lo, len(indices) // HUB_EDGES + 1)), np.int32)
+        self.hub = max(HUB_EDGES, (len(indices) - 1) // len(self.hubs) + 1)
         self.hub_count = _cupy().zeros(1, np.uint64)
 
     def _read_tally(self):
@@ -69,11 +69,10 @@ class DeviceSteps:
         """Sets the bits of ``nxt`` (all n vertices) of the out-neighbours of ``queue[:count]``
         that ``known`` does not mark visited."""
         if count:
-            hub = max(self.hub_edges, (len(self.indices) - 1) // len(self.hubs) + 1)
             self.hub_count.fill(0)
             _kernel(f"gbla_dbfs_push<{self.types}>")(
                 grid(count * WARP), (THREADS,),
-                (queue, np.int64(count), self.indptr, self.indices, known, nxt, np.int64(hub),
+                (queue, np.int64(count), self.indptr, self.indices, known, nxt, np.int64(self.hub),
                  self.hubs, self.hub_count))
             _kernel(f"gbla_dbfs_push_hubs<{self.types}>")(
                 grid(sm_count() * 8 * THREADS), (THREADS,),

@@ -1,8 +1,8 @@
 // One rank's part of a level of the distributed bitmap BFS (gbla/distributed/bitmap.py): push
 // next<!known> |= q any.pair A (atomicOr into a bitmap of all n vertices); claim new = (OR of
 // every rank's next words for this range) & ~known, levels<new> = depth; pull and parents: the
-// first in-neighbour (A.T's rows) in the gathered frontier. Push: a warp a vertex, a row past
-// `hub` edges the whole grid; claim: a thread a word; pull, parents: a thread a vertex. Blocks of whole warps, any grid; tally zeroed first.
+// first in-neighbour (A.T's rows) in the gathered frontier. Push: a warp a vertex (a row past
+// `hub` edges: the grid); claim: a word, pull and parents: a vertex a thread; any grid.
 
 // A tally grows by gbla_warp_reserve (frontier.cuh), one atomic a warp; every lane of a warp
 // calls it, since the loops that do stride by whole blocks (a warp's lanes run the same
@@ -45,7 +45,8 @@ __global__ void gbla_dbfs_push(const int* queue, long long count, const O* indpt
             if (lane == 0) hubs[atomicAdd(hub_count, 1ull)] = u;
             continue;
         }
-        for (O e = start + lane; e < end; e += 32) gbla_dbfs_set((long long)indices[e], known, next);
+        for (O e = start + lane; e < end; e += 32)
+            gbla_dbfs_set((long long)indices[e], known, next);
     }
 }
 
