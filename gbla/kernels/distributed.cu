@@ -2,7 +2,8 @@
 // next<!known> |= q any.pair A (atomicOr into a bitmap of all n vertices); claim new = (OR of
 // every rank's next words for this range) & ~known, levels<new> = depth; pull and parents: the
 // first in-neighbour (A.T's rows) in the gathered frontier. Push: a warp a vertex (a row past
-// `hub` edges: the grid); claim: a word, pull and parents: a vertex a thread; any grid.
+// `hub` edges: the grid); claim: a word, pull, parents: a vertex a thread. Blocks of whole
+// warps, any grid; tally zeroed first.
 
 // A tally grows by gbla_warp_reserve (frontier.cuh), one atomic a warp; every lane of a warp
 // calls it, since the loops that do stride by whole blocks (a warp's lanes run the same
