@@ -1208,7 +1208,8 @@ def test_a_build_from_pieces_on_gpu_ranks_gives_the_cpu_ranks_parts(size):
 def test_bitmap_bfs_ranks_on_the_gpu_give_what_cpu_ranks_give(size, hub_edges, monkeypatch):
     # the kernels of distributed.cu (both id widths) under the same driver as the NumPy steps:
     # levels, valid parents, and the same directions, counts and bytes level by level; with
-    # hub_edges 2, a push gives every row of more than 2 edges to the whole grid
+    # HUB_EDGES 2, a push gives the whole grid every row past max(2, the hub list's bound: about
+    # the average degree on these graphs), the hubs and many more
     import cupy
 
     from gbla.kernels import _distributed
