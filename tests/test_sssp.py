@@ -8,6 +8,7 @@ gbla.verify.sssp. Every method and every direction must give the same distances.
 """
 
 import contextlib
+import importlib
 import signal
 import threading
 
@@ -502,10 +503,11 @@ def test_a_negative_weight_is_rejected_by_delta_stepping(device):
         gbla.sssp(A, 0, method="delta_stepping")
 
 
-def test_auto_runs_bellman_ford_or_delta_stepping_when_a_delta_is_given(device):
-    # 0 -1-> 1 -2-> 2
+def test_auto_runs_the_rule_or_delta_stepping_when_a_delta_is_given(device):
+    # 0 -1-> 1 -2-> 2: a small graph, one block's search on the GPU
     A = gbla.Matrix.from_edges([0, 1], [1, 2], [1.0, 2.0], device=device)
-    for delta, method in ((None, "bellman_ford"), (0.5, "delta_stepping")):
+    first = "bellman_ford" if device == "cpu" else "single_block_bellman_ford"
+    for delta, method in ((None, first), (0.5, "delta_stepping")):
         stats = {}
         dist = gbla.sssp(A, 0, delta=delta, stats=stats)
         np.testing.assert_array_equal(host(dist), [0.0, 1.0, 3.0])
@@ -613,3 +615,29 @@ def test_gapbs_weighted_multigraph(device):
     S = G.csr(src, dst, w, n)
     for source in range(n):
         check_sssp(A, source, dijkstra(S, source), directions=("push", "pull"))
+
+
+@pytest.mark.parametrize("shape, expected", [
+    ("small", "single_block_bellman_ford"),      # at most AUTO_SMALL stored edges
+    ("sparse", "async_delta_stepping"),          # average out-degree at most AUTO_SPARSE
+    ("dense", "edge_bellman_ford"),
+])
+def test_auto_picks_a_kernel_by_size_and_degree_on_the_gpu(shape, expected):
+    rule = importlib.import_module("gbla.algorithms.sssp")  # the module, not the function
+    n = {"small": 100, "sparse": 60_000, "dense": 20_000}[shape]
+    degree = {"small": 3, "sparse": 3, "dense": 8}[shape]
+    rng = np.random.default_rng(2)
+    src = np.repeat(np.arange(n), degree)
+    A = gbla.Matrix.from_edges(src, rng.integers(0, n, len(src)), np.ones(len(src)), n,
+                               device="cpu")
+    assert rule.auto_method(A, 1.0) == "bellman_ford"  # the CPU: the algebra
+    if not gbla.gpu_available():
+        return
+    G = A.to_device("gpu")
+    assert rule.auto_method(G, 1.0) == expected
+    assert rule.auto_method(G, -1.0) == "bellman_ford"  # a negative weight: the algebra
+    assert rule.auto_method(G, 1.0, "push") == "bellman_ford"  # a direction: the algebra
+    stats = {}
+    dist = gbla.sssp(G, 0, stats=stats)
+    assert stats["method"] == expected
+    np.testing.assert_array_equal(host(dist), host(gbla.sssp(A, 0)))

@@ -23,7 +23,9 @@ KERNELS = [name for name in gbla.methods.names("sssp") if not gbla.methods.get(n
 ABLATION = ["edge_bellman_ford", "edge_bellman_ford_no_reorder", "edge_bellman_ford_no_ldg",
             "edge_bellman_ford_plain"]
 NEGATIVE = [name for name in KERNELS if gbla.methods.get(name).negative_weights]
-BUCKETED = ["near_far", "persistent_delta_stepping"]
+ASYNC = ["async_delta_stepping", "async_delta_stepping_fixed", "async_fifo"]
+BUCKETED = ["near_far", "persistent_delta_stepping", "async_delta_stepping",
+            "async_delta_stepping_fixed"]
 
 
 def on_gpu(names):
@@ -55,8 +57,10 @@ def test_every_kernel_is_registered_after_the_algebraic_methods():
     assert names[:2] == ["delta_stepping", "bellman_ford"]
     assert set(names) == {"delta_stepping", "bellman_ford", "out_of_core_sssp"} | set(KERNELS)
     assert set(KERNELS) == set(ABLATION) | {"frontier_bellman_ford", "persistent_bellman_ford",
-                                            "single_block_bellman_ford"} | set(BUCKETED)
-    assert set(KERNELS) - set(NEGATIVE) == set(BUCKETED)  # buckets need non-negative weights
+                                            "single_block_bellman_ford"} | set(BUCKETED) | \
+        set(ASYNC)
+    # buckets need non-negative weights, and so does the asynchronous kernel
+    assert set(KERNELS) - set(NEGATIVE) == set(BUCKETED) | set(ASYNC)
 
 
 @pytest.mark.parametrize("name", KERNELS)
@@ -165,7 +169,7 @@ def test_every_delta_gives_the_same_distances(method, delta, g, data):
     stats = {}
     dist = gbla.sssp(A, source, method=method, delta=delta, stats=stats)
     assert_distances(dist, dijkstra(g.scipy(), source), None, np.float64, f"delta={delta}")
-    assert stats["iterations"] >= 1
+    assert stats.get("iterations", stats.get("buckets")) >= 1
 
 
 @pytest.mark.parametrize("method", on_gpu(BUCKETED))
@@ -334,3 +338,65 @@ def test_road_networks_with_float_lengths(relative):
     for method in KERNELS:
         for source in (0, S.shape[0] // 2):
             check(method, A, source, csgraph.dijkstra(S, indices=source), rtol=1e-9)
+
+
+# ============================================================================== work accounting
+def _reached_out_edges(S, dist):
+    """The out-edges of the vertices a search reached: every correct search relaxes each of
+    them at least once."""
+    degrees = np.diff(S.indptr)
+    return int(degrees[np.isfinite(dist)].sum())
+
+
+@pytest.mark.parametrize("method", ON_GPU)
+def test_every_kernel_counts_the_edges_it_relaxed(method):
+    S = sp.random_array((400, 400), density=0.015, random_state=9, format="csr")
+    S.data = np.floor(S.data * 20) + 1
+    A = gbla.Matrix.from_scipy(S, device="gpu")
+    stats = {}
+    dist = host(gbla.sssp(A, 3, method=method, stats=stats))
+    assert stats["edges_relaxed"] >= _reached_out_edges(S, dist)
+    # a Bellman-Ford round relaxes at most every edge (twice where an undirected edge is
+    # kept once); a bucketed or asynchronous search at most every edge a lowering
+    assert stats["edges_relaxed"] <= 2 * S.nnz * max(stats.get("iterations", 0), S.nnz)
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("method", ASYNC)
+def test_the_asynchronous_kernel_expands_a_path_once_a_vertex(method):
+    # 0 -> 1 -> ... -> 99 and nothing else: each vertex is lowered once, queued once, expanded
+    # once, and no id is ever stale
+    n = 100
+    A = gbla.Matrix.from_edges(np.arange(n - 1), np.arange(1, n), np.full(n - 1, 2.0), n,
+                               device="gpu")
+    stats = {}
+    dist = host(gbla.sssp(A, 0, method=method, stats=stats))
+    np.testing.assert_array_equal(dist, 2.0 * np.arange(n))
+    assert (stats["edges_relaxed"], stats["pushes"], stats["expanded"], stats["stale"]) == \
+        (n - 1, n - 1, n, 0)
+    assert stats["restarts"] == 0
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("method", ASYNC)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_ring_that_overflows_reruns_with_larger_rings(monkeypatch, method, dtype):
+    # rings of one id each: the first run overflows, and so may the next; every rerun starts
+    # from clean rings, and the distances are Dijkstra's
+    monkeypatch.setattr(_sssp, "_async_rings", lambda n, buckets: 0)
+    rng = np.random.default_rng(5)
+    n = 3000
+    src, dst = rng.integers(0, n, 6 * n), rng.integers(0, n, 6 * n)
+    S = G.csr(src, dst, rng.integers(1, 40, 6 * n).astype(dtype), n)
+    A = gbla.Matrix.from_scipy(S, device="gpu")
+    for source in (0, 1234):
+        stats = {}
+        dist = gbla.sssp(A, source, method=method, stats=stats)
+        assert_distances(dist, dijkstra(S, source).astype(dtype), None, dtype, method)
+        assert stats["restarts"] >= (1 if source == 0 else 0)
+    # the grown rings stay with the matrix: the next call needs no rerun
+    stats = {}
+    gbla.sssp(A, 0, method=method, stats=stats)
+    assert stats["restarts"] == 0

@@ -16,6 +16,7 @@ from gbla import bench
 
 MULTISOURCE = "gbla-multisource/1"  # the schema benchmarks/bench_multisource.py writes
 OUTOFCORE = "gbla-outofcore/1"  # the schema benchmarks/bench_outofcore.py writes
+ASYNC = "gbla-sssp-async/1"  # the schema benchmarks/bench_sssp_async.py writes
 
 
 def _machine(m):
@@ -200,6 +201,22 @@ def _all_pairs_line(p):
             f"{'equal' if p['check'] == 'ok' else 'DIFFER'}.")
 
 
+def _async(doc, i):
+    """The asynchronous SSSP ablation: per graph, median ms and edges relaxed per stored edge
+    of each method and plan."""
+    out = [f"## Asynchronous delta-stepping: ablation and plans, weights "
+           f"{doc['weights'][0]}..{doc['weights'][1]} (run {i})", "",
+           "Median ms of a whole call over the sources (CUDA events, after a warm-up) and the "
+           "median edges relaxed per stored edge; `async k=v` rows are async_delta_stepping "
+           "with one setting of its plan changed (gbla.kernels._sssp.AsyncPlan).", "",
+           "| graph | method | median ms | relaxed / edge | check |", "|---|---|---:|---:|---|"]
+    for r in doc["rows"]:
+        work = "-" if r["relaxed_per_edge"] is None else f"{r['relaxed_per_edge']:.2f}"
+        out.append(f"| {r['graph']} | {r['method']} | {r['median_ms']:.2f} | {work} | "
+                   f"{r['check']} |")
+    return out + [""]
+
+
 def render(documents, paths):
     """BENCHMARKS.md as a string from the loaded JSON ``documents`` (read from ``paths``)."""
     out = ["# Benchmarks", "",
@@ -216,6 +233,11 @@ def render(documents, paths):
         if doc.get("schema") == OUTOFCORE:  # benchmarks/bench_outofcore.py
             out += [f"{i}. `{doc['command']}` ({doc['date']})", "",
                     f"   {_machine(doc['machine'])}", ""]
+            continue
+        if doc.get("schema") == ASYNC:  # benchmarks/bench_sssp_async.py
+            m = doc["machine"]
+            out += [f"{i}. `{doc['command']}`", "", f"   {m['gpu']}, CuPy {m['cupy']}, "
+                    f"Python {m['python']}; gbla {m['gbla']}", ""]
             continue
         if "ranks" in doc:  # benchmarks/bench_distributed.py
             out += [f"{i}. `python -m gbla.distributed.launch -n {doc['ranks']} "
@@ -240,6 +262,9 @@ def render(documents, paths):
             continue
         if doc.get("schema") == OUTOFCORE:
             out += _outofcore(doc, paths[i - 1], i)
+            continue
+        if doc.get("schema") == ASYNC:
+            out += _async(doc, i)
             continue
         if "ranks" in doc:
             out += _distributed(doc, i)

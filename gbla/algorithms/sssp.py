@@ -43,9 +43,12 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     return_predecessors : bool
         Also return a shortest-path tree: pred[v] is v's predecessor on a shortest path.
     method : 'auto' or a name from ``gbla.methods.names("sssp")``
-        'auto': Bellman-Ford (measured faster than delta-stepping on every graph of the
-        benchmark, on the GPU and the CPU: README), delta-stepping when a ``delta`` is given;
-        ``"out_of_core_sssp"`` when a ``memory_budget`` is given.
+        'auto': on one GPU, the kernel :func:`auto_method` picks from the graph's size and
+        average degree (``single_block_bellman_ford``, ``async_delta_stepping`` or
+        ``edge_bellman_ford``, as measured: README); elsewhere (the CPU, a negative weight, a
+        direction other than 'auto', a partitioned matrix) Bellman-Ford in the algebra;
+        delta-stepping in the algebra when a ``delta`` is given; ``"out_of_core_sssp"`` when a
+        ``memory_budget`` is given. ``stats["method"]`` names the one that ran.
     delta : float or None
         Bucket width of delta-stepping; None: :func:`default_delta`. With method 'auto', a
         delta asks for delta-stepping (every weight must then be non-negative).
@@ -108,7 +111,7 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
         if delta is not None and lowest < 0:
             raise V.invalid_value("delta", "be None where a weight is negative (method='auto' "
                                   "then runs Bellman-Ford, which takes no delta)", delta)
-        method = "bellman_ford" if delta is None else "delta_stepping"
+        method = auto_method(A, lowest, direction) if delta is None else "delta_stepping"
         entry, resolved = methods.resolve(method, "sssp", A, direction)
     if lowest < 0 and not entry.negative_weights:
         raise V.invalid_value("A", f"hold no negative weight with method={method!r}", lowest)
@@ -125,6 +128,42 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
         if traffic is not None:
             stats.update(traffic())
     return result
+
+
+# method='auto' on one GPU (README, "Which SSSP method"): a graph of at most AUTO_SMALL stored
+# edges runs in one block (single_block_bellman_ford's own limit: past it, or where the block's
+# shared memory cannot hold the distances, that method runs persistent_bellman_ford itself); a
+# sparse one (a road network: average out-degree at most AUTO_SPARSE) asynchronously; the rest
+# edge by edge.
+AUTO_SMALL = 1 << 17
+AUTO_SPARSE = 4.0
+
+
+def auto_method(A, lowest, direction="auto"):
+    """The method ``method='auto'`` runs on the checked matrix A (no delta given) whose
+    smallest weight is ``lowest``: on one GPU with non-negative weights, direction 'auto' and
+    int32 ids, ``single_block_bellman_ford`` up to AUTO_SMALL stored edges,
+    ``async_delta_stepping`` where the average out-degree is at most AUTO_SPARSE (a road
+    network), else ``edge_bellman_ford``; the algebra's ``bellman_ford`` everywhere else (the
+    CPU, a partitioned matrix, a negative weight, a direction asked for).
+
+    Examples
+    --------
+    >>> import gbla
+    >>> A = gbla.Matrix.from_edges([0, 1], [1, 2], [4.0, 2.0], device="cpu")
+    >>> gbla.algorithms.sssp.auto_method(A, 2.0)
+    'bellman_ford'
+    """
+    if (A.device != "gpu" or getattr(A, "partitioned", False) or lowest < 0
+            or not (isinstance(direction, str) and direction == "auto")):
+        return "bellman_ford"
+    if not methods.get("edge_bellman_ford").supports(A):  # past int32 ids
+        return "bellman_ford"
+    if A.nvals <= AUTO_SMALL:
+        return "single_block_bellman_ford"
+    if A.nvals <= AUTO_SPARSE * A.nrows:
+        return "async_delta_stepping"
+    return "edge_bellman_ford"
 
 
 def _weights(A):

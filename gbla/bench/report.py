@@ -73,21 +73,31 @@ def _row(r):
             r["check"] or r["status"], r["note"] or ""]
 
 
+def _relaxed(r):
+    x = r.get("relaxed_per_edge")
+    return "-" if x is None else f"{x:.2f}"
+
+
 def format_table(records, style="text"):
     """The records of one (graph, algo) as a table: method, device, mean and median ms per
     source, GTEPS (harmonic mean), levels or iterations (range over sources), microseconds per
-    level or iteration (gbla's level-synchronous methods; mean over sources), peak device MiB,
-    check, note. ``style`` 'text' aligns plain columns; 'markdown' writes a pipe table."""
+    level or iteration (gbla's level-synchronous methods; mean over sources), for SSSP the
+    edges relaxed per stored edge (median over sources; '-' where a method does not count
+    them), peak device MiB, check, note. ``style`` 'text' aligns plain columns; 'markdown' writes a pipe table."""
     count_name = next((r["count_name"] for r in records if r.get("count_name")), "levels")
     levels = "levels" if count_name == "levels" else "iters"
     header = ["method", "device", "mean ms", "median ms", "GTEPS", levels,
               "us/level" if levels == "levels" else "us/iter", "peak MiB", "check", "note"]
     rows = [_row(r) for r in records]
     numeric = 8  # the right-aligned columns end here
+    if count_name != "levels":  # SSSP: the work beside the time
+        header[7:7] = ["relaxed/edge"]
+        rows = [row[:7] + [_relaxed(r)] + row[7:] for row, r in zip(rows, records)]
+        numeric += 1
     if any(r.get("h2d_bytes") for r in records):  # out of core: its traffic, before check
-        header[8:8] = ["H2D GB", "H2D / graph"]
-        rows = [row[:8] + _h2d(r) + row[8:] for row, r in zip(rows, records)]
-        numeric = 10
+        header[numeric:numeric] = ["H2D GB", "H2D / graph"]
+        rows = [row[:numeric] + _h2d(r) + row[numeric:] for row, r in zip(rows, records)]
+        numeric += 2
     if style == "markdown":
         right = set(range(2, numeric))
         lines = ["| " + " | ".join(header) + " |",

@@ -114,9 +114,10 @@ def run_method(A, algo, method, sources, *, warmup=None, on_result=None, progres
     -------
     dict
         times_ms (per source), counts (BFS: levels, the source's included; SSSP: min-plus
-        iterations), peak_bytes and base_bytes (CuPy pool bytes in use at the peak of the
-        method's runs and before them; None on the CPU); with ``options`` (an out-of-core
-        method's memory_budget), h2d_bytes per source and graph_bytes.
+        iterations), relaxed (SSSP: the edges each search relaxed, from its stats; None where
+        a method does not count them), peak_bytes and base_bytes (CuPy pool bytes in use at the
+        peak of the method's runs and before them; None on the CPU); with ``options`` (an
+        out-of-core method's memory_budget), h2d_bytes per source and graph_bytes.
     """
     options = options or {}
     times, results, h2d, graph_bytes = [], [], [], None
@@ -144,7 +145,9 @@ def run_method(A, algo, method, sources, *, warmup=None, on_result=None, progres
     if on_result is not None:
         for i, (result, _) in enumerate(results):
             on_result(i, result)
-    out = dict(times_ms=times, counts=counts, peak_bytes=memory.peak, base_bytes=memory.base)
+    relaxed = [stats.get("edges_relaxed") for _, stats in results]
+    out = dict(times_ms=times, counts=counts, relaxed=relaxed, peak_bytes=memory.peak,
+               base_bytes=memory.base)
     if h2d:
         out.update(h2d_bytes=h2d, graph_bytes=graph_bytes)
     return out
@@ -176,7 +179,8 @@ def run_peer(S, algo, peer, sources, *, on_result=None, progress=None):
         counts.append(count)
         if on_result is not None:
             on_result(i, result)
-    return dict(times_ms=times, counts=counts, peak_bytes=None, base_bytes=None)
+    return dict(times_ms=times, counts=counts, relaxed=[None] * len(times), peak_bytes=None,
+                base_bytes=None)
 
 
 def _peer_search(S, algo, peer):
@@ -382,7 +386,8 @@ def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, wei
                           note=_one_line(e))
             records.append(record)
             return
-        record.update(run, edges=edges, **_summary(run, edges, kind != "peer"))
+        record.update(run, edges=edges, **_summary(run, edges, kind != "peer"),
+                      relaxed_per_edge=_per_edge(run["relaxed"], A.nvals))
         bad = record["mismatches"]
         if first:
             reference["name"] = name
@@ -437,11 +442,18 @@ def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, wei
     return records
 
 
+def _per_edge(relaxed, stored):
+    """The median over sources of edges relaxed per stored edge (the papers' work efficiency:
+    1 is every edge once), None where the method does not count them."""
+    known = [r / stored for r in relaxed if r is not None] if stored else []
+    return statistics.median(known) if known else None
+
+
 def _empty():
     """The numbers of a method that did not run."""
-    return dict(mismatches=[], times_ms=[], counts=[], edges=[], mean_ms=None, median_ms=None,
-                gteps=None, gteps_per_source=[], us_per_level=None, peak_bytes=None,
-                base_bytes=None)
+    return dict(mismatches=[], times_ms=[], counts=[], relaxed=[], edges=[], mean_ms=None,
+                median_ms=None, gteps=None, gteps_per_source=[], us_per_level=None,
+                relaxed_per_edge=None, peak_bytes=None, base_bytes=None)
 
 
 def _validate(algo, A, source, result):

@@ -11,9 +11,10 @@ from . import _launch
 __all__ = ["SMALL", "LARGE", "SLOT", "int32_csr", "int32_rows", "BinnedFrontier"]
 
 
-def _define(name):
-    """A #define of frontier.cuh: the header is the one source of these constants."""
-    match = re.search(rf"^#define {name} (\d+)$", _launch.source("frontier.cuh"), re.M)
+def _define(name, file="frontier.cuh"):
+    """A #define of a kernel file (frontier.cuh by default): the file is the one source of
+    the constants the Python side shares with it."""
+    match = re.search(rf"^#define {name} (\d+)\b", _launch.source(file), re.M)
     return int(match.group(1))
 
 

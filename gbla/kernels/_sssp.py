@@ -15,6 +15,8 @@ The article's ablation of edge_bellman_ford is four registered methods: ``edge_b
 ``edge_bellman_ford_no_ldg`` and ``edge_bellman_ford_plain`` (neither).
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .. import _backend as B
@@ -25,7 +27,7 @@ from ..exceptions import NegativeCycleError
 from . import _launch
 from ._bfs import (PERSISTENT_BLOCKS_PER_SM, PERSISTENT_THREADS, bfs_tree, opt_in_shared,
                    shared_budget)
-from ._frontier import BinnedFrontier, int32_csr, int32_rows
+from ._frontier import EDGES, BinnedFrontier, _define, int32_csr, int32_rows
 from ._launch import THREADS, grid, ptr
 
 __all__ = ["segment_order", "name_expressions", "COOPERATIVE", "CTYPES"]
@@ -47,7 +49,9 @@ def name_expressions(ctype):
     return (f"gbla_sssp_edge<{ctype}, true>", f"gbla_sssp_edge<{ctype}, false>",
             f"gbla_sssp_frontier_expand<{ctype}>", f"gbla_sssp_init<{ctype}>",
             f"gbla_sssp_near_expand<{ctype}>", f"gbla_sssp_far_min<{ctype}>",
-            f"gbla_sssp_far_split<{ctype}>", f"gbla_sssp_single_block<{ctype}>")
+            f"gbla_sssp_far_split<{ctype}>", f"gbla_sssp_single_block<{ctype}>",
+            f"gbla_sssp_async<{ctype}>", f"gbla_sssp_async_init<{ctype}>",
+            "gbla_sssp_async_rings")
 
 
 def _kernel(name, dtype, *template):
@@ -116,6 +120,12 @@ def _predecessors(A, source, dist, w):
     return bfs_tree(tight_indptr, indices[tight], source)
 
 
+def _out_degree(indptr, v):
+    """v's out-degree (the first frontier's edges, which the kernels' slots do not count)."""
+    ends = indptr[v:v + 2].get()  # sync: two offsets
+    return int(ends[1] - ends[0])
+
+
 def _result(A, source, dist, w, return_predecessors):
     if return_predecessors:
         return dist, _predecessors(A, source, dist, w)
@@ -182,7 +192,8 @@ def _edge_bellman_ford(ldg, reorder):
                 break
             if rounds == n:
                 raise _negative_cycle(n)
-        stats["iterations"] = rounds
+        # a round relaxes every stored edge (an undirected one kept once, both ways)
+        stats.update(iterations=rounds, edges_relaxed=rounds * m * (2 if both else 1))
         return _result(A, source, dist, _weights(A, dtype), return_predecessors)
     return run
 
@@ -209,7 +220,7 @@ def _frontier_bellman_ford(A, source, *, dtype, return_predecessors, direction, 
     s = _Frontier(A, source, dtype)
     f, n = s.f, s.n
     expand = _kernel("gbla_sssp_frontier_expand", dtype)
-    rounds = 0
+    rounds, relaxed = 0, _out_degree(s.indptr, source)
     while f.size:
         rounds += 1
         if rounds > n:
@@ -221,8 +232,8 @@ def _frontier_bellman_ford(A, source, *, dtype, return_predecessors, direction, 
                 expand(grid(count * group), (THREADS,),
                        (view, np.int32(count), np.int32(group), np.int32(rounds), np.int32(n),
                         s.dist, s.stamp, s.indptr, s.indices, ptr(s.w), out, slot, clear))
-        f.read()  # sync: the next frontier's size
-    stats["iterations"] = rounds
+        relaxed += int(f.read()[EDGES])  # sync: the next frontier's size and edges
+    stats.update(iterations=rounds, edges_relaxed=relaxed)
     return _result(A, source, s.dist, s.w, return_predecessors)
 
 
@@ -232,14 +243,14 @@ def _persistent_bellman_ford(A, source, *, dtype, return_predecessors, direction
     s = _Frontier(A, source, dtype)
     kernel = _cooperative_kernel("gbla_sssp_persistent", dtype)
     blocks = _launch.cooperative_blocks(kernel, PERSISTENT_THREADS, PERSISTENT_BLOCKS_PER_SM)
-    result = cp.zeros(2, np.int64)
+    result = cp.zeros(3, np.int64)
     kernel((blocks,), (PERSISTENT_THREADS,),
            (np.int32(s.n), s.dist, s.stamp, s.indptr, s.indices, ptr(s.w), s.f.bins[0],
             s.f.bins[1], s.f.slots, result))
-    rounds, bounded = (int(x) for x in result.get())  # sync: the rounds run
+    rounds, bounded, relaxed = (int(x) for x in result.get())  # sync: the rounds run
     if bounded:
         raise _negative_cycle(s.n)
-    stats["iterations"] = rounds
+    stats.update(iterations=rounds, edges_relaxed=relaxed)
     return _result(A, source, s.dist, s.w, return_predecessors)
 
 
@@ -276,7 +287,7 @@ def _single_block_bellman_ford(A, source, *, dtype, return_predecessors, directi
     cp = _cupy()
     w = _weights(A, dtype)
     dist = cp.empty(n, dtype)
-    result = cp.empty(2, np.int64)
+    result = cp.empty(3, np.int64)
     queues_shared, shared = plan
     queues = None if queues_shared else cp.empty(2 * n, np.int32)
     opt_in_shared(_kernel("gbla_sssp_single_block", dtype))(
@@ -284,10 +295,10 @@ def _single_block_bellman_ford(A, source, *, dtype, return_predecessors, directi
                               np.int32(queues_shared), dist, ptr(queues), indptr, indices,
                               ptr(w), result),
         shared_mem=shared)
-    rounds, bounded = (int(x) for x in result.get())  # sync: the rounds run
+    rounds, bounded, relaxed = (int(x) for x in result.get())  # sync: the rounds run
     if bounded:
         raise _negative_cycle(n)
-    stats["iterations"] = rounds
+    stats.update(iterations=rounds, edges_relaxed=relaxed)
     return _result(A, source, dist, w, return_predecessors)
 
 
@@ -304,6 +315,7 @@ def _near_far(A, source, *, dtype, return_predecessors, direction, stats, delta)
     far_min, far_split = _kernel("gbla_sssp_far_min", dtype), _kernel("gbla_sssp_far_split", dtype)
     split = T(delta)
     rounds = phases = 0
+    relaxed = _out_degree(s.indptr, source)
     pile = 0  # the pile the near rounds append to
     while True:
         while f.size:
@@ -317,7 +329,7 @@ def _near_far(A, source, *, dtype, return_predecessors, direction, stats, delta)
                                  np.int32(n), s.dist, s.stamp, far_flag, s.indptr, s.indices,
                                  ptr(s.w), split, out, slot, clear, piles[pile],
                                  counts[pile:pile + 1]))
-            f.read()  # sync: the next near frontier's size
+            relaxed += int(f.read()[EDGES])  # sync: the next near frontier's size and edges
         size = int(counts[pile].get())  # sync: the far pile's size
         if size == 0:
             break
@@ -338,10 +350,10 @@ def _near_far(A, source, *, dtype, return_predecessors, direction, stats, delta)
         far_split(grid(size), (THREADS,),
                   (piles[pile], np.int64(size), s.dist, split, hi, far_flag, np.int32(n),
                    s.indptr, f.bins[0], slot, piles[other], counts[other:other + 1]))
-        f.read(swap=False)  # the near frontier is in bins[0], where the rounds read it
+        # the near frontier is in bins[0], where the rounds read it
+        relaxed += int(f.read(swap=False)[EDGES])
         pile, split = other, hi
-    stats["iterations"] = rounds
-    stats["phases"] = phases
+    stats.update(iterations=rounds, phases=phases, edges_relaxed=relaxed)
     return _result(A, source, s.dist, s.w, return_predecessors)
 
 
@@ -385,7 +397,7 @@ def _persistent_delta_stepping(A, source, *, dtype, return_predecessors, directi
     piles = cp.empty((2, max(n, 1)), np.int32)
     pile_counts = cp.zeros(2, np.uint64)
     smallest = cp.full(2, np.inf, dtype)
-    result = cp.zeros(3, np.int64)
+    result = cp.zeros(4, np.int64)
     _kernel("gbla_sssp_init", dtype)((1,), (1,), (np.int32(source), dist, f.bins[0], l_indptr,
                                                   f.slots[0]))
     kernel = _cooperative_kernel("gbla_sssp_delta", dtype)
@@ -395,10 +407,141 @@ def _persistent_delta_stepping(A, source, *, dtype, return_predecessors, directi
             h_indptr, h_indices, ptr(h_w), np.int32(len(h_indices) > 0), f.bins[0], f.bins[1],
             f.slots, r.bins[0], r.bins[1], r.slots, piles[0], piles[1], pile_counts, smallest,
             result))
-    light_rounds, passes, buckets = (int(x) for x in result.get())  # sync: the counts
-    stats["iterations"] = light_rounds + passes
-    stats["phases"] = buckets
+    light_rounds, passes, buckets, relaxed = (int(x) for x in result.get())  # sync: the counts
+    stats.update(iterations=light_rounds + passes, phases=buckets, edges_relaxed=relaxed)
     return _result(A, source, dist, _weights(A, dtype), return_predecessors)
+
+
+# ------------------------------------------------------------------ 7. async_delta_stepping
+ASYNC_BUCKETS = 32  # at most: a lane of the fetching warp looks at each
+NONE = 0x7FFFFFFF  # queued[v] of a vertex in no bucket
+# sssp.cu's block size and the u64 words between two buckets' heads (a 128-byte line)
+ASYNC_THREADS = _define("GBLA_ASYNC_THREADS", "sssp.cu")
+ASYNC_LINE = _define("GBLA_ASYNC_QSTRIDE", "sssp.cu")
+
+
+class AsyncPlan(NamedTuple):
+    """How gbla_sssp_async runs: ``buckets`` (1: one FIFO worklist, asynchrony alone),
+    ``dynamic`` (the width adapts as the window advances), ``key`` (False: a vertex is queued
+    at most once at a time, whatever its distance; True: again when it falls a bucket),
+    ``blocks_per_sm`` (resident blocks of ASYNC_THREADS), ``take`` (ids a block takes at a
+    time, at most ASYNC_THREADS), ``scale`` (the width as a multiple of delta)."""
+
+    buckets: int = 8
+    dynamic: bool = True
+    key: bool = True
+    blocks_per_sm: int = 2
+    take: int = 256
+    scale: float = 1.0
+
+
+class _AsyncWork:
+    """The worklist of gbla_sssp_async on n vertices, kept with the matrix between calls: a
+    clean run leaves its rings, their heads and tails and queued (every vertex in no bucket)
+    ready for the next, so a call resets only the control block ``ctl``: pending, the window
+    (base; base_dist and width), the overflow flag and the five counters."""
+
+    def __init__(self, n, dtype, buckets, cap_log2):
+        cp = _cupy()
+        self.buckets, self.cap_log2 = buckets, cap_log2
+        self.queued = cp.full(max(n, 1), NONE, np.int32)
+        self.rings = cp.empty(buckets << cap_log2, np.uint64)
+        fill = _launch.function("sssp.cu", "gbla_sssp_async_rings",
+                                name_expressions=name_expressions(CTYPES[np.dtype(dtype)]))
+        fill(grid(len(self.rings)), (THREADS,), (self.rings, np.int64(len(self.rings)),
+                                                 np.int32(cap_log2)))
+        # a bucket's head and tail on a line of their own; so are pending, the window and the
+        # flag (then the counters)
+        self.queues = cp.zeros(ASYNC_LINE * buckets, np.uint64)
+        self.ctl = cp.zeros(3 * ASYNC_LINE + 5, np.uint64)
+        self.pending = self.ctl[0:1].view(np.int64)
+        self.window = self.ctl[ASYNC_LINE:ASYNC_LINE + 1].view(np.int32)
+        self.window_f = self.ctl[ASYNC_LINE + 1:ASYNC_LINE + 3].view(dtype)
+        self.flags = self.ctl[2 * ASYNC_LINE:2 * ASYNC_LINE + 1].view(np.int32)
+        self.counters = self.ctl[2 * ASYNC_LINE + 1:]
+
+
+def _async_rings(n, buckets):
+    """log2 of a ring's first capacity: a quarter of the vertices a bucket (one bucket: twice
+    them), at least 4096 (8 bytes a slot); doubled twice on an overflow."""
+    want = 2 * n if buckets == 1 else n // 4
+    return max(12, int(want - 1).bit_length())
+
+
+def async_delta_stepping(A, source, dtype, delta, plan, stats):
+    """Distances from ``source`` by gbla_sssp_async under ``plan`` (an AsyncPlan); the
+    kernel's counters go to ``stats``. Reruns with rings four times larger when one
+    overflows (stats["restarts"])."""
+    if not 1 <= plan.buckets <= ASYNC_BUCKETS or not 1 <= plan.take <= ASYNC_THREADS:
+        raise V.invalid_value("plan", f"have 1..{ASYNC_BUCKETS} buckets and take 1.."
+                              f"{ASYNC_THREADS} ids", plan)
+    cp = _cupy()
+    n, T = A.nrows, np.dtype(dtype).type
+    indptr, indices = int32_csr(A)
+    w = _weights(A, dtype)
+    tiny = np.nextafter(T(0), T(np.inf))
+    width = max(T(T(delta) * T(plan.scale)), tiny)  # a float32 width that underflows
+    key_width = width if plan.key else T(np.inf)
+    low, high = max(T(width / 64), tiny), T(min(float(width) * 64, np.finfo(dtype).max))
+    kernel = _kernel("gbla_sssp_async", dtype)
+    blocks = _launch.cooperative_blocks(kernel, ASYNC_THREADS, plan.blocks_per_sm)
+    key = ("sssp_async", np.dtype(dtype).name, plan.buckets)
+    restarts = 0
+    while True:
+        work = A._cache.get(key)
+        if work is None:
+            work = _AsyncWork(n, dtype, plan.buckets, _async_rings(n, plan.buckets))
+            A._cache[key] = work
+        dist = cp.full(n, np.inf, dtype)
+        work.ctl.fill(0)
+        _kernel("gbla_sssp_async_init", dtype)(
+            (1,), (1,), (np.int32(source), width, np.int32(work.cap_log2), dist, work.queued,
+                         work.rings, work.queues, work.pending, work.window, work.window_f))
+        kernel((blocks,), (ASYNC_THREADS,),
+               (np.int32(n), np.int32(plan.buckets), np.int32(work.cap_log2),
+                np.int32(plan.take), key_width, np.int32(plan.dynamic), low, high, dist,
+                work.queued, indptr, indices, ptr(w), work.rings, work.queues, work.pending,
+                work.window, work.window_f, work.flags, work.counters))
+        info = work.ctl[2 * ASYNC_LINE:].get()  # sync: the flag and the counters
+        if not info[0]:
+            break
+        # a ring overflowed: the rings are left dirty, so a new worklist, four times larger
+        del A._cache[key]
+        A._cache[key] = _AsyncWork(n, dtype, plan.buckets, work.cap_log2 + 2)
+        restarts += 1
+    relaxed, pushed, expanded, stale, moves = (int(x) for x in info[1:6])
+    stats.update(edges_relaxed=relaxed, pushes=pushed, expanded=expanded, stale=stale,
+                 buckets=moves + 1, restarts=restarts)
+    return dist
+
+
+def _async_method(plan):
+    def run(A, source, *, dtype, return_predecessors, direction, stats, delta=1.0):
+        # one FIFO worklist (plan.buckets 1, plan.key False) has no width to take
+        dist = async_delta_stepping(A, source, dtype, delta, plan, stats)
+        return _result(A, source, dist, _weights(A, dtype), return_predecessors)
+    return run
+
+
+_ASYNC = "asynchronous delta-stepping (after ADDS, PPoPP'21) in one launch of resident " \
+    "blocks, no grid barrier: a block takes up to 256 vertices from the lowest non-empty " \
+    "bucket of a window of 8 rings, relaxes their edges a lane an edge (atomicMin) and queues " \
+    "each vertex it lowers into its distance's bucket, unless queued in a bucket as low; ends " \
+    "when nothing is queued or in hand; its worklist (about 20 bytes a vertex) stays with " \
+    "the matrix"
+methods.register(methods.Method(
+    "async_delta_stepping", "sssp", _ASYNC + "; the width adapts as the window advances",
+    _async_method(AsyncPlan()), devices=("gpu",), max_index=methods.INT32_MAX - 1,
+    options=("delta",)))
+methods.register(methods.Method(
+    "async_delta_stepping_fixed", "sssp", _ASYNC + "; the width stays delta (the ablation "
+    "without dynamic width)", _async_method(AsyncPlan(dynamic=False)), devices=("gpu",),
+    max_index=methods.INT32_MAX - 1, options=("delta",)))
+methods.register(methods.Method(
+    "async_fifo", "sssp", "asynchronous Bellman-Ford: async_delta_stepping's launch with one "
+    "FIFO worklist, a vertex queued at most once at a time (the ablation's asynchrony alone)",
+    _async_method(AsyncPlan(buckets=1, dynamic=False, key=False)), devices=("gpu",),
+    max_index=methods.INT32_MAX - 1))
 
 
 # ------------------------------------------------------------------ the registry entries

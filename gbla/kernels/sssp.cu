@@ -108,9 +108,9 @@ __global__ void gbla_sssp_frontier_expand(const int* __restrict__ q_in, int n_in
 // Every round of frontier_bellman_ford in one launch. Counter slots rotate as the persistent
 // BFS's: round r reads slot (r-1)%3, appends to r%3 and clears (r+1)%3; bins0 holds the frontier
 // of odd rounds. Stops when a round's frontier is empty, or when round n + 1 would start with
-// one (a negative cycle). result[0] = rounds run, result[1] = 1 when stopped by the bound.
-// Launch: cooperative, grid <= the co-resident block count; slots[0] and bins0 from
-// gbla_sssp_init, the other slots zeroed.
+// one (a negative cycle). result[0] = rounds run, result[1] = 1 when stopped by the bound,
+// result[2] = edges relaxed (the frontiers' out-edges). Launch: cooperative, grid <= the
+// co-resident block count; slots[0] and bins0 from gbla_sssp_init, the other slots zeroed.
 template <class T>
 __global__ void gbla_sssp_persistent(int n, T* dist, int* stamp, const int* __restrict__ indptr,
                                      const int* __restrict__ indices, const T* __restrict__ w,
@@ -119,6 +119,7 @@ __global__ void gbla_sssp_persistent(int n, T* dist, int* stamp, const int* __re
     const long long tid = grid.thread_rank();
     int round = 1;
     bool bounded = false;
+    long long edges = 0;
     for (;; ++round) {
         const u64* cur = slots + GBLA_SLOT * ((round - 1) % 3);
         u64* nxt = slots + GBLA_SLOT * (round % 3);
@@ -129,6 +130,7 @@ __global__ void gbla_sssp_persistent(int n, T* dist, int* stamp, const int* __re
             bounded = true;
             break;
         }
+        edges += (long long)cur[3];
         if (tid < GBLA_SLOT) clr[tid] = 0;
         const int* q = (round & 1) ? bins0 : bins1;
         int* out = (round & 1) ? bins1 : bins0;
@@ -141,6 +143,7 @@ __global__ void gbla_sssp_persistent(int n, T* dist, int* stamp, const int* __re
     if (tid == 0) {
         result[0] = round - 1;
         result[1] = bounded ? 1 : 0;
+        result[2] = edges;
     }
 }
 
@@ -246,7 +249,8 @@ __global__ void gbla_sssp_far_split(const int* __restrict__ far, long long count
 // (r+1)%3; bins0 holds the frontier of odd rounds. R is double-buffered the same way over
 // passes (pass p appends to rbins[p&1], rslots slot p&1; the pass clears the other slot), as
 // are the piles (pile_counts[0..1]) and the minima (smallest[0..1], +inf at launch).
-// result[0] = light rounds, result[1] = heavy passes, result[2] = buckets.
+// result[0] = light rounds, result[1] = heavy passes, result[2] = buckets, result[3] = edges
+// relaxed (light rounds' light out-edges, heavy passes' heavy ones).
 // Launch: cooperative, grid <= the co-resident block count; slots[0] and bins0 from
 // gbla_sssp_init (with the light CSR), every other slot and count zeroed; stamps and flags 0.
 template <class T>
@@ -263,7 +267,7 @@ __global__ void gbla_sssp_delta(int n, T delta, T* dist, int* stamp, int* rstamp
     gbla_set_inf(&inf);
     T hi = delta;  // the first bucket [0, delta)
     int round = 1, pass = 1, pile = 0;
-    long long light_rounds = 0, passes = 0, buckets = 1;
+    long long light_rounds = 0, passes = 0, buckets = 1, edges = 0;
     for (;; ++buckets) {
         int* far = pile ? pile1 : pile0;
         u64* far_count = pile_counts + pile;
@@ -277,6 +281,7 @@ __global__ void gbla_sssp_delta(int n, T delta, T* dist, int* stamp, int* rstamp
                 const long long c0 = (long long)cur[0], c1 = (long long)cur[1],
                                 c2 = (long long)cur[2];
                 if (c0 + c1 + c2 == 0) break;
+                edges += (long long)cur[3];
                 if (tid < GBLA_SLOT) clr[tid] = 0;
                 const int* q = (round & 1) ? bins0 : bins1;
                 int* out = (round & 1) ? bins1 : bins0;
@@ -293,6 +298,7 @@ __global__ void gbla_sssp_delta(int n, T delta, T* dist, int* stamp, int* rstamp
             const long long r0 = (long long)r_slot[0], r1 = (long long)r_slot[1],
                             r2 = (long long)r_slot[2];
             if (r0 + r1 + r2 == 0) break;
+            edges += (long long)r_slot[3];
             // the heavy pass: a round that reads R instead of a frontier
             u64* nxt = slots + GBLA_SLOT * (round % 3);
             if (tid < GBLA_SLOT) {
@@ -359,6 +365,7 @@ __global__ void gbla_sssp_delta(int n, T delta, T* dist, int* stamp, int* rstamp
         result[0] = light_rounds;
         result[1] = passes;
         result[2] = buckets;
+        result[3] = edges;
     }
 }
 
@@ -377,7 +384,8 @@ __global__ void gbla_sssp_delta(int n, T delta, T* dist, int* stamp, int* rstamp
 // for out-degrees at most 8, its edges' loads issued together (OL 15% faster, TG and rome99
 // 10-20% slower: a thread's relaxations are a chain of shared-memory atomics).
 // Stops when a round's frontier is empty, or when round n + 1 would start with one (a negative
-// cycle): result[0] = rounds run, result[1] = 1 when stopped by the bound. Launch: grid 1,
+// cycle): result[0] = rounds run, result[1] = 1 when stopped by the bound, result[2] = edges
+// relaxed (the frontiers' out-edges). Launch: grid 1,
 // block GBLA_SB_SSSP_THREADS, dynamic shared memory n (sizeof(T) + 4) bytes, 8 n more when
 // queues_shared.
 #define GBLA_SB_SSSP_THREADS 1024
@@ -393,12 +401,16 @@ gbla_sssp_single_block(int n, int source, int lg, int queues_shared, T* dist, in
     // the queue of odd rounds' frontiers, then of even rounds'
     int* queues = queues_shared ? stamp + n : global_queues;
     __shared__ int s_count[3];  // rotating: the round's frontier, the next, the one cleared
+    __shared__ unsigned long long s_edges;
     for (int i = t; i < n; i += blockDim.x) {
         if (i == source) d[i] = (T)0; else gbla_set_inf(d + i);
         stamp[i] = 0;
     }
     if (t < 3) s_count[t] = t == 0;
-    if (t == 0) queues[0] = source;
+    if (t == 0) {
+        queues[0] = source;
+        s_edges = 0;
+    }
     __syncthreads();
     int round = 1, r = 0, count = 1;
     bool bounded = false;
@@ -417,6 +429,7 @@ gbla_sssp_single_block(int n, int source, int lg, int queues_shared, T* dist, in
                 first = indptr[u];
                 deg = indptr[u + 1] - first;
                 du = d[u];
+                if (j == 0) atomicAdd(&s_edges, (unsigned long long)deg);
             }
             const int mine = j < deg ? (deg - j + g - 1) >> lg : 0;  // this lane's edges
             const int steps = __reduce_max_sync(0xffffffffu, mine);
@@ -443,7 +456,317 @@ gbla_sssp_single_block(int n, int source, int lg, int queues_shared, T* dist, in
     if (t == 0) {
         result[0] = round - 1;
         result[1] = bounded ? 1 : 0;
+        result[2] = (long long)s_edges;
     }
+}
+
+// ------------------------------------------------------------------ 7. async_delta_stepping
+// Asynchronous delta-stepping after ADDS (Wang, Fussell, Lin, PPoPP 2021): resident blocks take
+// vertices from a bucketed worklist and relax their out-edges, with no grid barrier anywhere.
+// The worklist is a window of nb buckets of `width` from base_dist (a distance past it joins
+// the top bucket, one below it the lowest), each a ring of 2^cap_log2 slots with a head (ids
+// taken) and a tail (places reserved), queues[QSTRIDE b] and the word after. A slot is tagged
+// with the place it serves: (p << 32 | 0xffffffff) free for place p, (p << 32 | v) holding v,
+// so neither a producer nor a consumer of place p can mistake a slot of another lap for its
+// own. Warp 0 of a block takes up to max_take ids from the lowest non-empty bucket (moving the
+// window up to it); the block's warps each claim a share of them, expand their out-edges
+// together (a lane an edge) and queue every vertex they lower in the bucket of its new
+// distance, the window read afresh for the pushes; then the block fetches again. One fetcher a
+// block keeps the contention on the buckets' heads low (a fetcher a warp was 2-4x slower).
+// queued[v] (INT_MAX when v is in no bucket) holds the key floor(d / key_width) v was last
+// queued with: a lowering is queued only when its key is below; a consumer claims v by swapping
+// queued[v] to INT_MAX before it reads dist[v]. So while queued[v] != INT_MAX an id of v is in a
+// ring, and whoever claims it reads every lowering made before: any order of relaxations is
+// correct (Bellman-Ford), the buckets only order the work. *pending counts ids queued or being
+// expanded (raised before an id is written, lowered after its expansion): 0 ends the run.
+// With `dynamic`, the warp that moves the window doubles the width when more than half the
+// queued ids sit in the top bucket (the window is too short) and halves it when none lies past
+// the lowest quarter (too coarse to order the work), within [min_width, max_width].
+// A ring that would overflow sets flags[0] and every warp stops (the driver reruns with larger
+// rings). counters += (edges relaxed, ids pushed, vertices expanded, stale ids, window moves).
+// Launch: blocks of GBLA_ASYNC_THREADS, max_take at most that, any grid (fetchers that find no
+// work back off, and every block ends when *pending is 0); rings from gbla_sssp_async_rings,
+// queued all INT_MAX, then gbla_sssp_async_init. A clean run leaves rings, queues and queued
+// ready for the next. pending, window and flags each on a 128-byte line of its own.
+#define GBLA_ASYNC_NONE 0x7fffffff
+#define GBLA_ASYNC_FREE 0xffffffffull
+#define GBLA_ASYNC_THREADS 256
+#define GBLA_ASYNC_QSTRIDE 16  // u64 words between two buckets' heads: a 128-byte line each
+
+template <class T>
+__device__ __forceinline__ int gbla_async_key(T d, T key_width) {
+    const T q = d / key_width;  // +inf for a width below the distances' spacing
+    return q < (T)(GBLA_ASYNC_NONE - 1) ? (int)q : GBLA_ASYNC_NONE - 1;
+}
+
+__device__ __forceinline__ u64 gbla_async_tag(u64 place) { return (place & 0xffffffffull) << 32; }
+
+// The window (base bucket, base_dist, width) read whole by lane 0 and given to the warp; false
+// while a move holds it (base -1). All 32 lanes call it.
+template <class T>
+__device__ __forceinline__ bool gbla_async_window(const int* window, const T* window_f,
+                                                  int* base, T* base_dist, T* width) {
+    int b = 0;
+    T lo = (T)0, wd = (T)1;
+    if ((threadIdx.x & 31) == 0) {
+        b = *(volatile const int*)window;
+        lo = *(volatile const T*)window_f;
+        wd = *(volatile const T*)(window_f + 1);
+        if (*(volatile const int*)window != b) b = -1;
+    }
+    *base = __shfl_sync(0xffffffffu, b, 0);
+    *base_dist = __shfl_sync(0xffffffffu, lo, 0);
+    *width = __shfl_sync(0xffffffffu, wd, 0);
+    return *base >= 0;
+}
+
+__device__ __forceinline__ void gbla_async_backoff(int* ns) {
+    *ns = *ns ? min(*ns * 2, 2048) : 64;
+    __nanosleep(*ns);
+}
+
+// Warp 0 of the block fetches: up to `max_take` ids (at most the block's threads) from the
+// lowest non-empty bucket, read into s_ids; false when the run is over (nothing pending, or a
+// ring overflowed). All 32 lanes of warp 0 call it.
+template <class T>
+__device__ __forceinline__ bool gbla_async_fetch(int nb, int cap_log2, int max_take,
+                                                 int dynamic, T min_width, T max_width,
+                                                 u64* rings, u64* queues, long long* pending,
+                                                 int* window, T* window_f, int* flags,
+                                                 int* s_ids, int* got_out, u64* moves,
+                                                 int* idle, int* lost) {
+    const unsigned FULL = 0xffffffffu;
+    const int lane = threadIdx.x & 31;
+    const u64 cap = 1ull << cap_log2, mask = cap - 1;
+    volatile int* vflags = flags;
+    for (;;) {
+        if (vflags[0]) return false;
+        int base;
+        T base_dist, width;
+        if (!gbla_async_window(window, window_f, &base, &base_dist, &width)) continue;
+        // lane k looks at the k-th bucket from the window's base
+        u64 h = 0, t = 0;
+        const int phys = (base + lane) % nb;
+        if (lane < nb) {
+            h = *(volatile u64*)(queues + GBLA_ASYNC_QSTRIDE * phys);
+            t = *(volatile u64*)(queues + GBLA_ASYNC_QSTRIDE * phys + 1);
+        }
+        const unsigned nonempty = __ballot_sync(FULL, lane < nb && t > h);
+        if (!nonempty) {
+            if (*(volatile long long*)pending == 0) return false;
+            gbla_async_backoff(idle);
+            continue;
+        }
+        *idle = 0;
+        const int k = __ffs(nonempty) - 1;
+        if (k > 0) {  // the buckets below k are empty: the window starts at k
+            T next_width = width;
+            if (dynamic) {
+                const u64 here = lane < nb ? t - h : 0;
+                u64 total = here;
+                for (int off = 16; off > 0; off >>= 1) total += __shfl_xor_sync(FULL, total, off);
+                const u64 top = __shfl_sync(FULL, here, nb - 1);
+                const int highest = 31 - __clz(nonempty) - k;  // relative to the new base
+                if (2 * top > total && width * 2 <= max_width) next_width = width * 2;
+                else if (4 * highest < nb && width / 2 >= min_width) next_width = width / 2;
+            }
+            if (lane == 0 && atomicCAS(window, base, -1) == base) {
+                *(volatile T*)window_f = base_dist + (T)k * width;
+                *(volatile T*)(window_f + 1) = next_width;
+                __threadfence();
+                atomicExch(window, base + k);
+                ++*moves;
+            }
+        }
+        // take up to max_take ids from bucket k
+        const int b = __shfl_sync(FULL, phys, k);
+        const u64 hk = __shfl_sync(FULL, h, k), tk = __shfl_sync(FULL, t, k);
+        int got = 0;
+        if (lane == 0) {
+            const int take = (int)min((u64)max_take, tk - hk);
+            if (atomicCAS(queues + GBLA_ASYNC_QSTRIDE * b, hk, hk + take) == hk) got = take;
+        }
+        got = __shfl_sync(FULL, got, 0);
+        if (!got) {  // another block took them: step aside a moment, then look again
+            gbla_async_backoff(lost);
+            continue;
+        }
+        *lost = 0;
+        for (int i = lane; i < got; i += 32) {
+            const u64 place = hk + i;
+            volatile u64* slot = rings + ((u64)b << cap_log2) + (place & mask);
+            u64 x;
+            // its producer has reserved the place and is writing it
+            while (((x = *slot) & ~GBLA_ASYNC_FREE) != gbla_async_tag(place) ||
+                   (x & GBLA_ASYNC_FREE) == GBLA_ASYNC_FREE) {
+                if (vflags[0]) break;
+            }
+            *slot = gbla_async_tag(place + cap) | GBLA_ASYNC_FREE;  // free for the next lap
+            s_ids[i] = (x & ~GBLA_ASYNC_FREE) == gbla_async_tag(place)
+                ? (int)(x & GBLA_ASYNC_FREE) : -1;
+        }
+        *got_out = got;
+        return true;
+    }
+}
+
+template <class T>
+__global__ void __launch_bounds__(GBLA_ASYNC_THREADS)
+gbla_sssp_async(int n, int nb, int cap_log2, int max_take, T key_width, int dynamic,
+                T min_width, T max_width, T* dist, int* queued, const int* __restrict__ indptr,
+                const int* __restrict__ indices, const T* __restrict__ w, u64* rings,
+                u64* queues, long long* pending, int* window, T* window_f, int* flags,
+                u64* counters) {
+    const unsigned FULL = 0xffffffffu;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const u64 cap = 1ull << cap_log2, mask = cap - 1;
+    volatile int* vflags = flags;
+    __shared__ int s_ids[GBLA_ASYNC_THREADS];
+    __shared__ int s_got, s_go;
+    u64 relaxed = 0, pushed = 0, expanded = 0, stale = 0, moves = 0;
+    int idle = 0, lost = 0;  // warp 0's backoff (ns): no bucket has ids, another block took them
+    for (;;) {
+        if (warp == 0) {
+            int got = 0;
+            const bool go = gbla_async_fetch(nb, cap_log2, max_take, dynamic, min_width,
+                                             max_width, rings, queues, pending, window,
+                                             window_f, flags, s_ids, &got, &moves, &idle,
+                                             &lost);
+            if (lane == 0) {
+                s_got = got;
+                s_go = go;
+            }
+        }
+        __syncthreads();
+        if (!s_go) break;
+        const int got = s_got;
+        // warp w expands ids w, w + warps, ...: a lane an id
+        const int idx = warp + warps * lane;
+        const int u = idx < got ? s_ids[idx] : -1;
+        const int mine = got > warp ? (got - warp + warps - 1) / warps : 0;
+        // claim: the id is stale when v was claimed since it was queued
+        bool active = false;
+        if (u >= 0) {
+            int x = *(volatile int*)(queued + u);
+            while (x != GBLA_ASYNC_NONE) {
+                const int seen = atomicCAS(queued + u, x, GBLA_ASYNC_NONE);
+                if (seen == x) { active = true; break; }
+                x = seen;
+            }
+        }
+        __threadfence();  // the claim before the read of dist[u]
+        int first = 0, deg = 0;
+        T du = (T)0;
+        if (active) {
+            du = __ldcg(dist + u);
+            first = indptr[u];
+            deg = indptr[u + 1] - first;
+        }
+        const unsigned act = __ballot_sync(FULL, active);
+        const int incl = gbla_warp_inclusive_scan(deg), excl = incl - deg;
+        const int total = __shfl_sync(FULL, incl, 31);
+        if (lane == 0) {
+            relaxed += total;
+            expanded += __popc(act);
+            stale += mine - __popc(act);
+        }
+        bool placed = false;  // the window read for this expansion's pushes
+        int now = 0;
+        T lo = (T)0, wd = (T)1;
+        for (int e0 = 0; e0 < total; e0 += 32) {
+            const int i = e0 + lane;
+            // the owner of edge i: the last lane whose first edge is at or before i
+            int o = 0;
+            for (int step = 16; step > 0; step >>= 1) {
+                const int ex = __shfl_sync(FULL, excl, o + step);
+                if (ex <= i) o += step;
+            }
+            const int ofirst = __shfl_sync(FULL, first, o), oexcl = __shfl_sync(FULL, excl, o);
+            const T odu = __shfl_sync(FULL, du, o);
+            bool push = false;
+            int v = 0;
+            T cand = (T)0;
+            if (i < total) {
+                const int e = ofirst + i - oexcl;
+                v = indices[e];
+                cand = odu + gbla_weight(w, e);
+                if (cand < dist[v] && gbla_atomic_min(dist + v, cand)) {
+                    __threadfence();  // the lowering before the key
+                    const int key = gbla_async_key(cand, key_width);
+                    push = key < atomicMin(queued + v, key);
+                }
+            }
+            const unsigned pm = __ballot_sync(FULL, push);
+            if (!pm) continue;
+            if (lane == 0) {
+                atomicAdd((unsigned long long*)pending, (u64)__popc(pm));
+                pushed += __popc(pm);
+                __threadfence();  // counted before any of them can be taken
+            }
+            // the bucket of each new distance in the window as it is now (not as it was when
+            // the ids were fetched: it moves meanwhile)
+            while (!placed) placed = gbla_async_window(window, window_f, &now, &lo, &wd);
+            int rel = 0;
+            if (push) {
+                const T x = (cand - lo) / wd;
+                rel = x >= (T)(nb - 1) ? nb - 1 : (x >= (T)1 ? (int)x : 0);
+            }
+            const int target = push ? (now + rel) % nb : -1;
+            const unsigned peers = __match_any_sync(FULL, target) & pm;
+            const int leader = peers ? __ffs(peers) - 1 : 0;
+            u64 place = 0;
+            if (push && lane == leader)
+                place = atomicAdd(queues + GBLA_ASYNC_QSTRIDE * target + 1, (u64)__popc(peers));
+            place = __shfl_sync(FULL, place, leader) + __popc(peers & ((1u << lane) - 1u));
+            if (push) {
+                volatile u64* slot = rings + ((u64)target << cap_log2) + (place & mask);
+                const u64 free = gbla_async_tag(place) | GBLA_ASYNC_FREE;
+                // the id of place - cap leaves once a consumer has taken it (head past it)
+                while (*slot != free) {
+                    if (place >= *(volatile u64*)(queues + GBLA_ASYNC_QSTRIDE * target) + cap) {
+                        atomicExch(flags, 1);  // the ring is full
+                        break;
+                    }
+                    if (vflags[0]) break;
+                }
+                *slot = gbla_async_tag(place) | (u64)(unsigned)v;
+            }
+        }
+        __syncthreads();  // every warp's pushes counted (each fenced), and s_ids read
+        if (threadIdx.x == 0) atomicAdd((unsigned long long*)pending, (u64)(-(long long)got));
+    }
+    if (lane == 0) {
+        atomicAdd(counters + 0, relaxed);
+        atomicAdd(counters + 1, pushed);
+        atomicAdd(counters + 2, expanded);
+        atomicAdd(counters + 3, stale);
+        atomicAdd(counters + 4, moves);
+    }
+}
+
+// Every slot of the nb rings free for its place of the first lap (grid-stride).
+__global__ void gbla_sssp_async_rings(u64* rings, long long slots, int cap_log2) {
+    const u64 mask = (1ull << cap_log2) - 1;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < slots; i += stride)
+        rings[i] = gbla_async_tag((u64)i & mask) | GBLA_ASYNC_FREE;
+}
+
+// The source at distance 0, queued in bucket 0 at its tail; the window at 0 with `width`.
+// One thread.
+template <class T>
+__global__ void gbla_sssp_async_init(int source, T width, int cap_log2, T* dist, int* queued,
+                                     u64* rings, u64* queues, long long* pending, int* window,
+                                     T* window_f) {
+    const u64 place = queues[1];
+    dist[source] = (T)0;
+    queued[source] = 0;
+    rings[place & ((1ull << cap_log2) - 1)] = gbla_async_tag(place) | (u64)(unsigned)source;
+    queues[1] = place + 1;
+    *pending = 1;
+    *window = 0;
+    window_f[0] = (T)0;
+    window_f[1] = width;
 }
 
 // The source at distance 0 in the small bin, described in slot (one vertex, its out-edges).
