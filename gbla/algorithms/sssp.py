@@ -150,8 +150,9 @@ def auto_method(A, lowest, direction="auto"):
     Examples
     --------
     >>> import gbla
+    >>> from gbla.algorithms.sssp import auto_method
     >>> A = gbla.Matrix.from_edges([0, 1], [1, 2], [4.0, 2.0], device="cpu")
-    >>> gbla.algorithms.sssp.auto_method(A, 2.0)
+    >>> auto_method(A, 2.0)
     'bellman_ford'
     """
     if (A.device != "gpu" or getattr(A, "partitioned", False) or lowest < 0
