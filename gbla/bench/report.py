@@ -83,7 +83,8 @@ def format_table(records, style="text"):
     source, GTEPS (harmonic mean), levels or iterations (range over sources), microseconds per
     level or iteration (gbla's level-synchronous methods; mean over sources), for SSSP the
     edges relaxed per stored edge (median over sources; '-' where a method does not count
-    them), peak device MiB, check, note. ``style`` 'text' aligns plain columns; 'markdown' writes a pipe table."""
+    them), peak device MiB, check, note. ``style`` 'text' aligns plain columns; 'markdown'
+    writes a pipe table."""
     count_name = next((r["count_name"] for r in records if r.get("count_name")), "levels")
     levels = "levels" if count_name == "levels" else "iters"
     header = ["method", "device", "mean ms", "median ms", "GTEPS", levels,

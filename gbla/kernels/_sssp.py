@@ -438,8 +438,9 @@ class AsyncPlan(NamedTuple):
 class _AsyncWork:
     """The worklist of gbla_sssp_async on n vertices, kept with the matrix between calls: a
     clean run leaves its rings, their heads and tails and queued (every vertex in no bucket)
-    ready for the next, so a call resets only the control block ``ctl``: pending, the window
-    (base; base_dist and width), the overflow flag and the five counters."""
+    ready for the next, so a call's gbla_sssp_async_init resets only the control block
+    ``ctl``: pending, the window (base; base_dist and width), the overflow flag and the five
+    counters."""
 
     def __init__(self, n, dtype, buckets, cap_log2):
         cp = _cupy()
@@ -486,17 +487,16 @@ def async_delta_stepping(A, source, dtype, delta, plan, stats):
     kernel = _kernel("gbla_sssp_async", dtype)
     blocks = _launch.cooperative_blocks(kernel, ASYNC_THREADS, plan.blocks_per_sm)
     key = ("sssp_async", np.dtype(dtype).name, plan.buckets)
-    restarts = 0
+    cap_log2, restarts = _async_rings(n, plan.buckets), 0
     while True:
         work = A._cache.get(key)
         if work is None:
-            work = _AsyncWork(n, dtype, plan.buckets, _async_rings(n, plan.buckets))
-            A._cache[key] = work
+            work = A._cache[key] = _AsyncWork(n, dtype, plan.buckets, cap_log2)
         dist = cp.full(n, np.inf, dtype)
-        work.ctl.fill(0)
         _kernel("gbla_sssp_async_init", dtype)(
             (1,), (1,), (np.int32(source), width, np.int32(work.cap_log2), dist, work.queued,
-                         work.rings, work.queues, work.pending, work.window, work.window_f))
+                         work.rings, work.queues, work.pending, work.window, work.window_f,
+                         work.flags, work.counters))
         kernel((blocks,), (ASYNC_THREADS,),
                (np.int32(n), np.int32(plan.buckets), np.int32(work.cap_log2),
                 np.int32(plan.take), key_width, np.int32(plan.dynamic), low, high, dist,
@@ -505,10 +505,10 @@ def async_delta_stepping(A, source, dtype, delta, plan, stats):
         info = work.ctl[2 * ASYNC_LINE:].get()  # sync: the flag and the counters
         if not info[0]:
             break
-        # a ring overflowed: the rings are left dirty, so a new worklist, four times larger
-        del A._cache[key]
-        A._cache[key] = _AsyncWork(n, dtype, plan.buckets, work.cap_log2 + 2)
-        restarts += 1
+        # a ring overflowed and the rings are left dirty: the worklist goes (before its
+        # successor, four times larger, is allocated)
+        cap_log2, restarts = work.cap_log2 + 2, restarts + 1
+        del A._cache[key], work
     relaxed, pushed, expanded, stale, moves = (int(x) for x in info[1:6])
     stats.update(edges_relaxed=relaxed, pushes=pushed, expanded=expanded, stale=stale,
                  buckets=moves + 1, restarts=restarts)

@@ -752,12 +752,12 @@ __global__ void gbla_sssp_async_rings(u64* rings, long long slots, int cap_log2)
         rings[i] = gbla_async_tag((u64)i & mask) | GBLA_ASYNC_FREE;
 }
 
-// The source at distance 0, queued in bucket 0 at its tail; the window at 0 with `width`.
-// One thread.
+// The source at distance 0, queued in bucket 0 at its tail; the window at 0 with `width`,
+// nothing else pending, the flag and the five counters cleared. One thread.
 template <class T>
 __global__ void gbla_sssp_async_init(int source, T width, int cap_log2, T* dist, int* queued,
                                      u64* rings, u64* queues, long long* pending, int* window,
-                                     T* window_f) {
+                                     T* window_f, int* flags, u64* counters) {
     const u64 place = queues[1];
     dist[source] = (T)0;
     queued[source] = 0;
@@ -767,6 +767,8 @@ __global__ void gbla_sssp_async_init(int source, T width, int cap_log2, T* dist,
     *window = 0;
     window_f[0] = (T)0;
     window_f[1] = width;
+    *flags = 0;
+    for (int i = 0; i < 5; ++i) counters[i] = 0;
 }
 
 // The source at distance 0 in the small bin, described in slot (one vertex, its out-edges).
