@@ -1,18 +1,32 @@
-"""Regenerate BENCHMARKS.md, whole, from the JSON files of ``gbla bench --json``:
+"""Regenerate BENCHMARKS.md, whole, from every JSON file in benchmarks/results/:
 
-    python tools/benchmarks_md.py bfs_rmat22.json sssp_road.json > BENCHMARKS.md
+    python tools/benchmarks_md.py
 
-A header gives the exact commands and the machines they ran on, then one table per run,
-graph and algorithm: every method and peer with mean/median ms per source, GTEPS, levels or
-iterations, peak device memory and the check against the reference.
+The folder holds the runs behind the current tables only, named by what they measure (its
+README.md lists them; older runs are in git history). BENCHMARKS.md opens with the summary
+that the README shows (SUMMARY below), then gives each file a section: the command and the
+machine that made it, then its tables (for ``gbla bench --json``: every method and peer with
+mean/median ms per source, GTEPS, levels or iterations, peak device memory and the check
+against the reference; the bench scripts' own tables for theirs), with the plot drawn beside
+it (its name with .png) where there is one. Files are taken in ORDER of their name's prefix,
+then by name. ``--plot`` also draws the summary's chart (matplotlib).
+``python tools/benchmarks_md.py FILE.json ...`` prints the sections of those files only.
 """
 
 import argparse
+import glob
 import json
 import os
 import sys
 
 from gbla import bench
+from gbla.bench.chart import label as _label
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = "benchmarks/results"
+ORDER = ("bfs_", "sssp_", "multisource_", "pagerank_", "triangles_", "readers", "outofcore_",
+         "distributed_")
+PAGERANK = "pagerank"  # the "benchmark" benchmarks/bench_pagerank.py writes
 
 MULTISOURCE = "gbla-multisource/1"  # the schema benchmarks/bench_multisource.py writes
 OUTOFCORE = "gbla-outofcore/1"  # the schema benchmarks/bench_outofcore.py writes
@@ -36,7 +50,7 @@ def _ablation(doc, path, i):
     methods = list(dict.fromkeys(r["method"] for r in rows))
     scales = sorted({r["scale"] for r in rows})
     by = {(r["scale"], r["method"]): r for r in rows}
-    out = [f"## edge_bellman_ford ablation, R-MAT average degree 32, weights 1..255 (run {i})",
+    out = [f"## edge_bellman_ford ablation, R-MAT average degree 32, weights 1..255",
            "", "Median ms of a whole call (CUDA events, after a warm-up) and, in brackets, "
            "G edges relaxed per second (rounds x stored edges / time).", "",
            "| scale | vertices | stored edges | " + " | ".join(f"`{m}`" for m in methods) + " |",
@@ -68,9 +82,8 @@ def _built_by(doc):
 
 def _distributed(doc, i):
     """A benchmarks/bench_distributed.py run: each search's time, GTEPS, levels and traffic."""
-    out = [f"## rmat({doc['scale']}) over {doc['ranks']} rank(s) on the {doc['device'].upper()} "
-           f"(run {i})", "",
-           f"{doc['undirected_edges']:,} undirected edges; the build (generation of each "
+    out = [f"## rmat({doc['scale']}) over {doc['ranks']} rank(s) on the {doc['device'].upper()}",
+           "", f"{doc['undirected_edges']:,} undirected edges; the build (generation of each "
            f"rank's part and {_built_by(doc)}) took {doc['build_seconds']:.1f} s"
            + (f", {doc['stored_bytes'] / 1e9:.1f} GB stored over the ranks"
               if "stored_bytes" in doc else "")
@@ -92,7 +105,7 @@ def _multisource(doc, i):
         g = run["graph_info"]
         count = "levels" if run["algo"] == "bfs" else "rounds"
         weights = f"; weights: {run['weights']}" if run.get("weights") else ""
-        out += [f"## {run['graph']}, {run['algo']} from many sources at once (run {i})", "",
+        out += [f"## {run['graph']}, {run['algo']} from many sources at once", "",
                 f"{g['n']:,} vertices, {g['nvals']:,} stored entries; {g['device']}{weights}. "
                 f"one: the median of a call from each of the {len(run['sources'])} sources "
                 "alone; k: one call from the first k of them (median of "
@@ -111,7 +124,7 @@ def _multisource(doc, i):
         out.append("")
     p = doc.get("all_pairs")
     if p:
-        out += [f"## networkx all_pairs_shortest_path_length (run {i})", "",
+        out += [f"## networkx all_pairs_shortest_path_length", "",
                 _all_pairs_line(p), ""]
     return out
 
@@ -123,11 +136,11 @@ def _outofcore(doc, path, i):
     out = []
     chart = _chart(path)
     if chart and doc["results"]:
-        out += [f"![host-to-device bytes per strategy, run {i}]({chart})", "",
+        out += [f"![host-to-device bytes per strategy, {i}]({chart})", "",
                 f"(`python tools/plot_outofcore.py {path} {chart}`)", ""]
     for r in doc["results"]:
         g = r["graph_info"]
-        out += [f"## {r['graph']}, {r['algo']} out of core, every strategy (run {i})", "",
+        out += [f"## {r['graph']}, {r['algo']} out of core, every strategy", "",
                 f"{g['n']:,} vertices, {g['nvals']:,} stored entries; the graph as the device "
                 f"holds it {r['graph_bytes'] / 1e9:.3g} GB; budget {r['budget'] / 1e9:.3g} GB "
                 f"(the vertex arrays, {r['vertex_bytes'] / 1e9:.3g} GB, + {r['fraction']} of "
@@ -160,7 +173,7 @@ def _outofcore(doc, path, i):
     b = doc.get("beyond")
     if b:
         st = b["stats"]
-        out += [f"## rmat({b['scale']}), larger than the GPU's free memory (run {i})", "",
+        out += [f"## rmat({b['scale']}), larger than the GPU's free memory", "",
                 f"{b['n']:,} vertices, {b['stored_edges']:,} stored edges, "
                 f"{b['host_bytes'] / 1e9:.1f} GB in pinned host memory, built a part at a time "
                 f"(`gbla.generators.rmat_host_csr`, {b['generate_s']:.0f} s). The GPU "
@@ -205,7 +218,7 @@ def _async(doc, i):
     """The asynchronous SSSP ablation: per graph, median ms and edges relaxed per stored edge
     of each method and plan."""
     out = [f"## Asynchronous delta-stepping: ablation and plans, weights "
-           f"{doc['weights'][0]}..{doc['weights'][1]} (run {i})", "",
+           f"{doc['weights'][0]}..{doc['weights'][1]}", "",
            "Median ms of a whole call over the sources (CUDA events, after a warm-up) and the "
            "median edges relaxed per stored edge; `async k=v` rows are async_delta_stepping "
            "with one setting of its plan changed (gbla.kernels._sssp.AsyncPlan).", "",
@@ -217,77 +230,322 @@ def _async(doc, i):
     return out + [""]
 
 
-def render(documents, paths):
+# The README's table: gbla against SciPy and a GPU peer, from the current JSON. Each row: the
+# algorithm, the file and the graph's label in it (gbla.bench.chart.label), the name shown.
+SUMMARY = (
+    ("bfs", "bfs_usa_road_ne_fla_ego_twitter_h100.json", "USA-road-NE", "USA-road-NE"),
+    ("bfs", "bfs_usa_road_ne_fla_ego_twitter_h100.json", "USA-road-FLA", "USA-road-FLA"),
+    ("bfs", "bfs_usa_road_ne_fla_ego_twitter_h100.json", "ego-Twitter.undirected", "ego-Twitter"),
+    ("bfs", "bfs_rmat22_rmat24_h100.json", "rmat:22", "rmat(22)"),
+    ("bfs", "bfs_rmat22_rmat24_h100.json", "rmat:24", "rmat(24)"),
+    ("sssp", "sssp_methods_weights_1_255_h100.json", "USA-road-NE", "USA-road-NE"),
+    ("sssp", "sssp_methods_weights_1_255_h100.json", "USA-road-FLA", "USA-road-FLA"),
+    ("sssp", "sssp_methods_weights_1_255_h100.json", "ego-Twitter.undirected", "ego-Twitter"),
+    ("sssp", "sssp_methods_weights_1_255_h100.json", "rmat:22", "rmat(22)"),
+)
+ALGEBRA = {"bfs": "algebraic", "sssp": "bellman_ford"}
+# GPU peers on the same H100, median ms per source, measured by the project with their own
+# builds (Gunrock essentials; Gardenia's sssp_linear_lb): no command in this repository makes
+# them, so they are quoted, not regenerated.
+GPU_PEERS = {
+    ("bfs", "USA-road-NE"): (350, "Gunrock"),
+    ("bfs", "USA-road-FLA"): (293, "Gunrock"),
+    ("bfs", "ego-Twitter"): (2.56, "Gunrock"),
+    ("sssp", "USA-road-NE"): (36, "Gardenia `sssp_linear_lb`"),
+    ("sssp", "ego-Twitter"): (1980, "Gunrock"),
+}
+SUMMARY_PNG = "gbla_vs_scipy_and_gpu_peers_h100.png"
+# What a JSON does not record about itself: the command that made it and where it ran.
+NOTES = {
+    "pagerank_tol1e-10_h200.json": "`python benchmarks/bench_pagerank.py --tol 1e-10 --rmat 22 "
+    "GRAPH...` on ego-Twitter, soc-Slashdot0902, web-Stanford and USA-road-NE (the JSON keeps "
+    "the tolerance and the GPU, not the command line)",
+    "pagerank_tol1e-6_h200.json": "`python benchmarks/bench_pagerank.py --rmat 22 GRAPH...` on "
+    "the same graphs at networkx's tol 1e-6 (the JSON keeps the tolerance and the GPU, not the "
+    "command line)",
+    "triangles_h200.json": "not recorded (`gbla.triangles` against `networkx.triangles`, median "
+    "of 5 after a warm-up, on one NVIDIA H200; no script in benchmarks/ makes it yet)",
+    "distributed_volume_cpu.json": "`python benchmarks/bench_distributed_volume.py` (thread "
+    "ranks on the CPU; bytes do not depend on the device, the seconds are priced on the links "
+    "assumed)",
+}
+
+
+def _pagerank(doc, i):
+    """A benchmarks/bench_pagerank.py run: gbla.pagerank against SciPy's power iteration (and
+    nx.pagerank where timed), every rank checked against SciPy's."""
+    rows = doc["rows"]
+    nx = any("networkx_ms" in r for r in rows)
+    out = [f"## PageRank, tol {doc['tol']:g}, on the {doc['device']}", "",
+           "Unweighted, alpha 0.85; gbla's call by CUDA events after a warm-up, SciPy (networkx's "
+           "power iteration on a CSR built beforehand) by perf_counter on the same host; "
+           "medians. max diff: the largest difference from SciPy's ranks.", "",
+           "| graph | n | stored edges | iterations | gbla ms | us an iteration | SciPy ms | "
+           "x SciPy |" + (" nx.pagerank ms |" if nx else "") + " max diff |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if nx else "") + "---:|"]
+    for r in rows:
+        out.append(f"| {r['graph']} | {r['n']:,} | {r['nnz']:,} | {r['iterations']} | "
+                   f"{r['gbla_gpu_ms']:.3g} | {r['gpu_us_per_iteration']:.0f} | "
+                   f"{_ms(r['scipy_ms'])} | {r['speedup_vs_scipy']:.1f} |"
+                   + (f" {r['networkx_ms']:.0f} |" if r.get("networkx_ms") else
+                      (" - |" if nx else "")) + f" {r['max_abs_diff']:.1e} |")
+    return out + [""]
+
+
+def _triangles(doc, i):
+    """The triangle counts: gbla.triangles by direction against networkx.triangles."""
+    out = ["## Triangles, gbla.triangles against networkx", "",
+           "ms of a whole call; equal: every vertex's count equals networkx's.", "",
+           "| graph | n | stored edges | triangles | gbla auto | push | pull | networkx | equal |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in doc:
+        out.append(f"| {r['graph']} | {r['n']:,} | {r['nnz']:,} | {r['triangles']:,} | "
+                   f"{r['gpu auto ms']:.3g} | {r['gpu push ms']:.3g} | {r['gpu pull ms']:.3g} | "
+                   f"{r['networkx ms']:.4g} | {r['equal']} |")
+    return out + [""]
+
+
+def _volume(doc, i):
+    """benchmarks/bench_distributed_volume.py: the bytes a search over p ranks sends, per
+    undirected edge, the collectives a rank makes, and that traffic priced on assumed links."""
+    links = doc["links_assumed"]
+    names = list(links)
+    groups = {}
+    for r in doc["rows"]:
+        groups.setdefault((r["algo"], r["scale"], r["ranks"]), []).append(r)
+    out = ["## Communication volume over ranks (R-MAT, average degree 32)", "",
+           "Bytes every rank together sent over a whole search, per undirected edge, and the "
+           "collectives a rank made (range over the sources); ms: that traffic priced on each "
+           "assumed link (" + "; ".join(f"{k}: {v['bytes_per_s'] / 1e9:.0f} GB/s a GPU, "
+                                         f"{v['latency_s'] * 1e6:.0f} us a collective"
+                                         for k, v in links.items()) + "), the slowest source.",
+           "", "| algorithm | graph | ranks | bytes / edge | collectives | "
+           + " | ".join(f"ms, {k}" for k in names) + " |",
+           "|---|---|---:|---:|---:|" + "---:|" * len(names)]
+
+    def span(values, fmt):
+        lo, hi = min(values), max(values)
+        return format(lo, fmt) if lo == hi else f"{format(lo, fmt)}-{format(hi, fmt)}"
+    for (algo, scale, ranks), rs in sorted(groups.items()):
+        out.append(f"| {algo} | rmat({scale}), {rs[0]['undirected_edges']:,} edges | {ranks} | "
+                   f"{span([r['bytes_per_edge'] for r in rs], '.3f')} | "
+                   f"{span([r['collectives'] for r in rs], 'd')} | "
+                   + " | ".join(f"{max(r['comm_seconds'][k] for r in rs) * 1e3:.2f}"
+                                for k in names) + " |")
+    return out + [""]
+
+
+def _kind(doc):
+    """Which benchmark wrote a document."""
+    if isinstance(doc, list):  # the triangles run: a list of graphs
+        return "triangles"
+    if doc.get("schema") in (MULTISOURCE, OUTOFCORE, ASYNC):
+        return doc["schema"]
+    if doc.get("benchmark") == PAGERANK:
+        return PAGERANK
+    if "ranks" in doc:  # benchmarks/bench_distributed.py
+        return "distributed"
+    if "links_assumed" in doc:  # benchmarks/bench_distributed_volume.py
+        return "volume"
+    if "rows" in doc:  # benchmarks/bench_sssp_ablation.py
+        return "ablation"
+    if "records" in doc:  # gbla bench --json
+        return "bench"
+    raise ValueError(f"no table for this document (keys {sorted(doc)[:6]})")
+
+
+def _about(doc, kind, path):
+    """The lines that say which command made a document and on which machine."""
+    note = NOTES.get(os.path.basename(path))
+    if kind in ("bench", MULTISOURCE, OUTOFCORE):
+        timing = ", sources back to back" if doc.get("timing") == bench.BACK_TO_BACK else ""
+        return [f"Command: `{doc['command']}` ({doc.get('created') or doc.get('date')}{timing})",
+                "", f"Machine: {_machine(doc['machine'])}"]
+    if kind in (ASYNC, "ablation"):
+        m = doc["machine"]
+        command = (f"`{doc['command']}`" if "command" in doc else
+                   f"`python benchmarks/bench_sssp_ablation.py` ({doc.get('runs', '')})")
+        return [f"Command: {command}", "", f"Machine: {m['gpu']}, CuPy {m['cupy']}, Python "
+                f"{m['python']}; gbla {m['gbla']}"]
+    if kind == "distributed":
+        algos = list(dict.fromkeys(r["algo"] for r in doc["rows"]))
+        return [f"Command: `python -m gbla.distributed.launch -n {doc['ranks']} "
+                f"benchmarks/bench_distributed.py --scale {doc['scale']}"
+                + (f" --edge-factor {doc['edge_factor']}" if doc.get("edge_factor", 16) != 16
+                   else "")
+                + ("" if algos == ["bfs", "bfs_bitmap", "sssp"] else " --algos " + " ".join(algos))
+                + (" --levels" if any("level_ms" in r for r in doc["rows"]) else "") + "`", "",
+                f"Machine: {doc.get('machine', 'not recorded')}; Python {doc['python']}; "
+                f"gbla {doc['gbla']}"]
+    if kind == PAGERANK:
+        return [f"Command: {note or 'not recorded'}", "", f"Machine: one {doc['device']}"]
+    if kind == "volume":
+        m = doc["machine"]
+        return [f"Command: {note}", "", f"Machine: the CPU; Python {m['python']}, NumPy "
+                f"{m['numpy']}; gbla {m['gbla']}"]
+    return [f"Command: {note or doc.get('command', 'not recorded')}"]
+
+
+def _tables(doc, kind, path, name):
+    """A document's tables, their headings one level below its section's."""
+    if kind == MULTISOURCE:
+        lines = _multisource(doc, name)
+    elif kind == OUTOFCORE:
+        lines = _outofcore(doc, path, name)
+    elif kind == ASYNC:
+        lines = _async(doc, name)
+    elif kind == "distributed":
+        lines = _distributed(doc, name)
+    elif kind == "ablation":
+        lines = _ablation(doc, path, name)
+    elif kind == PAGERANK:
+        lines = _pagerank(doc, name)
+    elif kind == "triangles":
+        lines = _triangles(doc, name)
+    elif kind == "volume":
+        lines = _volume(doc, name)
+    else:
+        lines = []
+        for (graph, algo), records in bench.group(doc["records"]).items():
+            lines += [f"## {graph}, {algo}", "",
+                      bench.describe(records).replace("\n  ", "; "), "",
+                      bench.format_table(records, style="markdown"), ""]
+    return ["#" + line if line.startswith("## ") else line for line in lines]
+
+
+def _summary_rows(documents, paths):
+    """The SUMMARY's rows: (algorithm, graph, algebra ms, fastest kernel ms and name, SciPy ms,
+    GPU peer) from the documents loaded, medians of records whose check passed."""
+    by_name = {os.path.basename(p): d for p, d in zip(paths, documents)}
+    rows = []
+    for algo, file, label, shown in SUMMARY:
+        doc = by_name.get(file)
+        if doc is None:
+            continue
+        records = [r for r in doc["records"] if _label(r["graph"]) == label and r["algo"] == algo
+                   and r["status"] == "ok" and r["check"] == "ok"]
+        algebra = next(r for r in records if r["method"] == ALGEBRA[algo])
+        kernels = [r for r in records if r["kind"] == "kernel"
+                   and not r["method"].startswith("out_of_core")]
+        best = min(kernels, key=lambda r: r["median_ms"])
+        scipy = next(r for r in records if r["method"] == "scipy")
+        rows.append((algo, shown, algebra["median_ms"], best["median_ms"], best["method"],
+                     scipy["median_ms"], GPU_PEERS.get((algo, shown)), file))
+    return rows
+
+
+def _ms(x):
+    """Three significant digits, without an exponent."""
+    return f"{x:.3g}" if x < 1000 else f"{x:,.0f}"
+
+
+def _summary(documents, paths):
+    """The README's table, from SUMMARY's files."""
+    rows = _summary_rows(documents, paths)
+    if not rows:
+        return []
+    files = list(dict.fromkeys(row[-1] for row in rows))
+    out = ["## Summary: gbla against SciPy and GPU peers", "",
+           "Median ms per source, one NVIDIA H100 80GB HBM3 (SciPy on its host's CPU), every gbla "
+           "and SciPy result checked; x SciPy: SciPy's time over gbla's faster column. From "
+           + ", ".join(f"[{f}](#{f[:-len('.json')]})" for f in files) + "; SSSP with weights "
+           "1..255. GPU peers: measured on the same H100 with their own builds and quoted here "
+           "(" + ", ".join(sorted({p[1] for p in GPU_PEERS.values()})) + "); no command in "
+           "this repository remakes them.", "",
+           "| algorithm | graph | gbla, algebra | gbla, fastest kernel | SciPy | x SciPy "
+           "| GPU peer |", "|---|---|---:|---:|---:|---:|---|"]
+    for algo, graph, algebra, best, method, scipy, peer, _ in rows:
+        name = "BFS" if algo == "bfs" else "SSSP"
+        peer_cell = f"{_ms(peer[0])} ({peer[1]})" if peer else ""
+        speedup = scipy / min(algebra, best)
+        times = f"{speedup:.1f}x" if speedup < 10 else f"{speedup:,.0f}x"
+        out.append(f"| {name} | {graph} | {_ms(algebra)} (`{ALGEBRA[algo]}`) | {_ms(best)} "
+                   f"(`{method}`) | {_ms(scipy)} | {times} | {peer_cell} |")
+    if os.path.exists(os.path.join(RESULTS, SUMMARY_PNG)):
+        out += ["", f"![gbla against SciPy and GPU peers]({RESULTS}/{SUMMARY_PNG})", "",
+                f"(`python tools/benchmarks_md.py --plot` draws it.)"]
+    return out + [""]
+
+
+def plot_summary(documents, paths, png):
+    """The summary as a grouped bar chart (log-scale ms) at ``png``; needs matplotlib."""
+    from matplotlib.figure import Figure
+    rows = _summary_rows(documents, paths)
+    series = [("gbla, algebra", 2, "tab:blue"), ("gbla, fastest kernel", 3, "tab:cyan"),
+              ("SciPy (CPU)", 5, "tab:gray"),
+              ("GPU peer (Gunrock; Gardenia: SSSP on NE)", 6, "tab:orange")]
+    fig = Figure(figsize=(9.0, 4.2), layout="constrained")
+    ax = fig.subplots()
+    width = 0.2
+    for j, (label, col, color) in enumerate(series):
+        xs, ys = [], []
+        for g, row in enumerate(rows):
+            value = row[col][0] if col == 6 and row[col] else row[col] if col != 6 else None
+            if value is not None:
+                xs.append(g - 0.3 + width * j)
+                ys.append(value)
+        ax.bar(xs, ys, width, label=label, color=color)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(rows)), [f"{'BFS' if r[0] == 'bfs' else 'SSSP'}\n{r[1]}"
+                                     for r in rows], fontsize="small")
+    ax.set_ylabel("median ms per source (log scale)")
+    ax.set_title("gbla on one H100 against SciPy and GPU peers (lower is better)",
+                 fontsize="medium")
+    ax.legend(fontsize="small")
+    fig.savefig(png, dpi=110, metadata={"Software": None})
+    return png
+
+
+def _order(path):
+    name = os.path.basename(path)
+    rank = next((k for k, prefix in enumerate(ORDER) if name.startswith(prefix)), len(ORDER))
+    return rank, name
+
+
+def render(documents, paths, summary=True):
     """BENCHMARKS.md as a string from the loaded JSON ``documents`` (read from ``paths``)."""
+    names = [os.path.basename(p)[:-len(".json")] for p in paths]
     out = ["# Benchmarks", "",
-           "Generated by `python tools/benchmarks_md.py " + " ".join(paths) + " > BENCHMARKS.md`"
-           " from the JSON that `gbla bench --json` writes; do not edit by hand.", "",
+           "Generated by `python tools/benchmarks_md.py` from every JSON file in "
+           f"[{RESULTS}/]({RESULTS}/) (what each is: [its README]({RESULTS}/README.md)); do not "
+           "edit by hand. Each section names the command that made its file and the machine it "
+           "ran on. Older runs are in git history; the A/B logs that the docs cite are in "
+           f"[{RESULTS}/ab/]({RESULTS}/ab/).", "",
            bench.TIMING_NOTE + " " + bench.GTEPS_NOTE + " " + bench.MEMORY_NOTE + " check: the "
            "first method's result is checked by `gbla.verify`, every other result equal to "
-           "it.", "", "## Runs", ""]
-    for i, doc in enumerate(documents, 1):
-        if doc.get("schema") == MULTISOURCE:  # benchmarks/bench_multisource.py
-            out += [f"{i}. `{doc['command']}` ({doc['created']})", "",
-                    f"   {_machine(doc['machine'])}", ""]
-            continue
-        if doc.get("schema") == OUTOFCORE:  # benchmarks/bench_outofcore.py
-            out += [f"{i}. `{doc['command']}` ({doc['date']})", "",
-                    f"   {_machine(doc['machine'])}", ""]
-            continue
-        if doc.get("schema") == ASYNC:  # benchmarks/bench_sssp_async.py
-            m = doc["machine"]
-            out += [f"{i}. `{doc['command']}`", "", f"   {m['gpu']}, CuPy {m['cupy']}, "
-                    f"Python {m['python']}; gbla {m['gbla']}", ""]
-            continue
-        if "ranks" in doc:  # benchmarks/bench_distributed.py
-            out += [f"{i}. `python -m gbla.distributed.launch -n {doc['ranks']} "
-                    f"benchmarks/bench_distributed.py --scale {doc['scale']}"
-                    + (f" --edge-factor {doc['edge_factor']}" if doc.get("edge_factor", 16) != 16
-                       else "") + f"` ({doc['device']})",
-                    "", f"   {doc.get('machine', 'see the README')}; Python {doc['python']}; "
-                    f"gbla {doc['gbla']}", ""]
-            continue
-        if "rows" in doc:  # benchmarks/bench_sssp_ablation.py
-            m = doc["machine"]
-            out += [f"{i}. `python benchmarks/bench_sssp_ablation.py` ({doc.get('runs', '')})",
-                    "", f"   {m['gpu']}, CuPy {m['cupy']}, Python {m['python']}; gbla "
-                    f"{m['gbla']}", ""]
-            continue
-        timing = ", sources back to back" if doc.get("timing") == bench.BACK_TO_BACK else ""
-        out += [f"{i}. `{doc['command']}` ({doc['created']}{timing})", "",
-                f"   {_machine(doc['machine'])}", ""]
-    for i, doc in enumerate(documents, 1):
-        if doc.get("schema") == MULTISOURCE:
-            out += _multisource(doc, i)
-            continue
-        if doc.get("schema") == OUTOFCORE:
-            out += _outofcore(doc, paths[i - 1], i)
-            continue
-        if doc.get("schema") == ASYNC:
-            out += _async(doc, i)
-            continue
-        if "ranks" in doc:
-            out += _distributed(doc, i)
-            continue
-        if "rows" in doc:
-            out += _ablation(doc, paths[i - 1], i)
-            continue
-        for (graph, algo), records in bench.group(doc["records"]).items():
-            out += [f"## {graph}, {algo} (run {i})", "",
-                    bench.describe(records).replace("\n  ", "; "), "",
-                    bench.format_table(records, style="markdown"), ""]
+           "it.", ""]
+    if summary:
+        out += _summary(documents, paths)
+    out += ["## Files", ""] + [f"- [{n}](#{n})" for n in names] + [""]
+    for doc, path, name in zip(documents, paths, names):
+        kind = _kind(doc)
+        out += [f"## {name}", ""] + _about(doc, kind, path) + [""]
+        out += _tables(doc, kind, path, name)
     return "\n".join(out)
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("json", nargs="+", help="files written by gbla bench --json")
+    p.add_argument("json", nargs="*", help="render these files only, to standard output")
+    p.add_argument("--plot", action="store_true",
+                   help=f"also draw the summary's chart, {RESULTS}/{SUMMARY_PNG}")
     args = p.parse_args(argv)
+    paths = args.json
+    if not paths:  # the whole folder, from the checkout's root
+        os.chdir(ROOT)
+        paths = sorted(glob.glob(f"{RESULTS}/*.json"), key=_order)
     documents = []
-    for path in args.json:
+    for path in paths:
         with open(path) as f:
             documents.append(json.load(f))
-    sys.stdout.write(render(documents, args.json))
+    if args.plot:
+        plot_summary(documents, paths, os.path.join(ROOT, RESULTS, SUMMARY_PNG))
+    text = render(documents, paths, summary=not args.json)
+    if args.json:
+        sys.stdout.write(text)
+    else:
+        with open("BENCHMARKS.md", "w") as f:
+            f.write(text)
     return 0
 
 

@@ -6,8 +6,8 @@ table's D2H column shows), on a log scale, a bar per strategy in the order the J
 them. Drawn beside the JSON under its name with .png, tools/benchmarks_md.py shows it with the
 run.
 
-    python tools/plot_outofcore.py benchmarks/results/outofcore_rmat24_ne.json \
-        benchmarks/results/outofcore_rmat24_ne.png
+    python tools/plot_outofcore.py benchmarks/results/outofcore_rmat24_h100.json \
+        benchmarks/results/outofcore_rmat24_h100.png
 """
 
 import argparse

@@ -188,7 +188,7 @@ def _weights(A):
 def _sssp_many(A, sources, *, return_predecessors, method, delta, direction, stats):
     """Distances from several sources: Bellman-Ford from each in turn (its recorded loop
     replayed from each source on the device), the rows stacked. Measured on an H100 and on the
-    CPU (benchmarks/results/ab_session18.log), this is faster than one Bellman-Ford over a
+    CPU (benchmarks/results/ab/sssp_calls.log), this is faster than one Bellman-Ford over a
     frontier matrix (a row per source, one min.+ mxm a round for all of them): 64 sources
     3-12x on the GPU on every graph tried, and on the CPU on the weighted ones."""
     n = A.nrows

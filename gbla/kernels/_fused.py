@@ -21,7 +21,7 @@ __all__ = ["NotFusible", "Program", "THREADS", "MAX_VERTICES", "MAX_EDGES"]
 
 # The block: its threads, and the largest iteration it runs (its first product's input: entries,
 # and their out-edges); a larger one goes to the graph's iteration. Measured on an H100
-# (benchmarks/results/ab_fused.log, ab_session17.log): a thin BFS level costs the block about
+# (benchmarks/results/ab/fused_block*.log): a thin BFS level costs the block about
 # 6 us, the graph's iteration about 20. Past a block's entries the block takes them a block at
 # a time, and each step of an iteration that walks a list waits on memory once a pass: a
 # program of at most SHORT steps (a BFS level: start, push, assign the levels and the parents,
