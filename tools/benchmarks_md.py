@@ -374,7 +374,7 @@ def _about(doc, kind, path):
                 + (f" --edge-factor {doc['edge_factor']}" if doc.get("edge_factor", 16) != 16
                    else "")
                 + ("" if algos == ["bfs", "bfs_bitmap", "sssp"] else " --algos " + " ".join(algos))
-                + (" --levels" if any("level_ms" in r for r in doc["rows"]) else "") + "`", "",
+                + "`", "",
                 f"Machine: {doc.get('machine', 'not recorded')}; Python {doc['python']}; "
                 f"gbla {doc['gbla']}"]
     if kind == PAGERANK:
