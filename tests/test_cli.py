@@ -421,7 +421,7 @@ def test_benchmarks_md_has_a_table_row_per_method(capsys, tmp_path, wrong_bfs):
     assert md.startswith("# Benchmarks\n")
     assert f"`{doc['command']}`" in md
     for graph in ("rmat:8", "grid:20x20"):
-        assert f"## {graph}, bfs (run 1)" in md
+        assert f"### {graph}, bfs\n" in md
     rows = [line for line in md.splitlines() if line.startswith("| ")]
     assert sum(line.startswith("| algebraic | cpu |") for line in rows) == 2
     assert sum(line.startswith("| scipy | cpu |") for line in rows) == 2
@@ -435,7 +435,21 @@ def test_benchmarks_md_has_a_table_row_per_method(capsys, tmp_path, wrong_bfs):
     (tmp_path / "older.json").write_text(json.dumps(older))
     assert tool.main([str(tmp_path / "older.json")]) == 0
     md = capsys.readouterr().out
-    assert f"({doc['created']})" in md and "(run 1)" in md
+    assert f"({doc['created']})" in md and "## older\n" in md
+
+
+def test_benchmarks_md_renders_every_file_in_benchmarks_results():
+    # BENCHMARKS.md is made from every JSON there: each must have its section and its tables
+    tool = load_module("tools/benchmarks_md.py")
+    root = Path(__file__).parents[1]
+    paths = sorted((str(p.relative_to(root)) for p in (root / "benchmarks" / "results")
+                    .glob("*.json")), key=tool._order)
+    documents = [json.loads((root / p).read_text()) for p in paths]
+    md = tool.render(documents, paths)
+    for path in paths:
+        section = md.split(f"\n## {Path(path).stem}\n", 1)[1].split("\n## ", 1)[0]
+        assert "Command: " in section and "\n### " in section
+    assert "## Summary: gbla against SciPy and GPU peers" in md
 
 
 def test_corpus_table_has_a_row_a_graph_and_counts_the_wins_it_shows(capsys, tmp_path,
@@ -482,9 +496,9 @@ def test_benchmarks_md_renders_a_distributed_run_from_the_launcher(capsys, tmp_p
     tool = load_module("tools/benchmarks_md.py")
     assert tool.main([str(out)]) == 0
     md = capsys.readouterr().out
-    assert "1. `python -m gbla.distributed.launch -n 2 benchmarks/bench_distributed.py " \
-        "--scale 7` (cpu)" in md
-    assert "## rmat(7) over 2 rank(s) on the CPU (run 1)" in md
+    assert "Command: `python -m gbla.distributed.launch -n 2 benchmarks/bench_distributed.py " \
+        "--scale 7`" in md
+    assert "### rmat(7) over 2 rank(s) on the CPU\n" in md
     rows = [line for line in md.splitlines() if line.startswith(("| bfs |", "| sssp |"))]
     assert len(rows) == 4 and all(int(r.split("|")[5]) >= 1 for r in rows)  # levels
 
@@ -521,13 +535,13 @@ def test_bench_multisource_checks_every_batch_and_renders_in_benchmarks_md(capsy
     capsys.readouterr()
     assert load_module("tools/benchmarks_md.py").main([str(tmp_path / "multisource.json")]) == 0
     md = capsys.readouterr().out
-    assert f"1. `{doc['command']}`" in md
+    assert f"Command: `{doc['command']}`" in md
     assert doc["command"].startswith("python benchmarks/bench_multisource.py --graph rmat:8")
     for algo in ("bfs", "sssp"):
-        assert f"## rmat:8, {algo} from many sources at once (run 1)" in md
+        assert f"### rmat:8, {algo} from many sources at once\n" in md
     rows = [line for line in md.splitlines() if line.startswith("| ")]
     assert sum(line.startswith("| 4 |") and line.endswith("| ok |") for line in rows) == 2
-    assert "## networkx all_pairs_shortest_path_length (run 1)" in md
+    assert "### networkx all_pairs_shortest_path_length\n" in md
     assert "then every entry read" in md and "`HopLengths` mappings" in md
     assert "the results equal" in md
     # a run from before the read time was measured renders as it did
