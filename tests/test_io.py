@@ -46,6 +46,25 @@ def read(path, **kwargs):
     return gbla.io.read(path, device="cpu", **kwargs)
 
 
+def mtx_numpy(relative):
+    """Matrix Market by np.loadtxt alone (independent of the SciPy reader gbla.io uses): the
+    header's field and symmetry, then the size line and the entries as numbers."""
+    path = data_file(relative)
+    with (gzip.open(path, "rt") if relative.endswith(".gz") else open(path)) as f:
+        field, symmetry = f.readline().lower().split()[3:5]
+        size = next(line for line in f if line.strip() and not line.startswith("%"))
+        rows = np.loadtxt(f, comments="%", ndmin=2)
+    n, _, entries = (int(k) for k in size.split())
+    assert len(rows) == entries
+    src, dst = rows[:, 0].astype(np.int64) - 1, rows[:, 1].astype(np.int64) - 1
+    w = np.ones(len(rows)) if field == "pattern" else rows[:, 2]
+    if symmetry != "general":
+        off = src != dst
+        mirror = -w[off] if symmetry == "skew-symmetric" else w[off]
+        src, dst, w = np.r_[src, dst[off]], np.r_[dst, src[off]], np.r_[w, mirror]
+    return G.csr(src, dst, w, n)
+
+
 # ============================================================================== real graphs
 @pytest.mark.parametrize("relative, field", [
     ("mtx/karate.mtx", "pattern"), ("mtx/chesapeake.mtx", "pattern"),
@@ -60,6 +79,19 @@ def test_matrix_market_files_match_scipy(relative, field):
     expected_dtype = {"pattern": np.bool_, "real": np.float64, "integer": np.int64}[field]
     assert A.dtype == expected_dtype and A.is_iso == (field == "pattern")
     assert_same(A, mtx_oracle(relative), values=field != "pattern")
+
+
+@pytest.mark.parametrize("relative", [
+    "mtx/karate.mtx", "mtx/bips98_606.mtx", "mtx/west0067.mtx", "tiny/gapbs/4w.mtx",
+    "road/USA-road-NY.mtx.gz", "road/luxembourg_osm.mtx.gz", "mesh/delaunay_n16.mtx.gz",
+    "social/ego-Facebook-combined.mtx.gz", "social/as-caida20071105.mtx.gz",
+    "social/email-Enron.mtx.gz", "social/soc-Slashdot0902.directed.mtx.gz",
+    "weighted/OL.mtx.gz", "weighted/TG.mtx.gz",
+])
+def test_matrix_market_through_scipy_equals_an_independent_numpy_reader(relative):
+    # the hand parser these replaced gave the same arrays on every shared graph
+    A = read(data_file(relative))
+    assert_same(A, mtx_numpy(relative), values=not A.is_iso)
 
 
 def test_read_mtx_keeps_working_as_before():
@@ -214,6 +246,25 @@ def test_mtx_symmetric_and_skew_symmetric_give_both_triangles(tmp_path):
     assert (dense(skew) == [[0, -3.5], [3.5, 0]]).all()
 
 
+def test_mtx_hermitian_real_values_give_both_triangles(tmp_path):
+    #   (2, 1) = 5 in a real hermitian file: (1, 2) = 5 too
+    A = read(write(tmp_path, "h.mtx", "%%MatrixMarket matrix coordinate real hermitian\n"
+                                      "2 2 2\n2 1 5\n1 1 -1\n"))
+    assert (dense(A) == [[-1, 5], [5, 0]]).all()
+
+
+def test_mtx_ignores_what_follows_the_fields_of_a_line_as_scipy_does(tmp_path):
+    # a pattern file whose lines carry values (as some converters write them) is the pattern
+    A = read(write(tmp_path, "p.mtx", MTX + "3 3 2\n1 2 7\n3 1 9.5\n"))
+    assert A.is_iso and (dense(A) == [[0, 1, 0], [0, 0, 0], [1, 0, 0]]).all()
+
+
+def test_mtx_gzip_with_an_upper_case_suffix_is_read(tmp_path):
+    path = write(tmp_path, "g.mtx.gz", MTX + "2 2 1\n1 2\n")
+    upper = path.rename(tmp_path / "G.MTX.GZ")
+    assert (dense(read(upper)) == [[0, 1], [0, 0]]).all()
+
+
 def test_mtx_rectangular_and_repeated_entries_keep_the_smallest(tmp_path):
     A = read(write(tmp_path, "r.mtx", "%%MatrixMarket matrix coordinate real general\n"
                                       "2 3 3\n1 3 5.0\n1 3 -1.5\n2 1 1e3\n"))
@@ -283,11 +334,20 @@ MALFORMED = [
     # name, text, line, reason
     ("nohead.mtx", "3 3 1\n1 2\n", 1, "expected the header '%%MatrixMarket"),
     ("array.mtx", "%%MatrixMarket matrix array real general\n2 2\n", 1, "'coordinate'"),
-    ("complex.mtx", "%%MatrixMarket matrix coordinate complex general\n", 1,
+    ("complex.mtx", "%%MatrixMarket matrix coordinate complex general\n2 2 0\n", 1,
      "field must be pattern, integer or real; got 'complex'"),
+    ("headonly.mtx", "%%MatrixMarket matrix coordinate real general\n", 1,
+     "the file ends before the size line"),
     ("nosize.mtx", MTX + "% only comments\n", 2, "the file ends before the size line"),
     ("badsize.mtx", MTX + "3 3\n", 2, "expected the size line 'rows columns entries'"),
-    ("width.mtx", MTX + "3 3 2\n1 2\n2 3 1\n", 4, "expected 2 tokens ('row column'); got 3"),
+    ("width.mtx", MTXR + "3 3 2\n1 2 1\n2 3\n", 4,
+     "expected 3 tokens ('row column value'); got 2"),
+    ("square.mtx", "%%MatrixMarket matrix coordinate real symmetric\n% c\n2 3 1\n1 1 1\n", 3,
+     "a symmetric matrix must be square; got 2 x 3"),
+    ("remark.mtx", MTX + "3 3 2\n1 2\n% between\n2 3\n", 4,
+     "a '%' comment among the entries (comments belong to the header)"),
+    ("int.mtx", "%%MatrixMarket matrix coordinate integer general\n3 3 1\n"
+     "1 2 99999999999999999999\n", 3, "value 99999999999999999999 does not fit in int64"),
     ("word.mtx", MTXR + "3 3 2\n1 2 0.5\n2 3 abc\n", 4, "value must be a number; got 'abc'"),
     ("zero.mtx", MTX + "3 3 2\n1 2\n0 3\n", 4, "row index 0 is below 1 (ids are 1-based)"),
     ("beyond.mtx", MTX + "3 3 2\n1 2\n2 4\n", 4,
@@ -414,7 +474,9 @@ def test_a_damaged_cache_is_replaced_and_a_damaged_npz_raises(tmp_path):
     assert dense(read(cache))[0, 1] == 4
     bad = tmp_path / "other.npz"
     np.savez(bad, something=np.arange(3))
-    with pytest.raises(FormatError, match="other.npz: not a gbla graph cache"):
+    with pytest.raises(FormatError, match="other.npz: holds neither a sparse matrix of "
+                                          r"scipy.sparse.save_npz nor a gbla graph cache \("
+                                          "arrays: something\\)"):
         read(bad)
 
 
@@ -447,6 +509,126 @@ def test_a_real_data_file_round_trips_through_its_cache(tmp_path):
     A = read(path, cache=True)
     B = read(path, cache=True)
     assert B.is_iso and (A.to_scipy() != B.to_scipy()).nnz == 0
+
+
+# ============================================================================== SciPy .npz
+#   the fixture: 0 -> 1 (2.5), 1 -> 2 (-1), 2 -> 0 (4), vertex 3 isolated
+FIXTURE = np.array([[0, 2.5, 0, 0], [0, 0, -1, 0], [4, 0, 0, 0], [0, 0, 0, 0]])
+
+
+@pytest.mark.parametrize("layout", ["csr", "csc", "coo", "bsr", "dia"])
+@pytest.mark.parametrize("container", [sp.csr_array, sp.csr_matrix])
+def test_a_scipy_save_npz_file_is_read_in_every_format(tmp_path, layout, container):
+    path = tmp_path / "g.npz"
+    sp.save_npz(path, container(FIXTURE).asformat(layout))
+    A = read(path)
+    assert A.shape == (4, 4) and A.dtype == np.float64 and not A.is_iso
+    assert (dense(A) == FIXTURE).all()
+    U = read(path, directed=False)
+    assert U.is_symmetric and dense(U)[1, 0] == 2.5
+
+
+def test_a_scipy_npz_keeps_integer_values_and_reads_bool_as_the_pattern(tmp_path):
+    sp.save_npz(tmp_path / "i.npz", sp.csr_array(FIXTURE.astype(np.int64)))
+    A = read(tmp_path / "i.npz")
+    assert A.dtype == np.int64 and dense(A)[2, 0] == 4
+    sp.save_npz(tmp_path / "b.npz", sp.csr_array(FIXTURE != 0))
+    P = read(tmp_path / "b.npz")
+    assert P.is_iso and P.nvals == 3 and (dense(P) == (FIXTURE != 0)).all()
+    with pytest.raises(FormatError, match=r"b.npz: the matrix holds bool values \(no weights\)"):
+        read(tmp_path / "b.npz", weighted=True)
+
+
+def test_repeated_entries_of_a_scipy_coo_npz_follow_dup_op(tmp_path):
+    #   (0, 1) three times: 5, 2, 7
+    S = sp.coo_array(([5.0, 2.0, 7.0], ([0, 0, 0], [1, 1, 1])), shape=(2, 2))
+    path = tmp_path / "dup.npz"
+    sp.save_npz(path, S)
+    assert dense(read(path))[0, 1] == 2
+    assert dense(read(path, dup_op=gbla.semirings.binary.plus))[0, 1] == 14
+    with pytest.raises(FormatError, match="dup.npz: .*repeated"):
+        read(path, dup_op=None)
+
+
+@pytest.mark.parametrize("S, reason", [
+    (sp.csr_array(np.ones((2, 3))), r"a graph's matrix must be square \(n x n\); got shape 2 x 3"),
+    (sp.csr_array(np.eye(2, dtype=np.complex128)),
+     "values must be bool, integer or real; got complex128"),
+], ids=["rectangular", "complex"])
+def test_a_scipy_npz_that_is_no_graph_raises_format_error(tmp_path, S, reason):
+    path = tmp_path / "m.npz"
+    sp.save_npz(path, S)
+    with pytest.raises(FormatError, match=f"m.npz: {reason}"):
+        read(path)
+
+
+def test_reading_a_scipy_npz_leaves_the_file_as_it_was(tmp_path):
+    path = tmp_path / "g.npz"
+    sp.save_npz(path, sp.csr_array(FIXTURE))
+    before, stat = path.read_bytes(), path.stat()
+    read(path)
+    read(path, directed=False, weighted=False)
+    assert path.read_bytes() == before and path.stat().st_mtime_ns == stat.st_mtime_ns
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.npz"]
+
+
+def test_a_scipy_npz_where_the_cache_would_go_is_never_replaced(tmp_path):
+    text = write(tmp_path, "g.txt", "0 1\n1 2\n")
+    mine = tmp_path / "g.txt.npz"  # the user's own file, not a cache
+    sp.save_npz(mine, sp.csr_array(FIXTURE))
+    before = mine.read_bytes()
+    with pytest.warns(RuntimeWarning, match="holds a SciPy sparse matrix, not a gbla cache"):
+        A = read(text, cache=True)
+    assert A.shape == (3, 3) and mine.read_bytes() == before
+
+
+@pytest.mark.parametrize("argv", [
+    ["bench", "{path}", "--algo", "bfs", "--sources", "2", "--device", "cpu", "--no-progress"],
+    ["bfs", "{path}", "--source", "0", "--device", "cpu"],
+    ["sssp", "{path}", "--source", "0", "--device", "cpu"],
+], ids=["bench", "bfs", "sssp"])
+def test_the_command_line_takes_a_scipy_npz_as_its_graph(tmp_path, capsys, argv):
+    from gbla import cli
+    path = tmp_path / "ring.npz"
+    #   a directed ring 0 -> 1 -> ... -> 7 -> 0 with weights 1..8
+    n = 8
+    sp.save_npz(path, sp.coo_array((np.arange(1.0, n + 1), (np.arange(n), (np.arange(n) + 1) % n)),
+                                   shape=(n, n)))
+    status = cli.main([a.format(path=path) for a in argv])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert "ring.npz" in out
+
+
+# ============================================================================== huge sizes
+def _skip_if_memory_holds(gib):
+    have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if have > gib * 2**30:
+        pytest.skip(f"this machine has more than {gib} GiB of memory")
+
+
+@pytest.mark.parametrize("name, text, line", [
+    ("huge.txt", "# the issue's file\n0 1\n1 100000000000\n2 0\n", 3),
+    ("huge.wel", "0 1 5\n100000000000 2 7\n", 2),
+    ("huge.el.gz", "0 1\n1 2\n100000000000 0\n", 3),
+])
+def test_an_edge_list_id_too_large_for_memory_raises_format_error_naming_the_gib(tmp_path, name,
+                                                                              text, line):
+    # n is the largest id + 1: 100000000001 row pointers alone are 745.1 GiB
+    _skip_if_memory_holds(745)
+    with pytest.raises(FormatError, match=rf"{re.escape(name)}: line {line}: vertex id "
+                                          r"100000000000 \(a graph of 100000000001 vertices\) "
+                                          r"needs 745.1 GiB to read; this machine has [\d,.]+ GiB"):
+        read(write(tmp_path, name, text))
+
+
+def test_a_scipy_npz_shape_too_large_for_memory_raises_format_error_naming_the_gib(tmp_path):
+    _skip_if_memory_holds(7450)
+    path = tmp_path / "huge.npz"
+    sp.save_npz(path, sp.coo_array(([1.0], ([0], [1])), shape=(10**12, 10**12)))
+    with pytest.raises(FormatError, match=r"huge.npz: a 1000000000000 x 1000000000000 matrix "
+                                          r"needs 7,450.6 GiB to read; this machine has"):
+        read(path)
 
 
 # ============================================================================== write_mtx

@@ -1,4 +1,6 @@
-"""The binary ``.npz`` cache that ``read(..., cache=True)`` writes beside a text file."""
+"""The binary ``.npz`` graphs: the cache that ``read(..., cache=True)`` writes beside a text
+file, and a sparse matrix that ``scipy.sparse.save_npz`` wrote. The arrays they hold tell them
+apart: the cache's ``version``, SciPy's ``format``."""
 
 import os
 import tempfile
@@ -8,10 +10,11 @@ import zlib
 import numpy as np
 
 from ..exceptions import GblaError
-from ..matrix import Matrix
-from ._errors import FormatError
+from ..matrix import DUP_OP, Matrix
+from ._errors import FormatError, _too_large
 
 _CACHE_VERSION = 1
+_NPZ_ERRORS = (OSError, ValueError, EOFError, zlib.error)  # what np.load raises on a bad file
 
 
 def _write_cache(cache_path, A, unweighted, stat):
@@ -37,6 +40,62 @@ def _write_cache(cache_path, A, unweighted, stat):
                       "was read without it", RuntimeWarning, stacklevel=4)
 
 
+def _load_npz(path, name, dup_op=DUP_OP):
+    """The graph of a ``.npz`` file, whichever of the two wrote it, and why it has no
+    weights."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            names = set(z.files)
+            shape = z["shape"] if "format" in names and "version" not in names else None
+    except _NPZ_ERRORS as e:
+        raise FormatError(f"{name}: not a readable .npz file ({e})") from None
+    if shape is not None:
+        return _load_scipy(path, name, shape, dup_op)
+    if "version" not in names:
+        raise FormatError(f"{name}: holds neither a sparse matrix of scipy.sparse.save_npz nor "
+                          f"a gbla graph cache (arrays: {', '.join(sorted(names)) or 'none'})")
+    return _load_cache(path, name)
+
+
+def _holds_scipy_matrix(path):
+    """Whether ``path`` is a .npz of scipy.sparse.save_npz (a user's file, never a cache to
+    replace)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return "format" in z.files and "version" not in z.files
+    except _NPZ_ERRORS:
+        return False
+
+
+def _load_scipy(path, name, shape, dup_op):
+    import scipy.sparse as sp
+    dims = tuple(int(k) for k in np.ravel(shape)) if shape.dtype.kind in "iu" else ()
+    if len(dims) != 2 or dims[0] != dims[1]:
+        raise FormatError(f"{name}: a graph's matrix must be square (n x n); got shape "
+                          f"{' x '.join(map(str, dims)) or repr(shape)}")
+    n = dims[0]
+    too_large = _too_large(f"a {n} x {n} matrix", n, 0, False)  # before the arrays are read
+    if too_large is not None:
+        raise FormatError(f"{name}: {too_large}")
+    try:
+        S = sp.load_npz(path)
+    except (*_NPZ_ERRORS, KeyError, NotImplementedError) as e:
+        raise FormatError(f"{name}: not a readable scipy.sparse matrix ({e})") from None
+    if S.dtype.kind not in "biuf":
+        raise FormatError(f"{name}: values must be bool, integer or real; got {S.dtype}")
+    too_large = _too_large(f"a {n} x {n} matrix of {S.nnz} entries", n, S.nnz,
+                           S.dtype != np.bool_)
+    if too_large is not None:
+        raise FormatError(f"{name}: {too_large}")
+    try:
+        A = Matrix.from_scipy(S, dup_op=dup_op, device="cpu")
+    except GblaError as e:  # a repeat with dup_op=None, or a dtype gbla does not compute in
+        raise FormatError(f"{name}: {e}") from None
+    if S.dtype == np.bool_:  # every stored entry is an edge, as in a pattern file
+        return A.pattern(), "the matrix holds bool values (no weights)"
+    return A, ""
+
+
 def _load_cache(path, name, source=None):
     """A cached graph and why it has no weights; with ``source`` (the text file's stat), a
     cache recorded for another size or time raises FormatError."""
@@ -44,7 +103,7 @@ def _load_cache(path, name, source=None):
     try:
         with np.load(path, allow_pickle=False) as z:
             f = {k: z[k] for k in z.files}
-    except (OSError, ValueError, zlib.error) as e:
+    except _NPZ_ERRORS as e:
         raise FormatError(f"{name}: not a gbla graph cache ({e})") from None
     need = {"version", "indptr", "indices", "shape", "dtype", "iso", "unweighted", "source_size",
             "source_mtime_ns"}

@@ -1,10 +1,11 @@
-"""One parser per text format: each reads a _Stream into the graph its file states."""
+"""One parser per text format gbla parses itself (SNAP edge lists, DIMACS, METIS): each reads
+a _Stream into the graph its file states. Matrix Market is read by SciPy (_mtx)."""
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
+from ._errors import _largest_vertex_count, _too_large
 from ._text import _INT, _Bad, _Counter, _Tokens, _ids, _map_chunks
 
 
@@ -24,79 +25,11 @@ def _join(parts, k):
     return np.concatenate([p[k] for p in parts]) if parts else np.empty(0, np.int64)
 
 
-def _parse_mtx(stream):
-    header = stream.readline()
-    words = (header or b"").decode("ascii", "replace").lower().split()
-    if len(words) != 5 or words[:2] != ["%%matrixmarket", "matrix"]:
-        shown = (header or b"")[:60].decode("ascii", "replace")
-        raise stream.error(1, "expected the header '%%MatrixMarket matrix coordinate <field> "
-                           f"<symmetry>'; got {shown!r}")
-    layout, field, symmetry = words[2:]
-    if layout != "coordinate":
-        raise stream.error(1, f"only sparse 'coordinate' files can be read; got '{layout}'")
-    if field not in ("pattern", "integer", "real", "double"):
-        raise stream.error(1, f"field must be pattern, integer or real; got '{field}'")
-    if symmetry not in ("general", "symmetric", "skew-symmetric"):
-        raise stream.error(1, f"symmetry must be general, symmetric or skew-symmetric; got "
-                           f"'{symmetry}'")
-    line = stream.content_line(b"%")
-    size_line = stream.line - 1
-    nrows, ncols, nnz = _header_ints(stream, line, 3, "the size line 'rows columns entries'")
-    if symmetry != "general" and nrows != ncols:
-        raise stream.error(size_line, f"a {symmetry} matrix must be square; got {nrows} x {ncols}")
-    _check_fits(stream, size_line, max(nrows, ncols), nnz * (1 if symmetry == "general" else 2),
-                field != "pattern", f"a {nrows} x {ncols} matrix of {nnz} entries")
-    width = 2 if field == "pattern" else 3
-    form = "'row column'" if width == 2 else "'row column value'"
-
-    def table(tok):
-        return tok.table(width, ord("%"), form=form)
-
-    def work(chunk, _):
-        tok = _Tokens(chunk)
-        cols = table(tok)
-        r = _ids(tok, cols[0], 1, nrows, "row index", "the declared row count")
-        c = _ids(tok, cols[1], 1, ncols, "column index", "the declared column count")
-        v = None
-        if width == 3:
-            read_values = tok.ints if field == "integer" else tok.floats
-            v = read_values(cols[2], "value")
-        return r, c, v
-
-    counter = _Counter(stream, nnz, table, "entries", size_line)
-    parts, _ = _map_chunks(stream, work, check=counter)
-    counter.at_end()
-    src, dst = _join(parts, 0), _join(parts, 1)
-    values = None if width == 2 else _join(parts, 2)
-    if values is not None and values.dtype != (np.int64 if field == "integer" else np.float64):
-        values = values.astype(np.int64 if field == "integer" else np.float64)
-    if symmetry != "general":  # the file holds one triangle: add the mirror of each off-diagonal
-        off = src != dst
-        src, dst = np.concatenate([src, dst[off]]), np.concatenate([dst, src[off]])
-        if values is not None:
-            mirror = values[off] if symmetry == "symmetric" else -values[off]
-            values = np.concatenate([values, mirror])
-    return _Parsed(src, dst, values, (nrows, ncols),
-                   "line 1: the header declares a pattern matrix (no values)")
-
-
-def _host_bytes():
-    """The machine's physical memory in bytes (None where the OS does not say)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
-def _check_fits(stream, line, n, entries, valued, declared):
-    """Raise FormatError at header ``line`` when the graph it declares (n vertices, ``entries``
-    arcs read, twice that for a symmetric file's mirror) cannot be held in this machine's
-    memory: the arrays read (two int64 ids and a value per arc) and the CSR row pointers."""
-    need = 8 * (n + 1) + entries * (16 + (8 if valued else 0))
-    have = _host_bytes()
-    if have is not None and need > have:
-        raise stream.error(line, f"{declared} needs {need / 2**30:,.1f} GiB to read; this "
-                           f"machine has {have / 2**30:,.1f} GiB")
+def _check_fits(stream, line, declared, n, entries, valued):
+    """Raise FormatError at header ``line`` when the graph it declares cannot be held here."""
+    reason = _too_large(declared, n, entries, valued)
+    if reason is not None:
+        raise stream.error(line, reason)
 
 
 def _header_ints(stream, line, count, form, at_least=None):
@@ -136,7 +69,27 @@ def _parse_edges(stream):
                 w = tok.floats(cols[2], "weight")
         return u, v, w
 
-    parts, _ = _map_chunks(stream, work)
+    read = 0
+
+    def check(result, line, chunk):
+        # n is the largest id + 1, so one id decides the size: an id too large for this
+        # machine is named at its line, before the rest of the file is read.
+        nonlocal read
+        u, v = result[0], result[1]
+        read += len(u)
+        limit = _largest_vertex_count(read, width == 3)
+        if limit is None or not len(u) or max(int(u.max()), int(v.max())) < limit:
+            return
+        tok = _Tokens(chunk)
+        row = int(np.argmax((u >= limit) | (v >= limit)))
+        column = 0 if u[row] >= limit else 1
+        big = int((u, v)[column][row])
+        at = tok.offset(tok.table(width, ord("#"))[column][row])
+        raise stream.error(line + chunk.count(b"\n", 0, at),
+                           _too_large(f"vertex id {big} (a graph of {big + 1} vertices)",
+                                      big + 1, read, width == 3))
+
+    parts, _ = _map_chunks(stream, work, check=check)
     src, dst = _join(parts, 0), _join(parts, 1)
     n = int(max(src.max(), dst.max())) + 1 if len(src) else 0
     values = None
@@ -162,7 +115,7 @@ def _parse_dimacs(stream):
         raise stream.error(p_line, "expected the problem line 'p sp <nodes> <arcs>'; got "
                            f"{line[:60].decode('ascii', 'replace')!r}")
     n, m = int(words[2]), int(words[3])
-    _check_fits(stream, p_line, n, m, True, f"a graph of {n} nodes and {m} arcs")
+    _check_fits(stream, p_line, f"a graph of {n} nodes and {m} arcs", n, m, True)
 
     def table(tok):
         return tok.table(3, ord("c"), prefix=ord("a"), form="an arc 'a u v w'")
@@ -185,7 +138,7 @@ def _parse_metis(stream):
     line = stream.content_line(b"%")
     h = stream.line - 1
     n, m, *rest = _header_ints(stream, line, 4, "the header 'n m [fmt [ncon]]'", at_least=2)
-    _check_fits(stream, h, n, 2 * m, True, f"a graph of {n} vertices and {m} edges")
+    _check_fits(stream, h, f"a graph of {n} vertices and {m} edges", n, 2 * m, True)
     fmt = line.split()[2].decode() if rest else "0"
     if len(fmt) > 3 or set(fmt) - {"0", "1"}:
         raise stream.error(h, f"fmt must be up to three 0/1 digits (e.g. 1, 10, 11); got '{fmt}'")
@@ -252,5 +205,4 @@ def _parse_metis(stream):
                    f"line {h}: the header's fmt '{fmt}' declares no edge weights")
 
 
-_PARSERS = {"mtx": _parse_mtx, "edges": _parse_edges, "dimacs": _parse_dimacs,
-            "metis": _parse_metis}
+_PARSERS = {"edges": _parse_edges, "dimacs": _parse_dimacs, "metis": _parse_metis}

@@ -1,6 +1,7 @@
 """read and read_mtx: a graph file, its format chosen by extension, into a Matrix."""
 
 import os
+import warnings
 
 import numpy as np
 
@@ -9,12 +10,13 @@ from .. import _validation as V
 from .. import _storage
 from ..exceptions import DuplicateIndex
 from ..matrix import DUP_OP, Matrix
-from ._cache import _load_cache, _write_cache
+from ._cache import _holds_scipy_matrix, _load_cache, _load_npz, _write_cache
 from ._errors import FormatError
 from ._formats import _PARSERS
+from ._mtx import _read_mtx
 from ._text import _Stream
 
-# Text readers by extension (after any ".gz"); ".npz" is the binary cache.
+# Text readers by extension (after any ".gz"); ".npz" is binary (SciPy's or gbla's cache).
 _TEXT_KINDS = {".mtx": "mtx", ".txt": "edges", ".el": "edges", ".wel": "edges", ".gr": "dimacs",
                ".graph": "metis"}
 _EXTENSIONS = tuple(_TEXT_KINDS) + (".npz",)
@@ -25,8 +27,10 @@ def read(path, weighted=None, *, dup_op=DUP_OP, cache=False, device=None, direct
     """Read a graph file into a Matrix; the format follows the extension (``.gz`` after it:
     gzip).
 
-    - ``.mtx``: Matrix Market coordinate, 1-based; ``symmetric`` and ``skew-symmetric`` files
-      give both directions.
+    - ``.mtx``: Matrix Market coordinate, 1-based, read by ``scipy.io.mmread``
+      (fast_matrix_market); ``symmetric``, ``skew-symmetric`` and (real) ``hermitian`` files
+      give both directions. As SciPy does, what follows a line's last field is ignored, and
+      comments are allowed in the header only.
     - ``.txt``, ``.el``, ``.wel``: SNAP edge list, ``u v`` or ``u v w`` per line, 0-based,
       ``#`` comment lines; n = largest id + 1; directed.
     - ``.gr``: DIMACS 9 shortest path, ``c`` comments, ``p sp n m``, then ``a u v w`` per arc
@@ -36,7 +40,9 @@ def read(path, weighted=None, *, dup_op=DUP_OP, cache=False, device=None, direct
       ``v w`` pairs, 10: ncon vertex weights first, 11: both, 100: a vertex size first; vertex
       sizes and weights are skipped). Blank lines are vertices without neighbours; the last
       one may be left out.
-    - ``.npz``: the cache written by ``cache=True``.
+    - ``.npz``: a square sparse matrix written by ``scipy.sparse.save_npz`` (any format; a
+      bool matrix is a pattern: every stored entry is an edge), or the cache written by
+      ``cache=True``; the arrays inside tell which.
 
     Parameters
     ----------
@@ -49,7 +55,8 @@ def read(path, weighted=None, *, dup_op=DUP_OP, cache=False, device=None, direct
         Write ``<path>.npz`` beside a text file after parsing it, and load that instead while
         its recorded size and modification time match the text file. The cache holds the graph
         as the file states it, so one cache serves every ``weighted`` and ``directed`` choice.
-        An unwritable directory only warns (RuntimeWarning).
+        An unwritable directory only warns (RuntimeWarning), as does a ``<path>.npz`` that
+        holds a SciPy matrix: a user's file is never replaced.
     device : {'cpu', 'gpu', None}
         Where the Matrix lives; None: the GPU when CuPy sees one, else the CPU.
     directed : {None, True, False}
@@ -76,7 +83,10 @@ def read(path, weighted=None, *, dup_op=DUP_OP, cache=False, device=None, direct
         argument is not one of its allowed values.
     FormatError
         The file is malformed; the message names the file, the line and the reason (e.g. an
-        arc endpoint beyond the ``p`` line's vertex count, fewer entries than declared).
+        arc endpoint beyond the ``p`` line's vertex count, fewer entries than declared). Also
+        a graph larger than this machine's memory, said before it is allocated, with the GiB it
+        needs: a declared size (a header, a ``.npz`` shape) or a vertex id (an edge list's n is
+        its largest id + 1).
 
     Examples
     --------
@@ -92,7 +102,7 @@ def read(path, weighted=None, *, dup_op=DUP_OP, cache=False, device=None, direct
     kind = _kind(V.path_like(path))
     path = _existing(path)
     if kind == "npz":
-        A, unweighted = _load_cache(path, str(path))
+        A, unweighted = _load_npz(path, str(path), dup_op)
     else:
         A, unweighted = _read_text(path, kind, cache, dup_op)
     if weighted is False:
@@ -158,10 +168,16 @@ def _kind(path):
 def _csr(src, dst, values, shape, dup_op=DUP_OP):
     """A canonical scipy CSR array of the arcs, repeated ones merged by ``dup_op``."""
     import scipy.sparse as sp
+    data = np.ones(len(src), np.bool_) if values is None else values
+    # SciPy's conversion (a counting sort by row, then each row sorted) is several times
+    # faster than a sort of all the keys, but it sums repeats: kept when there were none (or
+    # they are a pattern's, where a sum is the one True), else merged again by dup_op.
+    S = sp.csr_array((data, (src, dst)), shape=shape)
+    if values is None or S.nnz == len(src):
+        return S
     rows, cols, values = _storage.merge_entries(src, dst, values, shape, dup_op, "cpu",
                                                 arg="the file", what="edge", base=1)
-    data = np.ones(len(rows), np.bool_) if values is None else values
-    return sp.csr_array((data, (rows, cols)), shape=shape)
+    return sp.csr_array((values, (rows, cols)), shape=shape)
 
 
 def _matrix(src, dst, values, shape, dup_op=DUP_OP):
@@ -191,11 +207,18 @@ def _read_text(path, kind, cache, dup_op):
             return A, unweighted
         except (OSError, ValueError):
             pass  # stale or damaged (FormatError is a ValueError): parse again and rewrite it
-    parsed = _PARSERS[kind](_Stream(path, str(path)))
+    if kind == "mtx":
+        parsed = _read_mtx(path, str(path))
+    else:
+        parsed = _PARSERS[kind](_Stream(path, str(path)))
     try:
         A = _matrix(parsed.src, parsed.dst, parsed.values, parsed.shape, dup_op)
     except DuplicateIndex as e:  # dup_op=None: the file's fault, said as FormatError
         raise FormatError(f"{path}: {e}") from None
-    if cache:
+    if cache and cache_path.is_file() and _holds_scipy_matrix(cache_path):
+        warnings.warn(f"gbla.io.read: {cache_path} holds a SciPy sparse matrix, not a gbla "
+                      "cache; it is left as it is and the graph was read without a cache",
+                      RuntimeWarning, stacklevel=3)
+    elif cache:
         _write_cache(cache_path, A, parsed.unweighted, stat)
     return A, parsed.unweighted
