@@ -85,7 +85,8 @@ def _parser():
                        description="Time every registered method of an algorithm on the same "
                        "random non-isolated sources, check every result against the first "
                        "method's, and report ms per source, Graph500 GTEPS, levels or "
-                       "iterations and peak device memory. " + bench.GTEPS_NOTE)
+                       "iterations and each method's peak memory (measured in untimed calls, "
+                       "against the graph's stored bytes). " + bench.GTEPS_NOTE)
     b.add_argument("graphs", nargs="*", metavar="GRAPH",
                    help=GRAPH_HELP + "; default: dataset:power_grid and rmat:16 (GPU) or "
                    "rmat:12 (CPU)")
@@ -250,6 +251,7 @@ def _bench(args, argv):
               + (f": {', '.join(gpu_only)} are listed as skipped." if gpu_only else "."))
     print(bench.GTEPS_NOTE)
     print(bench.TIMING_NOTE)
+    print(bench.MEMORY_NOTE)
     progress = None
     if not args.no_progress and sys.stderr.isatty():
         progress = _Progress(sys.stderr)

@@ -1,6 +1,6 @@
 """Benchmarks of every registered method of an algorithm (and of SciPy and python-graphblas as
 peers) on the same graphs and the same sources: time per source, Graph500 TEPS, levels or
-iterations, peak device memory, and a check of every result against the first method's.
+iterations, each method's peak memory, and a check of every result against the first method's.
 
 This package holds the logic of ``gbla bench``; ``gbla/cli.py`` only parses and prints.
 
@@ -17,8 +17,8 @@ weights, sources), ``report`` (tables, descriptions, the machine, the JSON docum
 
 from .graphs import (DEFAULT_WEIGHTS, GraphSpec, default_graphs, graph_info, load_graph,
                      parse_graph_spec, pick_sources, sssp_weights)
-from .report import (BACK_TO_BACK, GTEPS_NOTE, MEMORY_NOTE, SCHEMA, TIMING_NOTE, bench_document,
-                     command_line, describe, format_table, group, machine_info)
+from .report import (BACK_TO_BACK, GTEPS_NOTE, MEMORY_NOTE, PER_METHOD, SCHEMA, TIMING_NOTE,
+                     bench_document, command_line, describe, format_table, group, machine_info)
 from .run import PEERS, resolve_methods, run_bench, run_method, run_peer, skip_note
 from .chart import plot
 
@@ -27,4 +27,4 @@ __all__ = ["GraphSpec", "PEERS", "parse_graph_spec", "default_graphs", "load_gra
            "skip_note", "run_peer", "run_bench", "format_table", "describe", "group",
            "machine_info", "bench_document", "plot", "command_line",
            "DEFAULT_WEIGHTS", "SCHEMA", "GTEPS_NOTE", "TIMING_NOTE", "MEMORY_NOTE",
-           "BACK_TO_BACK"]
+           "BACK_TO_BACK", "PER_METHOD"]

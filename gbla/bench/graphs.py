@@ -126,15 +126,18 @@ def sssp_weights(A, weights=None, seed=0):
 
 
 def graph_info(A):
-    """Size of the graph as a dict: n, stored entries, symmetric, self-loops, and ``edges``,
+    """Size of the graph as a dict: n, stored entries, symmetric, self-loops, ``edges``,
     Graph500's count: one per undirected edge of a symmetric graph (a self-loop, stored once,
-    counts once), one per stored arc otherwise."""
+    counts once), one per stored arc otherwise, and ``stored_bytes``: its row pointers, column
+    indices and values (none for an unweighted graph), what a method's peak memory is measured
+    against."""
     symmetric = bool(A.is_symmetric)
     loops = _loops_per_vertex(A)
     n_loops = int(loops.sum())
     edges = (A.nvals + n_loops) // 2 if symmetric else A.nvals
+    stored = sum(int(a.nbytes) for a in (A._indptr, A._indices, A._values) if a is not None)
     return dict(n=A.nrows, nvals=A.nvals, symmetric=symmetric, self_loops=n_loops, edges=edges,
-                dtype=A.dtype.name, device=A.device)
+                dtype=A.dtype.name, device=A.device, stored_bytes=stored)
 
 
 def _loops_per_vertex(A):

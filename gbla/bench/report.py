@@ -25,11 +25,21 @@ TIMING_NOTE = ("Times are whole calls, device synchronized before and after, aft
                "meanwhile (an H100 idle for 20 ms runs its next kernels several times slower "
                "for a while: benchmarks/results/ab_session17.log) and the CPU's caches "
                "cold for SciPy.")
-MEMORY_NOTE = ("Peak MiB: device memory in use in CuPy's pool at the peak of a method's runs "
-               "(its warm-up included), the graph included, and with it what the graph's cache "
-               "holds from the methods run before (converted index arrays, edge lists, "
-               "recorded loops), so a method listed later can show a higher peak than it "
-               "needs alone (GPU only).")
+MEMORY_NOTE = ("Peak MiB: the most memory a method held at once in a call, above what was in "
+               "use before its first call (the graph itself not counted; what the method "
+               "builds and keeps on it, such as a transpose, an int32 copy, a recorded loop or "
+               "a worklist, counted), the largest over its warm-up and every source, each "
+               "measured in an untimed call of its own after the timed ones, on a view of the "
+               "graph without what earlier methods cached: CuPy's pool bytes in use on the "
+               "GPU, tracemalloc's traced bytes on the CPU (NumPy's buffers). peak/graph: "
+               "that over the graph's stored bytes (row pointers, column indices, values); "
+               "the aim is at most 4 plus O(n) vectors, a method above it says why in its "
+               "description. Rows without peak/graph come from runs before it: their peak "
+               "MiB is the device memory in use in CuPy's pool at the peak of the method's "
+               "runs, the graph and what earlier methods cached on it included (GPU only).")
+# What a document's peak_bytes mean ("memory"; documents without it: the pool's bytes in use,
+# the graph included).
+PER_METHOD = "per method, above the graph"
 _MIB = 2.0 ** 20
 
 
@@ -70,6 +80,7 @@ def _row(r):
             "-" if r["gteps"] is None else f"{r['gteps']:.3g}", _counts(r["counts"]),
             "-" if us is None else f"{us:.1f}",
             "-" if r["peak_bytes"] is None else f"{r['peak_bytes'] / _MIB:.1f}",
+            "-" if r.get("peak_ratio") is None else f"{r['peak_ratio']:.2f}",
             r["check"] or r["status"], r["note"] or ""]
 
 
@@ -83,14 +94,15 @@ def format_table(records, style="text"):
     source, GTEPS (harmonic mean), levels or iterations (range over sources), microseconds per
     level or iteration (gbla's level-synchronous methods; mean over sources), for SSSP the
     edges relaxed per stored edge (median over sources; '-' where a method does not count
-    them), peak device MiB, check, note. ``style`` 'text' aligns plain columns; 'markdown'
-    writes a pipe table."""
+    them), peak MiB and peak / the graph's stored bytes (see MEMORY_NOTE), check, note.
+    ``style`` 'text' aligns plain columns; 'markdown' writes a pipe table."""
     count_name = next((r["count_name"] for r in records if r.get("count_name")), "levels")
     levels = "levels" if count_name == "levels" else "iters"
     header = ["method", "device", "mean ms", "median ms", "GTEPS", levels,
-              "us/level" if levels == "levels" else "us/iter", "peak MiB", "check", "note"]
+              "us/level" if levels == "levels" else "us/iter", "peak MiB", "peak/graph", "check",
+              "note"]
     rows = [_row(r) for r in records]
-    numeric = 8  # the right-aligned columns end here
+    numeric = 9  # the right-aligned columns end here
     if count_name != "levels":  # SSSP: the work beside the time
         header[7:7] = ["relaxed/edge"]
         rows = [row[:7] + [_relaxed(r)] + row[7:] for row, r in zip(rows, records)]
@@ -126,8 +138,10 @@ def describe(records):
     shape = (f"symmetric, {g['edges']:,} undirected edges" if g["symmetric"]
              else f"directed, {g['edges']:,} arcs")
     loops = f", {g['self_loops']:,} self-loops" if g["self_loops"] else ""
+    stored = f", {g['stored_bytes'] / _MIB:.1f} MiB stored" if g.get("stored_bytes") else ""
     line = (f"{r['algo']} on {r['graph']}: {g['n']:,} vertices, {g['nvals']:,} stored entries "
-            f"({shape}{loops}); {g['device']}, {len(r['sources'])} sources + 1 warm-up")
+            f"({shape}{loops}{stored}); {g['device']}, {len(r['sources'])} sources + 1 "
+            "warm-up")
     w = g.get("weights")
     if r["algo"] == "sssp" and w is not None:
         line += ("\n  weights: the graph has none; random integers drawn uniformly from "
@@ -191,12 +205,12 @@ BACK_TO_BACK = "back to back"
 
 def bench_document(records, *, command, settings):
     """The JSON document of a run: schema, command line, time, machine, settings, timing,
-    records."""
+    memory, records."""
     return dict(schema=SCHEMA, command=command,
                 created=datetime.datetime.now(datetime.timezone.utc).isoformat(
                     timespec="seconds"),
                 machine=machine_info(), settings=settings, timing=BACK_TO_BACK,
-                records=records)
+                memory=PER_METHOD, records=records)
 
 
 

@@ -1,10 +1,13 @@
 """Running a benchmark: the methods chosen from the registry, each timed on the same sources
-with its peak device memory, the peers (SciPy, python-graphblas) on the host, and every result
-checked against the reference method's."""
+and its peak memory measured in untimed calls of its own, the peers (SciPy, python-graphblas)
+on the host, and every result checked against the reference method's."""
 
+import functools
+import gc
 import importlib
 import statistics
 import time
+import tracemalloc
 
 import numpy as np
 from scipy.sparse import csgraph
@@ -16,6 +19,7 @@ from .. import verify
 from ..io import FormatError
 from ..algorithms import bfs, sssp
 from ..exceptions import UnknownName, ValidationError
+from ..matrix import Matrix
 from .graphs import (GraphSpec, _edge_weights, graph_info, load_graph, parse_graph_spec,
                      pick_sources, sssp_weights)
 from .report import us_per_level
@@ -60,32 +64,87 @@ def skip_note(method, A, memory_budget=None):
 
 
 class _PeakMemory:
-    """Peak bytes in use in CuPy's memory pool while installed (GPU); None on the CPU.
-    Wraps the current allocator, so every allocation of the method, kernels included,
-    records the pool's usage right after it."""
+    """The most bytes a method's calls held at once above what was in use before the first of
+    them: on the GPU the bytes in use in CuPy's default pool, read by a memory hook after each
+    allocation (a recording's private pool draws its blocks from the default one, so they
+    count); on the CPU the bytes tracemalloc traces (NumPy reports its buffers to it). Each
+    :meth:`measure` is a call of its own, never a timed one: the hook and tracemalloc slow it.
+    What a call leaves allocated (a cache on the matrix) stays counted in the later calls'
+    peaks."""
 
     def __init__(self, device):
         self.device = device
-        self.base = self.peak = None
+        self.held = 0
+        gc.collect()  # what an earlier method left in cycles goes now, not during a measure
+        self.base = B._cupy().get_default_memory_pool().used_bytes() if device == "gpu" \
+            else None
 
-    def __enter__(self):
+    def measure(self, call):
+        """Run ``call()``, dropping what it returns; its peak bytes above the first call's
+        start."""
+        # Garbage in cycles (a matrix made for one call and its caches) goes before each
+        # reading, so that none counts as kept, nor lowers a peak when it goes mid-call.
+        gc.collect()
         if self.device == "gpu":
-            import cupy
-            self._cupy, self._pool = cupy, cupy.get_default_memory_pool()
-            self._previous = cupy.cuda.get_allocator()
-            self.base = self.peak = self._pool.used_bytes()
-            cupy.cuda.set_allocator(self._malloc)
-        return self
+            pool = B._cupy().get_default_memory_pool()
+            before = pool.used_bytes()
+            with _pool_peak_hook()(pool) as hook:
+                call()
+            gc.collect()
+            top, after = hook.peak, pool.used_bytes()
+        else:
+            tracing = tracemalloc.is_tracing()  # a caller's tracing is left running
+            if not tracing:
+                tracemalloc.start()
+            before = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            try:
+                call()
+                gc.collect()
+                after, top = tracemalloc.get_traced_memory()
+            finally:
+                if not tracing:
+                    tracemalloc.stop()
+        peak = self.held + top - before
+        self.held += after - before
+        return peak
 
-    def _malloc(self, size):
-        memory = self._previous(size)
-        self.peak = max(self.peak, self._pool.used_bytes())
-        return memory
 
-    def __exit__(self, *exc):
-        if self.device == "gpu":
-            self._cupy.cuda.set_allocator(self._previous)
-        return False
+@functools.lru_cache(maxsize=None)
+def _pool_peak_hook():
+    """A CuPy memory hook class (made on first use: it needs CuPy) keeping the most bytes in
+    use in ``pool`` after any allocation while installed."""
+    from cupy.cuda import memory_hook
+
+    class PoolPeak(memory_hook.MemoryHook):
+        name = "gbla_bench_peak"
+
+        def __init__(self, pool):
+            self.pool = pool
+            self.peak = self.bound = pool.used_bytes()
+
+        def malloc_postprocess(self, **kwargs):
+            # used_bytes() walks the pool's blocks: read only when what was handed out since
+            # the last reading (frees only lower it) could top the peak
+            self.bound += kwargs["mem_size"]
+            if self.bound > self.peak:
+                self.bound = self.pool.used_bytes()
+                self.peak = max(self.peak, self.bound)
+    return PoolPeak
+
+
+def _uncached(A):
+    """A Matrix sharing A's arrays with none of its caches (a symmetric one keeps its free
+    transpose): what a method builds on it counts in that method's memory and goes with it."""
+    if not isinstance(A, Matrix):
+        return A
+    view = Matrix._wrap(A._indptr, A._indices, A._values, A.shape, A.dtype, A.device,
+                        A._symmetric)
+    if A._symmetric:
+        view._T = Matrix._wrap(A._indptr, A._indices, A._values, A.shape, A.dtype, A.device,
+                               True)
+        view._T._T = view
+    return view
 
 
 def _call(algo, A, method, source, options):
@@ -99,45 +158,56 @@ def _call(algo, A, method, source, options):
 
 
 def run_method(A, algo, method, sources, *, warmup=None, on_result=None, progress=None,
-               options=None):
+               options=None, memory_device=None):
     """Time the registered ``method`` (a name) on every source, after one untimed run from
-    ``warmup`` (so that compilation stays out of the times).
+    ``warmup`` (so that compilation stays out of the times), then measure its peak memory
+    from each source in untimed calls of their own.
 
     Each run is timed as a whole call with the device synchronized before and after, the runs
     back to back: each result is copied to the host as it comes, and handed to
     ``on_result(i, result)`` only after the last timed run, so that no checking leaves the
     GPU idle between two timed calls (an H100 left idle for 20 ms runs the next kernels
     several times slower for a while: benchmarks/results/ab_session17.log).
-    ``progress()`` is called after every run, the warm-up included.
+    ``progress()`` is called after every run, the warm-up and the memory runs included.
+
+    The method runs on a view of A without A's caches, so that what it builds on the graph
+    (a transpose, an int32 copy, a recorded loop, a worklist) counts in its memory, none of
+    an earlier method's does, and all of it goes when the method is done.
 
     Returns
     -------
     dict
         times_ms (per source), counts (BFS: levels, the source's included; SSSP: min-plus
         iterations), relaxed (SSSP: the edges each search relaxed, from its stats; None where
-        a method does not count them), peak_bytes and base_bytes (CuPy pool bytes in use at the
-        peak of the method's runs and before them; None on the CPU); with ``options`` (an
+        a method does not count them); peak_bytes_per_source (the most bytes the method held
+        at once in its call from each source, above what was in use before its first call:
+        what it keeps on the graph from earlier calls included, the graph itself not; CuPy's
+        pool on the GPU, tracemalloc on the CPU, as ``memory_device`` says, A's device by
+        default), peak_bytes (the largest of them and of the warm-up's), base_bytes (CuPy pool
+        bytes in use before the first call; None on the CPU); with ``options`` (an
         out-of-core method's memory_budget), h2d_bytes per source and graph_bytes.
     """
     options = options or {}
-    times, results, h2d, graph_bytes = [], [], [], None
-    runs = ([] if warmup is None else [(None, warmup)]) + list(enumerate(sources))
-    with _PeakMemory(A.device) as memory:
-        for i, source in runs:
-            B.sync(A.device)  # sync: nothing queued before the timed call
-            t0 = time.perf_counter()
-            result, stats = _call(algo, A, method, source, options)
-            B.sync(A.device)  # sync: the call's work is done
-            elapsed = (time.perf_counter() - t0) * 1e3
-            if i is not None:
-                times.append(elapsed)
-                results.append((B.to_host(result), stats))
-                if "h2d_bytes" in stats:
-                    h2d.append(stats["h2d_bytes"])
-                    graph_bytes = stats["graph_bytes"]
-            del result
-            if progress is not None:
-                progress()
+    A = _uncached(A)
+    memory = _PeakMemory(memory_device or A.device)
+    times, results, h2d, graph_bytes, peaks = [], [], [], None, []
+    if warmup is not None:  # untimed: its peak is measured, compilation and caches included
+        peaks.append(memory.measure(lambda: _call(algo, A, method, warmup, options)))
+        if progress is not None:
+            progress()
+    for source in sources:
+        B.sync(A.device)  # sync: nothing queued before the timed call
+        t0 = time.perf_counter()
+        result, stats = _call(algo, A, method, source, options)
+        B.sync(A.device)  # sync: the call's work is done
+        times.append((time.perf_counter() - t0) * 1e3)
+        results.append((B.to_host(result), stats))
+        if "h2d_bytes" in stats:
+            h2d.append(stats["h2d_bytes"])
+            graph_bytes = stats["graph_bytes"]
+        del result
+        if progress is not None:
+            progress()
     # BFS levels come from the result rather than stats=, whose reduction would add a device
     # sync to the timed call; the number is the same.
     counts = [_levels(result) if algo == "bfs" else stats.get("iterations")
@@ -146,8 +216,14 @@ def run_method(A, algo, method, sources, *, warmup=None, on_result=None, progres
         for i, (result, _) in enumerate(results):
             on_result(i, result)
     relaxed = [stats.get("edges_relaxed") for _, stats in results]
-    out = dict(times_ms=times, counts=counts, relaxed=relaxed, peak_bytes=memory.peak,
-               base_bytes=memory.base)
+    per_source = []
+    for source in sources:
+        per_source.append(memory.measure(lambda s=source: _call(algo, A, method, s, options)))
+        if progress is not None:
+            progress()
+    out = dict(times_ms=times, counts=counts, relaxed=relaxed,
+               peak_bytes=max(peaks + per_source, default=None),
+               peak_bytes_per_source=per_source, base_bytes=memory.base)
     if h2d:
         out.update(h2d_bytes=h2d, graph_bytes=graph_bytes)
     return out
@@ -163,7 +239,8 @@ def run_peer(S, algo, peer, sources, *, on_result=None, progress=None):
     a masked ``any_pair`` vxm per level; Bellman-Ford over ``min_plus``). ``S`` is the graph
     as a scipy.sparse CSR array. Results (levels with -1, distances with inf) go to
     ``on_result`` as in :func:`run_method`; times cover the search alone, not the levels
-    derived from SciPy's predecessors. Returns the same dict, peak memory None."""
+    derived from SciPy's predecessors. Returns the same dict, peak memory None (not
+    measured)."""
     search = _peer_search(S, algo, peer)
     times, raws = [], []
     for source in sources:
@@ -180,7 +257,7 @@ def run_peer(S, algo, peer, sources, *, on_result=None, progress=None):
         if on_result is not None:
             on_result(i, result)
     return dict(times_ms=times, counts=counts, relaxed=[None] * len(times), peak_bytes=None,
-                base_bytes=None)
+                peak_bytes_per_source=[], base_bytes=None)
 
 
 def _peer_search(S, algo, peer):
@@ -263,7 +340,8 @@ def _unreadable(spec, algo, device, error):
                 device=device, status="unreadable", check="UNREADABLE",
                 note=f"{type(error).__name__}: {error}", sources=[], times_ms=[], counts=[],
                 edges=[], mean_ms=None, median_ms=None, gteps=None, peak_bytes=None,
-                us_per_level=None, count_name="levels" if algo == "bfs" else "iterations")
+                peak_ratio=None, us_per_level=None,
+                count_name="levels" if algo == "bfs" else "iterations")
 
 
 def run_bench(graphs, *, algo="bfs", methods="all", sources=16, seed=0, peers=(),
@@ -323,7 +401,8 @@ def run_bench(graphs, *, algo="bfs", methods="all", sources=16, seed=0, peers=()
     device = B.resolve_device(device)
     records, done = [], [0]
     n_peer = min(sources, peer_sources or sources)
-    total = len(specs) * (len(chosen) * (sources + 1) + len(peers) * n_peer)
+    # a method: the warm-up, the timed runs, the memory runs
+    total = len(specs) * (len(chosen) * (2 * sources + 1) + len(peers) * n_peer)
 
     def tick(label, units=1):
         done[0] += units
@@ -387,7 +466,8 @@ def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, wei
             records.append(record)
             return
         record.update(run, edges=edges, **_summary(run, edges, kind != "peer"),
-                      relaxed_per_edge=_per_edge(run["relaxed"], A.nvals))
+                      relaxed_per_edge=_per_edge(run["relaxed"], A.nvals),
+                      peak_ratio=_ratio(run["peak_bytes"], info["stored_bytes"]))
         bad = record["mismatches"]
         if first:
             reference["name"] = name
@@ -421,14 +501,15 @@ def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, wei
                                 sources=sources, status="skipped",
                                 reason=method.unsupported_reason(A) or note, check=None,
                                 note=note))
-            tick(f"{spec.text} {method.name} (skipped)", n_sources + 1)
+            tick(f"{spec.text} {method.name} (skipped)", 2 * n_sources + 1)
             continue
         if "memory_budget" in method.options:
             contender(method.name, "out of core", "cpu",
                       lambda on_result, name=method.name: run_method(
                           on_host(), algo, name, sources, warmup=warmup, on_result=on_result,
                           progress=lambda: tick(f"{spec.text} {name}"),
-                          options={"memory_budget": memory_budget}), n_sources)
+                          options={"memory_budget": memory_budget}, memory_device=device),
+                      n_sources)
             continue
         contender(method.name, kind, A.device, lambda on_result, name=method.name: run_method(
             A, algo, name, sources, warmup=warmup, on_result=on_result,
@@ -449,11 +530,17 @@ def _per_edge(relaxed, stored):
     return statistics.median(known) if known else None
 
 
+def _ratio(peak, stored):
+    """A method's peak bytes over the graph's stored bytes (None where either is unknown)."""
+    return peak / stored if peak is not None and stored else None
+
+
 def _empty():
     """The numbers of a method that did not run."""
     return dict(mismatches=[], times_ms=[], counts=[], relaxed=[], edges=[], mean_ms=None,
                 median_ms=None, gteps=None, gteps_per_source=[], us_per_level=None,
-                relaxed_per_edge=None, peak_bytes=None, base_bytes=None)
+                relaxed_per_edge=None, peak_bytes=None, peak_bytes_per_source=[],
+                base_bytes=None, peak_ratio=None)
 
 
 def _validate(algo, A, source, result):
