@@ -31,6 +31,7 @@ PAGERANK = "pagerank"  # the "benchmark" benchmarks/bench_pagerank.py writes
 MULTISOURCE = "gbla-multisource/1"  # the schema benchmarks/bench_multisource.py writes
 OUTOFCORE = "gbla-outofcore/1"  # the schema benchmarks/bench_outofcore.py writes
 ASYNC = "gbla-sssp-async/1"  # the schema benchmarks/bench_sssp_async.py writes
+READERS = "gbla-readers/1"  # the schema benchmarks/bench_readers.py writes
 
 
 def _machine(m):
@@ -335,11 +336,34 @@ def _volume(doc, i):
     return out + [""]
 
 
+def _readers(doc, name):
+    """benchmarks/bench_readers.py: gbla.io.read against SciPy's own path to the same CSR
+    matrix, per graph and case, and the aim it was held to."""
+    aim = doc.get("aim")
+    held = (f" Aim: gbla.io.read on {aim['graph']} ({aim['case']}) at most {aim['max_ratio']}x "
+            f"SciPy's time: **{aim['ratio']:.2f}x**, {'met' if aim['met'] else 'NOT met'}."
+            if aim else "")
+    load = ", ".join(f"{x:.1f}" for x in doc.get("load_average", []))
+    out = ["## Readers: gbla.io.read against SciPy", "",
+           f"Median seconds of a whole call over {doc['settings']['repeats']} (wall clock, the "
+           "file in the page cache; gbla's and SciPy's calls alternate). as stored: "
+           "`scipy.io.mmread(path).tocsr()`; undirected: that plus `S + S.T` (gbla: "
+           "`directed=False`); npz: `scipy.sparse.load_npz` of the graph `save_npz` wrote. "
+           "x SciPy: gbla's time over SciPy's (below 1: gbla faster); check: the same matrix."
+           + (f" Load average at the end: {load}." if load else "") + held, "",
+           "| graph | n | stored entries | case | gbla s | SciPy s | x SciPy | check |",
+           "|---|---:|---:|---|---:|---:|---:|---|"]
+    for r in doc["rows"]:
+        out.append(f"| {r['graph']} | {r['n']:,} | {r['nvals']:,} | {r['case']} | "
+                   f"{r['gbla_s']:.3f} | {r['scipy_s']:.3f} | {r['ratio']:.2f} | {r['check']} |")
+    return out + [""]
+
+
 def _kind(doc):
     """Which benchmark wrote a document."""
     if isinstance(doc, list):  # the triangles run: a list of graphs
         return "triangles"
-    if doc.get("schema") in (MULTISOURCE, OUTOFCORE, ASYNC):
+    if doc.get("schema") in (MULTISOURCE, OUTOFCORE, ASYNC, READERS):
         return doc["schema"]
     if doc.get("benchmark") == PAGERANK:
         return PAGERANK
@@ -357,7 +381,7 @@ def _kind(doc):
 def _about(doc, kind, path):
     """The lines that say which command made a document and on which machine."""
     note = NOTES.get(os.path.basename(path))
-    if kind in ("bench", MULTISOURCE, OUTOFCORE):
+    if kind in ("bench", MULTISOURCE, OUTOFCORE, READERS):
         timing = ", sources back to back" if doc.get("timing") == bench.BACK_TO_BACK else ""
         return [f"Command: `{doc['command']}` ({doc.get('created') or doc.get('date')}{timing})",
                 "", f"Machine: {_machine(doc['machine'])}"]
@@ -394,6 +418,8 @@ def _tables(doc, kind, path, name):
         lines = _outofcore(doc, path, name)
     elif kind == ASYNC:
         lines = _async(doc, name)
+    elif kind == READERS:
+        lines = _readers(doc, name)
     elif kind == "distributed":
         lines = _distributed(doc, name)
     elif kind == "ablation":

@@ -187,10 +187,13 @@ def _matrix(src, dst, values, shape, dup_op=DUP_OP):
 
 def _symmetrized(A, dup_op):
     """Both directions of every edge; the two weights of a pair combine by ``dup_op``."""
-    C = A.to_device("cpu").to_scipy().tocoo()
+    S = A.to_device("cpu").to_scipy()
+    if A.is_iso:  # a pattern has no weights to combine: SciPy's S + S.T (a bool OR) is it
+        return Matrix.from_scipy(S + S.T, device="cpu").pattern()
+    C = S.tocoo()
     src, dst = np.r_[C.row, C.col].astype(np.int64), np.r_[C.col, C.row].astype(np.int64)
     try:
-        return _matrix(src, dst, None if A.is_iso else np.r_[C.data, C.data], A.shape, dup_op)
+        return _matrix(src, dst, np.r_[C.data, C.data], A.shape, dup_op)
     except DuplicateIndex as e:
         raise FormatError(f"directed=False: {e}") from None
 
