@@ -622,6 +622,15 @@ def test_an_edge_list_id_too_large_for_memory_raises_format_error_naming_the_gib
         read(write(tmp_path, name, text))
 
 
+def test_a_huge_id_deep_in_a_file_of_many_chunks_is_named_at_its_line(tmp_path):
+    # ~4 MB: the id is found in a chunk parsed by a worker thread, its line counted from there
+    _skip_if_memory_holds(745)
+    lines = [f"{k} {k + 1}" for k in range(300_000)]
+    lines[250_000] = "250000 100000000000"  # line 250001
+    with pytest.raises(FormatError, match=r"big.txt: line 250001: vertex id 100000000000 "):
+        read(write(tmp_path, "big.txt", "\n".join(lines) + "\n"))
+
+
 def test_a_scipy_npz_shape_too_large_for_memory_raises_format_error_naming_the_gib(tmp_path):
     _skip_if_memory_holds(7450)
     path = tmp_path / "huge.npz"

@@ -85,9 +85,13 @@ def _parse_edges(stream):
         column = 0 if u[row] >= limit else 1
         big = int((u, v)[column][row])
         at = tok.offset(tok.table(width, ord("#"))[column][row])
+        # Relabelling would read it, but ids are the vertices' names (a source given on the
+        # command line is one): the file's owner is told how instead.
         raise stream.error(line + chunk.count(b"\n", 0, at),
                            _too_large(f"vertex id {big} (a graph of {big + 1} vertices)",
-                                      big + 1, read, width == 3))
+                                      big + 1, read, width == 3)
+                           + " (ids are vertex numbers, n the largest + 1: number the "
+                           "vertices 0..n-1 to read it)")
 
     parts, _ = _map_chunks(stream, work, check=check)
     src, dst = _join(parts, 0), _join(parts, 1)
