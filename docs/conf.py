@@ -110,11 +110,11 @@ html_theme_options = {
     "navbar_align": "left",
     "show_toc_level": 2,
     "navigation_with_keys": False,
-    # The prose pages are short and their code wide: the page's own contents only on the API
-    # pages (BENCHMARKS.md's hundred headings would fill it, the Files list indexes them).
+    # The prose pages are short and their code wide: the page's own contents only on an API
+    # object's page (BENCHMARKS.md's hundred headings would fill it; its Files list indexes them).
     "secondary_sidebar_items": {
-        "api/**": ["page-toc"], "index": [], "getting_started": [], "user_guide/*": [],
-        "examples/*": [], "benchmarks": [], "architecture": []},
+        "api/generated/*": ["page-toc"], "api/*": [], "index": [], "getting_started": [],
+        "user_guide/*": [], "examples/*": [], "benchmarks": [], "architecture": []},
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
