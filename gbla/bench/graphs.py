@@ -61,6 +61,7 @@ def parse_graph_spec(text):
 
     Examples
     --------
+    >>> from gbla.bench import parse_graph_spec
     >>> parse_graph_spec("rmat:10:8")
     GraphSpec(text='rmat:10:8', kind='rmat', args=(10, 8))
     """
