@@ -13,10 +13,11 @@ DistMatrix (its vectors whole on every rank):
 
 Per algorithm and source (random vertices with out-edges): the whole call, every rank
 synchronized before and after (a sum over the ranks, then CUDA events on the GPU or
-perf_counter on the CPU), after one untimed warm-up source; GTEPS as gbla bench counts them (undirected edges of the reached component / time);
-the bytes each search sent (summed over the ranks) and its collectives. Rank 0 prints and
-writes the JSON. Each source's levels are checked against a one-rank run of the same search
-on rank 0's copy when the graph is small (--check-below, default 2**16 vertices).
+perf_counter on the CPU), after one untimed warm-up source; GTEPS as gbla bench counts them
+(undirected edges of the reached component / time); the bytes each search sent (summed over the
+ranks) and its collectives. Rank 0 prints and writes the JSON. Each source's levels are checked
+against a one-rank run of the same search on rank 0's copy when the graph is small
+(--check-below, default 2**16 vertices).
 """
 
 import argparse

@@ -98,8 +98,8 @@ def main():
         with open(args.json, "w") as f:
             json.dump({"machine": {"python": platform.python_version(), "gbla": gbla.__version__,
                                    "numpy": np.__version__},
-                       "links_assumed": {k: {"bytes_per_s": b, "latency_s": l}
-                                         for k, (b, l) in LINKS.items()},
+                       "links_assumed": {k: {"bytes_per_s": b, "latency_s": lat}
+                                         for k, (b, lat) in LINKS.items()},
                        "rows": results}, f, indent=1)
 
 

@@ -100,7 +100,7 @@ def run_graph(spec, algo, ks, repeats, seed, weights, device):
                              times_ms=[], ratio=None, count=None, check="ERROR",
                              note=f"{type(error).__name__}: {str(error).splitlines()[0]}"))
             _free(device)
-    del A
+    A = None  # the graph's memory back to the pool before it is freed (not del: closures use A)
     _free(device)
     return dict(graph=spec, algo=algo, graph_info=info, weights=weight_note,
                 sources=sources, warmup=warmup, rows=rows)

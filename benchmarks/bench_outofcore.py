@@ -130,7 +130,7 @@ def run(spec, algo, strategies, fraction, n_sources, seed, device):
             subgraphs=stats_all[0].get("subgraphs"), peak_bytes=stats_all[0]["peak_bytes"],
             budget=algebra_budget if strategy == ALGEBRAIC else budget))
     info = bench.graph_info(A)
-    del A, A_host
+    A = A_host = None  # their memory freed below (not del: the searches' closures use them)
     if device == "gpu":
         xp.get_default_memory_pool().free_all_blocks()
     return dict(graph=spec, algo=algo, device=device, graph_info=info, graph_bytes=graph_bytes,
@@ -169,7 +169,8 @@ def _level_problem(indptr, indices, levels, source, rows=1 << 23):
         bad |= ~reached & has & (high >= 0)
         if bad.any():
             v = int(ids[np.argmax(bad)])
-            return f"vertex {v}: level {levels[v]}, neighbours' levels {low[v - r0]}..{high[v - r0]}"
+            return (f"vertex {v}: level {levels[v]}, neighbours' levels "
+                    f"{low[v - r0]}..{high[v - r0]}")
     return None
 
 
@@ -178,6 +179,7 @@ def beyond(scale, leave_free_gb, parts, seed):
     cut to ``leave_free_gb`` by a ballast allocation when the graph alone would fit: the levels
     checked exactly on the host (:func:`_level_problem`)."""
     import cupy as cp
+
     from gbla import generators
     t0 = time.perf_counter()
     indptr, indices = generators.rmat_host_csr(scale, 16, seed, parts=parts, device="gpu")

@@ -110,8 +110,9 @@ def main():
         rows.append(row)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"benchmark": "pagerank", "tol": args.tol, "device": cp.cuda.runtime.getDeviceProperties(
-                0)["name"].decode(), "rows": rows}, f, indent=1)
+            device = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
+            json.dump({"benchmark": "pagerank", "tol": args.tol, "device": device, "rows": rows},
+                      f, indent=1)
 
 
 if __name__ == "__main__":

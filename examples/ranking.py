@@ -60,8 +60,9 @@ def main(argv=None):
     coefficients = gbla.to_numpy(coefficients)
     expected = nx.clustering(H)
     same = np.allclose(coefficients, [expected[v] for v in range(n)], rtol=1e-12)
+    verdict = "equal to networkx" if same else "DIFFERENT from networkx"
     print(f"clustering {ms:8.2f} ms  average {coefficients.mean():.4f}, transitivity "
-          f"{gbla.transitivity(A):.4f}  {'equal to networkx' if same else 'DIFFERENT from networkx'}")
+          f"{gbla.transitivity(A):.4f}  {verdict}")
 
 
 if __name__ == "__main__":

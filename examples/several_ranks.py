@@ -46,7 +46,7 @@ def main(argv=None):
     results = distributed.run_threads(args.ranks, rank)
     expected = csgraph.shortest_path(S, unweighted=True, indices=source)
     expected = np.where(np.isinf(expected), -1, expected)
-    for r, (span, levels, parents, dist, pred, traffic) in enumerate(results):
+    for r, (span, levels, parents, dist, pred, _traffic) in enumerate(results):
         gbla.verify.bfs(A, source, levels, parents)
         gbla.verify.sssp(A, source, dist, pred)
         ok = np.array_equal(levels, expected) and \

@@ -25,28 +25,72 @@ Beside them: ``csgraph`` (scipy.sparse.csgraph's functions over gbla), ``io`` (g
 with bitmap frontiers as method ``distributed_bitmap``).
 """
 
-from . import (csgraph, datasets, distributed, generators, io, kernels, methods, outofcore,
-               runtime, semirings, verify)
+from . import (
+    csgraph,
+    datasets,
+    distributed,
+    generators,
+    io,
+    kernels,
+    methods,
+    outofcore,
+    runtime,
+    semirings,
+    verify,
+)
 from ._backend import default_device, gpu_available, synchronize, to_numpy
-from ._version import __version__
-from .algorithms import (bfs, clustering, connected_components, pagerank, sssp, transitivity,
-                         triangles)
+from ._version import __version__ as __version__
+from .algorithms import (
+    bfs,
+    clustering,
+    connected_components,
+    pagerank,
+    sssp,
+    transitivity,
+    triangles,
+)
 from .direction import DEFAULT_POLICY, DirectionPolicy, DirectionTracker
-from .exceptions import (CaptureError, ConvergenceError, DeviceMismatch, DimensionMismatch,
-                         DomainMismatch, DuplicateIndex, GblaError, InvalidIndex, InvalidValue,
-                         NegativeCycleError, OutOfDeviceMemory, UnknownName, UnsupportedMethod,
-                         ValidationError)
+from .exceptions import (
+    CaptureError,
+    ConvergenceError,
+    DeviceMismatch,
+    DimensionMismatch,
+    DomainMismatch,
+    DuplicateIndex,
+    GblaError,
+    InvalidIndex,
+    InvalidValue,
+    NegativeCycleError,
+    OutOfDeviceMemory,
+    UnknownName,
+    UnsupportedMethod,
+    ValidationError,
+)
 from .mask import Mask
 from .matrix import Matrix
-from .ops import (apply, assign, assign_bits, ewise_add, ewise_mult, extract, mxm, mxv, reduce,
-                  reduce_columnwise, reduce_rowwise, scale, select, vxm)
+from .ops import (
+    apply,
+    assign,
+    assign_bits,
+    ewise_add,
+    ewise_mult,
+    extract,
+    mxm,
+    mxv,
+    reduce,
+    reduce_columnwise,
+    reduce_rowwise,
+    scale,
+    select,
+    vxm,
+)
 from .runtime import LoopState, iterate
 from .scalar import Scalar
 from .vector import Vector
 
 __all__ = [
-    "Matrix", "Vector", "Scalar", "Mask", "semirings", "kernels", "generators", "datasets", "io", "csgraph",
-    "outofcore", "distributed",
+    "Matrix", "Vector", "Scalar", "Mask", "semirings", "kernels", "generators", "datasets", "io",
+    "csgraph", "outofcore", "distributed",
     "verify", "methods", "runtime", "bfs", "sssp", "connected_components", "pagerank",
     "triangles", "clustering", "transitivity", "iterate",
     "LoopState",

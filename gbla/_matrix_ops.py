@@ -19,8 +19,8 @@ from . import _validation as V
 from .mask import MatrixMask
 from .matrix import Matrix
 
-__all__ = ["product", "product_pull", "pull_is_cheaper", "union", "intersection", "write", "keys_of", "from_keys", "reduce_by_key",
-           "validate_mask"]
+__all__ = ["product", "product_pull", "pull_is_cheaper", "union", "intersection", "write",
+           "keys_of", "from_keys", "reduce_by_key", "validate_mask"]
 
 
 def keys_of(M):

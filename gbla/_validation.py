@@ -11,8 +11,13 @@ import numpy as np
 
 from ._dtypes import DTYPES
 from ._dtypes import storage_dtype as _widen
-from .exceptions import (DeviceMismatch, DimensionMismatch, DomainMismatch, InvalidIndex,
-                         InvalidValue)
+from .exceptions import (
+    DeviceMismatch,
+    DimensionMismatch,
+    DomainMismatch,
+    InvalidIndex,
+    InvalidValue,
+)
 
 
 def _show(value):
@@ -79,7 +84,8 @@ def fill_dtype(fill_value, dtype):
 
 
 def representable(value, dtype, arg):
-    """``value`` converts to ``dtype`` without loss (a non-finite float into an integer does not)."""
+    """``value`` converts to ``dtype`` without loss (a non-finite float into an integer does
+    not)."""
     try:
         fvalue = float(value)
     except (TypeError, ValueError):

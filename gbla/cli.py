@@ -20,8 +20,8 @@ import numpy as np
 
 from . import _backend as B
 from . import bench, methods
-from .algorithms import bfs, pagerank, sssp
 from ._version import __version__
+from .algorithms import bfs, pagerank, sssp
 from .exceptions import GblaError
 
 __all__ = ["main"]

@@ -9,9 +9,8 @@ Internal arrays are never modified in place.
 import numpy as np
 
 from . import _backend as B
+from . import _storage, _weights
 from . import _validation as V
-from . import _storage
-from . import _weights
 from ._dtypes import BOOL
 from .mask import MatrixMask
 from .semirings import binary
@@ -575,7 +574,7 @@ class Matrix:
         False
         """
         if self._symmetric is None:
-            self.T
+            _ = self.T  # building the transpose tells whether it equals the matrix
         return self._symmetric
 
     # ------------------------------------------------------------------ conversions

@@ -26,8 +26,8 @@ default policy), and anything but the default policy only for methods with ``dir
 'algebraic'
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from . import _validation as V
 from . import direction as _direction

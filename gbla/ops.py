@@ -14,12 +14,11 @@ result is a new Vector. What affects the output is keyword-only.
 import numpy as np
 
 from . import _backend as B
-from . import _cpu
-from . import _matrix_ops, _storage
-from ._backend import refuse_host_read
+from . import _cpu, _matrix_ops, _storage
 from . import _validation as V
 from . import direction as _direction
 from . import semirings as _sr
+from ._backend import refuse_host_read
 from .direction import DirectionTracker
 from .kernels import _elementwise, _entries, _loop, _spmv
 from .mask import MODE_NONE, Mask, MatrixMask

@@ -41,7 +41,7 @@ def check_parents(S, sources, levels, parents):
         lv, par = levels[row], parents[row]
         np.testing.assert_array_equal(par < 0, lv < 0)
         assert par[s] == s
-        v = np.flatnonzero((lv > 0))
+        v = np.flatnonzero(lv > 0)
         assert (lv[par[v]] == lv[v] - 1).all()
         assert edge[par[v], v].all(), "a parent link that is not an edge"
 

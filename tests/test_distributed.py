@@ -1127,6 +1127,7 @@ def test_the_products_on_gpu_ranks_run_one_gpus_kernels_and_equal_gbla_vxm(semir
     # and 1100 have an in-edge from every vertex, so the pull takes a block for each (rows
     # over HUGE_ROW), a warp for the rows over LONG_ROW and a thread for the rest
     import cupy
+
     from gbla.kernels._spmv import HUGE_ROW, LONG_ROW
     sr = gbla.semirings.get(semiring)
     dtype = sr.dtypes[-1] if np.dtype(np.float64) not in sr.dtypes else np.dtype(np.float64)
@@ -1240,7 +1241,7 @@ def test_bitmap_bfs_ranks_on_the_gpu_give_what_cpu_ranks_give(size, hub_edges, m
             check_bitmap_search(S, source, levels, parents)
             np.testing.assert_array_equal(host(alone), host(levels))
             assert _shared(stats) == _shared(cpu_run[2]), (name, d)
-    for name, S, source, _ in runs[::2]:  # gbla.bfs on a GPU Matrix: one rank, its arrays
+    for _, S, source, _ in runs[::2]:  # gbla.bfs on a GPU Matrix: one rank, its arrays
         A = gbla.Matrix.from_scipy(S, device="gpu")
         levels, parents = gbla.bfs(A, source, method="distributed_bitmap",
                                    return_predecessors=True)

@@ -22,9 +22,19 @@ from gbla import semirings
 from gbla.semirings import binary, unary
 
 from .conftest import host
-from .test_mxv_oracle import (FOLD, MULTIPLY, Expected, assert_matches, cast, draw_values,
-                              make_mask, op_result_dtype, oracle_allowed, oracle_write,
-                              out_dtype_for)
+from .test_mxv_oracle import (
+    FOLD,
+    MULTIPLY,
+    Expected,
+    assert_matches,
+    cast,
+    draw_values,
+    make_mask,
+    op_result_dtype,
+    oracle_allowed,
+    oracle_write,
+    out_dtype_for,
+)
 
 BINARY_OPS = [op for op in vars(binary).values() if not op.positional]
 UNARY_OPS = list(vars(unary).values())

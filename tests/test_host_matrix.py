@@ -21,6 +21,7 @@ from gbla.outofcore.host_matrix import VERTEX_BYTES
 from . import graphs as G
 from .conftest import SKIP_NO_GPU
 
+
 def host(a):
     return a.get() if hasattr(a, "get") else np.asarray(a)
 

@@ -16,8 +16,8 @@ structure must equal the oracle's and each value must be one of the candidate pr
 
 import functools
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pytest

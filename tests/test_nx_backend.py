@@ -1,7 +1,7 @@
 """The networkx backend named gbla: registered through its entry points; networkx's own tests
 for the breadth-first, shortest-path, component, PageRank, triangle and clustering functions pass
-against it (each of the 27 functions it implements runs in gbla there); and on random graphs each function gives
-networkx's result, order included where networkx defines one."""
+against it (each of the 27 functions it implements runs in gbla there); and on random graphs each
+function gives networkx's result, order included where networkx defines one."""
 
 import os
 import pickle

@@ -604,7 +604,7 @@ def test_a_thousand_gpu_searches_give_their_memory_back():
     assert pool.used_bytes() <= before
 
 
-# ============================================================================== gbla.bfs / gbla.sssp
+# ============================================================================ gbla.bfs / gbla.sssp
 def test_gbla_bfs_and_sssp_keep_within_a_memory_budget():
     S = sp.random_array((400, 400), density=0.02, random_state=5, format="csr")
     S.data = np.floor(S.data * 9) + 1

@@ -719,6 +719,7 @@ def test_bellman_ford_rounds_over_lists_give_scipys_distances(seed, index_dtype)
 @pytest.mark.parametrize("listed", ["known", "unknown", "empty"])
 def test_a_listed_reduction_gives_the_monoids_reduction_of_the_listed_entries(listed):
     import cupy as cp
+
     from gbla.kernels import _entries
     rng = np.random.default_rng(9)
     n = 5000

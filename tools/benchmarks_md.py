@@ -51,7 +51,7 @@ def _ablation(doc, path, i):
     methods = list(dict.fromkeys(r["method"] for r in rows))
     scales = sorted({r["scale"] for r in rows})
     by = {(r["scale"], r["method"]): r for r in rows}
-    out = [f"## edge_bellman_ford ablation, R-MAT average degree 32, weights 1..255",
+    out = ["## edge_bellman_ford ablation, R-MAT average degree 32, weights 1..255",
            "", "Median ms of a whole call (CUDA events, after a warm-up) and, in brackets, "
            "G edges relaxed per second (rounds x stored edges / time).", "",
            "| scale | vertices | stored edges | " + " | ".join(f"`{m}`" for m in methods) + " |",
@@ -125,7 +125,7 @@ def _multisource(doc, i):
         out.append("")
     p = doc.get("all_pairs")
     if p:
-        out += [f"## networkx all_pairs_shortest_path_length", "",
+        out += ["## networkx all_pairs_shortest_path_length", "",
                 _all_pairs_line(p), ""]
     return out
 
@@ -489,7 +489,7 @@ def _summary(documents, paths):
                    f"(`{method}`) | {_ms(scipy)} | {times} | {peer_cell} |")
     if os.path.exists(os.path.join(RESULTS, SUMMARY_PNG)):
         out += ["", f"![gbla against SciPy and GPU peers]({RESULTS}/{SUMMARY_PNG})", "",
-                f"(`python tools/benchmarks_md.py --plot` draws it.)"]
+                "(`python tools/benchmarks_md.py --plot` draws it.)"]
     return out + [""]
 
 

@@ -16,10 +16,10 @@ import warnings
 
 import numpy as np
 
+from .. import _backend as B
 from .. import _validation as V
 from .. import direction as _direction
 from .. import methods, ops, runtime
-from .. import _backend as B
 from ..matrix import as_graph
 from ..semirings import any_pair, any_secondi, binary, bor_first, min_first, unary
 from ..vector import Vector

@@ -15,12 +15,32 @@ weights, sources), ``report`` (tables, descriptions, the machine, the JSON docum
 (methods and peers timed and checked), ``chart`` (the PNG chart).
 """
 
-from .graphs import (DEFAULT_WEIGHTS, GraphSpec, default_graphs, graph_info, load_graph,
-                     parse_graph_spec, pick_sources, sssp_weights)
-from .report import (BACK_TO_BACK, GTEPS_NOTE, MEMORY_NOTE, PER_METHOD, SCHEMA, TIMING_NOTE,
-                     bench_document, command_line, describe, format_table, group, machine_info)
-from .run import PEERS, resolve_methods, run_bench, run_method, run_peer, skip_note
 from .chart import plot
+from .graphs import (
+    DEFAULT_WEIGHTS,
+    GraphSpec,
+    default_graphs,
+    graph_info,
+    load_graph,
+    parse_graph_spec,
+    pick_sources,
+    sssp_weights,
+)
+from .report import (
+    BACK_TO_BACK,
+    GTEPS_NOTE,
+    MEMORY_NOTE,
+    PER_METHOD,
+    SCHEMA,
+    TIMING_NOTE,
+    bench_document,
+    command_line,
+    describe,
+    format_table,
+    group,
+    machine_info,
+)
+from .run import PEERS, resolve_methods, run_bench, run_method, run_peer, skip_note
 
 __all__ = ["GraphSpec", "PEERS", "parse_graph_spec", "default_graphs", "load_graph",
            "sssp_weights", "graph_info", "pick_sources", "resolve_methods", "run_method",

@@ -45,7 +45,8 @@ def plot(records, path, machine=None):
         ax.bar(xs, ys, width, label=name, color=colors(j % 20))
     ax.set_yscale("log")
     ax.set_xticks(range(len(groups)), [f"{label(g)}\n{a}" for g, a in groups],
-                  rotation=30 if len(groups) > 4 else 0, ha="right" if len(groups) > 4 else "center")
+                  rotation=30 if len(groups) > 4 else 0,
+                  ha="right" if len(groups) > 4 else "center")
     ax.set_ylabel("mean ms per source (log scale)")
     title = "gbla bench: time per source, lower is better"
     if machine:

@@ -16,12 +16,19 @@ from .. import _backend as B
 from .. import _validation as V
 from .. import methods as registry
 from .. import verify
-from ..io import FormatError
 from ..algorithms import bfs, sssp
 from ..exceptions import UnknownName, ValidationError
+from ..io import FormatError
 from ..matrix import Matrix
-from .graphs import (GraphSpec, _edge_weights, graph_info, load_graph, parse_graph_spec,
-                     pick_sources, sssp_weights)
+from .graphs import (
+    GraphSpec,
+    _edge_weights,
+    graph_info,
+    load_graph,
+    parse_graph_spec,
+    pick_sources,
+    sssp_weights,
+)
 from .report import us_per_level
 
 PEERS = ("scipy", "graphblas")

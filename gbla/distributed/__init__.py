@@ -17,10 +17,10 @@ local sockets between CPU processes), each process taking its communicator from
 
 import threading
 
+from .bitmap import bitmap_bfs  # (registers the method distributed_bitmap of gbla.bfs)
 from .comm import Counted, NcclComm, SelfComm, ThreadComm
 from .matrix import DistMatrix, DistVector, vxm
 from .traverse import bfs, sssp
-from .bitmap import bitmap_bfs  # (registers the method distributed_bitmap of gbla.bfs)
 
 __all__ = ["SelfComm", "ThreadComm", "NcclComm", "Counted", "DistMatrix", "DistVector", "vxm",
            "bfs", "sssp", "bitmap_bfs", "run_threads"]

@@ -109,6 +109,7 @@ def connect(rank, size, folder, backend, timeout=60.0, device=None):
     if backend == "socket":
         return SocketComm(rank, size, folder, timeout)
     import cupy
+
     from .comm import NcclComm
     cupy.cuda.Device(rank if device is None else device).use()
     if rank == 0:

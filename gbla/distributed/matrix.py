@@ -36,14 +36,16 @@ from .. import _backend as B
 from .. import _validation as V
 from .. import direction as _direction
 from .._matrix_ops import _apply_binary, reduce_by_key
-from .._weights import ISO_FACTS as _ISO_FACTS, facts as _facts, numbers as _numbers
-from .._weights import weight_facts as _weight_facts
 from .._storage import expand_rows, indptr_of_sorted_rows, rows_of_entries
-from ..outofcore.partition import balanced_bounds
+from .._weights import ISO_FACTS as _ISO_FACTS
+from .._weights import facts as _facts
+from .._weights import numbers as _numbers
+from .._weights import weight_facts as _weight_facts
 from ..exceptions import GblaError
 from ..kernels import _spmv
 from ..mask import MODE_NONE, MODE_TRUE
 from ..matrix import DUP_OP
+from ..outofcore.partition import balanced_bounds
 from . import build as _build
 from .comm import Counted
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._errors import _largest_vertex_count, _too_large
-from ._text import _INT, _Bad, _Counter, _Tokens, _ids, _map_chunks
+from ._text import _INT, _Bad, _Counter, _ids, _map_chunks, _Tokens
 
 
 # ================================================================================ parsed graphs
@@ -54,7 +54,7 @@ def _parse_edges(stream):
     if width not in (2, 3):
         raise stream.error(first_line, f"expected 2 or 3 tokens ('u v' or 'u v w'); got {width}")
     stream.unread()
-    form = "'u v' like line %d" % first_line if width == 2 else "'u v w' like line %d" % first_line
+    form = f"'u v' like line {first_line}" if width == 2 else f"'u v w' like line {first_line}"
 
     def work(chunk, _):
         tok = _Tokens(chunk)

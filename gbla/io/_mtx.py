@@ -131,9 +131,7 @@ def _body_error(path, name, error, field, shape, entries):
         short = re.search(r"Expected another (\d+) lines", text)
         if short is None:
             return FormatError(f"{name}: {_said(text)}")
-        last = 0
-        for last, _ in enumerate(_lines(path), 1):
-            pass
+        last = sum(1 for _ in _lines(path))
         return FormatError(f"{name}: line {last}: the file ends after "
                            f"{entries - int(short[1])} entries; line {_size_line(path)[0]} "
                            f"declares {entries}")

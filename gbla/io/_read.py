@@ -6,8 +6,8 @@ import warnings
 import numpy as np
 
 from .. import _backend as B
-from .. import _validation as V
 from .. import _storage
+from .. import _validation as V
 from ..exceptions import DuplicateIndex
 from ..matrix import DUP_OP, Matrix
 from ._cache import _holds_scipy_matrix, _load_cache, _load_npz, _write_cache

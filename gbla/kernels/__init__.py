@@ -6,7 +6,6 @@ _launch.py; frontier buffers in _frontier.py). Importing this package registers 
 :mod:`gbla.methods`; nothing here is compiled until a kernel first runs.
 """
 
-from . import _bfs  # noqa: F401  (registers the BFS kernels)
-from . import _sssp  # noqa: F401  (registers the SSSP kernels)
+from . import _bfs, _sssp  # noqa: F401  (registers the BFS and SSSP kernels)
 
 __all__ = []

@@ -10,9 +10,9 @@ import functools
 
 import numpy as np
 
-from .._backend import _cupy
 from .. import direction as _direction
 from .. import methods
+from .._backend import _cupy
 from . import _launch
 from ._frontier import SLOT, BinnedFrontier, int32_csr, int32_rows
 from ._launch import THREADS, grid, ptr

@@ -106,7 +106,8 @@ def struct(types):
     __device__ static __forceinline__ T load_u(const U* __restrict__ p, long long k) {{ {load_u} }}
     __device__ static __forceinline__ Z mult(T a, T u, long long k) {{ {mult} }}
     __device__ static __forceinline__ Z add(Z x, Z y) {{ return (Z)({add.op.cuda}); }}
-    __device__ static __forceinline__ Z identity() {{ return {cuda_literal(add.identity_for(z), z)}; }}
+    __device__ static __forceinline__ Z identity() {{
+        return {cuda_literal(add.identity_for(z), z)}; }}
     __device__ static __forceinline__ bool is_terminal(Z z) {{ return {term_expr}; }}
     __device__ static __forceinline__ void atomic_combine(Z* p, Z v) {{ {_atomic(add, z)} }}
 """

@@ -25,8 +25,13 @@ from .. import methods
 from .._backend import _cupy, compress
 from ..exceptions import NegativeCycleError
 from . import _launch
-from ._bfs import (PERSISTENT_BLOCKS_PER_SM, PERSISTENT_THREADS, bfs_tree, opt_in_shared,
-                   shared_budget)
+from ._bfs import (
+    PERSISTENT_BLOCKS_PER_SM,
+    PERSISTENT_THREADS,
+    bfs_tree,
+    opt_in_shared,
+    shared_budget,
+)
 from ._frontier import EDGES, BinnedFrontier, _define, int32_csr, int32_rows
 from ._launch import THREADS, grid, ptr
 

@@ -13,11 +13,11 @@ methods take one too, running on a :class:`HostMatrix` (:mod:`.host_matrix`), wh
 stream the same way.
 """
 
+from . import _methods  # noqa: E402,F401  (registers out_of_core_bfs and out_of_core_sssp)
+from .host_matrix import HostMatrix
 from .partition import DEFAULT_PART_BYTES, Partition, partition
 from .schedule import STRATEGIES, Accounts, MemoryBudgetError, Scheduler, Step
 from .traverse import HostGraph, bfs, sssp
-from .host_matrix import HostMatrix
-from . import _methods  # noqa: E402,F401  (registers out_of_core_bfs and out_of_core_sssp)
 
 __all__ = ["Partition", "partition", "DEFAULT_PART_BYTES", "STRATEGIES", "Scheduler", "Step",
            "Accounts", "MemoryBudgetError", "HostGraph", "HostMatrix", "bfs", "sssp"]

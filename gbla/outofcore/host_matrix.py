@@ -196,8 +196,9 @@ class HostMatrix:
 
     def __init__(self, A, memory_budget, *, strategy="differential", parts=None,
                  part_bytes=None):
-        from ..matrix import Matrix, as_graph
         import scipy.sparse as sp
+
+        from ..matrix import Matrix, as_graph
         A = Matrix.from_scipy(A, device="cpu") if sp.issparse(A) else as_graph(A)
         V.square(A.shape, "A")
         if A.device != "cpu":

@@ -3,8 +3,8 @@ multiply ops; each gets every dtype both sides can take."""
 
 import numpy as np
 
-from ._core import ANY_VALUE, BinaryOp, Monoid, Semiring, UnaryOp
 from .._dtypes import BOOL, DTYPES, FP32, FP64, INT64, INTEGER, NUMERIC
+from ._core import ANY_VALUE, BinaryOp, Monoid, Semiring, UnaryOp
 
 
 def _first(x, y):
@@ -110,7 +110,8 @@ _DISTRIBUTIVE = {
 _PRODUCT = [
     (("min", "max", "plus", "times", "any"),
      ("plus", "minus", "times", "min", "max", "first", "second", "pair")),
-    (("lor", "land", "lxor", "eq", "any"), ("land", "lor", "lxor", "eq", "first", "second", "pair")),
+    (("lor", "land", "lxor", "eq", "any"),
+     ("land", "lor", "lxor", "eq", "first", "second", "pair")),
     (("any", "min", "max", "plus"), ("secondi",)),
     (("bor", "band", "bxor"), ("band", "bor", "bxor", "first", "second")),
 ]

@@ -1,8 +1,8 @@
 """UnaryOp, BinaryOp, Monoid and Semiring: frozen data, each op a CUDA C expression plus a NumPy
 reference, so that one definition drives the GPU kernels and the CPU path alike."""
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 import numpy as np
 
@@ -41,7 +41,7 @@ class UnaryOp:
     cuda: str
     numpy: Callable
     dtypes: tuple = DTYPES
-    result: Optional[np.dtype] = None
+    result: np.dtype | None = None
     positional: bool = False
 
     def __post_init__(self):
@@ -71,7 +71,7 @@ class BinaryOp:
     cuda: str
     numpy: Callable
     dtypes: tuple = DTYPES
-    result: Optional[np.dtype] = None
+    result: np.dtype | None = None
     positional: bool = False
     commutative: bool = False
     uses_x: bool = True
@@ -218,7 +218,8 @@ class Semiring:
             d for d in self.multiply.dtypes if self.multiply.result_dtype(d) in self.add.dtypes)
         object.__setattr__(self, "dtypes", _dtype_tuple(dtypes, "dtypes"))
         for d in self.dtypes:
-            if d not in self.multiply.dtypes or self.multiply.result_dtype(d) not in self.add.dtypes:
+            if d not in self.multiply.dtypes or \
+                    self.multiply.result_dtype(d) not in self.add.dtypes:
                 raise V.domain("dtypes", f"be dtypes that {self.multiply.name} takes and whose "
                                f"product {self.add.name} takes", d.name)
 
