@@ -113,8 +113,15 @@ html_theme_options = {
     # The prose pages are short and their code wide: the page's own contents only on an API
     # object's page (BENCHMARKS.md's hundred headings would fill it; its Files list indexes them).
     "secondary_sidebar_items": {
-        "api/generated/*": ["page-toc"], "api/*": [], "index": [], "getting_started": [],
-        "user_guide/*": [], "examples/*": [], "benchmarks": [], "architecture": []},
+        "api/generated/*": ["page-toc"],
+        "api/*": [],
+        "index": [],
+        "getting_started": [],
+        "user_guide/*": [],
+        "examples/*": [],
+        "benchmarks": [],
+        "architecture": [],
+    },
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }

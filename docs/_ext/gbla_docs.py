@@ -35,8 +35,7 @@ def _run(argv, timeout, env_extra):
     env = dict(os.environ, PYTHONPATH=str(ROOT), **env_extra)
     env.setdefault("PYTHONHASHSEED", "0")
     t0 = time.perf_counter()
-    proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     return proc, time.perf_counter() - t0
 
 
@@ -53,8 +52,13 @@ class _Runs(SphinxDirective):
             return []
         out = proc.stdout.rstrip()
         if proc.returncode != 0 or not out:
-            LOG.warning("%s: exit status %d, stderr:\n%s", shown, proc.returncode,
-                        proc.stderr[-2000:], location=self.get_location())
+            LOG.warning(
+                "%s: exit status %d, stderr:\n%s",
+                shown,
+                proc.returncode,
+                proc.stderr[-2000:],
+                location=self.get_location(),
+            )
         LOG.info("%s: %.1f s", shown, seconds)
         block = nodes.literal_block(out, out, language="none")
         block["classes"].append("gbla-output")
@@ -109,14 +113,25 @@ class SemiringTableDirective(SphinxDirective):
     def run(self):
         from gbla import semirings
 
-        rows = [".. list-table::", "   :header-rows: 1", "   :widths: 20 12 40 28", "",
-                "   * - semiring", "     - add", "     - multiply (CUDA, in x and y)",
-                "     - dtypes"]
+        rows = [
+            ".. list-table::",
+            "   :header-rows: 1",
+            "   :widths: 20 12 40 28",
+            "",
+            "   * - semiring",
+            "     - add",
+            "     - multiply (CUDA, in x and y)",
+            "     - dtypes",
+        ]
         for name in semirings.names():
             sr = semirings.get(name)
             dtypes = ", ".join(str(d) for d in sr.dtypes)
-            rows += [f"   * - ``{name}``", f"     - ``{sr.add.name}``",
-                     f"     - ``{sr.multiply.cuda}``", f"     - {dtypes}"]
+            rows += [
+                f"   * - ``{name}``",
+                f"     - ``{sr.add.name}``",
+                f"     - ``{sr.multiply.cuda}``",
+                f"     - {dtypes}",
+            ]
         return self.parse_text_to_nodes("\n".join(rows))
 
 
