@@ -70,7 +70,7 @@ def _structural(semiring):
     return not (mul.uses_x or mul.uses_y or mul.positional) and semiring.add.idempotent
 
 
-_ONES = {}  # (id of a multiply, dtype) -> (the op, kept alive; its value on ones)
+_ONES: dict = {}  # (id of a multiply, dtype) -> (the op, kept alive; its value on ones)
 
 
 def _structural_value(semiring, dtype):

@@ -19,7 +19,10 @@ labels are numbered by each component's smallest vertex, weak ones exactly as Sc
 product a level for all of them); weighted, one Bellman-Ford an index.
 """
 
+from __future__ import annotations
+
 import warnings
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -217,8 +220,9 @@ def _warn_negative(g):
                       UserWarning, stacklevel=3)
 
 
-def shortest_path(csgraph, method="auto", directed=True, return_predecessors=False,
-                  unweighted=False, overwrite=False, indices=None):
+def shortest_path(csgraph: Any, method: str = "auto", directed: bool = True,
+                  return_predecessors: bool = False, unweighted: bool = False,
+                  overwrite: bool = False, indices: Any = None) -> Any:
     """Shortest-path distances, as :func:`scipy.sparse.csgraph.shortest_path`.
 
     Every ``method`` ('auto', 'FW', 'D', 'BF', 'J') gives the same distances: gbla runs
@@ -254,8 +258,9 @@ def shortest_path(csgraph, method="auto", directed=True, return_predecessors=Fal
     return _many(g, indices, return_predecessors, method="auto", unweighted=unweighted)
 
 
-def dijkstra(csgraph, directed=True, indices=None, return_predecessors=False, unweighted=False,
-             limit=np.inf, min_only=False):
+def dijkstra(csgraph: Any, directed: bool = True, indices: Any = None,
+             return_predecessors: bool = False, unweighted: bool = False, limit: float = np.inf,
+             min_only: bool = False) -> Any:
     """Shortest-path distances from non-negatively weighted edges, as
     :func:`scipy.sparse.csgraph.dijkstra` (gbla runs Bellman-Ford; a negative weight warns as
     SciPy does).
@@ -285,8 +290,8 @@ def dijkstra(csgraph, directed=True, indices=None, return_predecessors=False, un
                  limit=limit)
 
 
-def bellman_ford(csgraph, directed=True, indices=None, return_predecessors=False,
-                 unweighted=False):
+def bellman_ford(csgraph: Any, directed: bool = True, indices: Any = None,
+                 return_predecessors: bool = False, unweighted: bool = False) -> Any:
     """Shortest-path distances with negative weights allowed, as
     :func:`scipy.sparse.csgraph.bellman_ford`: gbla's algebraic Bellman-Ford.
 
@@ -335,7 +340,8 @@ def _nearest(g, indices, return_predecessors, *, method, unweighted, limit):
 
 
 # ============================================================================== traversals
-def breadth_first_order(csgraph, i_start, directed=True, return_predecessors=True):
+def breadth_first_order(csgraph: Any, i_start: int, directed: bool = True,
+                        return_predecessors: bool = True) -> Any:
     """The vertices reached from ``i_start`` in SciPy's breadth-first order (each level in the
     order its vertices are first seen, scanning the previous level in order and each vertex's
     edges in stored order; out-edges then in-edges when ``directed`` is False), and the
@@ -378,7 +384,7 @@ def _start(i_start, n):
     return int(i_start)
 
 
-def breadth_first_tree(csgraph, i_start, directed=True):
+def breadth_first_tree(csgraph: Any, i_start: int, directed: bool = True) -> Any:
     """The breadth-first tree from ``i_start`` as a sparse matrix holding the tree's edges with
     their weights, as :func:`scipy.sparse.csgraph.breadth_first_tree` (SciPy's
     ``reconstruct_path`` over :func:`breadth_first_order`'s predecessors).
@@ -402,7 +408,8 @@ def breadth_first_tree(csgraph, i_start, directed=True):
     return tree
 
 
-def connected_components(csgraph, directed=True, connection="weak", return_labels=True):
+def connected_components(csgraph: Any, directed: bool = True, connection: str = "weak",
+                         return_labels: bool = True) -> Any:
     """The number of connected components and each vertex's label, as
     :func:`scipy.sparse.csgraph.connected_components`, computed by
     :func:`gbla.connected_components` (weak labels equal SciPy's; strong ones give the same

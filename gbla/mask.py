@@ -4,6 +4,10 @@ A structural mask allows i where the mask vector has an entry; a value mask wher
 entry whose value is nonzero (true); a complemented mask allows the rest.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from . import _backend as B
 from . import _storage
 
@@ -19,12 +23,12 @@ MODE_NONE, MODE_TRUE, MODE_FALSE = 0, 1, 2
 class Mask:
     __slots__ = ("vector", "structural", "complement")
 
-    def __init__(self, vector, structural, complement=False):
+    def __init__(self, vector: Any, structural: bool, complement: bool = False) -> None:
         self.vector = vector
         self.structural = structural
         self.complement = complement
 
-    def __invert__(self):
+    def __invert__(self) -> Mask:
         return type(self)(self.vector, self.structural, not self.complement)
 
     def __repr__(self):
@@ -82,7 +86,7 @@ class MatrixMask(Mask):
     __slots__ = ()
 
     @property
-    def matrix(self):
+    def matrix(self) -> Any:
         return self.vector
 
     def keys(self):

@@ -6,6 +6,10 @@ values are all True may be stored without a values array ("iso"), as graph patte
 Internal arrays are never modified in place.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from . import _backend as B
@@ -22,7 +26,7 @@ DUP_OP = binary.min
 __all__ = ["Matrix", "as_graph"]
 
 
-def as_graph(A, arg="A"):
+def as_graph(A: Any, arg: str = "A") -> Matrix:
     """A square Matrix from a Matrix, a scipy.sparse or a cupyx.scipy.sparse matrix: what every
     algorithm and result check takes as its graph.
 
@@ -106,7 +110,8 @@ class Matrix:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_scipy(cls, S, *, dup_op=DUP_OP, device=None, index_dtype=None):
+    def from_scipy(cls, S: Any, *, dup_op: Any = DUP_OP, device: str | None = None,
+                   index_dtype: Any = None) -> Matrix:
         """A Matrix from any scipy.sparse matrix or array, in any format (the input is copied;
         explicit zeros stay entries; repeated entries of a COO or non-canonical input combine
         by ``dup_op``, the lightest by default, as in every entry point of gbla).
@@ -178,7 +183,8 @@ class Matrix:
         return cls._wrap(*arrays, C.shape, dtype, device)
 
     @classmethod
-    def from_networkx(cls, G, *, weight="weight", nodelist=None, device=None):
+    def from_networkx(cls, G: Any, *, weight: str | None = "weight", nodelist: Any = None,
+                      device: str | None = None) -> Matrix:
         """The adjacency Matrix of a networkx graph: entry (i, j) is the edge from the i-th node
         to the j-th, in the order of ``nodelist`` (default ``list(G)``).
 
@@ -243,7 +249,7 @@ class Matrix:
             values = None if values is None else np.concatenate([values, values])
         return cls.from_edges(src, dst, values, len(nodes), dup_op=binary.min, device=device)
 
-    def to_networkx(self, *, directed=True, weight="weight"):
+    def to_networkx(self, *, directed: bool = True, weight: str | None = "weight") -> Any:
         """A networkx graph of this matrix: node i for row i, an edge i -> j of attribute
         ``weight`` for each entry (explicit zeros included).
 
@@ -277,7 +283,7 @@ class Matrix:
         return G
 
     @classmethod
-    def from_cupy(cls, C, *, dup_op=DUP_OP, index_dtype=None):
+    def from_cupy(cls, C: Any, *, dup_op: Any = DUP_OP, index_dtype: Any = None) -> Matrix:
         """A GPU Matrix from a cupyx.scipy.sparse matrix. A canonical CSR matrix (sorted
         indices, no duplicates) is used without copying its arrays; other inputs are converted,
         repeated entries combined by ``dup_op`` (as :meth:`from_scipy`: the smallest by
@@ -331,8 +337,9 @@ class Matrix:
                          C.data.astype(dtype, copy=False), C.shape, dtype, "gpu")
 
     @classmethod
-    def from_edges(cls, src, dst, values=None, n=None, *, dup_op=DUP_OP, device=None,
-                   index_dtype=None, ncols=None):
+    def from_edges(cls, src: Any, dst: Any, values: Any = None, n: int | None = None, *,
+                   dup_op: Any = DUP_OP, device: str | None = None, index_dtype: Any = None,
+                   ncols: int | None = None) -> Matrix:
         """An n x n Matrix with an edge src[t] -> dst[t] of weight values[t] for every t.
 
         Parameters
@@ -429,19 +436,19 @@ class Matrix:
 
     # ------------------------------------------------------------------ properties
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, int]:
         return self._shape
 
     @property
-    def nrows(self):
+    def nrows(self) -> int:
         return self._shape[0]
 
     @property
-    def ncols(self):
+    def ncols(self) -> int:
         return self._shape[1]
 
     @property
-    def nvals(self):
+    def nvals(self) -> int:
         """Number of stored entries (an int; explicit zeros included).
 
         Examples
@@ -453,19 +460,19 @@ class Matrix:
         return len(self._indices)
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
         return self._dtype
 
     @property
-    def device(self):
+    def device(self) -> str:
         return self._device
 
     @property
-    def index_dtype(self):
+    def index_dtype(self) -> np.dtype:
         return self._indices.dtype
 
     @property
-    def is_iso(self):
+    def is_iso(self) -> bool:
         """True when every stored value is True and no values array is kept.
 
         Such a Matrix has dtype bool; :meth:`from_edges` without values and :meth:`pattern`
@@ -481,7 +488,7 @@ class Matrix:
         return self._values is None
 
     @property
-    def S(self):
+    def S(self) -> MatrixMask:
         """Structural mask: allows (i, j) where the matrix has an entry (``~A.S``: elsewhere).
 
         A :class:`~gbla.mask.MatrixMask` for :func:`gbla.mxm` and matrix
@@ -497,13 +504,13 @@ class Matrix:
         return MatrixMask(self, structural=True)
 
     @property
-    def V(self):
+    def V(self) -> MatrixMask:
         """Value mask: allows (i, j) where the matrix has an entry that is not zero (True for
         bool; an iso matrix's entries are all True). ``~A.V`` allows the rest."""
         return MatrixMask(self, structural=False)
 
     @property
-    def T(self):
+    def T(self) -> Matrix:
         """The transpose, built on first use and cached (shared arrays if A is symmetric).
 
         A Matrix of shape (ncols, nrows) and A's dtype and device; ``A.T.T is A``. Building it
@@ -538,7 +545,7 @@ class Matrix:
         return self._T
 
     @property
-    def weights(self):
+    def weights(self) -> Any:
         """The :class:`~gbla._weights.WeightFacts` of its weights (what gbla.sssp reads of
         them: the smallest finite, whether one is +inf, the first NaN or -inf, the positive
         ones' mean, smallest and count), found at the first read and kept: a Matrix never
@@ -558,7 +565,7 @@ class Matrix:
         return self._cache["weights"]
 
     @property
-    def is_symmetric(self):
+    def is_symmetric(self) -> bool:
         """True when A equals its transpose (decided, and the transpose built, on first use).
 
         A bool: A is square and A(i, j) and A(j, i) are both present with equal values, or
@@ -583,7 +590,7 @@ class Matrix:
             return self._values
         return B.xp_of(self._device).ones(len(self._indices), BOOL)
 
-    def to_scipy(self):
+    def to_scipy(self) -> Any:
         """A new scipy.sparse.csr_array on the host.
 
         Returns
@@ -606,7 +613,7 @@ class Matrix:
                                                  self._indptr)]
         return sp.csr_array(tuple(arrays), shape=self._shape)
 
-    def isequal(self, other):
+    def isequal(self, other: Any) -> bool:
         """Same shape, dtype, structure and values (NaN equals NaN), on either device and
         whatever the index type, as :meth:`Vector.isequal` compares vectors.
 
@@ -635,7 +642,7 @@ class Matrix:
             [self._indptr, self._indices, self._values_or_ones()],
             [other._indptr, other._indices, other._values_or_ones()])
 
-    def to_dense(self, fill_value=0):
+    def to_dense(self, fill_value: Any = 0) -> Any:
         """A new 2-D array (NumPy or CuPy, on the matrix's device) of its values, with
         ``fill_value`` where it has no entry.
 
@@ -663,7 +670,7 @@ class Matrix:
         out[self._entry_rows(), self._indices] = self._values_or_ones().astype(dtype)
         return out
 
-    def to_device(self, device):
+    def to_device(self, device: str) -> Matrix:
         """This matrix on ``device`` ('cpu' or 'gpu').
 
         Parameters
@@ -696,7 +703,7 @@ class Matrix:
         return Matrix._wrap(B.to_device(self._indptr, device), B.to_device(self._indices, device),
                             vals, self._shape, self._dtype, device, self._symmetric)
 
-    def astype(self, dtype):
+    def astype(self, dtype: Any) -> Matrix:
         """A Matrix of the same structure with values cast to ``dtype`` (index arrays shared).
 
         Parameters
@@ -731,7 +738,7 @@ class Matrix:
         return Matrix._wrap(self._indptr, self._indices, vals, self._shape, dtype, self._device,
                             self._symmetric)
 
-    def pattern(self):
+    def pattern(self) -> Matrix:
         """The structure alone: an iso bool Matrix (every value True) sharing the index arrays.
 
         Every stored entry becomes True, explicit zeros included.

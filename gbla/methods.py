@@ -26,8 +26,11 @@ default policy), and anything but the default policy only for methods with ``dir
 'algebraic'
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import _validation as V
 from . import direction as _direction
@@ -78,14 +81,14 @@ class Method:
     name: str
     algorithm: str
     description: str
-    run: Callable = field(repr=False, compare=False)
+    run: Callable[..., Any] = field(repr=False, compare=False)
     devices: tuple = ("cpu", "gpu")
     algebraic: bool = False
     directions: bool = False
-    max_index: object = None
+    max_index: int | None = None
     negative_weights: bool = False
     options: tuple = ()
-    partitioned: object = False
+    partitioned: bool | tuple = False
 
     def __post_init__(self):
         V.identifier(self.name, "name")
@@ -94,7 +97,7 @@ class Method:
         if not self.devices or any(d not in ("cpu", "gpu") for d in self.devices):
             raise V.invalid_value("devices", "name 'cpu', 'gpu' or both", self.devices)
 
-    def unsupported_reason(self, A):
+    def unsupported_reason(self, A: Any) -> str | None:
         """Why this method cannot run on the Matrix ``A``, or None when it can."""
         if getattr(A, "partitioned", False) and not self.takes(type(A).__name__):
             kind = type(A).__name__
@@ -110,25 +113,25 @@ class Method:
                     "edges")
         return None
 
-    def takes(self, kind):
+    def takes(self, kind: str) -> bool:
         """Whether it runs on the partitioned matrix class named ``kind``."""
         return self.partitioned is True or kind in (self.partitioned or ())
 
-    def supports(self, A):
+    def supports(self, A: Any) -> bool:
         """True when this method can run on the Matrix ``A``."""
         return self.unsupported_reason(A) is None
 
-    def check(self, A):
+    def check(self, A: Any) -> None:
         """Raise :class:`~gbla.UnsupportedMethod` with the reason when it cannot run on A."""
         reason = self.unsupported_reason(A)
         if reason is not None:
             raise UnsupportedMethod(reason)
 
 
-_REGISTRY = {}
+_REGISTRY: dict[str, Method] = {}
 
 
-def register(method, *, replace=False):
+def register(method: Method, *, replace: bool = False) -> Method:
     """Add ``method`` (a :class:`Method`) to the registry; returns it.
 
     Raises
@@ -145,14 +148,14 @@ def register(method, *, replace=False):
     return method
 
 
-def unregister(name):
+def unregister(name: str) -> Method:
     """Remove the method called ``name``; returns it. UnknownName when none is registered."""
     method = get(name)
     del _REGISTRY[method.name]
     return method
 
 
-def names(algorithm=None):
+def names(algorithm: str | None = None) -> list[str]:
     """Registered method names (of one algorithm when given): the algebraic ones first, each
     group in registration order."""
     if algorithm is not None:
@@ -161,7 +164,7 @@ def names(algorithm=None):
     return [m.name for m in sorted(chosen, key=lambda m: not m.algebraic)]
 
 
-def get(name, algorithm=None):
+def get(name: str, algorithm: str | None = None) -> Method:
     """The registered Method called ``name`` (of ``algorithm`` when given).
 
     Raises
@@ -175,7 +178,7 @@ def get(name, algorithm=None):
     return method
 
 
-def resolve(name, algorithm, A, direction):
+def resolve(name: str, algorithm: str, A: Any, direction: Any) -> tuple[Method, Any]:
     """The registered method ``name`` of ``algorithm``, checked to run on the Matrix ``A`` with
     ``direction``, and that direction resolved ('auto' -> the default policy).
 
@@ -197,16 +200,17 @@ def resolve(name, algorithm, A, direction):
     return method, resolved
 
 
-_HOST_MATRIX = []  # how a memory budget keeps a matrix in host memory (gbla.outofcore sets it)
+# how a memory budget keeps a matrix in host memory (gbla.outofcore sets it)
+_HOST_MATRIX: list[Callable[..., Any]] = []
 
 
-def set_host_matrix(make):
+def set_host_matrix(make: Callable[..., Any]) -> None:
     """Let ``make(A, memory_budget)`` keep A in host memory for the partitioned methods run
     with a budget (:class:`gbla.outofcore.HostMatrix`; the registry imports neither side)."""
     _HOST_MATRIX[:] = [make]
 
 
-def with_budget(method, A, memory_budget):
+def with_budget(method: Method, A: Any, memory_budget: int | None) -> tuple[Any, dict]:
     """(the matrix ``method`` runs on, the keywords a ``memory_budget`` adds to its run): a
     method that lists ``memory_budget`` in ``options`` (the out-of-core kernels) takes it as
     a keyword; a partitioned one (the algebra) runs on A kept in host memory, its products

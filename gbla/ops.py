@@ -11,6 +11,10 @@ entry; ``replace`` deletes the output's entries the mask does not allow. Without
 result is a new Vector. What affects the output is keyword-only.
 """
 
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
 import numpy as np
 
 from . import _backend as B
@@ -19,13 +23,18 @@ from . import _validation as V
 from . import direction as _direction
 from . import semirings as _sr
 from ._backend import refuse_host_read
-from .direction import DirectionTracker
+from .direction import DirectionPolicy, DirectionTracker
 from .kernels import _elementwise, _entries, _loop, _spmv
 from .mask import MODE_NONE, Mask, MatrixMask
 from .matrix import Matrix
 from .scalar import Scalar
 from .semirings import BinaryOp, Monoid, Semiring, UnaryOp
 from .vector import Vector
+
+# the container in is the container out: a Vector for a Vector, a Matrix for a Matrix
+_Container = TypeVar("_Container", Vector, Matrix)
+_Direction = str | DirectionPolicy | DirectionTracker
+_Op = BinaryOp | Monoid | str
 
 __all__ = ["mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce",
            "reduce_rowwise", "reduce_columnwise", "extract", "assign", "assign_bits", "select",
@@ -522,7 +531,9 @@ def _spmv_types(semiring, A, u, dtype, flip):
     return _spmv.SpmvTypes(semiring, None if A.is_iso else A.dtype, u.dtype, dtype, flip)
 
 
-def mxv(A, u, semiring, *, mask=None, accum=None, replace=False, out=None, direction="auto"):
+def mxv(A: Matrix, u: Vector, semiring: Semiring | str, *, mask: Mask | Vector | None = None,
+        accum: _Op | None = None, replace: bool = False, out: Vector | None = None,
+        direction: _Direction = "auto") -> Vector:
     """w<mask> accum= A (+).(x) u: w(i) = add over k of multiply(A(i, k), u(k)), over the k
     where both A(i, k) and u(k) are present.
 
@@ -580,7 +591,9 @@ def mxv(A, u, semiring, *, mask=None, accum=None, replace=False, out=None, direc
                    accum=accum, replace=replace, out=out, direction=direction)
 
 
-def vxm(u, A, semiring, *, mask=None, accum=None, replace=False, out=None, direction="auto"):
+def vxm(u: Vector, A: Matrix, semiring: Semiring | str, *, mask: Mask | Vector | None = None,
+        accum: _Op | None = None, replace: bool = False, out: Vector | None = None,
+        direction: _Direction = "auto") -> Vector:
     """w<mask> accum= u (+).(x) A: w(j) = add over k of multiply(u(k), A(k, j)), over the k
     where both u(k) and A(k, j) are present.
 
@@ -626,7 +639,9 @@ def vxm(u, A, semiring, *, mask=None, accum=None, replace=False, out=None, direc
 
 
 # ---------------------------------------------------------------------- matrix times matrix
-def mxm(A, B, semiring, *, mask=None, accum=None, replace=False, out=None, direction="auto"):
+def mxm(A: Matrix, B: Matrix, semiring: Semiring | str, *,
+        mask: MatrixMask | Matrix | None = None, accum: _Op | None = None,
+        replace: bool = False, out: Matrix | None = None, direction: str = "auto") -> Matrix:
     """C<mask, replace> accum= A (+).(x) B: C(i, j) = add over k of multiply(A(i, k), B(k, j)),
     over the k where both are present.
 
@@ -732,7 +747,9 @@ def _matrix_ewise(combine, u, v, op, mask, accum, replace, out):
 
 
 # ---------------------------------------------------------------------- element-wise
-def ewise_add(u, v, op, *, mask=None, accum=None, replace=False, out=None):
+def ewise_add(u: _Container, v: _Container, op: _Op, *, mask: Mask | Vector | Matrix | None = None,
+              accum: _Op | None = None, replace: bool = False,
+              out: _Container | None = None) -> _Container:
     """w<mask> accum= u (+) v over the union of the structures: op(u(i), v(i)) where both are
     present, the lone value where one is. Two Matrices give a new Matrix the same way (masks
     ``M.S`` etc., ``out`` read and never modified).
@@ -810,7 +827,9 @@ def ewise_add(u, v, op, *, mask=None, accum=None, replace=False, out=None):
                   device=device)
 
 
-def ewise_mult(u, v, op, *, mask=None, accum=None, replace=False, out=None):
+def ewise_mult(u: _Container, v: _Container, op: _Op, *,
+               mask: Mask | Vector | Matrix | None = None, accum: _Op | None = None,
+               replace: bool = False, out: _Container | None = None) -> _Container:
     """w<mask> accum= u (x) v over the intersection of the structures: op(u(i), v(i)) where both
     are present, no entry elsewhere. Two Matrices give a new Matrix the same way.
 
@@ -881,7 +900,9 @@ def _intersection(u, v):
     return idx, ((b_vals, a_vals) if swapped else (a_vals, b_vals))
 
 
-def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False, out=None):
+def apply(u: _Container, op: UnaryOp | _Op, *, left: Any = None, right: Any = None,
+          mask: Mask | Vector | Matrix | None = None, accum: _Op | None = None,
+          replace: bool = False, out: _Container | None = None) -> _Container:
     """w<mask> accum= f(u) on u's structure: f(u(i)) at every present i, no entry elsewhere.
     A Matrix gives a Matrix of its structure the same way (f(A(i, j)); a positional
     ``unary.rowindex`` gives i; a matrix mask, ``out`` a Matrix read and never modified).
@@ -959,7 +980,7 @@ def apply(u, op, *, left=None, right=None, mask=None, accum=None, replace=False,
                   device=device)
 
 
-def reduce(u, monoid, *, out=None):
+def reduce(u: Vector | Matrix, monoid: Monoid | str, *, out: Scalar | None = None) -> Any:
     """The monoid's reduction of u's present values: a NumPy scalar of u's dtype (the monoid's
     identity when u has no entries; ``any`` returns the value of the lowest present index), or,
     with ``out``, that value written into a :class:`Scalar` where it lives, without reading it
@@ -1103,7 +1124,9 @@ def _apply_matrix(A, op, left, right, mask, accum, replace, out):
                              dtype=t.dtype, device=device)
 
 
-def reduce_rowwise(A, monoid, *, mask=None, accum=None, replace=False, out=None):
+def reduce_rowwise(A: Matrix, monoid: Monoid | str, *, mask: Mask | Vector | None = None,
+                   accum: _Op | None = None, replace: bool = False,
+                   out: Vector | None = None) -> Vector:
     """w<mask> accum= the monoid's reduction of each row of A (GrB_Matrix_reduce_Monoid):
     w(i) combines row i's entries, in column order; a row with none gives no entry.
 
@@ -1143,7 +1166,9 @@ def reduce_rowwise(A, monoid, *, mask=None, accum=None, replace=False, out=None)
     return _reduce_lines(A, monoid, False, mask, accum, replace, out)
 
 
-def reduce_columnwise(A, monoid, *, mask=None, accum=None, replace=False, out=None):
+def reduce_columnwise(A: Matrix, monoid: Monoid | str, *, mask: Mask | Vector | None = None,
+                      accum: _Op | None = None, replace: bool = False,
+                      out: Vector | None = None) -> Vector:
     """w<mask> accum= the monoid's reduction of each column of A: :func:`reduce_rowwise` of
     A.T (A's cached transpose), a Vector of A.ncols; a column with no entry gives none."""
     return _reduce_lines(A, monoid, True, mask, accum, replace, out)
@@ -1169,7 +1194,9 @@ def _reduce_lines(A, monoid, columns, mask, accum, replace, out):
                   device=device)
 
 
-def extract(u, I=None, J=None, *, mask=None, accum=None, replace=False, out=None):
+def extract(u: _Container, I: Any = None, J: Any = None, *,
+            mask: Mask | Vector | Matrix | None = None, accum: _Op | None = None,
+            replace: bool = False, out: _Container | None = None) -> _Container:
     """w<mask> accum= u(I), or C<mask> accum= A(I, J) (GrB_extract): w(k) = u(I[k]) where u has
     that entry; C(k, l) = A(I[k], J[l]) where A has it. Indices may repeat (a row or column
     taken twice is there twice); the induced subgraph on vertices S is ``extract(A, S, S)``.
@@ -1277,7 +1304,8 @@ def _index_list(I, n, arg, device):
     return V.index_array(a, xp, n, arg)
 
 
-def assign(out, value, *, mask=None, accum=None, replace=False):
+def assign(out: Vector, value: Any, *, mask: Mask | Vector | None = None,
+           accum: _Op | None = None, replace: bool = False) -> Vector:
     """out<mask, replace> accum= value: a scalar into every position the mask allows (or a
     Vector of the same size, element by element). Writes ``out`` in place and returns it.
 
@@ -1361,7 +1389,7 @@ def assign(out, value, *, mask=None, accum=None, replace=False):
 _WORD_BITS = {np.dtype(np.int32): 32, np.dtype(np.int64): 64}
 
 
-def assign_bits(out, value, bits):
+def assign_bits(out: Vector, value: Any, bits: Vector) -> Vector:
     """out(b, i) = value for every entry i of ``bits`` and every bit b set in bits(i): words of
     bits unpacked into a dense 2-D result (a bit-parallel search, which keeps a source a bit,
     writes each level into its levels so: row b is source b's). Writes ``out`` in place and
@@ -1455,7 +1483,7 @@ def assign_bits(out, value, bits):
 _STRUCTURAL_SELECT = ("tril", "triu", "diag", "offdiag")
 
 
-def select(x, op, thunk=None):
+def select(x: _Container, op: _Op, thunk: Any = None) -> _Container:
     """The entries of a Vector or Matrix that satisfy a condition (GrB_select).
 
     Parameters
@@ -1554,7 +1582,7 @@ def _select_values(values, op, thunk, names, dtype, device):
     return _eval_binary(op, values, _broadcast(t, len(values), dt, device), dt, device)
 
 
-def scale(A, v, op, *, side="left"):
+def scale(A: Matrix, v: Vector, op: _Op, *, side: str = "left") -> Matrix:
     """B = diag(v) (+).op A (``side="left"``: B(i, j) = op(v(i), A(i, j))) or A (+).op diag(v)
     (``side="right"``: B(i, j) = op(A(i, j), v(j))): the product with a diagonal matrix.
 

@@ -6,6 +6,10 @@ operand and ``assign``'s value take one. Reading it (``s.value``, ``float(s)``) 
 refused inside a loop body recorded on the device, where a Scalar is how a body carries a
 reduction from one op to the next (delta-stepping's smallest bucket, for instance)."""
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from . import _backend as B
@@ -43,7 +47,7 @@ class Scalar:
         return self
 
     @classmethod
-    def from_value(cls, value, dtype=None, *, device=None):
+    def from_value(cls, value: Any, dtype: Any = None, *, device: str | None = None) -> Scalar:
         """A Scalar holding ``value`` (a number; ``dtype`` None: NumPy's for it, a Python float
         float64, an int int64, a bool bool)."""
         device = B.resolve_device(device)
@@ -54,22 +58,22 @@ class Scalar:
         return cls._wrap(B.xp_of(device).asarray(value, dtype=dtype).reshape(()), device)
 
     @classmethod
-    def new(cls, dtype=np.float64, *, device=None):
+    def new(cls, dtype: Any = np.float64, *, device: str | None = None) -> Scalar:
         """A Scalar of ``dtype`` holding 0, to be written by ``gbla.reduce(..., out=)``."""
         device = B.resolve_device(device)
         dtype = V.gbla_dtype(dtype, "dtype")
         return cls._wrap(B.xp_of(device).zeros((), dtype), device)
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
         return self._array.dtype
 
     @property
-    def device(self):
+    def device(self) -> str:
         return self._device
 
     @property
-    def value(self):
+    def value(self) -> Any:
         """The value as a NumPy scalar (read from the GPU: a host read)."""
         B.refuse_host_read("Scalar.value")
         return np.asarray(B.to_host(self._array), self.dtype)[()]  # sync: the value
@@ -78,10 +82,10 @@ class Scalar:
         """Hold ``array`` (0-d, on this Scalar's device), cast to this Scalar's dtype."""
         self._array = array.astype(self.dtype, copy=False).reshape(())
 
-    def __float__(self):
+    def __float__(self) -> float:
         return float(self.value)
 
-    def __int__(self):
+    def __int__(self) -> int:
         return int(self.value)
 
     def __repr__(self):

@@ -17,6 +17,10 @@ the host (``_host``) until an op first asks for its arrays: a loop recorded on t
 all.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from . import _backend as B
@@ -69,7 +73,7 @@ class Vector:
         return self
 
     @classmethod
-    def new(cls, size, dtype=np.float64, *, device=None):
+    def new(cls, size: int, dtype: Any = np.float64, *, device: str | None = None) -> Vector:
         """An empty vector (no entries) of ``size`` and ``dtype``.
 
         Parameters
@@ -107,7 +111,7 @@ class Vector:
         return cls._from_sparse_arrays(xp.zeros(0, np.int64), xp.zeros(0, dtype), size, device)
 
     @classmethod
-    def from_dense(cls, array, *, device=None):
+    def from_dense(cls, array: Any, *, device: str | None = None) -> Vector:
         """A vector with every entry present, copied from a 1-D NumPy or CuPy array.
 
         ``device=None`` keeps a CuPy array on the GPU and puts anything else on the default
@@ -151,7 +155,8 @@ class Vector:
         return cls._from_dense_arrays(values, None, device)
 
     @classmethod
-    def from_coo(cls, indices, values, size, *, dtype=None, dup_op=None, device=None):
+    def from_coo(cls, indices: Any, values: Any, size: int, *, dtype: Any = None,
+                 dup_op: Any = None, device: str | None = None) -> Vector:
         """A vector of ``size`` with ``values[t]`` at ``indices[t]``.
 
         ``values`` may be a scalar (every entry gets it). Repeated indices raise
@@ -360,23 +365,23 @@ class Vector:
 
     # ------------------------------------------------------------------ public properties
     @property
-    def size(self):
+    def size(self) -> int:
         return self._size
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int]:
         return (self._size,)
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
         return self._dtype
 
     @property
-    def device(self):
+    def device(self) -> str:
         return self._device
 
     @property
-    def nvals(self):
+    def nvals(self) -> int:
         """Number of present entries (an int; explicit zeros included).
 
         Counting the entries of a dense vector on the GPU synchronises with the host once;
@@ -394,7 +399,7 @@ class Vector:
         return self._nvals
 
     @property
-    def S(self):
+    def S(self) -> Mask:
         """Structural mask: allows position i where u(i) is present.
 
         A :class:`~gbla.Mask`, whatever the values; ``~u.S`` allows the other positions.
@@ -411,7 +416,7 @@ class Vector:
         return Mask(self, structural=True)
 
     @property
-    def V(self):
+    def V(self) -> Mask:
         """Value mask: allows position i where u(i) is present and nonzero.
 
         A :class:`~gbla.Mask`; nonzero means True for bool (NaN counts as nonzero). ``~u.V``
@@ -428,7 +433,7 @@ class Vector:
         """
         return Mask(self, structural=False)
 
-    def to_dense(self, fill_value=None):
+    def to_dense(self, fill_value: Any = None) -> Any:
         """A new 1-D array (NumPy or CuPy, on the vector's device) with ``fill_value`` at the
         missing entries; ``fill_value`` may be omitted only when every entry is present.
 
@@ -471,7 +476,7 @@ class Vector:
         # a NumPy scalar of that dtype: a kernel argument, not a copy to the GPU
         return xp.where(present, values.astype(dtype, copy=False), dtype.type(fill_value))
 
-    def to_coo(self):
+    def to_coo(self) -> tuple[Any, Any]:
         """(indices, values): new arrays on the vector's device, indices sorted int64.
 
         Returns
@@ -490,7 +495,7 @@ class Vector:
         idx, vals = self._sparse()
         return idx.copy(), vals.copy()
 
-    def dup(self):
+    def dup(self) -> Vector:
         """A copy (arrays are shared until either is written, which never happens in place).
 
         Returns
@@ -516,7 +521,7 @@ class Vector:
         other._nvals, other._host = self._nvals, self._host
         return other
 
-    def to_device(self, device):
+    def to_device(self, device: str) -> Vector:
         """This vector on ``device`` ('cpu' or 'gpu').
 
         Parameters
@@ -553,7 +558,7 @@ class Vector:
         present = None if self._present is None else B.to_device(self._present, device)
         return Vector._from_dense_arrays(B.to_device(self._values, device), present, device)
 
-    def isequal(self, other):
+    def isequal(self, other: Any) -> bool:
         """Same size, dtype, structure and values (NaN equals NaN).
 
         Parameters

@@ -12,7 +12,10 @@ seen sets are one int64 word, bit b for the b-th source, and a level is one prod
 levels afterwards (:func:`_parents_from_levels`).
 """
 
+from __future__ import annotations
+
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -26,8 +29,9 @@ from ..vector import Vector
 from ._relax import policy_of
 
 
-def bfs(A, source, *, return_predecessors=False, method=None, direction="auto",
-        depth_limit=None, stats=None, memory_budget=None, return_parents=None):
+def bfs(A: Any, source: Any, *, return_predecessors: bool = False, method: str | None = None,
+        direction: Any = "auto", depth_limit: int | None = None, stats: dict | None = None,
+        memory_budget: int | None = None, return_parents: bool | None = None) -> Any:
     """Levels (and parents) of a breadth-first search from ``source``.
 
     Parameters

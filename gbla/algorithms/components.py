@@ -16,6 +16,10 @@ Labels are numbered 0.. in the order of each component's smallest vertex (SciPy'
 for weak components; for strong ones SciPy numbers otherwise, the partition is the same).
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from .. import _backend as B
@@ -32,7 +36,8 @@ __all__ = ["connected_components"]
 CONNECTIONS = ("weak", "strong")
 
 
-def connected_components(A, *, directed=True, connection="weak", direction="auto"):
+def connected_components(A: Any, *, directed: bool = True, connection: str = "weak",
+                         direction: Any = "auto") -> tuple[int, Any]:
     """The connected components of a graph.
 
     Parameters

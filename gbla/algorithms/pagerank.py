@@ -11,7 +11,10 @@ the L1 change ``sum |x' - x|`` falls below ``n tol``. Each iteration is one iter
 is still too large, so no value goes back to the host before the end.
 """
 
+from __future__ import annotations
+
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -29,8 +32,9 @@ from ._relax import policy_of
 __all__ = ["pagerank"]
 
 
-def pagerank(A, *, alpha=0.85, personalization=None, max_iter=100, tol=1e-6, nstart=None,
-             dangling=None, weighted=True, direction="auto", stats=None):
+def pagerank(A: Any, *, alpha: float = 0.85, personalization: Any = None, max_iter: int = 100,
+             tol: float = 1e-6, nstart: Any = None, dangling: Any = None, weighted: bool = True,
+             direction: Any = "auto", stats: dict | None = None) -> Any:
     """PageRank of every vertex by power iteration (networkx's ``pagerank``, on arrays).
 
     Parameters

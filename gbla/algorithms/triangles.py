@@ -9,6 +9,10 @@ only the mask's positions. A vertex's degree is its row sum of P (its neighbours
 aside), and its clustering coefficient its triangles over the pairs of its neighbours.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from .. import _backend as B
@@ -20,7 +24,7 @@ from ..semirings import binary, monoid, plus_pair
 __all__ = ["triangles", "clustering", "transitivity"]
 
 
-def triangles(A, *, direction="auto"):
+def triangles(A: Any, *, direction: Any = "auto") -> Any:
     """The number of triangles at every vertex of the undirected graph of A (networkx's
     ``triangles``): the pairs of its neighbours that are neighbours of each other.
 
@@ -53,7 +57,7 @@ def triangles(A, *, direction="auto"):
     return twice // 2  # each triangle at v was met from both of its edges at v
 
 
-def clustering(A, *, direction="auto"):
+def clustering(A: Any, *, direction: Any = "auto") -> Any:
     """Each vertex's clustering coefficient in the undirected graph of A (networkx's unweighted
     ``clustering``): its triangles over the pairs of its neighbours, 2 t(v) / (d(v) (d(v) -
     1)), d(v) its neighbours but itself; 0 where it has no triangle.
@@ -77,7 +81,7 @@ def clustering(A, *, direction="auto"):
     return xp.where(twice > 0, twice / xp.maximum(pairs, 1), 0.0)
 
 
-def transitivity(A, *, direction="auto"):
+def transitivity(A: Any, *, direction: Any = "auto") -> float:
     """The fraction of connected triples of the undirected graph of A that are triangles,
     3 x triangles / triples (networkx's ``transitivity``); 0.0 without a triangle.
 

@@ -65,7 +65,7 @@ class DistVector:
     size: int
     lo: int
     hi: int
-    counted: tuple = None
+    counted: tuple | None = None
 
 
 class DistMatrix:

@@ -1,7 +1,10 @@
 """read and read_mtx: a graph file, its format chosen by extension, into a Matrix."""
 
+from __future__ import annotations
+
 import os
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +26,8 @@ _EXTENSIONS = tuple(_TEXT_KINDS) + (".npz",)
 
 
 # ================================================================================ public API
-def read(path, weighted=None, *, dup_op=DUP_OP, cache=False, device=None, directed=None):
+def read(path: str | os.PathLike, weighted: bool | None = None, *, dup_op: Any = DUP_OP,
+         cache: bool = False, device: str | None = None, directed: bool | None = None) -> Matrix:
     """Read a graph file into a Matrix; the format follows the extension (``.gz`` after it:
     gzip).
 
@@ -117,7 +121,7 @@ def read(path, weighted=None, *, dup_op=DUP_OP, cache=False, device=None, direct
     return A.to_device(device)
 
 
-def read_mtx(path, *, device=None):
+def read_mtx(path: str | os.PathLike, *, device: str | None = None) -> Matrix:
     """Read a Matrix Market file (``.mtx`` or ``.mtx.gz``, whatever its name): ``read`` with the
     Matrix Market reader and its defaults.
 

@@ -1,6 +1,9 @@
 """write_mtx: a Matrix as a Matrix Market file."""
 
+from __future__ import annotations
+
 import gzip
+import os
 
 import numpy as np
 
@@ -8,7 +11,7 @@ from .. import _validation as V
 from ..matrix import Matrix
 
 
-def write_mtx(path, A, *, comment=None):
+def write_mtx(path: str | os.PathLike, A: Matrix, *, comment: str | None = None) -> None:
     """Write A as a Matrix Market coordinate ``general`` file, gzip-compressed when ``path``
     ends in ``.gz``; ``read`` gives A back (integers as int64, floats as float64).
 

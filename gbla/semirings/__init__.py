@@ -7,7 +7,10 @@
 True
 """
 
+from __future__ import annotations
+
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from .. import _validation as V
 from ..exceptions import UnknownName
@@ -24,13 +27,16 @@ monoid = SimpleNamespace(**MONOIDS)
 _REGISTRY = dict(SEMIRINGS)
 globals().update(SEMIRINGS)
 
+if TYPE_CHECKING:  # the builtin semirings above, generated from a product: each a Semiring
+    def __getattr__(name: str) -> Semiring: ...
 
-def names():
+
+def names() -> list[str]:
     """The names of every registered semiring, sorted."""
     return sorted(_REGISTRY)
 
 
-def get(name):
+def get(name: Semiring | str) -> Semiring:
     """The semiring registered under ``name``.
 
     Raises
@@ -46,7 +52,7 @@ def get(name):
         raise UnknownName(V.message("semiring", f"be one of {names()}", name)) from None
 
 
-def register(semiring, *, replace=False):
+def register(semiring: Semiring, *, replace: bool = False) -> Semiring:
     """Add a user-defined semiring to the registry under its name; returns it.
 
     It then works on both devices: its ops' CUDA expressions are compiled for the GPU and their
