@@ -1,8 +1,10 @@
-"""Where a level of the algebraic BFS goes on the GPU: the graph nodes one recorded iteration
-holds, microseconds per level (CUDA events, median of repeats after a warm-up), and, run under
-Nsight Compute, each kernel's own time inside the replayed graph.
+"""Where an iteration of a loop the algebra records goes on the GPU (the BFS's levels by
+default, or an SSSP method's rounds with ``--algo sssp --method M``): the graph nodes one
+recorded iteration holds, microseconds per iteration (CUDA events, median of repeats after a
+warm-up), and, run under Nsight Compute, each kernel's own time inside the replayed graph.
 
     python tools/profile_loop.py GRAPH [--sources K] [--blocks-per-sm 2 4 8]
+    python tools/profile_loop.py GRAPH --algo sssp --method delta_stepping [--weights 1 255]
     ncu --graph-profiling node --metrics gpu__time_duration.sum --launch-skip 400 \\
         --launch-count 120 --csv --log-file ncu.csv python tools/profile_loop.py GRAPH --once \\
         --per-iteration
@@ -19,10 +21,20 @@ import sys
 from collections import defaultdict
 
 
-def measure(graph, sources, once, per_iteration, blocks_per_sm=None):
+def _search(algo, method):
+    """(a function running one search from a source into ``stats``, the stats key counting its
+    iterations)."""
+    import gbla
+
+    if algo == "bfs":
+        return (lambda A, s, stats: gbla.bfs(A, s, stats=stats)), "levels"
+    return (lambda A, s, stats: gbla.sssp(A, s, method=method, stats=stats)), "iterations"
+
+
+def measure(graph, sources, once, per_iteration, blocks_per_sm=None, algo="bfs",
+            method="auto", weights=None):
     import cupy as cp
 
-    import gbla
     from gbla.kernels import _spmv
     from gbla.runtime import capture
 
@@ -31,17 +43,21 @@ def measure(graph, sources, once, per_iteration, blocks_per_sm=None):
     if blocks_per_sm:  # the device product's grid (recorded anew: the graph is loaded anew)
         _spmv.BLOCKS_PER_SM = blocks_per_sm
         print(f"device product grid: {blocks_per_sm} blocks an SM")
-    from gbla.bench.graphs import load_graph, pick_sources
+    from gbla.bench.graphs import load_graph, pick_sources, sssp_weights
 
     A = load_graph(graph, device="gpu")
+    if algo == "sssp":
+        A, _ = sssp_weights(A, weights)
+    search, count = _search(algo, method)
     warmup, picks = pick_sources(A, sources)
     picks = [int(s) for s in picks]
     stats = {}
-    gbla.bfs(A, int(warmup), stats=stats)  # compiles and records
+    search(A, int(warmup), stats)  # compiles and records
     print(f"{graph}: {A.nrows:,} vertices, {A.nvals:,} entries; one iteration's graph: "
-          f"{stats.get('body_nodes')} ({stats.get('graph')})")
+          f"{stats.get('body_nodes')} ({stats.get('graph')}); fused: {stats.get('fused')} "
+          f"{stats.get('not_fused', '')}")
     if once:
-        gbla.bfs(A, picks[0])
+        search(A, picks[0], {})
         cp.cuda.Device().synchronize()
         return
     start, stop = cp.cuda.Event(), cp.cuda.Event()
@@ -49,13 +65,17 @@ def measure(graph, sources, once, per_iteration, blocks_per_sm=None):
     for s in picks:
         stats = {}
         start.record()
-        gbla.bfs(A, s, stats=stats)
+        search(A, s, stats)
         stop.record()
         stop.synchronize()
         ms = cp.cuda.get_elapsed_time(start, stop)
-        per_level.append(1000 * ms / max(stats["levels"], 1))
-    print(f"us per level: median {statistics.median(per_level):.1f} "
-          f"(min {min(per_level):.1f}, max {max(per_level):.1f}, {len(picks)} sources)")
+        per_level.append((1000 * ms / max(stats[count], 1), ms, stats[count],
+                          stats.get("fused_iterations")))
+    us = [p[0] for p in per_level]
+    print(f"us per {count[:-1]}: median {statistics.median(us):.1f} "
+          f"(min {min(us):.1f}, max {max(us):.1f}, {len(picks)} sources); ms a search: median "
+          f"{statistics.median(p[1] for p in per_level):.2f}; {count}: "
+          f"{[p[2] for p in per_level]}; fused: {[p[3] for p in per_level]}")
 
 
 def summarize(path):
@@ -90,12 +110,17 @@ def main(argv=None):
     p.add_argument("--blocks-per-sm", type=int, nargs="+", metavar="B",
                    help="measure with each of these device product grids in turn")
     p.add_argument("--summarize", metavar="CSV", help="summarise an ncu --csv log instead")
+    p.add_argument("--algo", choices=("bfs", "sssp"), default="bfs")
+    p.add_argument("--method", default="auto", help="the SSSP method (an algebraic one)")
+    p.add_argument("--weights", type=int, nargs=2, metavar=("LO", "HI"),
+                   help="random integer weights in [LO, HI] (seed 0), as gbla bench gives")
     args = p.parse_args(argv)
     if args.summarize:
         summarize(args.summarize)
     else:
         for blocks in args.blocks_per_sm or [None]:
-            measure(args.graph, args.sources, args.once, args.per_iteration, blocks)
+            measure(args.graph, args.sources, args.once, args.per_iteration, blocks,
+                    args.algo, args.method, args.weights)
 
 
 if __name__ == "__main__":

@@ -3,15 +3,17 @@
 Bellman-Ford relaxes, each round, only the vertices whose distance changed in the last one:
     t = f min.+ A ;  f = t where t < d (or d has no entry) ;  d<f.S> = f
 its rounds are iterations of :func:`gbla.iterate`, run on the device when A is there.
-Delta-stepping (Meyer & Sanders, in LAGraph's formulation) does the same per bucket of width
-delta: light edges (w <= delta) until the bucket is stable, then heavy edges once from every
-vertex the bucket settled, each light round (and the heavy pass that ends a bucket) one
-iteration of :func:`gbla.iterate` too, the lowest bucket a reduction into a Scalar that never
-leaves the device. Predecessors are a BFS tree over the tight edges, those with
+Delta-stepping (Meyer & Sanders, in Davidson et al.'s near-far form) does the same from the
+pending vertices of the lowest bucket of width delta only, each of its rounds one iteration of
+:func:`gbla.iterate` too, the lowest bucket a reduction into a Scalar that never leaves the
+device. Predecessors are a BFS tree over the tight edges, those with
 d(u) + w(u, v) == d(v), found with two diagonal scalings and a select.
 """
 
+from __future__ import annotations
+
 import math
+from typing import Any
 
 import numpy as np
 
@@ -22,14 +24,15 @@ from .. import methods, ops, runtime
 from ..exceptions import NegativeCycleError
 from ..matrix import as_graph
 from ..scalar import Scalar
-from ..semirings import any_secondi, binary, min_plus, monoid, unary
+from ..semirings import any_secondi, binary, min_plus, monoid
 from ..vector import Vector
 from ._relax import policy_of, relax, relax_all
 from .bfs import _no_budget_with_several, _several, _sources, bfs
 
 
-def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, direction="auto",
-         stats=None, memory_budget=None):
+def sssp(A: Any, source: Any, *, return_predecessors: bool = False, method: str = "auto",
+         delta: float | None = None, direction: Any = "auto", stats: dict | None = None,
+         memory_budget: int | None = None) -> Any:
     """Shortest-path distances (and predecessors) from ``source``.
 
     Parameters
@@ -50,14 +53,14 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
         delta-stepping in the algebra when a ``delta`` is given; ``"out_of_core_sssp"`` when a
         ``memory_budget`` is given. ``stats["method"]`` names the one that ran.
     delta : float or None
-        Bucket width of delta-stepping; None: :func:`default_delta`. With method 'auto', a
-        delta asks for delta-stepping (every weight must then be non-negative).
+        Bucket width of delta-stepping; None: :func:`default_delta` of the method. With
+        method 'auto', a delta asks for delta-stepping (every weight must then be non-negative).
     direction : 'auto', 'push', 'pull' or DirectionPolicy
         How each min-plus product runs; the results are the same.
     stats : dict or None
         When a dict is given, ``stats["method"]`` is set to the method that ran and
         ``stats["iterations"]`` to the relaxation rounds (Bellman-Ford: one min-plus product
-        each; delta-stepping: one light product each, and a heavy one where a bucket ends); the
+        each; delta-stepping: one product from the lowest bucket's pending vertices each); the
         algebra's methods also what their loop's :func:`gbla.iterate` sets (``mode``, and in
         device mode ``graph``, ``fused``, ``fused_iterations`` ...); out of core, also the
         traffic (``h2d_bytes``, ``transfers``, ...).
@@ -116,7 +119,7 @@ def sssp(A, source, *, return_predecessors=False, method="auto", delta=None, dir
     if lowest < 0 and not entry.negative_weights:
         raise V.invalid_value("A", f"hold no negative weight with method={method!r}", lowest)
     if "delta" in entry.options:  # resolved here, so every bucketed method has one default
-        options["delta"] = default_delta(A) if delta is None else _check_delta(delta)
+        options["delta"] = default_delta(A, method) if delta is None else _check_delta(delta)
     elif delta is not None:
         raise V.invalid_value("delta", f"be None with method={method!r}", delta)
     run_stats = {}
@@ -225,8 +228,7 @@ def _sssp_many(A, sources, *, return_predecessors, method, delta, direction, sta
 def _run(solve):
     """A registry entry's run: ``solve(A, source, dtype, direction, stats, **options)`` gives
     the distance Vector and puts its loop's stats in ``stats`` (gbla.iterate's: its iterations,
-    one min-plus product each, or a light one and a heavy one where a bucket ends);
-    predecessors are shared."""
+    one min-plus product each); predecessors are shared."""
     def run(A, source, *, dtype, return_predecessors, direction, stats, **options):
         dist = solve(A, source, dtype, _direction.start(direction), stats, **options)
         if return_predecessors:
@@ -235,12 +237,23 @@ def _run(solve):
     return run
 
 
-def default_delta(A):
+# The algebra's delta-stepping takes buckets this many times wider than the kernels: its
+# iteration costs its launches (22 graph nodes), not its edges, so fewer iterations pay more
+# than fewer relaxations. One H100, weights 1..255, 4 sources, ms at 1x / 4x / 10x the width
+# (benchmarks/results/ab/sssp_algebra_near_far.log): USA-road-NE 170 / 150 / 146, USA-road-FLA
+# 128 / 117 / 117, ego-Twitter 3.12 / 2.57 / 2.65, rmat(22) 28.2 / 24.5 / 24.5.
+ALGEBRA_WIDTH = 4.0
+
+
+def default_delta(A, method=None):
     """The default bucket width: 32 x mean positive weight / average out-degree, the GPU choice
     of Davidson et al. (IPDPS 2014: a warp's worth of edges per bucket), but at least the
     smallest positive weight, so that a bucket can hold an edge; 1 when no weight is positive.
     Wider buckets mean fewer buckets, each relaxed like Bellman-Ford: on a GPU the number of
-    steps, not the work per step, sets the time on high-diameter graphs."""
+    steps, not the work per step, sets the time on high-diameter graphs. For ``method``
+    'delta_stepping' (the algebra's) :data:`ALGEBRA_WIDTH` times wider."""
+    if method == "delta_stepping":
+        return ALGEBRA_WIDTH * default_delta(A)
     if A.nvals == 0:
         return 1.0
     facts = A.weights  # over the whole matrix, on every rank of a partitioned one
@@ -295,72 +308,29 @@ def _at_source(source, n, dtype, device, elsewhere=None):
     return Vector._from_host_entries([source], np.zeros(1, dtype), n, elsewhere, device)
 
 
-def _split(A, delta):
-    """(light edges, heavy edges, whether there is a heavy one) of A at width delta. On one
-    device they are kept with A, as the loop recorded over them is (a later call with the same
-    delta would otherwise select every edge twice for a recording that never reads them). A
-    partitioned matrix keeps no recording and no split here: a DistMatrix none at all, a
-    HostMatrix (made for one search) keeps its selections' host arrays with its host graph."""
-    key = ("gbla.delta_stepping.split", delta)
-    if key in A._cache:
-        return A._cache[key]
-    light, heavy = ops.select(A, "<=", delta), ops.select(A, ">", delta)
-    split = light, heavy, heavy.nvals > 0  # sync: once (what the loop body holds)
-    if not getattr(A, "partitioned", False):
-        A._cache[key] = split
-    return split
-
-
 def _delta_stepping(A, source, dtype, direction, stats, delta):
-    # One iteration of gbla.iterate is one light round of the lowest bucket holding a pending
-    # vertex (a vertex whose distance fell since its light edges were last relaxed), then, once
-    # that bucket has no pending vertex left, one heavy pass from every vertex it settled. The
-    # bucket of a distance d is floor(d / delta); the lowest one is a reduction kept on the
-    # device (a Scalar), so the buckets never wait for the host.
+    # Delta-stepping in Davidson et al.'s near-far form (IPDPS 2014): an iteration of
+    # gbla.iterate relaxes every out-edge of the pending vertices (those whose distance fell
+    # since they were last expanded) in the lowest bucket, floor(d / delta); the others wait.
+    # The lowest bucket's end is a reduction into a Scalar that never leaves the device. One
+    # product an iteration, none split into light and heavy edges: on a GPU an iteration costs
+    # its launches (about 20), which a heavy pass would double, and a road network's edges are
+    # all light at the default width anyway (benchmarks/results/ab/sssp_algebra_near_far.log).
     n = A.nrows
-    light, heavy, heavy_edges = _split(A, delta)
-    width, last = dtype.type(delta), np.finfo(dtype).max
-    lowest = Scalar.new(dtype, device=A.device)
-    after = Scalar.new(dtype, device=A.device)
-
-    def bucket(v):
-        # floor(d / delta), rounded as it may be, is monotone in d, which is all the buckets
-        # need; a quotient past the largest float (a width below the distances' spacing) joins
-        # the last finite bucket, so an empty pile's +inf stays above every bucket
-        return ops.apply(ops.apply(ops.apply(v, binary.div, right=width), unary.floor),
-                         binary.min, right=last)
+    width = dtype.type(delta)
+    end = Scalar.new(dtype, device=A.device)
 
     def round_(s, _):
-        buckets = bucket(s.pending)
-        ops.reduce(buckets, monoid.min, out=lowest)
-        now = ops.select(buckets, "<=", lowest)  # the lowest bucket's pending vertices
-        front = ops.apply(s.pending, unary.identity, mask=now.S)
-        s.pending = ops.apply(s.pending, unary.identity, mask=~now.S)
-        fell = relax(s.dist, front, light, min_plus, binary.lt, direction, full=True)
+        ops.reduce(ops.apply(s.pending, binary.bucket_end, right=width), monoid.min, out=end)
+        front = ops.select(s.pending, "<", end)
+        s.pending = ops.select(s.pending, ">=", end)
+        fell = relax(s.dist, front, A, min_plus, binary.lt, direction, full=True)
         s.pending = ops.ewise_add(s.pending, fell, binary.second)
-        if not heavy_edges:
-            return
-        # settled: the vertices of this bucket whose heavy edges wait, by bucket number (a
-        # vertex whose distance falls again is pending, in a bucket no higher, until it
-        # settles again with its new number)
-        s.settled = ops.ewise_add(s.settled, now, binary.second)
-        # distances only grow along an edge, so the settled vertices below the lowest pending
-        # bucket are final: their heavy edges are relaxed now, once
-        ops.reduce(bucket(s.pending), monoid.min, out=after)
-        done = ops.select(s.settled, "<", after)
-        s.settled = ops.apply(s.settled, unary.identity, mask=~done.S)
-        fell = relax(s.dist, ops.apply(s.dist, unary.identity, mask=done.S), heavy, min_plus,
-                     binary.lt, direction, full=True)
-        s.pending = ops.ewise_add(s.pending, fell, binary.second)
-        s.todo = ops.ewise_add(s.pending, s.settled, binary.first)
 
-    first = _at_source(source, n, dtype, A.device)
-    state = {"dist": _unreached_but(source, n, dtype, A.device), "pending": first}
-    if heavy_edges:
-        nothing = Vector._from_host_entries([], np.zeros(0, dtype), n, None, A.device)
-        state.update(settled=nothing, todo=first)
-    out = runtime.iterate(round_, state, while_nonempty="todo" if heavy_edges else "pending",
-                          cache=A, key=("gbla.delta_stepping", policy_of(direction), delta),
+    state = {"dist": _unreached_but(source, n, dtype, A.device),
+             "pending": _at_source(source, n, dtype, A.device)}
+    out = runtime.iterate(round_, state, while_nonempty="pending", cache=A,
+                          key=("gbla.delta_stepping", policy_of(direction), delta),
                           stats=stats)
     return out["dist"]
 
@@ -394,9 +364,9 @@ def _climbing(A, dist):
 
 
 methods.register(methods.Method(
-    "delta_stepping", "sssp", "delta-stepping in min.plus products (LAGraph formulation), "
-    "buckets of width delta; the light and heavy edges kept as two matrices beside A, and on "
-    "the CPU a product over a dense frontier gathers its edges' int64 columns, weights and "
+    "delta_stepping", "sssp", "delta-stepping in min.plus products (near-far form): each "
+    "round relaxes the pending vertices of the lowest bucket of width delta; on the CPU a "
+    "product over a dense frontier gathers its edges' int64 columns, weights and "
     "products at once (about 6x the graph on R-MAT)", _run(_delta_stepping), algebraic=True,
     directions=True, options=("delta",), partitioned=True))
 methods.register(methods.Method(

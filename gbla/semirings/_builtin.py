@@ -19,6 +19,10 @@ def _pair(x, y):
     return np.ones(np.broadcast_shapes(np.shape(x), np.shape(y)), dtype=np.result_type(x, y))
 
 
+def _bucket_end(x, y):
+    return np.fmax((np.floor(x / y) + 1) * y, np.nextafter(x, np.inf))
+
+
 def _bandnot(x, y):
     return np.bitwise_and(x, np.invert(y))
 
@@ -53,6 +57,11 @@ _binary = [
     BinaryOp("band", "(x & y)", np.bitwise_and, INTEGER, commutative=True),
     BinaryOp("bxor", "(x ^ y)", np.bitwise_xor, INTEGER, commutative=True),
     BinaryOp("bandnot", "(x & ~y)", _bandnot, INTEGER),  # the bits of x that y lacks
+    # The end of x's bucket of width y, (floor(x / y) + 1) * y, and never x or below: where y
+    # is under x's float spacing the product rounds down to x, and the next float up ends the
+    # bucket instead (delta-stepping's lowest bucket: gbla.sssp)
+    BinaryOp("bucket_end", "fmax((floor(x / y) + 1) * y, nextafter(x, (decltype(x))(1.0 / 0.0)))",
+             _bucket_end, (FP32, FP64)),
 ]
 BINARY = {op.name: op for op in _binary}
 
