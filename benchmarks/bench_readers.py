@@ -2,7 +2,7 @@
 Market graphs of ../shared/data (issue 38's aim: gbla.io.read no slower than 1.1x SciPy's
 path on USA-road-NE).
 
-    python benchmarks/bench_readers.py                  # benchmarks/results/readers.json
+    python benchmarks/bench_readers.py                  # benchmarks/results/readers_road_social_cpu.json
     python benchmarks/bench_readers.py --graphs road/USA-road-NY.mtx.gz --repeats 3 --json -
 
 Per graph, three cases, each timed as a whole call (wall clock, the file read from the page
@@ -127,7 +127,7 @@ def main(argv=None):
                    help="paths under the data folder ($GBLA_DATA or ../shared/data), joined by "
                         "commas")
     p.add_argument("--repeats", type=int, default=7, help="timed calls of each (default 7)")
-    p.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "readers.json"),
+    p.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "readers_road_social_cpu.json"),
                    help="where the results go ('-': standard output)")
     args = p.parse_args(argv)
     rows = run(args.graphs.split(","), args.repeats)

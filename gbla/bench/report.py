@@ -23,8 +23,8 @@ TIMING_NOTE = ("Times are whole calls, device synchronized before and after, aft
                "the other and their results are checked after the last; the earlier runs "
                "checked each result between two timed calls, which left the GPU idle "
                "meanwhile (an H100 idle for 20 ms runs its next kernels several times slower "
-               "for a while: benchmarks/results/ab_session17.log) and the CPU's caches "
-               "cold for SciPy.")
+               "for a while: benchmarks/results/ab/fused_block_bounds_and_idle_gpu.log) and "
+               "the CPU's caches cold for SciPy.")
 MEMORY_NOTE = ("Peak MiB: the most memory a method held at once in a call, above what was in "
                "use before its first call (the graph itself not counted; what the method "
                "builds and keeps on it, such as a transpose, an int32 copy, a recorded loop or "

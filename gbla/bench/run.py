@@ -174,7 +174,7 @@ def run_method(A, algo, method, sources, *, warmup=None, on_result=None, progres
     back to back: each result is copied to the host as it comes, and handed to
     ``on_result(i, result)`` only after the last timed run, so that no checking leaves the
     GPU idle between two timed calls (an H100 left idle for 20 ms runs the next kernels
-    several times slower for a while: benchmarks/results/ab_session17.log).
+    several times slower for a while: benchmarks/results/ab/fused_block_bounds_and_idle_gpu.log).
     ``progress()`` is called after every run, the warm-up and the memory runs included.
 
     The method runs on a view of A without A's caches, so that what it builds on the graph
