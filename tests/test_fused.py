@@ -236,7 +236,8 @@ def test_headers_are_inlined_once_across_files():
 
 @pytest.mark.nvcc
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found")
-@pytest.mark.parametrize("policy", [DEFAULT_POLICY, DirectionPolicy(alpha=3.0)],
+@pytest.mark.parametrize("policy", [DEFAULT_POLICY, pytest.param(DirectionPolicy(alpha=3.0),
+                                                                  marks=pytest.mark.exhaustive)],
                          ids=["default", "another policy"])
 def test_the_fused_unit_compiles_with_nvcc(tmp_path, policy):
     launches = bfs_like(policy)

@@ -738,7 +738,7 @@ def test_the_test_summary_says_how_many_skipped_for_want_of_data(tmp_path):
     root = Path(__file__).resolve().parents[1]
     env = dict(os.environ, GBLA_DATA=str(tmp_path))  # an empty folder: every data test skips
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                             "-p", "no:xdist", "tests/test_io.py", "-k", "real or snap"],
+                             "-n", "0", "tests/test_io.py", "-k", "real or snap"],
                             cwd=root, env=env, capture_output=True, text=True, timeout=300)
     found = re.search(r"(\d+) tests skipped: graph files not found under (\S+)", result.stdout)
     assert found and int(found.group(1)) > 0 and found.group(2) == str(tmp_path), \

@@ -74,7 +74,8 @@ def test_the_loop_kernels_compile_behind_the_direction_rule():
     (semirings.plus_times, np.float32, np.float32, False),
     (semirings.bor_first, np.int64, None, True),         # BFS from several sources, bits
 ], ids=["any_pair", "any_secondi", "min_plus", "plus_times", "bor_first"])
-@pytest.mark.parametrize("index", ["int", "long long"])
+# int64 indices for every semiring in `pytest -m exhaustive` (nvcc compiles a sample with both)
+@pytest.mark.parametrize("index", ["int", pytest.param("long long", marks=pytest.mark.exhaustive)])
 def test_every_spmv_kernel_compiles_for_a_semiring_struct(semiring, dtype, a_dtype, flip, index):
     dtype = np.dtype(dtype)
     types = _codegen.SpmvTypes(semiring, None if a_dtype is None else np.dtype(a_dtype), dtype,

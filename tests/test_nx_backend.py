@@ -46,8 +46,8 @@ def test_networkxs_own_tests_pass_against_the_backend():
     env = dict(os.environ, NETWORKX_TEST_BACKEND="gbla", NETWORKX_FALLBACK_TO_NX="True")
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "log_cli=true",
-         "--log-cli-level=DEBUG", *NX_TESTS], cwd=root.parent, env=env, capture_output=True,
-        text=True, timeout=600)
+         "--log-cli-level=DEBUG", "-n", "0", *NX_TESTS], cwd=root.parent, env=env,
+        capture_output=True, text=True, timeout=600)
     summary = result.stdout.strip().splitlines()[-1]
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert "failed" not in summary and "error" not in summary, summary

@@ -37,7 +37,8 @@ def test_the_sdist_holds_the_tests_the_examples_the_kernels_and_the_licence(dist
     # its own tests run from it: the suite's helpers and the examples import from the sdist
     (root,) = tmp_path.glob("gbla-*")
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                             "tests/test_layers.py", "tests/test_examples.py"], cwd=root,
+                             "-n", "0", "tests/test_layers.py", "tests/test_examples.py"],
+                            cwd=root,
                             env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:]

@@ -42,8 +42,10 @@ if [ "$part" = all ] || [ "$part" = tests ]; then
     limit=(); python3 -c "import pytest_timeout" 2>/dev/null && limit=(--timeout 300 --timeout-method thread)
     # a worker per core (16 on the lent machines): a cold machine's NVRTC compiles, which the
     # workers repeat, are what a GPU run spends most of its time on (the mxv oracle: 580 s
-    # with 8 workers); GBLA_WORKERS overrides
-    python3 -m pytest -q -p no:cacheprovider -ra -n "${GBLA_WORKERS:-$(nproc)}" "${limit[@]}" \
+    # with 8 workers); GBLA_WORKERS overrides. Test by test, not pyproject's file by file (the
+    # oracle's GPU tests would share one worker). pyproject leaves the tests marked exhaustive
+    # (CPU compiles CI runs) out; 'tests -m exhaustive' runs them.
+    python3 -m pytest -q -p no:cacheprovider -ra -n "${GBLA_WORKERS:-$(nproc)}" --dist load "${limit[@]}" \
         --durations 15 "$@" 2>&1 | tee "$OUT/pytest.log" | tail -n 45
     status=${PIPESTATUS[0]}
     echo "pytest exit status: $status"
