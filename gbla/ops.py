@@ -36,9 +36,22 @@ _Container = TypeVar("_Container", Vector, Matrix)
 _Direction = str | DirectionPolicy | DirectionTracker
 _Op = BinaryOp | Monoid | str
 
-__all__ = ["mxv", "vxm", "mxm", "ewise_add", "ewise_mult", "apply", "reduce",
-           "reduce_rowwise", "reduce_columnwise", "extract", "assign", "assign_bits", "select",
-           "scale"]
+__all__ = [
+    "mxv",
+    "vxm",
+    "mxm",
+    "ewise_add",
+    "ewise_mult",
+    "apply",
+    "reduce",
+    "reduce_rowwise",
+    "reduce_columnwise",
+    "extract",
+    "assign",
+    "assign_bits",
+    "select",
+    "scale",
+]
 
 
 # ---------------------------------------------------------------------- argument resolution
@@ -49,18 +62,24 @@ def _matrix(A, arg, partitioned=False):
     if getattr(A, "partitioned", False):
         if partitioned:
             return A
-        raise V.domain(arg, "be a gbla.Matrix: of the operations only vxm, mxm (as B), select "
-                       f"and scale take a {type(A).__name__}", type(A).__name__)
+        raise V.domain(
+            arg,
+            "be a gbla.Matrix: of the operations only vxm, mxm (as B), select "
+            f"and scale take a {type(A).__name__}",
+            type(A).__name__,
+        )
     if not isinstance(A, Matrix):
-        raise V.domain(arg, "be a gbla.Matrix (Matrix.from_scipy, from_cupy or from_edges)",
-                       type(A).__name__)
+        raise V.domain(
+            arg, "be a gbla.Matrix (Matrix.from_scipy, from_cupy or from_edges)", type(A).__name__
+        )
     return A
 
 
 def _vector(u, arg):
     if not isinstance(u, Vector):
-        raise V.domain(arg, "be a gbla.Vector (Vector.from_dense, from_coo or new)",
-                       type(u).__name__)
+        raise V.domain(
+            arg, "be a gbla.Vector (Vector.from_dense, from_coo or new)", type(u).__name__
+        )
     return u
 
 
@@ -126,17 +145,23 @@ def _product_dtype(semiring, x_dtype, y_dtype, arg):
     take."""
     dtype = np.result_type(x_dtype, y_dtype)
     if dtype not in semiring.dtypes:
-        raise V.domain(arg, f"combine to a dtype {semiring.name} takes "
-                       f"({', '.join(d.name for d in semiring.dtypes)})",
-                       f"{np.dtype(x_dtype).name} and {np.dtype(y_dtype).name} -> {dtype.name}")
+        raise V.domain(
+            arg,
+            f"combine to a dtype {semiring.name} takes "
+            f"({', '.join(d.name for d in semiring.dtypes)})",
+            f"{np.dtype(x_dtype).name} and {np.dtype(y_dtype).name} -> {dtype.name}",
+        )
     return dtype
 
 
 def _op_dtype(op, x_dtype, y_dtype, arg):
     dtype = np.result_type(x_dtype, y_dtype)
     if dtype not in op.dtypes:
-        raise V.domain(arg, f"take the operands' dtype; {op.name} takes "
-                       f"{[d.name for d in op.dtypes]}", dtype.name)
+        raise V.domain(
+            arg,
+            f"take the operands' dtype; {op.name} takes {[d.name for d in op.dtypes]}",
+            dtype.name,
+        )
     return dtype
 
 
@@ -161,8 +186,7 @@ def _bound_operand(scalar, like, arg, device):
         return scalar.dtype, scalar._array
     if B.array_device(scalar) == "gpu" and scalar.ndim == 0:
         if device != "gpu":
-            raise V.domain(arg, "be a host scalar when the operand is on the CPU",
-                           "a CuPy scalar")
+            raise V.domain(arg, "be a host scalar when the operand is on the CPU", "a CuPy scalar")
         return V.storage_dtype(scalar.dtype, arg), scalar
     dtype = _scalar_dtype(scalar, like, arg)
     return dtype, V.scalar_value(scalar, dtype, arg)
@@ -185,8 +209,9 @@ def _eval_binary(op, x, y, dtype, device):
     # IEEE results without warnings, as on the GPU (a dense vector's absent positions are
     # computed too: 1 / 0 there is no caller's doing)
     with np.errstate(all="ignore"):
-        return op.apply_numpy(np.asarray(x).astype(dtype, copy=False),
-                              np.asarray(y).astype(dtype, copy=False), k)
+        return op.apply_numpy(
+            np.asarray(x).astype(dtype, copy=False), np.asarray(y).astype(dtype, copy=False), k
+        )
 
 
 def _eval_unary(op, x, dtype, device):
@@ -230,6 +255,8 @@ def _op_site(namespace):
 
     def keep(name, size, dtype, fill):
         return loop.workspace.persistent((namespace, site, name), size, dtype, fill)
+
+    keep.clear_later = loop.workspace.clear_later  # its output, emptied after the store
     return keep
 
 
@@ -253,8 +280,9 @@ def _entry_mask(mask):
     if mask is None:
         return None
     values, present = mask.vector._dense()
-    return _entries.Mask(present, None if mask.structural else values, mask.complement,
-                         mask.vector._entries)
+    return _entries.Mask(
+        present, None if mask.structural else values, mask.complement, mask.vector._entries
+    )
 
 
 def _listed(result):
@@ -280,8 +308,11 @@ def _write_at(out, t, indices, replace):
     entries are read and written (the frontier of a traversal, not the whole vector)."""
     if isinstance(t, Vector):  # a sparse value: looked up at the mask's entries
         at, took = _storage.find_sorted(t._indices, indices, np)
-        new = t._values[at].astype(out.dtype, copy=False) if len(t._indices) else \
-            np.zeros(len(indices), out.dtype)
+        new = (
+            t._values[at].astype(out.dtype, copy=False)
+            if len(t._indices)
+            else np.zeros(len(indices), out.dtype)
+        )
         t_values = None
     else:
         t_values, t_present = t
@@ -332,13 +363,20 @@ def _write(out, t, *, mask, accum, replace, device, masked=False):
     """out<mask, replace> accum= t, with t given as dense (values, present); ``t_values`` may be
     a scalar (an assign). ``masked``: t already has no entry the mask excludes."""
     xp = B.xp_of(device)
-    if device == "cpu" and accum is None and out is not None and mask is not None and \
-            not mask.complement and mask.vector._is_sparse:
+    if (
+        device == "cpu"
+        and accum is None
+        and out is not None
+        and mask is not None
+        and not mask.complement
+        and mask.vector._is_sparse
+    ):
         m = mask.vector
         named = m._indices if mask.structural else m._indices[m._values.astype(bool)]
         return _write_at(out, t, named, replace)
-    if device == "cpu" and accum is None and out is None and isinstance(t, Vector) and \
-            t._is_sparse:  # a sparse result stays sparse: the mask read at its entries only
+    if (
+        device == "cpu" and accum is None and out is None and isinstance(t, Vector) and t._is_sparse
+    ):  # a sparse result stays sparse: the mask read at its entries only
         if mask is None or masked:
             return t
         keep = mask.allows_at(t._indices)
@@ -355,12 +393,24 @@ def _write(out, t, *, mask, accum, replace, device, masked=False):
             return _listed_write(site, out, t_values, t_present, mask)
         m, mode = mask.kernel_args()
         if out._owned:  # a recorded loop's state: written in place, its addresses fixed
-            _elementwise.masked_write(t_values, t_present, o_values, o_present, m, mode,
-                                      replace, out.dtype, into=(o_values, o_present))
+            _elementwise.masked_write(
+                t_values,
+                t_present,
+                o_values,
+                o_present,
+                m,
+                mode,
+                replace,
+                out.dtype,
+                into=(o_values, o_present),
+            )
             out._written_in_place()
             return out
-        out._set_dense(*_elementwise.masked_write(t_values, t_present, o_values, o_present, m,
-                                                  mode, replace, out.dtype))
+        out._set_dense(
+            *_elementwise.masked_write(
+                t_values, t_present, o_values, o_present, m, mode, replace, out.dtype
+            )
+        )
         return out
     if np.ndim(t_values) == 0:  # a scalar, maybe one on the device: broadcast and copied
         t_values = xp.broadcast_to(xp.asarray(t_values, dtype=out.dtype), (out.size,)).copy()
@@ -371,8 +421,9 @@ def _write(out, t, *, mask, accum, replace, device, masked=False):
         return Vector._from_dense_arrays(t_values, t_present, device)
     o_values, o_present = out._dense()
     if accum is not None:
-        t_values, t_present = _union(accum, (o_values, o_present), (t_values, t_present), device,
-                                     "accum")
+        t_values, t_present = _union(
+            accum, (o_values, o_present), (t_values, t_present), device, "accum"
+        )
     t_values = t_values.astype(out.dtype, copy=False)
     if allow is None:
         out._set_dense(t_values, t_present)
@@ -394,8 +445,9 @@ def _listed_write(site, out, t_values, t_present, mask):
         _entries.assign(site, _entry_mask(mask), t_values, t_present, o_values, o_present)
         out._written_in_place()
         return out
-    values, present, entries = _entries.merge(site, _operand(out), t_values, t_present,
-                                              _entry_mask(mask))
+    values, present, entries = _entries.merge(
+        site, _operand(out), t_values, t_present, _entry_mask(mask)
+    )
     out._set_dense(values, present)
     out._entries = entries
     return out
@@ -410,8 +462,7 @@ def _frontier_offsets(P, idx, xp):
     return offsets, int(offsets[-1])  # sync: edges leaving the frontier (grid size, direction)
 
 
-def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, replace, out,
-            direction):
+def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, replace, out, direction):
     semiring = _semiring(semiring)
     mask = _mask(mask, n_out)
     out = _out(out, n_out)
@@ -423,16 +474,40 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
     direction = _direction.start(direction, trackers=True)
     xp = B.xp_of(device)
     if getattr(A, "partitioned", False):  # the product runs in the matrix's own engine
-        return _partitioned_vxm(A, u, semiring, dtype, n_out, mask=mask, accum=accum,
-                                replace=replace, out=out, direction=direction, device=device)
+        return _partitioned_vxm(
+            A,
+            u,
+            semiring,
+            dtype,
+            n_out,
+            mask=mask,
+            accum=accum,
+            replace=replace,
+            out=out,
+            direction=direction,
+            device=device,
+        )
     types = _spmv_types(semiring, A, u, dtype, flip)
     m, mode = (None, MODE_NONE) if mask is None else mask.kernel_args()
 
     if device == "gpu" and B.device_loop() is not None:
-        w, present, entries = _device_matvec(B.device_loop(), push_of, pull_of, u, semiring,
-                                             dtype, types, direction, traversal, m, mode, n_out)
-        result = _write(out, (w, present), mask=mask, accum=accum, replace=replace,
-                        device=device, masked=True)
+        w, present, entries = _device_matvec(
+            B.device_loop(),
+            push_of,
+            pull_of,
+            u,
+            semiring,
+            dtype,
+            types,
+            direction,
+            traversal,
+            m,
+            mode,
+            n_out,
+        )
+        result = _write(
+            out, (w, present), mask=mask, accum=accum, replace=replace, device=device, masked=True
+        )
         if out is None and accum is None:  # the product itself: its entry list comes along
             result._entries = entries
         return result
@@ -446,8 +521,12 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
         else:
             total = int(P._degrees()[idx].sum())
         direction = direction.choose(
-            frontier_vertices=len(idx), frontier_edges=total, edges=Q.nvals, n=n_out,
-            early_exit=semiring.add.terminal_for(semiring.output_dtype(dtype)) is not None)
+            frontier_vertices=len(idx),
+            frontier_edges=total,
+            edges=Q.nvals,
+            n=n_out,
+            early_exit=semiring.add.terminal_for(semiring.output_dtype(dtype)) is not None,
+        )
 
     if direction == "push":
         P = push_of()
@@ -455,11 +534,29 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
         if device == "gpu":
             if offsets is None:
                 offsets, total = _frontier_offsets(P, idx, xp)
-            t = _spmv.push((P._indptr, P._indices, P._values), n_out, idx, u_values, offsets,
-                           total, types, m, mode)
+            t = _spmv.push(
+                (P._indptr, P._indices, P._values),
+                n_out,
+                idx,
+                u_values,
+                offsets,
+                total,
+                types,
+                m,
+                mode,
+            )
         else:
-            hit, vals = _cpu.push((P._indptr, P._indices, P._values), n_out, idx, u_values,
-                                  semiring, flip, dtype, m, mode)
+            hit, vals = _cpu.push(
+                (P._indptr, P._indices, P._values),
+                n_out,
+                idx,
+                u_values,
+                semiring,
+                flip,
+                dtype,
+                m,
+                mode,
+            )
             if out is None and accum is None:  # a sparse result stays sparse
                 return Vector._from_sparse_arrays(hit, vals, n_out, device)
             t = _dense_of(hit, vals, n_out)
@@ -470,13 +567,22 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
             t = _spmv.pull(Q, u_values, u_present, types, m, mode)
         else:
             allow = None if mask is None else mask.allowed()
-            t = _cpu.pull((Q._indptr, Q._indices, Q._values), n_out, u_values, u_present,
-                          semiring, flip, dtype, allow, Q._entry_rows(), _counter(Q))
+            t = _cpu.pull(
+                (Q._indptr, Q._indices, Q._values),
+                n_out,
+                u_values,
+                u_present,
+                semiring,
+                flip,
+                dtype,
+                allow,
+                Q._entry_rows(),
+                _counter(Q),
+            )
     return _write(out, t, mask=mask, accum=accum, replace=replace, device=device, masked=True)
 
 
-def _partitioned_vxm(A, u, semiring, dtype, n_out, *, mask, accum, replace, out, direction,
-                     device):
+def _partitioned_vxm(A, u, semiring, dtype, n_out, *, mask, accum, replace, out, direction, device):
     """vxm on a partitioned matrix: its ``vxm_entries`` gives the product's entries (sorted
     keys, values) on u's device, and they are written here as any product's are. A
     gbla.distributed.DistMatrix splits the product by the rows each rank holds and gathers it
@@ -490,8 +596,15 @@ def _partitioned_vxm(A, u, semiring, dtype, n_out, *, mask, accum, replace, out,
     t_values, t_present = xp.zeros(n_out, values.dtype), xp.zeros(n_out, bool)
     t_values[keys] = values
     t_present[keys] = True
-    return _write(out, (t_values, t_present), mask=mask, accum=accum, replace=replace,
-                  device=device, masked=True)
+    return _write(
+        out,
+        (t_values, t_present),
+        mask=mask,
+        accum=accum,
+        replace=replace,
+        device=device,
+        masked=True,
+    )
 
 
 def _counter(Q):
@@ -499,13 +612,16 @@ def _counter(Q):
     structural product counts present in-neighbours with it."""
     if "counter" not in Q._cache:
         import scipy.sparse as sp
-        Q._cache["counter"] = sp.csr_array((np.ones(Q.nvals, np.int32), Q._indices, Q._indptr),
-                                           shape=Q.shape)
+
+        Q._cache["counter"] = sp.csr_array(
+            (np.ones(Q.nvals, np.int32), Q._indices, Q._indptr), shape=Q.shape
+        )
     return Q._cache["counter"]
 
 
-def _device_matvec(loop, push_of, pull_of, u, semiring, dtype, types, direction, traversal, m,
-                   mode, n_out):
+def _device_matvec(
+    loop, push_of, pull_of, u, semiring, dtype, types, direction, traversal, m, mode, n_out
+):
     """The product inside a loop recorded on the device: nothing read back. With a policy, the
     device chooses push or pull from the frontier it gathers; the state of a caller's tracker
     (last choice, GAP's unexplored edges) is kept in the loop's scratch, reset before every
@@ -518,22 +634,40 @@ def _device_matvec(loop, push_of, pull_of, u, semiring, dtype, types, direction,
     if push and pull:
         state = None
         if traversal:
-            state = loop.workspace.scratch(("direction", direction),
-                                           np.array([0, -1], np.int64))
+            state = loop.workspace.scratch(("direction", direction), np.array([0, -1], np.int64))
         early_exit = semiring.add.terminal_for(semiring.output_dtype(dtype)) is not None
         choice = _loop.Choice(direction.policy, state, n_out, Q.nvals, early_exit)
-    return _spmv.device_product(P, Q, u_values, u_present, types, m, mode, push=push,
-                                pull=pull, keep=_op_site("product"), choice=choice,
-                                u_entries=u._entries)
+    return _spmv.device_product(
+        P,
+        Q,
+        u_values,
+        u_present,
+        types,
+        m,
+        mode,
+        push=push,
+        pull=pull,
+        keep=_op_site("product"),
+        choice=choice,
+        u_entries=u._entries,
+    )
 
 
 def _spmv_types(semiring, A, u, dtype, flip):
     return _spmv.SpmvTypes(semiring, None if A.is_iso else A.dtype, u.dtype, dtype, flip)
 
 
-def mxv(A: Matrix, u: Vector, semiring: Semiring | str, *, mask: Mask | Vector | None = None,
-        accum: _Op | None = None, replace: bool = False, out: Vector | None = None,
-        direction: _Direction = "auto") -> Vector:
+def mxv(
+    A: Matrix,
+    u: Vector,
+    semiring: Semiring | str,
+    *,
+    mask: Mask | Vector | None = None,
+    accum: _Op | None = None,
+    replace: bool = False,
+    out: Vector | None = None,
+    direction: _Direction = "auto",
+) -> Vector:
     """w<mask> accum= A (+).(x) u: w(i) = add over k of multiply(A(i, k), u(k)), over the k
     where both A(i, k) and u(k) are present.
 
@@ -587,13 +721,33 @@ def mxv(A: Matrix, u: Vector, semiring: Semiring | str, *, mask: Mask | Vector |
     """
     A, u = _matrix(A, "A"), _vector(u, "u")
     V.dimension(u.size, A.ncols, "u.size", "A.ncols")
-    return _matvec(A, lambda: A.T, lambda: A, u, semiring, False, A.nrows, mask=mask,
-                   accum=accum, replace=replace, out=out, direction=direction)
+    return _matvec(
+        A,
+        lambda: A.T,
+        lambda: A,
+        u,
+        semiring,
+        False,
+        A.nrows,
+        mask=mask,
+        accum=accum,
+        replace=replace,
+        out=out,
+        direction=direction,
+    )
 
 
-def vxm(u: Vector, A: Matrix, semiring: Semiring | str, *, mask: Mask | Vector | None = None,
-        accum: _Op | None = None, replace: bool = False, out: Vector | None = None,
-        direction: _Direction = "auto") -> Vector:
+def vxm(
+    u: Vector,
+    A: Matrix,
+    semiring: Semiring | str,
+    *,
+    mask: Mask | Vector | None = None,
+    accum: _Op | None = None,
+    replace: bool = False,
+    out: Vector | None = None,
+    direction: _Direction = "auto",
+) -> Vector:
     """w<mask> accum= u (+).(x) A: w(j) = add over k of multiply(u(k), A(k, j)), over the k
     where both u(k) and A(k, j) are present.
 
@@ -634,14 +788,34 @@ def vxm(u: Vector, A: Matrix, semiring: Semiring | str, *, mask: Mask | Vector |
     """
     u, A = _vector(u, "u"), _matrix(A, "A", partitioned=True)
     V.dimension(u.size, A.nrows, "u.size", "A.nrows")
-    return _matvec(A, lambda: A, lambda: A.T, u, semiring, True, A.ncols, mask=mask,
-                   accum=accum, replace=replace, out=out, direction=direction)
+    return _matvec(
+        A,
+        lambda: A,
+        lambda: A.T,
+        u,
+        semiring,
+        True,
+        A.ncols,
+        mask=mask,
+        accum=accum,
+        replace=replace,
+        out=out,
+        direction=direction,
+    )
 
 
 # ---------------------------------------------------------------------- matrix times matrix
-def mxm(A: Matrix, B: Matrix, semiring: Semiring | str, *,
-        mask: MatrixMask | Matrix | None = None, accum: _Op | None = None,
-        replace: bool = False, out: Matrix | None = None, direction: str = "auto") -> Matrix:
+def mxm(
+    A: Matrix,
+    B: Matrix,
+    semiring: Semiring | str,
+    *,
+    mask: MatrixMask | Matrix | None = None,
+    accum: _Op | None = None,
+    replace: bool = False,
+    out: Matrix | None = None,
+    direction: str = "auto",
+) -> Matrix:
     """C<mask, replace> accum= A (+).(x) B: C(i, j) = add over k of multiply(A(i, k), B(k, j)),
     over the k where both are present.
 
@@ -714,17 +888,30 @@ def mxm(A: Matrix, B: Matrix, semiring: Semiring | str, *,
     V.one_of(direction, _direction.DIRECTIONS, "direction")
     names_positions = mask is not None and not mask.complement
     if direction == "pull" and not names_positions:
-        raise V.invalid_value("direction", "be 'auto' or 'push' without a mask naming the "
-                              "positions to compute (M.S or M.V)", direction)
+        raise V.invalid_value(
+            "direction",
+            "be 'auto' or 'push' without a mask naming the positions to compute (M.S or M.V)",
+            direction,
+        )
     if getattr(Bm, "partitioned", False):  # the product runs in the matrix's own engine
         t = Bm.mxm_entries(A, semiring, dtype, mask)
     else:
-        pull = direction == "pull" or (direction == "auto" and names_positions and
-                                       _matrix_ops.pull_is_cheaper(A, Bm, mask))
-        t = (_matrix_ops.product_pull if pull else _matrix_ops.product)(A, Bm, semiring,
-                                                                         dtype, mask)
-    return _matrix_ops.write(out, t, shape, mask=mask, accum=accum, replace=replace,
-                             dtype=semiring.output_dtype(dtype), device=device)
+        pull = direction == "pull" or (
+            direction == "auto" and names_positions and _matrix_ops.pull_is_cheaper(A, Bm, mask)
+        )
+        t = (_matrix_ops.product_pull if pull else _matrix_ops.product)(
+            A, Bm, semiring, dtype, mask
+        )
+    return _matrix_ops.write(
+        out,
+        t,
+        shape,
+        mask=mask,
+        accum=accum,
+        replace=replace,
+        dtype=semiring.output_dtype(dtype),
+        device=device,
+    )
 
 
 def _matrix_ewise(combine, u, v, op, mask, accum, replace, out):
@@ -741,15 +928,29 @@ def _matrix_ewise(combine, u, v, op, mask, accum, replace, out):
     if mask is not None and out is None:
         keep = mask.allows(keys)
         keys, values = B.compress(keep, keys, values)
-    return _matrix_ops.write(out, (keys, values), u.shape, mask=mask, accum=accum,
-                             replace=V.flag(replace, "replace"), dtype=values.dtype,
-                             device=device)
+    return _matrix_ops.write(
+        out,
+        (keys, values),
+        u.shape,
+        mask=mask,
+        accum=accum,
+        replace=V.flag(replace, "replace"),
+        dtype=values.dtype,
+        device=device,
+    )
 
 
 # ---------------------------------------------------------------------- element-wise
-def ewise_add(u: _Container, v: _Container, op: _Op, *, mask: Mask | Vector | Matrix | None = None,
-              accum: _Op | None = None, replace: bool = False,
-              out: _Container | None = None) -> _Container:
+def ewise_add(
+    u: _Container,
+    v: _Container,
+    op: _Op,
+    *,
+    mask: Mask | Vector | Matrix | None = None,
+    accum: _Op | None = None,
+    replace: bool = False,
+    out: _Container | None = None,
+) -> _Container:
     """w<mask> accum= u (+) v over the union of the structures: op(u(i), v(i)) where both are
     present, the lone value where one is. Two Matrices give a new Matrix the same way (masks
     ``M.S`` etc., ``out`` read and never modified).
@@ -813,23 +1014,32 @@ def ewise_add(u: _Container, v: _Container, op: _Op, *, mask: Mask | Vector | Ma
     site = _listed_site(device, out, accum, replace)
     if site is not None:  # over both lists (or the mask's): count_u + count_v entries
         types = _entries.MapTypes(op, u.dtype, v.dtype, dtype, op.result_dtype(dtype))
-        return _listed(_entries.union(site, types, _operand(u), _operand(v),
-                                      mask=_entry_mask(mask)))
+        return _listed(
+            _entries.union(site, types, _operand(u), _operand(v), mask=_entry_mask(mask))
+        )
     if device == "cpu" and u._is_sparse and v._is_sparse and not op.positional:
         # the work is the entries; the result stays sparse
-        keys, values = _matrix_ops.union((u._indices, u._values), (v._indices, v._values), op,
-                                         device)
-        t = Vector._from_sparse_arrays(keys, values.astype(op.result_dtype(dtype), copy=False),
-                                       u.size, device)
+        keys, values = _matrix_ops.union(
+            (u._indices, u._values), (v._indices, v._values), op, device
+        )
+        t = Vector._from_sparse_arrays(
+            keys, values.astype(op.result_dtype(dtype), copy=False), u.size, device
+        )
     else:
         t = _union(op, u._dense(), v._dense(), device, "op")
-    return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"),
-                  device=device)
+    return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"), device=device)
 
 
-def ewise_mult(u: _Container, v: _Container, op: _Op, *,
-               mask: Mask | Vector | Matrix | None = None, accum: _Op | None = None,
-               replace: bool = False, out: _Container | None = None) -> _Container:
+def ewise_mult(
+    u: _Container,
+    v: _Container,
+    op: _Op,
+    *,
+    mask: Mask | Vector | Matrix | None = None,
+    accum: _Op | None = None,
+    replace: bool = False,
+    out: _Container | None = None,
+) -> _Container:
     """w<mask> accum= u (x) v over the intersection of the structures: op(u(i), v(i)) where both
     are present, no entry elsewhere. Two Matrices give a new Matrix the same way.
 
@@ -868,20 +1078,27 @@ def ewise_mult(u: _Container, v: _Container, op: _Op, *,
     site = _listed_site(device, out, accum, replace)
     if site is not None:  # over the shortest of u's, v's and the mask's lists
         types = _entries.MapTypes(op, u.dtype, v.dtype, dtype, op.result_dtype(dtype))
-        return _listed(_entries.map_entries(site, types, _operand(u), _operand(v),
-                                            mask=_entry_mask(mask)))
+        return _listed(
+            _entries.map_entries(site, types, _operand(u), _operand(v), mask=_entry_mask(mask))
+        )
     if device == "cpu" and (u._is_sparse or v._is_sparse) and not op.positional:
         # on the CPU, over the sparse side's entries only; the result stays sparse
         idx, (x, y) = _intersection(u, v)
-        t = Vector._from_sparse_arrays(idx, _eval_binary(op, x, y, dtype, device), u.size,
-                                       device)
-        return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"),
-                      device=device)
+        t = Vector._from_sparse_arrays(idx, _eval_binary(op, x, y, dtype, device), u.size, device)
+        return _write(
+            out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"), device=device
+        )
     (uv, up), (vv, vp) = u._dense(), v._dense()
     values = _eval_binary(op, uv, vv, dtype, device)
     present = up if vp is None else (vp if up is None else up & vp)
-    return _write(out, (values, present), mask=mask, accum=accum,
-                  replace=V.flag(replace, "replace"), device=device)
+    return _write(
+        out,
+        (values, present),
+        mask=mask,
+        accum=accum,
+        replace=V.flag(replace, "replace"),
+        device=device,
+    )
 
 
 def _intersection(u, v):
@@ -900,9 +1117,17 @@ def _intersection(u, v):
     return idx, ((b_vals, a_vals) if swapped else (a_vals, b_vals))
 
 
-def apply(u: _Container, op: UnaryOp | _Op, *, left: Any = None, right: Any = None,
-          mask: Mask | Vector | Matrix | None = None, accum: _Op | None = None,
-          replace: bool = False, out: _Container | None = None) -> _Container:
+def apply(
+    u: _Container,
+    op: UnaryOp | _Op,
+    *,
+    left: Any = None,
+    right: Any = None,
+    mask: Mask | Vector | Matrix | None = None,
+    accum: _Op | None = None,
+    replace: bool = False,
+    out: _Container | None = None,
+) -> _Container:
     """w<mask> accum= f(u) on u's structure: f(u(i)) at every present i, no entry elsewhere.
     A Matrix gives a Matrix of its structure the same way (f(A(i, j)); a positional
     ``unary.rowindex`` gives i; a matrix mask, ``out`` a Matrix read and never modified).
@@ -966,18 +1191,22 @@ def apply(u: _Container, op: UnaryOp | _Op, *, left: Any = None, right: Any = No
     op, s, dtype = _apply_op(op, u.dtype, left, right, device)
     if site is not None:  # over u's list (or the mask's), a bound scalar read by the kernel
         computed = u.dtype if dtype is None else dtype
-        types = _entries.MapTypes(op, u.dtype, dtype, computed, op.result_dtype(computed),
-                                  flip=left is not None)
-        return _listed(_entries.map_entries(site, types, _operand(u), scalar=s,
-                                            mask=_entry_mask(mask)))
+        types = _entries.MapTypes(
+            op, u.dtype, dtype, computed, op.result_dtype(computed), flip=left is not None
+        )
+        return _listed(
+            _entries.map_entries(site, types, _operand(u), scalar=s, mask=_entry_mask(mask))
+        )
     # a sparse u on the CPU is computed at its entries (not for an op that reads positions)
     sparse = device == "cpu" and u._is_sparse and not op.positional
     values, present = (u._values, None) if sparse else u._dense()
     t_values = _apply_values(op, s, dtype, values, u.dtype, left is not None, device)
-    t = Vector._from_sparse_arrays(u._indices, t_values, u.size, device) if sparse else \
-        (t_values, present)
-    return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"),
-                  device=device)
+    t = (
+        Vector._from_sparse_arrays(u._indices, t_values, u.size, device)
+        if sparse
+        else (t_values, present)
+    )
+    return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"), device=device)
 
 
 def reduce(u: Vector | Matrix, monoid: Monoid | str, *, out: Scalar | None = None) -> Any:
@@ -1028,15 +1257,22 @@ def reduce(u: Vector | Matrix, monoid: Monoid | str, *, out: Scalar | None = Non
     u = _vector(u, "u")
     monoid = _monoid(monoid, "monoid")
     if u.dtype not in monoid.dtypes:
-        raise V.domain(f"{name}.dtype", f"be one {monoid.name} takes "
-                       f"{[d.name for d in monoid.dtypes]}", u.dtype.name)
+        raise V.domain(
+            f"{name}.dtype",
+            f"be one {monoid.name} takes {[d.name for d in monoid.dtypes]}",
+            u.dtype.name,
+        )
     if out is not None:
         if not isinstance(out, Scalar):
             raise V.domain("out", "be a gbla.Scalar or None", type(out).__name__)
         V.same_device({"u": u.device, "out": out.device})
         if monoid.is_any and u.device == "gpu":
-            raise V.invalid_value("monoid", "not be 'any' with out= on the GPU (its value is "
-                                  "the lowest present index's, found on the host)", "any")
+            raise V.invalid_value(
+                "monoid",
+                "not be 'any' with out= on the GPU (its value is "
+                "the lowest present index's, found on the host)",
+                "any",
+            )
     elif u.device == "gpu":
         B.refuse_host_read("gbla.reduce")
     values, present = (None, None) if u.device == "cpu" and u._is_sparse else u._dense()
@@ -1073,12 +1309,12 @@ def _apply_op(op, u_dtype, left, right, device):
         if left is not None or right is not None:
             raise V.invalid_value("left, right", "be None with a UnaryOp", (left, right))
         if u_dtype not in op.dtypes:
-            raise V.domain("u.dtype", f"be one {op.name} takes {[d.name for d in op.dtypes]}",
-                           u_dtype.name)
+            raise V.domain(
+                "u.dtype", f"be one {op.name} takes {[d.name for d in op.dtypes]}", u_dtype.name
+            )
         return op, None, None
     if (left is None) == (right is None):
-        raise V.invalid_value("left, right", "be exactly one scalar with a BinaryOp",
-                              (left, right))
+        raise V.invalid_value("left, right", "be exactly one scalar with a BinaryOp", (left, right))
     arg = "left" if right is None else "right"
     s_dtype, s = _bound_operand(right if left is None else left, u_dtype, arg, device)
     return op, s, _op_dtype(op, u_dtype, s_dtype, "op")
@@ -1110,8 +1346,11 @@ def _apply_matrix(A, op, left, right, mask, accum, replace, out):
     mask, accum = _matrix_output(mask, out, accum, A.shape, "u.shape")
     device = _device(u=A, mask=None if mask is None else mask.matrix, out=out)
     op, s, dtype = _apply_op(op, A.dtype, left, right, device)
-    t = A._entry_rows().astype(op.result_dtype(A.dtype)) if op.positional else \
-        _apply_values(op, s, dtype, A._values_or_ones(), A.dtype, left is not None, device)
+    t = (
+        A._entry_rows().astype(op.result_dtype(A.dtype))
+        if op.positional
+        else _apply_values(op, s, dtype, A._values_or_ones(), A.dtype, left is not None, device)
+    )
     replace = V.flag(replace, "replace")
     if mask is None and accum is None and out is None:
         return A._keep_entries(None, t, t.dtype)
@@ -1120,13 +1359,27 @@ def _apply_matrix(A, op, left, right, mask, accum, replace, out):
     keys = A._entry_keys()
     if mask is not None and out is None:
         keys, t = B.compress(mask.allows(keys), keys, t)
-    return _matrix_ops.write(out, (keys, t), A.shape, mask=mask, accum=accum, replace=replace,
-                             dtype=t.dtype, device=device)
+    return _matrix_ops.write(
+        out,
+        (keys, t),
+        A.shape,
+        mask=mask,
+        accum=accum,
+        replace=replace,
+        dtype=t.dtype,
+        device=device,
+    )
 
 
-def reduce_rowwise(A: Matrix, monoid: Monoid | str, *, mask: Mask | Vector | None = None,
-                   accum: _Op | None = None, replace: bool = False,
-                   out: Vector | None = None) -> Vector:
+def reduce_rowwise(
+    A: Matrix,
+    monoid: Monoid | str,
+    *,
+    mask: Mask | Vector | None = None,
+    accum: _Op | None = None,
+    replace: bool = False,
+    out: Vector | None = None,
+) -> Vector:
     """w<mask> accum= the monoid's reduction of each row of A (GrB_Matrix_reduce_Monoid):
     w(i) combines row i's entries, in column order; a row with none gives no entry.
 
@@ -1166,9 +1419,15 @@ def reduce_rowwise(A: Matrix, monoid: Monoid | str, *, mask: Mask | Vector | Non
     return _reduce_lines(A, monoid, False, mask, accum, replace, out)
 
 
-def reduce_columnwise(A: Matrix, monoid: Monoid | str, *, mask: Mask | Vector | None = None,
-                      accum: _Op | None = None, replace: bool = False,
-                      out: Vector | None = None) -> Vector:
+def reduce_columnwise(
+    A: Matrix,
+    monoid: Monoid | str,
+    *,
+    mask: Mask | Vector | None = None,
+    accum: _Op | None = None,
+    replace: bool = False,
+    out: Vector | None = None,
+) -> Vector:
     """w<mask> accum= the monoid's reduction of each column of A: :func:`reduce_rowwise` of
     A.T (A's cached transpose), a Vector of A.ncols; a column with no entry gives none."""
     return _reduce_lines(A, monoid, True, mask, accum, replace, out)
@@ -1178,8 +1437,9 @@ def _reduce_lines(A, monoid, columns, mask, accum, replace, out):
     A = _matrix(A, "A")
     monoid = _monoid(monoid, "monoid")
     if A.dtype not in monoid.dtypes:
-        raise V.domain("A.dtype", f"be one {monoid.name} takes "
-                       f"{[d.name for d in monoid.dtypes]}", A.dtype.name)
+        raise V.domain(
+            "A.dtype", f"be one {monoid.name} takes {[d.name for d in monoid.dtypes]}", A.dtype.name
+        )
     M = A.T if columns else A
     mask, out = _mask(mask, M.nrows), _out(out, M.nrows)
     accum = None if accum is None else _binary_op(accum, "accum")
@@ -1187,16 +1447,23 @@ def _reduce_lines(A, monoid, columns, mask, accum, replace, out):
     if device == "gpu":
         refuse_host_read("gbla.reduce_rowwise and reduce_columnwise")  # the rows are counted
     # sync: the rows with entries counted
-    rows, values = _matrix_ops.reduce_by_key(M._entry_rows().astype(np.int64),
-                                             M._values_or_ones(), monoid, device)
+    rows, values = _matrix_ops.reduce_by_key(
+        M._entry_rows().astype(np.int64), M._values_or_ones(), monoid, device
+    )
     t = Vector._from_sparse_arrays(rows, values.astype(A.dtype, copy=False), M.nrows, device)
-    return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"),
-                  device=device)
+    return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"), device=device)
 
 
-def extract(u: _Container, I: Any = None, J: Any = None, *,
-            mask: Mask | Vector | Matrix | None = None, accum: _Op | None = None,
-            replace: bool = False, out: _Container | None = None) -> _Container:
+def extract(
+    u: _Container,
+    I: Any = None,
+    J: Any = None,
+    *,
+    mask: Mask | Vector | Matrix | None = None,
+    accum: _Op | None = None,
+    replace: bool = False,
+    out: _Container | None = None,
+) -> _Container:
     """w<mask> accum= u(I), or C<mask> accum= A(I, J) (GrB_extract): w(k) = u(I[k]) where u has
     that entry; C(k, l) = A(I[k], J[l]) where A has it. Indices may repeat (a row or column
     taken twice is there twice); the induced subgraph on vertices S is ``extract(A, S, S)``.
@@ -1253,8 +1520,14 @@ def extract(u: _Container, I: Any = None, J: Any = None, *,
         values, present = values[idx], None if present is None else present[idx]
     elif out is None and mask is None:  # all of u: a copy
         values, present = values.copy(), None if present is None else present.copy()
-    return _write(out, (values, present), mask=mask, accum=accum,
-                  replace=V.flag(replace, "replace"), device=device)
+    return _write(
+        out,
+        (values, present),
+        mask=mask,
+        accum=accum,
+        replace=V.flag(replace, "replace"),
+        device=device,
+    )
 
 
 def _extract_matrix(A, I, J, mask, accum, replace, out):
@@ -1268,8 +1541,13 @@ def _extract_matrix(A, I, J, mask, accum, replace, out):
     if device == "gpu":
         refuse_host_read("gbla.extract of a Matrix")  # the entries taken are counted
     keys, at = _storage.submatrix_entries(
-        A._indptr, A._indices, xp.arange(A.nrows, dtype=np.int64) if rows is None else rows,
-        cols, A.ncols, xp)
+        A._indptr,
+        A._indices,
+        xp.arange(A.nrows, dtype=np.int64) if rows is None else rows,
+        cols,
+        A.ncols,
+        xp,
+    )
     values = None if A.is_iso else A._values[at]
     if mask is not None and out is None:
         keys, values = B.compress(mask.allows(keys), keys, values)
@@ -1277,8 +1555,16 @@ def _extract_matrix(A, I, J, mask, accum, replace, out):
         return _matrix_ops.from_keys(keys, values, shape, A.dtype, device, iso=A.is_iso)
     if values is None:
         values = xp.ones(len(keys), bool)
-    return _matrix_ops.write(out, (keys, values), shape, mask=mask, accum=accum,
-                             replace=V.flag(replace, "replace"), dtype=A.dtype, device=device)
+    return _matrix_ops.write(
+        out,
+        (keys, values),
+        shape,
+        mask=mask,
+        accum=accum,
+        replace=V.flag(replace, "replace"),
+        dtype=A.dtype,
+        device=device,
+    )
 
 
 def _index_list(I, n, arg, device):
@@ -1295,8 +1581,11 @@ def _index_list(I, n, arg, device):
     if device == "gpu":
         refuse_host_read("gbla.extract's check of its indices")
     try:
-        a = B.to_device(I, device) if hasattr(I, "__array_interface__") or \
-            hasattr(I, "__cuda_array_interface__") else xp.asarray(np.asarray(I))
+        a = (
+            B.to_device(I, device)
+            if hasattr(I, "__array_interface__") or hasattr(I, "__cuda_array_interface__")
+            else xp.asarray(np.asarray(I))
+        )
     except (TypeError, ValueError):
         raise V.invalid_value(arg, "be a sequence or 1-D array of indices", I) from None
     if a.dtype.kind == "b":
@@ -1304,8 +1593,14 @@ def _index_list(I, n, arg, device):
     return V.index_array(a, xp, n, arg)
 
 
-def assign(out: Vector, value: Any, *, mask: Mask | Vector | None = None,
-           accum: _Op | None = None, replace: bool = False) -> Vector:
+def assign(
+    out: Vector,
+    value: Any,
+    *,
+    mask: Mask | Vector | None = None,
+    accum: _Op | None = None,
+    replace: bool = False,
+) -> Vector:
     """out<mask, replace> accum= value: a scalar into every position the mask allows (or a
     Vector of the same size, element by element). Writes ``out`` in place and returns it.
 
@@ -1382,8 +1677,7 @@ def assign(out: Vector, value: Any, *, mask: Mask | Vector | None = None,
     else:
         device = _device(out=out, mask=None if mask is None else mask.vector)
         t = (V.scalar_value(value, out.dtype, "value"), None)
-    return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"),
-                  device=device)
+    return _write(out, t, mask=mask, accum=accum, replace=V.flag(replace, "replace"), device=device)
 
 
 _WORD_BITS = {np.dtype(np.int32): 32, np.dtype(np.int64): 64}
@@ -1535,13 +1829,18 @@ def select(x: _Container, op: _Op, thunk: Any = None) -> _Container:
             raise V.invalid_value("op", f"be a comparison on a {type(x).__name__}", op)
         # a number's selection can be kept with the matrix, as a Matrix's caches are
         key = (op, thunk) if isinstance(thunk, (int, float, np.number)) else None
-        return x.keep_entries(lambda values: _select_values(values, op, thunk, names, x.dtype,
-                                                            x.device), key=key)
+        return x.keep_entries(
+            lambda values: _select_values(values, op, thunk, names, x.dtype, x.device), key=key
+        )
     if isinstance(x, Matrix):
         if op in _STRUCTURAL_SELECT:
             rows, cols = x._entry_rows(), x._indices
-            keep = {"tril": cols <= rows, "triu": cols >= rows, "diag": cols == rows,
-                    "offdiag": cols != rows}[op]
+            keep = {
+                "tril": cols <= rows,
+                "triu": cols >= rows,
+                "diag": cols == rows,
+                "offdiag": cols != rows,
+            }[op]
         else:
             keep = _select_values(x._values_or_ones(), op, thunk, names, x.dtype, x.device)
         return x._keep_entries(keep, x._values, x.dtype)
@@ -1549,16 +1848,20 @@ def select(x: _Container, op: _Op, thunk: Any = None) -> _Container:
     site = _listed_site(x.device)
     if site is not None:  # over x's list, the comparison made in the kernel
         cond, dt, t = _select_condition(op, thunk, names, x.dtype, x.device)
-        types = _entries.MapTypes(_sr.unary.identity if cond is None else cond, x.dtype,
-                                  None if cond is None else dt, dt, np.dtype(bool))
+        types = _entries.MapTypes(
+            _sr.unary.identity if cond is None else cond,
+            x.dtype,
+            None if cond is None else dt,
+            dt,
+            np.dtype(bool),
+        )
         return _listed(_entries.select(site, types, _operand(x), t))
     if x.device == "cpu" and x._is_sparse:  # at its entries only; the result stays sparse
         keep = _select_values(x._values, op, thunk, names, x.dtype, x.device)
         return Vector._from_sparse_arrays(x._indices[keep], x._values[keep], x.size, x.device)
     values, present = x._dense()
     keep = _select_values(values, op, thunk, names, x.dtype, x.device)
-    return Vector._from_dense_arrays(values, keep if present is None else keep & present,
-                                     x.device)
+    return Vector._from_dense_arrays(values, keep if present is None else keep & present, x.device)
 
 
 def _select_condition(op, thunk, names, dtype, device):
@@ -1630,8 +1933,12 @@ def scale(A: Matrix, v: Vector, op: _Op, *, side: str = "left") -> Matrix:
     """
     A, v = _matrix(A, "A", partitioned=True), _vector(v, "v")
     V.one_of(side, ("left", "right"), "side")
-    V.dimension(v.size, A.nrows if side == "left" else A.ncols, "v.size",
-                "A.nrows" if side == "left" else "A.ncols")
+    V.dimension(
+        v.size,
+        A.nrows if side == "left" else A.ncols,
+        "v.size",
+        "A.nrows" if side == "left" else "A.ncols",
+    )
     op = _binary_op(op, "op")
     device = _device(A=A, v=v)
     values, present = v._dense()
@@ -1641,6 +1948,7 @@ def scale(A: Matrix, v: Vector, op: _Op, *, side: str = "left") -> Matrix:
         def combine(vv, a):
             x, y = (vv, a) if side == "left" else (a, vv)
             return _eval_binary(op, x, y, dtype, device)
+
         return A.scaled(values, present, combine, side)
     where = A._entry_rows() if side == "left" else A._indices
     a = A._values_or_ones()

@@ -10,8 +10,8 @@ a list as one whose count is unknown: a pass over n, which makes a list for what
 
 The element-wise ops (:func:`map`, :func:`select`, :func:`union`, :func:`merge`) write into
 buffers kept for their op site (``keep(name, size, dtype, fill)``, as for a device product):
-each use first takes back its last use's entries along that use's list. Everything is enqueued
-on the current stream; nothing is read back."""
+each use's entries are taken back along its list after the iteration's store, every site's in
+one launch. Everything is enqueued on the current stream; nothing is read back."""
 
 import itertools
 from typing import NamedTuple
@@ -24,9 +24,27 @@ from . import _codegen, _launch
 from ._codegen import MapTypes
 from ._launch import THREADS, ptr, sm_count
 
-__all__ = ["UNKNOWN", "MASK_TYPES", "MapTypes", "Operand", "Mask", "new_list", "forget", "store",
-           "assign", "assign_bits", "map_entries", "select", "union", "merge", "reduce",
-           "registry_types", "translation_unit"]
+__all__ = [
+    "UNKNOWN",
+    "MASK_TYPES",
+    "MapTypes",
+    "Operand",
+    "Mask",
+    "new_list",
+    "forget",
+    "store",
+    "site_table",
+    "clear_sites",
+    "assign",
+    "assign_bits",
+    "map_entries",
+    "select",
+    "union",
+    "merge",
+    "reduce",
+    "registry_types",
+    "translation_unit",
+]
 
 UNKNOWN = np.uint64(2**64 - 1)  # GBLA_UNKNOWN of entries.cu
 BIT_WORDS = tuple(CUDA_TYPES[d] for d in INTEGER)  # the words gbla_assign_bits reads
@@ -80,8 +98,9 @@ def _map_kernel(name, types, family=None):
     kernels of ``family`` that one op launches (one module)."""
     struct, src = _codegen.map_struct(types)
     names = tuple(f"{k}<{struct}>" for k in (family or (name,)))
-    return _launch.function("entries.cu", f"{name}<{struct}>", epilogue="\n" + src,
-                            name_expressions=names)
+    return _launch.function(
+        "entries.cu", f"{name}<{struct}>", epilogue="\n" + src, name_expressions=names
+    )
 
 
 def _ctype(dtype):
@@ -126,15 +145,35 @@ def _bound(keep, scalar, dtype):
 
 
 def _output(keep, n, dtype):
-    """(values, present, list) of an op site's output, taken back from its last use: that
-    use's entries lose their presence along its list and the count is zeroed (one launch)."""
+    """(values, present, list) of an op site's output, empty: its last use's entries were taken
+    back after the last iteration's store, with every other site's, in one launch
+    (:func:`clear_sites`); this use is listed for the next."""
     values = keep("values", max(n, 1), dtype, None)
     present = keep("present", max(n, 1), np.bool_, False)
     ids = keep("ids", max(n, 1), _id_dtype(n), None)
-    count = keep("count", 2, np.uint64, 0)  # [1]: gbla_entries_clear's finished blocks
-    clear = _launch.function("entries.cu", "gbla_entries_clear")
-    clear(_blocks(n), (THREADS,), (np.int64(n), *_list((ids, count)), present))
-    return values[:n], present[:n], (ids, count[:1])
+    count = keep("count", 1, np.uint64, 0)
+    keep.clear_later(n, ids, count, present)
+    return values[:n], present[:n], (ids, count)
+
+
+SITE_WORDS = 5  # a gbla_site of entries.cu: ids, wide, count, present, n
+
+
+def site_table(sites):
+    """The gbla_site table of ``sites`` ((n, ids, count, present) each) as uint64 words, for
+    :func:`clear_sites`."""
+    table = np.zeros((len(sites), SITE_WORDS), np.uint64)
+    for row, (n, ids, count, present) in zip(table, sites):
+        row[:] = (ids.data.ptr, ids.dtype.itemsize == 8, count.data.ptr, present.data.ptr, n)
+    return table
+
+
+def clear_sites(table, k, n, arrived):
+    """Enqueue the emptying of ``k`` op sites' outputs (``table`` on the device, from
+    :func:`site_table`; ``n`` the largest of their sizes; ``arrived`` one uint64 word, zero):
+    one launch for an iteration's sites."""
+    kernel = _launch.function("entries.cu", "gbla_entries_clear_sites")
+    kernel(_blocks(n), (THREADS,), (table, np.int32(k), arrived))
 
 
 def _launch_into(kernel, n, args, out):
@@ -155,8 +194,17 @@ def map_entries(keep, types, a, b=None, *, scalar=None, mask=None):
     elif b is not None:
         b_values, b_step, b_present, b_entries = b.values, 1, b.present, b.entries
     out = _output(keep, n, types.z_dtype)
-    args = (*_list(a.entries), *_list(b_entries), *_list(_walkable(mask)), a.values,
-            ptr(a.present), ptr(b_values), np.int64(b_step), ptr(b_present), *_mask_args(mask))
+    args = (
+        *_list(a.entries),
+        *_list(b_entries),
+        *_list(_walkable(mask)),
+        a.values,
+        ptr(a.present),
+        ptr(b_values),
+        np.int64(b_step),
+        ptr(b_present),
+        *_mask_args(mask),
+    )
     return _launch_into(_map_kernel("gbla_entries_map", types), n, args, out)
 
 
@@ -176,8 +224,16 @@ def union(keep, types, a, b, *, mask=None):
     lists are known."""
     n = a.values.size
     out = _output(keep, n, types.z_dtype)
-    args = (*_list(a.entries), *_list(b.entries), *_list(_walkable(mask)), a.values,
-            ptr(a.present), b.values, ptr(b.present), *_mask_args(mask))
+    args = (
+        *_list(a.entries),
+        *_list(b.entries),
+        *_list(_walkable(mask)),
+        a.values,
+        ptr(a.present),
+        b.values,
+        ptr(b.present),
+        *_mask_args(mask),
+    )
     return _launch_into(_map_kernel("gbla_entries_union", types), n, args, out)
 
 
@@ -200,8 +256,18 @@ def merge(keep, out, t_values, t_present, mask):
     result = _output(keep, n, out.values.dtype)
     present, values, m_type, _ = _mask_args(mask)
     kernel = _kernel("gbla_entries_merge", _ctype(tv.dtype), _ctype(out.values.dtype))
-    args = (*_list(out.entries), *_list(mask.entries), present, values, m_type, tv,
-            np.int32(scalar), ptr(t_present), out.values, ptr(out.present))
+    args = (
+        *_list(out.entries),
+        *_list(mask.entries),
+        present,
+        values,
+        m_type,
+        tv,
+        np.int32(scalar),
+        ptr(t_present),
+        out.values,
+        ptr(out.present),
+    )
     return _launch_into(kernel, n, args, result)
 
 
@@ -213,9 +279,22 @@ def assign(keep, mask, t_values, t_present, out_values, out_present):
     tv, scalar = _t_args(keep, t_values, out_values.dtype)
     present, values, m_type, _ = _mask_args(mask)
     kernel = _kernel("gbla_assign_entries", _ctype(tv.dtype), _ctype(out_values.dtype))
-    kernel(_blocks(n), (THREADS,), (np.int64(n), *_list(mask.entries), present, values, m_type,
-                                    tv, np.int32(scalar), ptr(t_present), out_values,
-                                    out_present))
+    kernel(
+        _blocks(n),
+        (THREADS,),
+        (
+            np.int64(n),
+            *_list(mask.entries),
+            present,
+            values,
+            m_type,
+            tv,
+            np.int32(scalar),
+            ptr(t_present),
+            out_values,
+            out_present,
+        ),
+    )
 
 
 def assign_bits(keep, bits, t_value, out_values, out_present):
@@ -226,11 +305,23 @@ def assign_bits(keep, bits, t_value, out_values, out_present):
     n = bits.values.size
     width = out_values.size // max(n, 1)
     tv, _ = _t_args(keep, t_value, out_values.dtype)
-    kernel = _kernel("gbla_assign_bits", _ctype(tv.dtype), _ctype(bits.values.dtype),
-                     _ctype(out_values.dtype))
-    kernel(_blocks(n), (THREADS,), (np.int64(n), np.int32(width), *_list(bits.entries),
-                                    bits.values, ptr(bits.present), tv, out_values,
-                                    out_present))
+    kernel = _kernel(
+        "gbla_assign_bits", _ctype(tv.dtype), _ctype(bits.values.dtype), _ctype(out_values.dtype)
+    )
+    kernel(
+        _blocks(n),
+        (THREADS,),
+        (
+            np.int64(n),
+            np.int32(width),
+            *_list(bits.entries),
+            bits.values,
+            ptr(bits.present),
+            tv,
+            out_values,
+            out_present,
+        ),
+    )
 
 
 _REDUCE = ("gbla_entries_reduce", "gbla_entries_reduce_blocks")
@@ -248,8 +339,9 @@ def reduce(entries, values, present, monoid):
     blocks = _blocks(n)
     partial = cp.empty(blocks[0], dtype)
     out = cp.empty((), dtype)
-    _map_kernel(_REDUCE[0], types, _REDUCE)(blocks, (THREADS,), (np.int64(n), *_list(entries),
-                                                                 values, ptr(present), partial))
+    _map_kernel(_REDUCE[0], types, _REDUCE)(
+        blocks, (THREADS,), (np.int64(n), *_list(entries), values, ptr(present), partial)
+    )
     _map_kernel(_REDUCE[1], types, _REDUCE)((1,), (THREADS,), (partial, np.int32(blocks[0]), out))
     return out
 
@@ -263,12 +355,16 @@ def store(values, present, entries, buffer_values, buffer_present, buffer_entrie
     ids_w, count_w = entries
     ids_b, count_b = buffer_entries
     t, i = _ctype(values.dtype), _ctype(ids_w.dtype)
-    _kernel("gbla_store_clear", t, i)(_blocks(n), (THREADS,),
-                                      (np.int64(n), ids_b, count_b, count_w, values, present,
-                                       buffer_values, buffer_present))
-    _kernel("gbla_store_set", t, i)(_blocks(n), (THREADS,),
-                                    (ids_w, count_w, values, buffer_values, buffer_present, ids_b,
-                                     count_b))
+    _kernel("gbla_store_clear", t, i)(
+        _blocks(n),
+        (THREADS,),
+        (np.int64(n), ids_b, count_b, count_w, values, present, buffer_values, buffer_present),
+    )
+    _kernel("gbla_store_set", t, i)(
+        _blocks(n),
+        (THREADS,),
+        (ids_w, count_w, values, buffer_values, buffer_present, ids_b, count_b),
+    )
 
 
 # ---------------------------------------------------------------------- what nvcc checks
@@ -293,13 +389,18 @@ def registry_types(unary_ops, binary_ops, monoids, nonzero):
                 found["select"].append(MapTypes(op, u, t, t, BOOL))
     found["select"] += [MapTypes(nonzero, d, None, d, BOOL) for d in DTYPES]
     for m in monoids:
-        found["reduce"] += [MapTypes(m.op, d, d, d, d, identity=m.identity_for(d))
-                            for d in m.dtypes if not m.is_any]
+        found["reduce"] += [
+            MapTypes(m.op, d, d, d, d, identity=m.identity_for(d)) for d in m.dtypes if not m.is_any
+        ]
     return found
 
 
-_FAMILIES = {"map": ("gbla_entries_map",), "select": ("gbla_entries_select",),
-             "union": ("gbla_entries_union",), "reduce": _REDUCE}
+_FAMILIES = {
+    "map": ("gbla_entries_map",),
+    "select": ("gbla_entries_select",),
+    "union": ("gbla_entries_union",),
+    "reduce": _REDUCE,
+}
 
 
 def translation_unit(found):
@@ -307,7 +408,7 @@ def translation_unit(found):
     (registry_types) with their structs, the others for every value type (and id type) a
     launcher passes. What CI compiles with nvcc, the same code NVRTC compiles at run time."""
     parts = [_launch.source("entries.cu")]
-    uses = ["(void*)&gbla_entries_clear"]
+    uses = ["(void*)&gbla_entries_clear_sites"]
     seen = set()
     for family, type_list in found.items():
         for types in type_list:

@@ -41,10 +41,19 @@ SHORT = 6
 FUSIBLE = {
     "loop.cu": {"gbla_loop_test", "gbla_gather_decide"},
     "spmv.cu": {"gbla_spmv_start", "gbla_spmv_device"},
-    "entries.cu": {"gbla_entries_clear", "gbla_entries_map", "gbla_entries_select",
-                   "gbla_entries_union", "gbla_entries_merge", "gbla_assign_entries",
-                   "gbla_assign_bits", "gbla_store_clear", "gbla_store_set",
-                   "gbla_entries_reduce", "gbla_entries_reduce_blocks"},
+    "entries.cu": {
+        "gbla_entries_clear_sites",
+        "gbla_entries_map",
+        "gbla_entries_select",
+        "gbla_entries_union",
+        "gbla_entries_merge",
+        "gbla_assign_entries",
+        "gbla_assign_bits",
+        "gbla_store_clear",
+        "gbla_store_set",
+        "gbla_entries_reduce",
+        "gbla_entries_reduce_blocks",
+    },
 }
 ARGUMENTS = {"gbla_entries_reduce_blocks": {1: 1}}  # argument position: the value in the block
 # What each kernel walks, as a C expression of its packed arguments (A(k): argument k's bits,
@@ -60,7 +69,7 @@ _WALKS = {
     "gbla_spmv_start": "gbla_fw_known(C(3), 0)",
     "gbla_gather_decide": "gbla_fw_known(A(2) ? C(3) : -1, (long long)A(0))",
     "gbla_spmv_device": "0",
-    "gbla_entries_clear": "gbla_fw_known(C(3), (long long)A(0))",
+    "gbla_entries_clear_sites": "0",  # the last iteration's outputs, which that one bounded
     "gbla_entries_map": "gbla_fw_shortest((long long)A(0), C(3), C(6), C(9))",
     "gbla_entries_select": "gbla_fw_known(C(3), (long long)A(0))",
     "gbla_entries_union": "gbla_fw_union((long long)A(0), C(3), C(6), C(9))",
@@ -83,8 +92,13 @@ _D_BINS, _D_INFO, _D_INDPTR = 0, 2, 5
 # the pairs of argument positions (first's, second's) that must hold the same value, and
 # whether the function's first argument is the layout flag (Program._laid_out).
 _MERGED = (
-    (_GATHER, _DEVICE, "gbla_fused_push",
-     ((_G_BINS, _D_BINS), (_G_INFO, _D_INFO), (_G_INDPTR, _D_INDPTR)), True),
+    (
+        _GATHER,
+        _DEVICE,
+        "gbla_fused_push",
+        ((_G_BINS, _D_BINS), (_G_INFO, _D_INFO), (_G_INDPTR, _D_INDPTR)),
+        True,
+    ),
     # the store's buffer list and count, the new value's count and values, the buffer's values
     # and presence
     (_CLEAR, _SET, "gbla_fused_store", ((1, 5), (2, 6), (3, 1), (4, 2), (6, 3), (7, 4)), False),
@@ -126,8 +140,9 @@ class Program:
         for launch in launches:
             kinds = FUSIBLE.get(launch.file, ())
             if _base(launch.kernel) not in kinds:
-                raise NotFusible(f"{launch.kernel} of {launch.file} is not known to be right "
-                                 f"on one block")
+                raise NotFusible(
+                    f"{launch.kernel} of {launch.file} is not known to be right on one block"
+                )
             if preludes.setdefault(launch.file, launch.prelude) != launch.prelude:
                 raise NotFusible(f"two preludes of {launch.file} (two direction policies)")
         if _base(launches[-1].kernel) != _TEST:
@@ -139,7 +154,7 @@ class Program:
         gather = launches[gathers[0]]
         if not _bits(gather.args[_G_IDS]) or not _bits(gather.args[_G_COUNT]):
             raise NotFusible("the first product's input keeps no entry list")
-        self.index = gather.kernel[gather.kernel.index("<") + 1:-1].strip()  # int, long long
+        self.index = gather.kernel[gather.kernel.index("<") + 1 : -1].strip()  # int, long long
         self.frontier = tuple(gather.args[k] for k in (_G_INDPTR, _G_IDS, _G_COUNT))
         self.preludes = preludes
         self.source = self._source()
@@ -158,15 +173,17 @@ class Program:
             else:
                 first, second = step
                 _, _, function, _, flagged = self._merged(first, second)
-                kernel = function + second.kernel[second.kernel.index("<"):]
+                kernel = function + second.kernel[second.kernel.index("<") :]
                 flag = f"{int(first is laid_out)}, " if flagged else ""
                 calls.append(f"        {kernel}({flag}{args});")
             at += count
         steps = "\n        __syncthreads();\n".join(calls)
         first = self.launches[self.gathers[0]]  # its input: the size test's
-        walks = "\n".join(f"        w = max(w, (long long)({self._walk(launch, k)}));"
-                          for launch, k in self._offsets()
-                          if launch is not first and _WALKS[_base(launch.kernel)] != "0")
+        walks = "\n".join(
+            f"        w = max(w, (long long)({self._walk(launch, k)}));"
+            for launch, k in self._offsets()
+            if launch is not first and _WALKS[_base(launch.kernel)] != "0"
+        )
         return f"""{preludes}
 #undef __global__
 #define __global__ __device__
@@ -228,8 +245,11 @@ gbla_fused(const u64* args, long long* control, const {self.index}* indptr,
         """The :data:`_MERGED` row that runs ``first`` then ``second`` as one step, or None."""
         for row in _MERGED:
             one, two, _, same, _ = row
-            if _base(first.kernel) == one and _base(second.kernel) == two and all(
-                    _bits(first.args[f]) == _bits(second.args[s]) for f, s in same):
+            if (
+                _base(first.kernel) == one
+                and _base(second.kernel) == two
+                and all(_bits(first.args[f]) == _bits(second.args[s]) for f, s in same)
+            ):
                 return row
         return None
 
@@ -257,8 +277,9 @@ gbla_fused(const u64* args, long long* control, const {self.index}* indptr,
         """The C expression of _WALKS for ``launch``, its arguments from a[at]."""
         expression = _WALKS[_base(launch.kernel)]
         expression = re.sub(r"A\((\d+)\)", lambda m: f"a[{at + int(m.group(1))}]", expression)
-        return re.sub(r"C\((\d+)\)", lambda m: f"gbla_fw_count(a[{at + int(m.group(1))}])",
-                      expression)
+        return re.sub(
+            r"C\((\d+)\)", lambda m: f"gbla_fw_count(a[{at + int(m.group(1))}])", expression
+        )
 
     def pack(self):
         """The launches' arguments, 8 bytes each in order (uint64), with those of
@@ -285,8 +306,11 @@ gbla_fused(const u64* args, long long* control, const {self.index}* indptr,
         control words, the bounds :meth:`bounds`."""
         indptr, ids, count = self.frontier
         vertices, edges = self.bounds()
-        self.function()((1,), (THREADS,), (args, control, indptr, ids, count,
-                                           np.int64(vertices), np.int64(edges)))
+        self.function()(
+            (1,),
+            (THREADS,),
+            (args, control, indptr, ids, count, np.int64(vertices), np.int64(edges)),
+        )
 
 
 @functools.lru_cache(maxsize=None)

@@ -7,7 +7,8 @@
 // (gbla_assign_bits), a monoid's reduction (_reduce), a state's store.
 // A thread per entry of the shortest list holding every entry the result can have, grid-stride;
 // where no such count is known, one pass over all n positions, which makes a list anyway.
-// Contract: gbla_entries_clear runs before each op that writes an op site's output buffers.
+// Contract: gbla_entries_clear_sites runs after each iteration's store, before any op of the
+// next iteration writes an op site's output buffers again.
 // F (_codegen.map_struct, from an op's CUDA expression): A, B operands' storage, T computation,
 // Z result, USES_A/USES_B, f(a, b, i), a monoid's identity(). T, O: values; I: ids; W: a word
 // of bits.
@@ -194,22 +195,35 @@ __global__ void gbla_assign_bits(long long n, int width, const void* u_ids, int 
 
 // ------------------------------------------------------------------ an op site's output
 // An element-wise op's output inside a loop lives in buffers of its op site, kept from one
-// iteration to the next (zp zeroed when they are made and at each run's start). Before the op
-// writes them again, the entries of their last use lose their presence, along the old list (all
-// n where it is unknown), then the last block to finish empties the list: count[0] = 0, and
-// count[1], which counts the blocks that finished, back to 0.
-extern "C" __global__ void gbla_entries_clear(long long n, const void* ids, int wide, u64* count,
-                                              bool* __restrict__ zp)
+// iteration to the next (zp zeroed when they are made and at each run's start), and read until
+// the iteration's state is stored. Then, in one launch for all the iteration's op sites, the
+// entries of each site's output lose their presence, along its list (all n where it is
+// unknown), and the last block to finish empties every list (count[0] = 0) and sets its own
+// count of finished blocks back to 0. A site: its list's ids and width, its count, its
+// presence and n (gbla_site; _entries.clear_sites lays the table out).
+struct gbla_site {
+    const void* ids;
+    long long wide;
+    u64* count;
+    bool* present;
+    long long n;
+};
+
+extern "C" __global__ void gbla_entries_clear_sites(const gbla_site* sites, int k,
+                                                    u64* arrived)
 {
-    const gbla_list old = gbla_list_of(ids, wide, count);
-    const long long end = old.known() ? old.count : n;
     const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < end; j += stride)
-        zp[gbla_walk_id(old, j)] = false;
-    // every thread of every block has read the count
-    if (gbla_last_block(&count[1]) && threadIdx.x == 0) {
-        count[0] = 0;
-        count[1] = 0;
+    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    for (int s = 0; s < k; ++s) {
+        const gbla_site site = sites[s];
+        const gbla_list old = gbla_list_of(site.ids, (int)site.wide, site.count);
+        const long long end = old.known() ? old.count : site.n;
+        for (long long j = tid; j < end; j += stride) site.present[gbla_walk_id(old, j)] = false;
+    }
+    // every thread of every block has read the counts
+    if (gbla_last_block(arrived)) {
+        for (int s = threadIdx.x; s < k; s += blockDim.x) sites[s].count[0] = 0;
+        if (threadIdx.x == 0) *arrived = 0;
     }
 }
 

@@ -45,6 +45,7 @@ def conditional_graphs():
     None (checked once: a graph with one conditional handle is made and destroyed)."""
     try:
         from cuda.bindings import runtime as rt
+
         graph = _check(rt, rt.cudaGraphCreate(0))
         try:
             _check(rt, rt.cudaGraphConditionalHandleCreate(graph, 0, 0))
@@ -147,15 +148,23 @@ class Recording:
 
     # ------------------------------------------------------------------ recording
     def _iteration(self, state, handle=None):
-        """The body's ops, the state back into its entry buffers, and the loop's test."""
+        """The body's ops, the state back into its entry buffers, the ops' outputs emptied for
+        the next iteration, and the loop's test."""
         self.workspace.begin_iteration()
         self.body(state, self.workspace.iteration)
         try:
             self.workspace.store(state)
         except ValueError as e:
             raise CaptureError(str(e)) from None
-        _loop.test(self._present(), self._n(), self.workspace.control, counts=1, handle=handle,
-                   count=self._count())
+        self.workspace.clear_sites()  # the ops' outputs, now stored where they are state
+        _loop.test(
+            self._present(),
+            self._n(),
+            self.workspace.control,
+            counts=1,
+            handle=handle,
+            count=self._count(),
+        )
 
     def _first_iteration(self):
         """Iteration 1, device-resident but unrecorded; False when the loop does not start."""
@@ -168,8 +177,10 @@ class Recording:
         return True
 
     def _record(self):
-        with _device_mode(self, "be recorded on the device"), \
-                B._cupy().cuda.using_allocator(self.pool.malloc):
+        with (
+            _device_mode(self, "be recorded on the device"),
+            B._cupy().cuda.using_allocator(self.pool.malloc),
+        ):
             if self.rt is not None:
                 self._body_recorded = False
                 try:
@@ -197,8 +208,14 @@ class Recording:
 
             def start():  # the run's start, then the test whether to enter at all
                 self.workspace.prologue()
-                _loop.test(self._present(), self._n(), self.workspace.control, counts=0,
-                           handle=int(handle), count=self._count())
+                _loop.test(
+                    self._present(),
+                    self._n(),
+                    self.workspace.control,
+                    counts=0,
+                    handle=int(handle),
+                    count=self._count(),
+                )
 
             _capture(rt, s, graph, relaxed, start)
             # the WHILE node follows every node of the start (the test is the last of them)
@@ -241,9 +258,15 @@ class Recording:
                 # the block also runs first, between the start and the loop: a search whose
                 # first levels are thin (from one source) starts in it, not in the graph's
                 # iteration; the test it runs sets the WHILE node's condition
-                _capture(rt, s, graph, relaxed,
-                         lambda: self.fused.launch(self._fused_args, self.workspace.control),
-                         after=nodes, then=loop)
+                _capture(
+                    rt,
+                    s,
+                    graph,
+                    relaxed,
+                    lambda: self.fused.launch(self._fused_args, self.workspace.control),
+                    after=nodes,
+                    then=loop,
+                )
             # the graph's last node: the control words' copy into pinned memory
             _capture(rt, s, graph, relaxed, self.workspace.read_control, after=[loop])
             self.body_nodes = _node_counts(rt, body_graph)  # diagnostics: None if refused
@@ -261,9 +284,13 @@ class Recording:
         scratch = _check(rt, rt.cudaGraphCreate(0))
         try:
             with _launch.collecting() as launches:
-                _capture(rt, self.stream.ptr, scratch,
-                         rt.cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed,
-                         lambda: self._iteration(_state(self.workspace), handle))
+                _capture(
+                    rt,
+                    self.stream.ptr,
+                    scratch,
+                    rt.cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed,
+                    lambda: self._iteration(_state(self.workspace), handle),
+                )
             nodes = _node_counts(rt, scratch)
         finally:
             rt.cudaGraphDestroy(scratch)
@@ -272,8 +299,10 @@ class Recording:
                 raise _fused.NotFusible("the graph API did not count the iteration's nodes")
             others = {k: v for k, v in nodes.items() if k != "kernels" and v}
             if others or nodes["kernels"] != len(launches):
-                raise _fused.NotFusible(f"the iteration holds nodes besides the kernels it "
-                                        f"launched: {nodes}, {len(launches)} launches")
+                raise _fused.NotFusible(
+                    f"the iteration holds nodes besides the kernels it "
+                    f"launched: {nodes}, {len(launches)} launches"
+                )
             program = _fused.Program(launches)
         except _fused.NotFusible as e:
             self.not_fused = str(e)
@@ -304,8 +333,11 @@ class Recording:
             pass
 
 
-_NODE_KINDS = {"cudaGraphNodeTypeKernel": "kernels", "cudaGraphNodeTypeMemset": "memsets",
-               "cudaGraphNodeTypeMemcpy": "copies"}
+_NODE_KINDS = {
+    "cudaGraphNodeTypeKernel": "kernels",
+    "cudaGraphNodeTypeMemset": "memsets",
+    "cudaGraphNodeTypeMemcpy": "copies",
+}
 
 
 def _node_counts(rt, graph):
@@ -328,8 +360,9 @@ def _capture(rt, stream, graph, mode, record, *, after=(), then=None):
     whatever ``record`` raised."""
     after = list(after)
     before = {int(node) for node in _nodes(rt, graph)} if then is not None else None
-    _check(rt, rt.cudaStreamBeginCaptureToGraph(stream, graph, after or None, None, len(after),
-                                                mode))
+    _check(
+        rt, rt.cudaStreamBeginCaptureToGraph(stream, graph, after or None, None, len(after), mode)
+    )
     try:
         record()
     finally:
@@ -341,8 +374,7 @@ def _capture(rt, stream, graph, mode, record, *, after=(), then=None):
     if not added:
         return
     try:
-        _check(rt, rt.cudaGraphAddDependencies(graph, added, [then] * len(added), None,
-                                               len(added)))
+        _check(rt, rt.cudaGraphAddDependencies(graph, added, [then] * len(added), None, len(added)))
     except TypeError:  # cuda-bindings 12: no edge data argument
         _check(rt, rt.cudaGraphAddDependencies(graph, added, [then] * len(added), len(added)))
 

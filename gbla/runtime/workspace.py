@@ -40,13 +40,16 @@ class LoopState:
         try:
             return self._vectors[name]
         except KeyError:
-            raise AttributeError(f"the loop state has no vector {name!r}; it has "
-                                 f"{sorted(self._vectors)}") from None
+            raise AttributeError(
+                f"the loop state has no vector {name!r}; it has {sorted(self._vectors)}"
+            ) from None
 
     def __setattr__(self, name, value):
         if name not in self._vectors:
-            raise AttributeError(f"the loop state has no vector {name!r} (its names are fixed "
-                                 f"when the loop starts: {sorted(self._vectors)})")
+            raise AttributeError(
+                f"the loop state has no vector {name!r} (its names are fixed "
+                f"when the loop starts: {sorted(self._vectors)})"
+            )
         self._vectors[name] = value
 
     def __getitem__(self, name):
@@ -72,8 +75,9 @@ def conform(name, v, size, dtype):
     Vector or has another size: the loop's buffers cannot follow."""
     if not isinstance(v, Vector) or v.size != size:
         got = type(v).__name__ if not isinstance(v, Vector) else f"size {v.size}"
-        raise ValueError(f"state.{name} must stay a Vector of size {size} through the body; "
-                         f"got {got}")
+        raise ValueError(
+            f"state.{name} must stay a Vector of size {size} through the body; got {got}"
+        )
     if v.dtype == dtype:
         return v
     values, present = v._dense()
@@ -83,8 +87,9 @@ def conform(name, v, size, dtype):
 @functools.lru_cache(maxsize=None)
 def _copy_pair():
     """A vector's values and presence copied in one kernel."""
-    return _cupy().ElementwiseKernel("T v, bool p", "T ov, bool op", "ov = v; op = p;",
-                                     name="gbla_store_state")
+    return _cupy().ElementwiseKernel(
+        "T v, bool p", "T ov, bool op", "ov = v; op = p;", name="gbla_store_state"
+    )
 
 
 @functools.lru_cache(maxsize=256)
@@ -99,8 +104,11 @@ def _memcpy(dst, src, nbytes, kind):
     or 'DtoH' into pinned memory): the runtime's own call, a few microseconds less than
     CuPy's on a run's path, and one CuPy refuses from the host while a stream captures."""
     rt = _cupy().cuda.runtime
-    direction = {"HtoD": rt.memcpyHostToDevice, "DtoD": rt.memcpyDeviceToDevice,
-                 "DtoH": rt.memcpyDeviceToHost}[kind]
+    direction = {
+        "HtoD": rt.memcpyHostToDevice,
+        "DtoD": rt.memcpyDeviceToDevice,
+        "DtoH": rt.memcpyDeviceToHost,
+    }[kind]
     rt.memcpyAsync(dst, src, nbytes, direction, _cupy().cuda.get_current_stream().ptr)
 
 
@@ -111,8 +119,9 @@ _ZERO = object()
 @functools.lru_cache(maxsize=None)
 def _scatter_pair():
     """A list's entries written into cleared buffers, values and presence in one kernel."""
-    return _cupy().ElementwiseKernel("I at, T v", "raw T ov, raw bool op",
-                                     "ov[at] = v; op[at] = true;", name="gbla_load_entries")
+    return _cupy().ElementwiseKernel(
+        "I at, T v", "raw T ov, raw bool op", "ov[at] = v; op[at] = true;", name="gbla_load_entries"
+    )
 
 
 # A staged vector's part of the start block, in int64 words: [staged?, count, filled?, the
@@ -129,8 +138,10 @@ def _slab(cp, parts):
         starts.append(end)
         end += -(-size * np.dtype(dtype).itemsize // 256) * 256
     slab = cp.empty(max(end, 1), np.uint8)
-    return slab, [slab[at:at + size * np.dtype(dtype).itemsize].view(dtype)
-                  for (size, dtype), at in zip(parts, starts)]
+    return slab, [
+        slab[at : at + size * np.dtype(dtype).itemsize].view(dtype)
+        for (size, dtype), at in zip(parts, starts)
+    ]
 
 
 class Workspace:
@@ -139,8 +150,9 @@ class Workspace:
         self.signature = signature
         parts = [p for _, size, dtype in signature for p in ((size, dtype), (size, bool))]
         self._slab, arrays = _slab(cp, parts)
-        self.buffers = {name: (arrays[2 * k], arrays[2 * k + 1])
-                        for k, (name, _, _) in enumerate(signature)}
+        self.buffers = {
+            name: (arrays[2 * k], arrays[2 * k + 1]) for k, (name, _, _) in enumerate(signature)
+        }
         self.lists = {}  # name -> (ids, count): the entry list kept with a state's buffers
         # the start block: the control words, then each state name's staged entries; written
         # on the host in pinned memory, copied to the device in one piece
@@ -149,21 +161,29 @@ class Workspace:
         self._start_host = np.frombuffer(self._pinned, np.int64, words)
         self._read = np.frombuffer(self._pinned, np.int64, _loop.CONTROL, offset=words * 8)
         self._start_device = cp.zeros(words, np.int64)
-        self.control = self._start_device[:_loop.CONTROL]
-        self._at = {name: _loop.CONTROL + _STAGE_WORDS * k
-                    for k, (name, _, _) in enumerate(signature)}
+        self.control = self._start_device[: _loop.CONTROL]
+        self._at = {
+            name: _loop.CONTROL + _STAGE_WORDS * k for k, (name, _, _) in enumerate(signature)
+        }
         # each name's part of the pinned block: its head, its fill and its values as views of
         # its own dtype, made once (a run writes them in a few microseconds)
         self._staged = {
-            name: (self._start_host[at:at + _HEAD],
-                   self._start_host[at + 3:at + 4].view(self.buffers[name][0].dtype),
-                   self._start_host[at + _HEAD:at + _HEAD + STAGED_MAX],
-                   self._start_host[at + _HEAD + STAGED_MAX:at + _STAGE_WORDS].view(
-                       self.buffers[name][0].dtype))
-            for name, at in self._at.items()}
+            name: (
+                self._start_host[at : at + _HEAD],
+                self._start_host[at + 3 : at + 4].view(self.buffers[name][0].dtype),
+                self._start_host[at + _HEAD : at + _HEAD + STAGED_MAX],
+                self._start_host[at + _HEAD + STAGED_MAX : at + _STAGE_WORDS].view(
+                    self.buffers[name][0].dtype
+                ),
+            )
+            for name, at in self._at.items()
+        }
         self.iteration = self.control[_loop.ITERATION]  # a 0-d view the body's ops read
         self._scratch = {}
         self._sites = 0
+        self._clears = {}  # the op sites' outputs written this iteration, by their ids' address
+        self._site_table = None  # (their addresses, the gbla_site table on the device, n)
+        self._arrived = None  # gbla_entries_clear_sites's count of finished blocks
 
     def stage(self, vectors, max_iterations):
         """A run's start, the host's part: the control words and the entries of staged start
@@ -172,7 +192,7 @@ class Workspace:
         last run was waited for (its control words were read)."""
         cp = _cupy()
         host = self._start_host
-        host[:_loop.CONTROL] = 0
+        host[: _loop.CONTROL] = 0
         host[_loop.MAX] = -1 if max_iterations is None else max_iterations
         host[_loop.ITERATION] = 1
         for name, v in vectors.items():
@@ -211,8 +231,9 @@ class Workspace:
         for name, (bv, bp) in self.buffers.items():
             # a list its buffers keep is made from the staged entries (a search's source), or
             # forgotten: the start state comes without lists
-            _loop.load_staged(self._start_device, self._at[name], bv, bp, STAGED_MAX,
-                              self.lists.get(name))
+            _loop.load_staged(
+                self._start_device, self._at[name], bv, bp, STAGED_MAX, self.lists.get(name)
+            )
         for array, initial in self._scratch.values():
             if initial is None:
                 continue
@@ -266,6 +287,33 @@ class Workspace:
 
     def begin_iteration(self):
         self._sites = 0
+        self._clears = {}
+
+    def clear_later(self, n, ids, count, present):
+        """An op site's output (``n`` positions; its list's ``ids`` and ``count``; its
+        ``present``) written this iteration: emptied after the state is stored
+        (:meth:`clear_sites`), when no op reads it any more."""
+        self._clears[ids.data.ptr] = (n, ids, count, present)
+
+    def clear_sites(self):
+        """Enqueue the emptying of every op site's output of this iteration, one launch. The
+        table of sites is made in the first iteration, unrecorded (a recorded one would capture
+        its copy to the device), and kept: every iteration has the same sites."""
+        if not self._clears:
+            return
+        cp = _cupy()
+        key = tuple(self._clears)
+        if self._site_table is None or self._site_table[0] != key:
+            sites = list(self._clears.values())
+            self._site_table = (
+                key,
+                cp.asarray(_entries.site_table(sites)),
+                max(n for n, *_ in sites),
+            )
+            if self._arrived is None:
+                self._arrived = cp.zeros(1, np.uint64)
+        _, table, n = self._site_table
+        _entries.clear_sites(table, len(key), n, self._arrived)
 
     def vectors(self):
         """Vectors over the entry buffers, which ops may write in place (with the buffers'
@@ -286,8 +334,11 @@ class Workspace:
             v = conform(name, state[name], size, dtype)
             values, present = v._dense()
             bv, bp = self.buffers[name]
-            listed = v._entries if values is not bv and present is not None and \
-                present is not bp else None
+            listed = (
+                v._entries
+                if values is not bv and present is not None and present is not bp
+                else None
+            )
             if listed is not None:  # its entries only, and its list kept with the buffers
                 if name not in self.lists or self.lists[name][0].dtype != listed[0].dtype:
                     self.lists[name] = _entries.new_list(size, listed[0].dtype)
@@ -320,13 +371,17 @@ class Workspace:
             values, present = self.buffers[name]
             dtype = _fill_dtype(type(fill), fill, values.dtype)
             if dtype not in _dtypes.CUDA_TYPES:  # a fill no kernel here takes: the long way
-                out[name] = Vector._from_dense_arrays(values.copy(), present.copy(),
-                                                      "gpu").to_dense(fill)
+                out[name] = Vector._from_dense_arrays(
+                    values.copy(), present.copy(), "gpu"
+                ).to_dense(fill)
                 continue
             out[name] = cp.empty(values.size, dtype)
             _loop.dense(values, present, fill, out[name])
-        rest = [(name, arrays) for name, arrays in self.buffers.items()
-                if name not in dense and (keep is None or name in keep)]
+        rest = [
+            (name, arrays)
+            for name, arrays in self.buffers.items()
+            if name not in dense and (keep is None or name in keep)
+        ]
         if not rest:
             return out
         # the rest's part of the slab, from the first of their arrays to the end of the last
@@ -339,12 +394,16 @@ class Workspace:
             v0 = values.data.ptr - base - first
             p0 = present.data.ptr - base - first
             out[name] = Vector._from_dense_arrays(
-                copy[v0:v0 + values.nbytes].view(values.dtype),
-                copy[p0:p0 + present.nbytes].view(bool), "gpu")
+                copy[v0 : v0 + values.nbytes].view(values.dtype),
+                copy[p0 : p0 + present.nbytes].view(bool),
+                "gpu",
+            )
         return out
 
     def nbytes(self):
-        return self._slab.nbytes + self._start_device.nbytes + \
-            sum(a.nbytes * (2 if hasattr(i, "nbytes") else 1)
-                for a, i in self._scratch.values()) + \
-            sum(ids.nbytes + count.nbytes for ids, count in self.lists.values())
+        return (
+            self._slab.nbytes
+            + self._start_device.nbytes
+            + sum(a.nbytes * (2 if hasattr(i, "nbytes") else 1) for a, i in self._scratch.values())
+            + sum(ids.nbytes + count.nbytes for ids, count in self.lists.values())
+        )
