@@ -37,22 +37,32 @@ def _algebra(search):
     """gbla.bfs / gbla.sssp (gbla/algorithms, written once for every matrix) on the
     DistMatrix, with what the other searches report: its levels (or rounds), and the bytes and
     collectives its rank's counter saw (bytes summed over the ranks)."""
+
     def run(M, source, stats):
         comm, own = M.comm, {}
         sent, calls = comm.bytes_sent, comm.collectives
         out = search(M, source, stats=own)
         calls = comm.collectives - calls
-        stats.update(bytes_total=comm.allreduce_sum(comm.bytes_sent - sent),
-                     collectives=[calls], levels=own.get("levels", own.get("iterations")))
+        stats.update(
+            bytes_total=comm.allreduce_sum(comm.bytes_sent - sent),
+            collectives=[calls],
+            levels=own.get("levels", own.get("iterations")),
+        )
         return out
+
     return run
 
 
 # what each row's "algo" names: the search, called as search(M, source, stats=stats). The
 # algebra's rows (gbla.bfs: method 'algebraic'; gbla.sssp: delta-stepping) are not part of the
 # default run; name them with --algos.
-ALGOS = {"bfs": D.bfs, "bfs_bitmap": D.bitmap_bfs, "sssp": D.sssp,
-         "bfs_algebra": _algebra(gbla.bfs), "sssp_algebra": _algebra(gbla.sssp)}
+ALGOS = {
+    "bfs": D.bfs,
+    "bfs_bitmap": D.bitmap_bfs,
+    "sssp": D.sssp,
+    "bfs_algebra": _algebra(gbla.bfs),
+    "sssp_algebra": _algebra(gbla.sssp),
+}
 DEFAULT_ALGOS = ["bfs", "bfs_bitmap", "sssp"]
 
 
@@ -80,6 +90,7 @@ def _timer(comm):
         def stop():
             comm.allreduce_sum(0)
             return time.perf_counter() - t["0"]
+
         return start, stop
     cp = comm.xp
     events = {}
@@ -95,6 +106,7 @@ def _timer(comm):
         b.record()
         b.synchronize()
         return cp.cuda.get_elapsed_time(events["a"], b) / 1e3
+
     return start, stop
 
 
@@ -106,32 +118,50 @@ def main(argv=None):
     p.add_argument("--weights", type=int, nargs=2, default=[1, 255])
     p.add_argument("--check-below", type=int, default=2**16)
     p.add_argument("--algos", nargs="+", choices=list(ALGOS), default=DEFAULT_ALGOS)
-    p.add_argument("--piece-edges", type=int, default=2**26,
-                   help="generated edges a rank holds at once while it builds its part")
-    p.add_argument("--levels", action="store_true",
-                   help="print each timed search's levels: direction, vertices found, ms")
+    p.add_argument(
+        "--piece-edges",
+        type=int,
+        default=2**26,
+        help="generated edges a rank holds at once while it builds its part",
+    )
+    p.add_argument(
+        "--levels",
+        action="store_true",
+        help="print each timed search's levels: direction, vertices found, ms",
+    )
     p.add_argument("--json")
     args = p.parse_args(argv)
     comm = D.Counted(launch.init())
-    xp, n = comm.xp, 2 ** args.scale
+    xp, n = comm.xp, 2**args.scale
     t0 = time.perf_counter()
     # a piece of the rank's part of the edges at a time, generated twice (counted, then
     # placed): a rank holds its part of the graph and one piece, never all its edges
     generated = gbla.generators.rmat_edge_pieces(
-        args.scale, args.edge_factor, seed=args.scale, part=comm.rank, parts=comm.size,
-        piece_edges=args.piece_edges, device="cpu" if xp is np else "gpu")
+        args.scale,
+        args.edge_factor,
+        seed=args.scale,
+        part=comm.rank,
+        parts=comm.size,
+        piece_edges=args.piece_edges,
+        device="cpu" if xp is np else "gpu",
+    )
 
     def pieces():
         for src, dst in generated():
             yield src, dst, edge_weights(src, dst, args.weights, xp)
+
     M = D.DistMatrix.from_edge_pieces(comm, pieces, n=n)
     build_s = time.perf_counter() - t0
-    part_bytes = sum(a.nbytes for a in (M.indptr, M.indices, M.values, *M.transpose)
-                     if a is not None)
+    part_bytes = sum(
+        a.nbytes for a in (M.indptr, M.indices, M.values, *M.transpose) if a is not None
+    )
     stored = comm.allreduce_sum(part_bytes)
     if comm.rank == 0:
-        print(f"rmat({args.scale}) built on {comm.size} ranks in {build_s:.1f} s: "
-              f"{stored / 1e9:.1f} GB stored over the ranks", flush=True)
+        print(
+            f"rmat({args.scale}) built on {comm.size} ranks in {build_s:.1f} s: "
+            f"{stored / 1e9:.1f} GB stored over the ranks",
+            flush=True,
+        )
     undirected = M.nvals // 2
     # the warm-up source first: the vertex of most out-edges, in the large component, so that
     # its search runs (and compiles) every kind of level the timed ones will
@@ -146,36 +176,63 @@ def main(argv=None):
             seconds = stop()
             reached = xp.isfinite(out) if algo.startswith("sssp") else out >= 0
             # undirected edges of the reached component: half the out-edges of its vertices
-            mine = reached[M.lo:M.hi]
+            mine = reached[M.lo : M.hi]
             local = int((M.indptr[1:] - M.indptr[:-1])[mine].sum()) if M.hi > M.lo else 0
             edges = comm.allreduce_sum(local) // 2
             del reached, mine
             if i == 0:
                 continue  # the warm-up
-            rows.append({"algo": algo, "source": s, "seconds": seconds,
-                         "gteps": edges / seconds / 1e9 if seconds else None,
-                         "levels": stats["levels"] if "levels" in stats else len(stats["bytes"]),
-                         "bytes_total": stats["bytes_total"],
-                         "collectives": int(sum(stats["collectives"]))})
+            rows.append(
+                {
+                    "algo": algo,
+                    "source": s,
+                    "seconds": seconds,
+                    "gteps": edges / seconds / 1e9 if seconds else None,
+                    "levels": stats["levels"] if "levels" in stats else len(stats["bytes"]),
+                    "bytes_total": stats["bytes_total"],
+                    "collectives": int(sum(stats["collectives"])),
+                }
+            )
             if "seconds" in stats:  # the dedicated traversals' levels, as rank 0 saw them
-                rows[-1].update(level_ms=[round(t * 1e3, 3) for t in stats["seconds"]],
-                                directions=stats["directions"], found=stats["found"])
+                rows[-1].update(
+                    level_ms=[round(t * 1e3, 3) for t in stats["seconds"]],
+                    directions=stats["directions"],
+                    found=stats["found"],
+                )
                 if args.levels and comm.rank == 0:
-                    print(f"  {algo} from {s}: " + ", ".join(
-                        f"{w[:4]} {f} {t:.2f}" for w, f, t in zip(
-                            stats["directions"], stats["found"], rows[-1]["level_ms"])),
-                        flush=True)
+                    print(
+                        f"  {algo} from {s}: "
+                        + ", ".join(
+                            f"{w[:4]} {f} {t:.2f}"
+                            for w, f, t in zip(
+                                stats["directions"], stats["found"], rows[-1]["level_ms"]
+                            )
+                        ),
+                        flush=True,
+                    )
             if n <= args.check_below and comm.rank == 0:
                 check(args, out, algo, s)
         if comm.rank == 0:  # each algorithm's line and the file as it ends (a later one may
             summarize(args, comm, M, rows, algo)  # not fit the memory left)
             if args.json:
                 with open(args.json, "w") as f:
-                    json.dump({"ranks": comm.size, "device": M.device, "scale": args.scale,
-                               "edge_factor": args.edge_factor, "undirected_edges": undirected,
-                               "build_seconds": build_s, "stored_bytes": stored,
-                               "machine": machine(comm), "python": platform.python_version(),
-                               "gbla": gbla.__version__, "rows": rows}, f, indent=1)
+                    json.dump(
+                        {
+                            "ranks": comm.size,
+                            "device": M.device,
+                            "scale": args.scale,
+                            "edge_factor": args.edge_factor,
+                            "undirected_edges": undirected,
+                            "build_seconds": build_s,
+                            "stored_bytes": stored,
+                            "machine": machine(comm),
+                            "python": platform.python_version(),
+                            "gbla": gbla.__version__,
+                            "rows": rows,
+                        },
+                        f,
+                        indent=1,
+                    )
 
 
 def machine(comm):
@@ -188,22 +245,28 @@ def machine(comm):
     nccl = ""
     if comm.size > 1:
         from cupy.cuda import nccl as _nccl
+
         v = _nccl.get_version()
         nccl = f", NCCL {v // 10000}.{v // 100 % 100}.{v % 100}"
     runtime = cp.cuda.runtime.runtimeGetVersion()
-    return (f"{comm.size} {name} ({props['totalGlobalMem'] / 2**30:.0f} GiB each), one host"
-            f"{nccl}, CuPy {cp.__version__}, CUDA runtime {runtime // 1000}."
-            f"{runtime % 1000 // 10}")
+    return (
+        f"{comm.size} {name} ({props['totalGlobalMem'] / 2**30:.0f} GiB each), one host"
+        f"{nccl}, CuPy {cp.__version__}, CUDA runtime {runtime // 1000}."
+        f"{runtime % 1000 // 10}"
+    )
 
 
 def summarize(args, comm, M, rows, algo):
     mine = [r for r in rows if r["algo"] == algo]
     gteps = [r["gteps"] for r in mine if r["gteps"]]
-    print(f"{algo} rmat({args.scale}), {comm.size} ranks ({M.device}): median "
-          f"{np.median([r['seconds'] for r in mine]) * 1e3:.2f} ms, harmonic mean "
-          f"{len(gteps) / sum(1 / g for g in gteps):.3f} GTEPS, "
-          f"{np.median([r['bytes_total'] for r in mine]) / 2**20:.1f} MiB sent, "
-          f"{int(np.median([r['collectives'] for r in mine]))} collectives", flush=True)
+    print(
+        f"{algo} rmat({args.scale}), {comm.size} ranks ({M.device}): median "
+        f"{np.median([r['seconds'] for r in mine]) * 1e3:.2f} ms, harmonic mean "
+        f"{len(gteps) / sum(1 / g for g in gteps):.3f} GTEPS, "
+        f"{np.median([r['bytes_total'] for r in mine]) / 2**20:.1f} MiB sent, "
+        f"{int(np.median([r['collectives'] for r in mine]))} collectives",
+        flush=True,
+    )
 
 
 def hub(M):
@@ -224,8 +287,10 @@ def pick_sources(M, k, seed):
     picks = []
     while len(picks) < k:
         candidates = [int(v) for v in rng.integers(0, M.n, 4 * k)]
-        degrees = [int(M.indptr[v - M.lo + 1] - M.indptr[v - M.lo]) if M.lo <= v < M.hi
-                   else 0 for v in candidates]
+        degrees = [
+            int(M.indptr[v - M.lo + 1] - M.indptr[v - M.lo]) if M.lo <= v < M.hi else 0
+            for v in candidates
+        ]
         picks += [v for v, d in zip(candidates, M.comm.allreduce_sums(degrees)) if d]
     return picks[:k]
 
@@ -235,7 +300,7 @@ def _whole(scale, edge_factor, weights):
     """The whole graph on one rank, as a SciPy CSR weighted as the ranks weigh it (built
     once, for every check)."""
     src, dst = gbla.generators.rmat_edges(scale, edge_factor, seed=scale, device="cpu")
-    S = gbla.Matrix.from_edges(src, dst, n=2 ** scale, device="cpu").to_scipy().tocoo()
+    S = gbla.Matrix.from_edges(src, dst, n=2**scale, device="cpu").to_scipy().tocoo()
     S.data = edge_weights(S.row.astype(np.int64), S.col.astype(np.int64), weights, np)
     return S.tocsr()
 
@@ -243,6 +308,7 @@ def _whole(scale, edge_factor, weights):
 def check(args, out, algo, source):
     """The same search on one rank from the whole graph (small graphs only)."""
     from scipy.sparse import csgraph
+
     S = _whole(args.scale, args.edge_factor, tuple(args.weights))
     got = out.get() if hasattr(out, "get") else out
     if algo.startswith("sssp"):

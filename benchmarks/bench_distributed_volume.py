@@ -37,22 +37,32 @@ def measure(S, algo, ranks, sources):
     rows = []
     for size in ranks:
         for source in sources:
+
             def work(comm):
-                A = D.DistMatrix.from_csr(comm, S.indptr, S.indices,
-                                          S.data if algo == "sssp" else None)
+                A = D.DistMatrix.from_csr(
+                    comm, S.indptr, S.indices, S.data if algo == "sssp" else None
+                )
                 stats = {}
                 if algo == "bfs":
                     D.bfs(A, int(source), stats=stats)
                 else:
                     D.sssp(A, int(source), stats=stats)
                 return stats
+
             t0 = time.perf_counter()
             stats = D.run_threads(size, work)[0]
-            rows.append({"ranks": size, "source": int(source), "levels": len(stats["bytes"]),
-                         "bytes_total": stats["bytes_total"], "bytes": stats["bytes"],
-                         "collectives": int(sum(stats["collectives"])),
-                         "directions": stats["directions"],
-                         "cpu_seconds": time.perf_counter() - t0})
+            rows.append(
+                {
+                    "ranks": size,
+                    "source": int(source),
+                    "levels": len(stats["bytes"]),
+                    "bytes_total": stats["bytes_total"],
+                    "bytes": stats["bytes"],
+                    "collectives": int(sum(stats["collectives"])),
+                    "directions": stats["directions"],
+                    "cpu_seconds": time.perf_counter() - t0,
+                }
+            )
     return rows
 
 
@@ -83,24 +93,40 @@ def main():
         undirected = S.nnz // 2
         for algo in ("bfs", "sssp"):
             for row in measure(S, algo, args.ranks, sources):
-                row.update(scale=scale, algo=algo, vertices=S.shape[0],
-                           undirected_edges=undirected,
-                           bytes_per_edge=row["bytes_total"] / undirected,
-                           comm_seconds=project(row))
+                row.update(
+                    scale=scale,
+                    algo=algo,
+                    vertices=S.shape[0],
+                    undirected_edges=undirected,
+                    bytes_per_edge=row["bytes_total"] / undirected,
+                    comm_seconds=project(row),
+                )
                 results.append(row)
-                print(f"rmat({scale}) {algo:4s} {row['ranks']} ranks: {row['levels']:3d} levels "
-                      f"{row['bytes_total'] / 2**20:10.1f} MiB sent "
-                      f"({row['bytes_per_edge']:6.2f} B/edge), {row['collectives']:4d} "
-                      f"collectives; comm >= " + ", ".join(
-                          f"{k} {v * 1e3:.2f} ms" for k, v in row["comm_seconds"].items()),
-                      flush=True)
+                print(
+                    f"rmat({scale}) {algo:4s} {row['ranks']} ranks: {row['levels']:3d} levels "
+                    f"{row['bytes_total'] / 2**20:10.1f} MiB sent "
+                    f"({row['bytes_per_edge']:6.2f} B/edge), {row['collectives']:4d} "
+                    f"collectives; comm >= "
+                    + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in row["comm_seconds"].items()),
+                    flush=True,
+                )
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"machine": {"python": platform.python_version(), "gbla": gbla.__version__,
-                                   "numpy": np.__version__},
-                       "links_assumed": {k: {"bytes_per_s": b, "latency_s": lat}
-                                         for k, (b, lat) in LINKS.items()},
-                       "rows": results}, f, indent=1)
+            json.dump(
+                {
+                    "machine": {
+                        "python": platform.python_version(),
+                        "gbla": gbla.__version__,
+                        "numpy": np.__version__,
+                    },
+                    "links_assumed": {
+                        k: {"bytes_per_s": b, "latency_s": lat} for k, (b, lat) in LINKS.items()
+                    },
+                    "rows": results,
+                },
+                f,
+                indent=1,
+            )
 
 
 if __name__ == "__main__":

@@ -74,8 +74,11 @@ def run_graph(spec, algo, ks, repeats, seed, weights, device):
     weight_note = None
     if algo == "sssp":
         A, generated = bench.sssp_weights(A, weights, seed=seed)
-        weight_note = f"integers drawn from [{weights[0]}, {weights[1]}]" if generated \
+        weight_note = (
+            f"integers drawn from [{weights[0]}, {weights[1]}]"
+            if generated
             else f"the graph's ({A.dtype.name})"
+        )
     info = bench.graph_info(A)
     warmup, sources = bench.pick_sources(A, max(ks), seed=seed)
     stats = {}
@@ -89,21 +92,49 @@ def run_graph(spec, algo, ks, repeats, seed, weights, device):
         singles.append(result)
         counts.append(_count(algo, result, stats))
     one = statistics.median(single_ms)
-    rows = [dict(k=1, batch=False, method=stats.get("method", "algebraic"), ms=one,
-                 ms_per_source=one, times_ms=single_ms, ratio=1.0, count=max(counts),
-                 check="ok")]
+    rows = [
+        dict(
+            k=1,
+            batch=False,
+            method=stats.get("method", "algebraic"),
+            ms=one,
+            ms_per_source=one,
+            times_ms=single_ms,
+            ratio=1.0,
+            count=max(counts),
+            check="ok",
+        )
+    ]
     for k in ks:
         try:
             rows.append(_batch(algo, A, sources[:k], singles, one, repeats))
         except Exception as error:  # out of memory, most often: the next batch still runs
-            rows.append(dict(k=k, batch=True, method=None, ms=None, ms_per_source=None,
-                             times_ms=[], ratio=None, count=None, check="ERROR",
-                             note=f"{type(error).__name__}: {str(error).splitlines()[0]}"))
+            rows.append(
+                dict(
+                    k=k,
+                    batch=True,
+                    method=None,
+                    ms=None,
+                    ms_per_source=None,
+                    times_ms=[],
+                    ratio=None,
+                    count=None,
+                    check="ERROR",
+                    note=f"{type(error).__name__}: {str(error).splitlines()[0]}",
+                )
+            )
             _free(device)
     A = None  # the graph's memory back to the pool before it is freed (not del: closures use A)
     _free(device)
-    return dict(graph=spec, algo=algo, graph_info=info, weights=weight_note,
-                sources=sources, warmup=warmup, rows=rows)
+    return dict(
+        graph=spec,
+        algo=algo,
+        graph_info=info,
+        weights=weight_note,
+        sources=sources,
+        warmup=warmup,
+        rows=rows,
+    )
 
 
 def _batch(algo, A, batch, singles, one, repeats):
@@ -119,16 +150,24 @@ def _batch(algo, A, batch, singles, one, repeats):
         times.append(ms)
     result = gbla.to_numpy(result)
     ms = statistics.median(times)
-    return dict(k=k, batch=True, method=stats.get("method", "algebraic"), ms=ms,
-                ms_per_source=ms / k, times_ms=times, ratio=ms / one,
-                count=_count(algo, result, stats),
-                check="ok" if _same(algo, result, np.stack(singles[:k])) else "MISMATCH")
+    return dict(
+        k=k,
+        batch=True,
+        method=stats.get("method", "algebraic"),
+        ms=ms,
+        ms_per_source=ms / k,
+        times_ms=times,
+        ratio=ms / one,
+        count=_count(algo, result, stats),
+        check="ok" if _same(algo, result, np.stack(singles[:k])) else "MISMATCH",
+    )
 
 
 def _free(device):
     """Hand the graph's device memory back before the next graph (CuPy keeps a pool)."""
     if gbla.gpu_available() and device != "cpu":
         import cupy
+
         cupy.get_default_memory_pool().free_all_blocks()
 
 
@@ -166,43 +205,64 @@ def all_pairs(n, seed, repeats):
     G = graph(n)
     equal = sums[None] == sums["gbla"] and results[None] == results["gbla"]
     row_type = type(next(iter(results["gbla"].values()), {})).__name__
-    return dict(n=n, edges=G.number_of_edges(), seed=seed, repeats=repeats,
-                entries=sum(len(d) for d in results[None].values()),
-                networkx_s=seconds[None], gbla_s=seconds["gbla"],
-                speedup=seconds[None] / seconds["gbla"],
-                networkx_read_s=read[None], gbla_read_s=read["gbla"],
-                speedup_with_read=(seconds[None] + read[None]) / (seconds["gbla"] +
-                                                                  read["gbla"]),
-                gbla_row_type=row_type, check="ok" if equal else "MISMATCH",
-                networkx=nx.__version__, device=gbla.default_device())
+    return dict(
+        n=n,
+        edges=G.number_of_edges(),
+        seed=seed,
+        repeats=repeats,
+        entries=sum(len(d) for d in results[None].values()),
+        networkx_s=seconds[None],
+        gbla_s=seconds["gbla"],
+        speedup=seconds[None] / seconds["gbla"],
+        networkx_read_s=read[None],
+        gbla_read_s=read["gbla"],
+        speedup_with_read=(seconds[None] + read[None]) / (seconds["gbla"] + read["gbla"]),
+        gbla_row_type=row_type,
+        check="ok" if equal else "MISMATCH",
+        networkx=nx.__version__,
+        device=gbla.default_device(),
+    )
 
 
 def print_all_pairs(p):
-    print(f"all_pairs_shortest_path_length, gnm_random_graph({p['n']}, {p['edges']}), "
-          f"{p['entries']:,} entries, gbla backend on the {p['device']}:\n"
-          f"  produce dict(all_pairs_shortest_path_length(G)): networkx {p['networkx_s']:.3g} s, "
-          f"gbla {p['gbla_s']:.3g} s, {p['speedup']:.1f}x (gbla's rows: {p['gbla_row_type']}"
-          f"{'' if p['gbla_row_type'] == 'dict' else ', entries made as they are read'})\n"
-          f"  then read every entry: networkx {p['networkx_read_s']:.3g} s, gbla "
-          f"{p['gbla_read_s']:.3g} s; produce + read: {p['speedup_with_read']:.1f}x; "
-          f"{p['check']}", flush=True)
+    print(
+        f"all_pairs_shortest_path_length, gnm_random_graph({p['n']}, {p['edges']}), "
+        f"{p['entries']:,} entries, gbla backend on the {p['device']}:\n"
+        f"  produce dict(all_pairs_shortest_path_length(G)): networkx {p['networkx_s']:.3g} s, "
+        f"gbla {p['gbla_s']:.3g} s, {p['speedup']:.1f}x (gbla's rows: {p['gbla_row_type']}"
+        f"{'' if p['gbla_row_type'] == 'dict' else ', entries made as they are read'})\n"
+        f"  then read every entry: networkx {p['networkx_read_s']:.3g} s, gbla "
+        f"{p['gbla_read_s']:.3g} s; produce + read: {p['speedup_with_read']:.1f}x; "
+        f"{p['check']}",
+        flush=True,
+    )
 
 
 def print_graph(doc):
     g = doc["graph_info"]
     count = "levels" if doc["algo"] == "bfs" else "rounds"
-    print(f"{doc['algo']} on {doc['graph']}: {g['n']:,} vertices, {g['nvals']:,} stored "
-          f"entries; {g['device']}" + (f"; weights {doc['weights']}" if doc["weights"] else ""))
-    print(f"  {'k':>4} {'method':>14} {'ms/call':>10} {'ms/source':>10} {'x one':>7} "
-          f"{count:>7}  check")
+    print(
+        f"{doc['algo']} on {doc['graph']}: {g['n']:,} vertices, {g['nvals']:,} stored "
+        f"entries; {g['device']}" + (f"; weights {doc['weights']}" if doc["weights"] else "")
+    )
+    print(
+        f"  {'k':>4} {'method':>14} {'ms/call':>10} {'ms/source':>10} {'x one':>7} "
+        f"{count:>7}  check"
+    )
     for r in doc["rows"]:
         k = str(r["k"]) if r["batch"] else "one"
         if r["ms"] is None:
-            print(f"  {k:>4} {'-':>14} {'-':>10} {'-':>10} {'-':>7} {'-':>7}  {r['check']} "
-                  f"({r['note']})", flush=True)
+            print(
+                f"  {k:>4} {'-':>14} {'-':>10} {'-':>10} {'-':>7} {'-':>7}  {r['check']} "
+                f"({r['note']})",
+                flush=True,
+            )
             continue
-        print(f"  {k:>4} {r['method']:>14} {r['ms']:10.2f} {r['ms_per_source']:10.3f} "
-              f"{r['ratio']:7.2f} {r['count']:>7}  {r['check']}", flush=True)
+        print(
+            f"  {k:>4} {r['method']:>14} {r['ms']:10.2f} {r['ms_per_source']:10.3f} "
+            f"{r['ratio']:7.2f} {r['count']:>7}  {r['check']}",
+            flush=True,
+        )
 
 
 def _write(doc, path):
@@ -218,19 +278,35 @@ def _ints(text):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--graph", nargs="+", default=["rmat:22"], dest="graphs",
-                   help="GRAPH arguments as gbla bench takes them (a file, rmat:SCALE, "
-                   "grid:RxC, rgg:SCALE, dataset:NAME); default rmat:22")
+    p.add_argument(
+        "--graph",
+        nargs="+",
+        default=["rmat:22"],
+        dest="graphs",
+        help="GRAPH arguments as gbla bench takes them (a file, rmat:SCALE, "
+        "grid:RxC, rgg:SCALE, dataset:NAME); default rmat:22",
+    )
     p.add_argument("--algo", default="bfs", help="bfs, sssp or both joined by a comma")
-    p.add_argument("--k", type=_ints, default=[1, 8, 64],
-                   help="batch sizes joined by commas (default 1,8,64)")
+    p.add_argument(
+        "--k", type=_ints, default=[1, 8, 64], help="batch sizes joined by commas (default 1,8,64)"
+    )
     p.add_argument("--repeats", type=int, default=5, help="timed calls per batch (median)")
     p.add_argument("--seed", type=int, default=0, help="graphs, sources, weights")
-    p.add_argument("--weights", type=int, nargs=2, default=list(bench.DEFAULT_WEIGHTS),
-                   metavar=("LO", "HI"), help="SSSP weights for graphs without any")
+    p.add_argument(
+        "--weights",
+        type=int,
+        nargs=2,
+        default=list(bench.DEFAULT_WEIGHTS),
+        metavar=("LO", "HI"),
+        help="SSSP weights for graphs without any",
+    )
     p.add_argument("--device", choices=("cpu", "gpu"))
-    p.add_argument("--nx-all-pairs", type=int, metavar="N",
-                   help="also time all_pairs_shortest_path_length on an N-vertex graph")
+    p.add_argument(
+        "--nx-all-pairs",
+        type=int,
+        metavar="N",
+        help="also time all_pairs_shortest_path_length on an N-vertex graph",
+    )
     p.add_argument("--nx-repeats", type=int, default=1)
     p.add_argument("--json", help="write the results here")
     args = p.parse_args(argv)
@@ -239,20 +315,35 @@ def main(argv=None):
         if algo not in ("bfs", "sssp"):
             p.error(f"--algo must be bfs, sssp or both; got {algo!r}")
     machine = bench.machine_info()
-    print(f"device: {machine['gpu'] or 'no GPU'}; {machine['cpu']} ({machine['cpu_count']} "
-          f"CPUs)", flush=True)
-    doc = dict(schema=SCHEMA,
-               command=shlex.join(["python", "benchmarks/bench_multisource.py", *argv]),
-               created=datetime.datetime.now(datetime.timezone.utc).isoformat(
-                   timespec="seconds"),
-               machine=machine, settings=dict(k=sorted(set(args.k)), repeats=args.repeats,
-                                              seed=args.seed, weights=args.weights),
-               runs=[], all_pairs=None)
+    print(
+        f"device: {machine['gpu'] or 'no GPU'}; {machine['cpu']} ({machine['cpu_count']} CPUs)",
+        flush=True,
+    )
+    doc = dict(
+        schema=SCHEMA,
+        command=shlex.join(["python", "benchmarks/bench_multisource.py", *argv]),
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        machine=machine,
+        settings=dict(
+            k=sorted(set(args.k)), repeats=args.repeats, seed=args.seed, weights=args.weights
+        ),
+        runs=[],
+        all_pairs=None,
+    )
     runs = doc["runs"]
     for spec in args.graphs:
         for algo in algos:
-            runs.append(run_graph(spec, algo, sorted(set(args.k)), args.repeats, args.seed,
-                                  tuple(args.weights), args.device))
+            runs.append(
+                run_graph(
+                    spec,
+                    algo,
+                    sorted(set(args.k)),
+                    args.repeats,
+                    args.seed,
+                    tuple(args.weights),
+                    args.device,
+                )
+            )
             print_graph(runs[-1])
             _write(doc, args.json)  # after each graph: a call cut short keeps what it measured
     pairs = None
@@ -260,8 +351,7 @@ def main(argv=None):
         pairs = doc["all_pairs"] = all_pairs(args.nx_all_pairs, args.seed, args.nx_repeats)
         print_all_pairs(pairs)
         _write(doc, args.json)
-    checks = [r["check"] for run in runs for r in run["rows"]] + \
-        ([pairs["check"]] if pairs else [])
+    checks = [r["check"] for run in runs for r in run["rows"]] + ([pairs["check"]] if pairs else [])
     return 0 if all(c == "ok" for c in checks) else 1
 
 

@@ -52,6 +52,7 @@ def time_call(cp, fn, warmup=3, repeats=15):
 
 def main():
     import cupy as cp
+
     parser = argparse.ArgumentParser()
     parser.add_argument("--scale", type=int, default=22)
     parser.add_argument("--fractions", type=float, nargs="+", default=[0.01, 0.3])
@@ -67,8 +68,9 @@ def main():
     n, nnz = A.nrows, A.nvals
     deg = A._degrees()
     print(f"device: {props['name'].decode()}, copy bandwidth {bw:.0f} GB/s")
-    print(f"rmat({args.scale}): n={n} nnz={nnz} (stored, both directions) generated in "
-          f"{gen_s:.2f} s")
+    print(
+        f"rmat({args.scale}): n={n} nnz={nnz} (stored, both directions) generated in {gen_s:.2f} s"
+    )
     rows = []
     rng = np.random.default_rng(0)
     for frac in args.fractions:
@@ -85,21 +87,38 @@ def main():
                 nbytes = 32 * nf + 6 * frontier_edges
             else:
                 nbytes = 15 * n
-            rows.append(dict(scale=args.scale, fraction=frac, frontier=nf,
-                             frontier_edges=frontier_edges, direction=direction, ms=med,
-                             ms_min=lo, ms_max=hi, min_bytes=nbytes,
-                             gbps_of_min_bytes=nbytes / (med / 1e3) / 1e9,
-                             device=props["name"].decode(), copy_gbps=bw))
+            rows.append(
+                dict(
+                    scale=args.scale,
+                    fraction=frac,
+                    frontier=nf,
+                    frontier_edges=frontier_edges,
+                    direction=direction,
+                    ms=med,
+                    ms_min=lo,
+                    ms_max=hi,
+                    min_bytes=nbytes,
+                    gbps_of_min_bytes=nbytes / (med / 1e3) / 1e9,
+                    device=props["name"].decode(),
+                    copy_gbps=bw,
+                )
+            )
         same = results["push"].isequal(results["pull"])
-        print(f"frontier {frac:.0%} ({nf} vertices, {frontier_edges} edges): push and pull "
-              f"results equal: {same}")
+        print(
+            f"frontier {frac:.0%} ({nf} vertices, {frontier_edges} edges): push and pull "
+            f"results equal: {same}"
+        )
         assert same, "push and pull disagree"
-    print(f"\n{'frontier':>9} {'direction':>9} {'ms (median)':>12} {'min..max':>16} "
-          f"{'min bytes':>11} {'GB/s':>7} {'% of copy':>9}")
+    print(
+        f"\n{'frontier':>9} {'direction':>9} {'ms (median)':>12} {'min..max':>16} "
+        f"{'min bytes':>11} {'GB/s':>7} {'% of copy':>9}"
+    )
     for r in rows:
-        print(f"{r['fraction']:>9.0%} {r['direction']:>9} {r['ms']:>12.3f} "
-              f"{r['ms_min']:>7.3f}..{r['ms_max']:<7.3f} {r['min_bytes'] / 1e6:>9.1f}MB "
-              f"{r['gbps_of_min_bytes']:>7.0f} {100 * r['gbps_of_min_bytes'] / bw:>8.1f}%")
+        print(
+            f"{r['fraction']:>9.0%} {r['direction']:>9} {r['ms']:>12.3f} "
+            f"{r['ms_min']:>7.3f}..{r['ms_max']:<7.3f} {r['min_bytes'] / 1e6:>9.1f}MB "
+            f"{r['gbps_of_min_bytes']:>7.0f} {100 * r['gbps_of_min_bytes'] / bw:>8.1f}%"
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(rows=rows, n=n, nnz=nnz, copy_gbps=bw), f, indent=1)

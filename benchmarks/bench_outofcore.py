@@ -63,14 +63,24 @@ def run(spec, algo, strategies, fraction, n_sources, seed, device):
     hg = _host(A_host, dtype, pin=device == "gpu")
     warmup, sources = bench.pick_sources(A, n_sources, seed=seed)
     # the graph as the device holds it: int64 row pointers, the edges' ids and weights
-    graph_bytes = int(oc.partition(hg.indptr, edge_bytes=hg.edge_bytes(
-        dtype if algo == "sssp" else None), index_bytes=8, parts=1).nbytes().sum())
+    graph_bytes = int(
+        oc.partition(
+            hg.indptr,
+            edge_bytes=hg.edge_bytes(dtype if algo == "sssp" else None),
+            index_bytes=8,
+            parts=1,
+        )
+        .nbytes()
+        .sum()
+    )
     vertex = oc.gpu.vertex_bytes(hg.n, 64, dist_dtype=dtype if algo == "sssp" else None)
-    budget = int(vertex + fraction * graph_bytes) + 2 * hg.edge_bytes(dtype) * \
-        int(hg.degrees.max()) + 4096
+    budget = (
+        int(vertex + fraction * graph_bytes)
+        + 2 * hg.edge_bytes(dtype) * int(hg.degrees.max())
+        + 4096
+    )
     # the in-memory search: each source's time, and its result as the reference
-    in_memory_search = (lambda s: gbla.bfs(A, s)) if algo == "bfs" else \
-        (lambda s: gbla.sssp(A, s))
+    in_memory_search = (lambda s: gbla.bfs(A, s)) if algo == "bfs" else (lambda s: gbla.sssp(A, s))
     in_memory_search(warmup)
     expected, in_memory_times = {}, []
     for s in sources:
@@ -82,23 +92,32 @@ def run(spec, algo, strategies, fraction, n_sources, seed, device):
     # the algebra's own search on a HostMatrix: its vectors reserved in the budget instead of
     # the kernels' vertex arrays, the same share of the graph for the edges
     from gbla.outofcore.host_matrix import ALLOCATIONS, GRANULE, VERTEX_BYTES
+
     algebra_budget = int(VERTEX_BYTES * hg.n + GRANULE * ALLOCATIONS + fraction * graph_bytes)
     for strategy in strategies:
+
         def search(s, stats):
             if strategy == ALGEBRAIC:  # gbla.bfs / gbla.sssp's products streaming
                 if algo == "bfs":
-                    out = gbla.bfs(A_host, s, method="algebraic", memory_budget=algebra_budget,
-                                   stats=stats)
+                    out = gbla.bfs(
+                        A_host, s, method="algebraic", memory_budget=algebra_budget, stats=stats
+                    )
                 else:
-                    out = gbla.sssp(A_host, s, method="delta_stepping", stats=stats,
-                                    memory_budget=algebra_budget)
+                    out = gbla.sssp(
+                        A_host,
+                        s,
+                        method="delta_stepping",
+                        stats=stats,
+                        memory_budget=algebra_budget,
+                    )
                 stats.update(graph_bytes=graph_bytes, d2h_bytes=0)
                 return out
             if algo == "bfs":
-                return oc.bfs(hg, s, memory_budget=budget, strategy=strategy, xp=xp,
-                              stats=stats)
-            return oc.sssp(hg, s, memory_budget=budget, strategy=strategy, xp=xp,
-                           dtype=dtype, stats=stats)
+                return oc.bfs(hg, s, memory_budget=budget, strategy=strategy, xp=xp, stats=stats)
+            return oc.sssp(
+                hg, s, memory_budget=budget, strategy=strategy, xp=xp, dtype=dtype, stats=stats
+            )
+
         try:
             search(warmup, {})
             times, stats_all, ok = [], [], True
@@ -106,8 +125,11 @@ def run(spec, algo, strategies, fraction, n_sources, seed, device):
                 stats = {}
                 ms, out = timed(device, lambda: search(s, stats))
                 out = gbla.to_numpy(out)
-                ok &= np.array_equal(out, expected[s]) if algo == "bfs" else \
-                    np.allclose(out, expected[s])
+                ok &= (
+                    np.array_equal(out, expected[s])
+                    if algo == "bfs"
+                    else np.allclose(out, expected[s])
+                )
                 times.append(ms)
                 stats_all.append(stats)
         except Exception as error:  # a strategy that fails is reported, the others still run
@@ -117,25 +139,45 @@ def run(spec, algo, strategies, fraction, n_sources, seed, device):
         moved = h2d + statistics.median(st["zerocopy_bytes"] for st in stats_all)
         bound = moved / (PINNED_GBPS * 1e9) * 1e3
         ms = statistics.median(times)
-        rows.append(dict(
-            strategy=strategy, ms=ms, times_ms=times, check="ok" if ok else "MISMATCH",
-            h2d_bytes=h2d, zerocopy_bytes=moved - h2d,
-            d2h_bytes=statistics.median(st["d2h_bytes"] for st in stats_all),
-            h2d_ratio=h2d / stats_all[0]["graph_bytes"],
-            transfers=statistics.median(st["transfers"] for st in stats_all),
-            transfer_ms=statistics.median(st.get("transfer_ms", 0.0) for st in stats_all),
-            bus_bound_ms=bound, ratio_to_bound=ms / bound if bound else None,
-            iterations=statistics.median(st.get("levels", st.get("iterations", 0))
-                                         for st in stats_all),
-            subgraphs=stats_all[0].get("subgraphs"), peak_bytes=stats_all[0]["peak_bytes"],
-            budget=algebra_budget if strategy == ALGEBRAIC else budget))
+        rows.append(
+            dict(
+                strategy=strategy,
+                ms=ms,
+                times_ms=times,
+                check="ok" if ok else "MISMATCH",
+                h2d_bytes=h2d,
+                zerocopy_bytes=moved - h2d,
+                d2h_bytes=statistics.median(st["d2h_bytes"] for st in stats_all),
+                h2d_ratio=h2d / stats_all[0]["graph_bytes"],
+                transfers=statistics.median(st["transfers"] for st in stats_all),
+                transfer_ms=statistics.median(st.get("transfer_ms", 0.0) for st in stats_all),
+                bus_bound_ms=bound,
+                ratio_to_bound=ms / bound if bound else None,
+                iterations=statistics.median(
+                    st.get("levels", st.get("iterations", 0)) for st in stats_all
+                ),
+                subgraphs=stats_all[0].get("subgraphs"),
+                peak_bytes=stats_all[0]["peak_bytes"],
+                budget=algebra_budget if strategy == ALGEBRAIC else budget,
+            )
+        )
     info = bench.graph_info(A)
     A = A_host = None  # their memory freed below (not del: the searches' closures use them)
     if device == "gpu":
         xp.get_default_memory_pool().free_all_blocks()
-    return dict(graph=spec, algo=algo, device=device, graph_info=info, graph_bytes=graph_bytes,
-                budget=budget, vertex_bytes=int(vertex), fraction=fraction,
-                sources=sources, in_memory_ms=in_memory, rows=rows)
+    return dict(
+        graph=spec,
+        algo=algo,
+        device=device,
+        graph_info=info,
+        graph_bytes=graph_bytes,
+        budget=budget,
+        vertex_bytes=int(vertex),
+        fraction=fraction,
+        sources=sources,
+        in_memory_ms=in_memory,
+        rows=rows,
+    )
 
 
 def _level_problem(indptr, indices, levels, source, rows=1 << 23):
@@ -151,7 +193,7 @@ def _level_problem(indptr, indices, levels, source, rows=1 << 23):
         r1 = min(r0 + rows, len(levels))
         e0, e1 = int(indptr[r0]), int(indptr[r1])
         mine = levels[r0:r1].astype(np.int64)
-        degree = np.diff(indptr[r0:r1 + 1])
+        degree = np.diff(indptr[r0 : r1 + 1])
         theirs = levels[indices[e0:e1]].astype(np.int64)
         has = degree > 0
         starts = (indptr[r0:r1] - e0)[has]
@@ -169,8 +211,9 @@ def _level_problem(indptr, indices, levels, source, rows=1 << 23):
         bad |= ~reached & has & (high >= 0)
         if bad.any():
             v = int(ids[np.argmax(bad)])
-            return (f"vertex {v}: level {levels[v]}, neighbours' levels "
-                    f"{low[v - r0]}..{high[v - r0]}")
+            return (
+                f"vertex {v}: level {levels[v]}, neighbours' levels {low[v - r0]}..{high[v - r0]}"
+            )
     return None
 
 
@@ -181,6 +224,7 @@ def beyond(scale, leave_free_gb, parts, seed):
     import cupy as cp
 
     from gbla import generators
+
     t0 = time.perf_counter()
     indptr, indices = generators.rmat_host_csr(scale, 16, seed, parts=parts, device="gpu")
     generate_s = time.perf_counter() - t0
@@ -198,8 +242,7 @@ def beyond(scale, leave_free_gb, parts, seed):
     budget = int(0.9 * free)
     oc.bfs(hg, source, memory_budget=budget, xp=cp)  # untimed: loads the kernels
     stats = {}
-    ms, levels = timed("gpu", lambda: oc.bfs(hg, source, memory_budget=budget, xp=cp,
-                                              stats=stats))
+    ms, levels = timed("gpu", lambda: oc.bfs(hg, source, memory_budget=budget, xp=cp, stats=stats))
     has_ballast = ballast is not None
     del ballast
     levels = cp.asnumpy(levels)
@@ -207,53 +250,84 @@ def beyond(scale, leave_free_gb, parts, seed):
     problem = _level_problem(hg.indptr, hg.indices, levels, source)
     check_s = time.perf_counter() - t0
     ok = problem is None
-    result = dict(scale=scale, n=n, stored_edges=int(len(hg.indices)), host_bytes=hg.nbytes,
-                  card_bytes=int(total), free_bytes_before_ballast=int(free_before),
-                  free_bytes=int(free), budget=budget, source=source, ms=ms,
-                  generate_s=generate_s, pin_s=pin_s, check="ok" if ok else "MISMATCH",
-                  reached=int((levels >= 0).sum()), ballast=has_ballast, problem=problem,
-                  check_s=check_s,
-                  stats={k: v for k, v in stats.items() if not isinstance(v, list)})
-    print(f"\nrmat({scale}) in host memory: {n:,} vertices, {result['stored_edges']:,} stored "
-          f"edges, {hg.nbytes / 1e9:.1f} GB; GPU free {free / 1e9:.1f} GB of "
-          f"{total / 1e9:.1f} (ballast: {has_ballast}); "
-          f"budget {budget / 1e9:.1f} GB\n  BFS {ms:.0f} ms, H2D {stats['h2d_bytes'] / 1e9:.2f} GB "
-          f"({stats['h2d_bytes'] / stats['graph_bytes']:.2f}x the graph), copies "
-          f"{stats['transfer_ms']:.0f} ms, {stats['levels']} levels, {result['reached']:,} "
-          f"reached; levels {result['check']} {problem or ''} "
-          f"(generated in {generate_s:.0f} s, pinned in {pin_s:.0f} s)")
+    result = dict(
+        scale=scale,
+        n=n,
+        stored_edges=int(len(hg.indices)),
+        host_bytes=hg.nbytes,
+        card_bytes=int(total),
+        free_bytes_before_ballast=int(free_before),
+        free_bytes=int(free),
+        budget=budget,
+        source=source,
+        ms=ms,
+        generate_s=generate_s,
+        pin_s=pin_s,
+        check="ok" if ok else "MISMATCH",
+        reached=int((levels >= 0).sum()),
+        ballast=has_ballast,
+        problem=problem,
+        check_s=check_s,
+        stats={k: v for k, v in stats.items() if not isinstance(v, list)},
+    )
+    print(
+        f"\nrmat({scale}) in host memory: {n:,} vertices, {result['stored_edges']:,} stored "
+        f"edges, {hg.nbytes / 1e9:.1f} GB; GPU free {free / 1e9:.1f} GB of "
+        f"{total / 1e9:.1f} (ballast: {has_ballast}); "
+        f"budget {budget / 1e9:.1f} GB\n  BFS {ms:.0f} ms, H2D {stats['h2d_bytes'] / 1e9:.2f} GB "
+        f"({stats['h2d_bytes'] / stats['graph_bytes']:.2f}x the graph), copies "
+        f"{stats['transfer_ms']:.0f} ms, {stats['levels']} levels, {result['reached']:,} "
+        f"reached; levels {result['check']} {problem or ''} "
+        f"(generated in {generate_s:.0f} s, pinned in {pin_s:.0f} s)"
+    )
     return result
 
 
 def print_table(result):
-    print(f"\n{result['graph']} {result['algo']}: graph {result['graph_bytes'] / 1e9:.3g} GB, "
-          f"budget {result['budget'] / 1e9:.3g} GB (vertex arrays "
-          f"{result['vertex_bytes'] / 1e9:.3g} GB + {result['fraction']} of the graph); "
-          f"in memory {result['in_memory_ms']:.2f} ms")
-    print(f"{'strategy':<13}{'ms':>10}{'H2D GB':>9}{'H2D/graph':>10}{'D2H GB':>9}{'copy ms':>9}"
-          f"{'bus ms':>9}{'x bus':>7}{'iters':>7}  check")
+    print(
+        f"\n{result['graph']} {result['algo']}: graph {result['graph_bytes'] / 1e9:.3g} GB, "
+        f"budget {result['budget'] / 1e9:.3g} GB (vertex arrays "
+        f"{result['vertex_bytes'] / 1e9:.3g} GB + {result['fraction']} of the graph); "
+        f"in memory {result['in_memory_ms']:.2f} ms"
+    )
+    print(
+        f"{'strategy':<13}{'ms':>10}{'H2D GB':>9}{'H2D/graph':>10}{'D2H GB':>9}{'copy ms':>9}"
+        f"{'bus ms':>9}{'x bus':>7}{'iters':>7}  check"
+    )
     for r in result["rows"]:
         if "error" in r:
             print(f"{r['strategy']:<13}  ERROR {r['error']}")
             continue
         x = "-" if r["ratio_to_bound"] is None else f"{r['ratio_to_bound']:.2f}"
-        print(f"{r['strategy']:<13}{r['ms']:>10.2f}{r['h2d_bytes'] / 1e9:>9.3f}"
-              f"{r['h2d_ratio']:>10.2f}{r['d2h_bytes'] / 1e9:>9.3f}{r['transfer_ms']:>9.2f}"
-              f"{r['bus_bound_ms']:>9.2f}{x:>7}{r['iterations']:>7.0f}  {r['check']}")
+        print(
+            f"{r['strategy']:<13}{r['ms']:>10.2f}{r['h2d_bytes'] / 1e9:>9.3f}"
+            f"{r['h2d_ratio']:>10.2f}{r['d2h_bytes'] / 1e9:>9.3f}{r['transfer_ms']:>9.2f}"
+            f"{r['bus_bound_ms']:>9.2f}{x:>7}{r['iterations']:>7.0f}  {r['check']}"
+        )
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--graph", action="append", default=[])
-    p.add_argument("--beyond", type=int, metavar="SCALE",
-                   help="also BFS on rmat(SCALE) built in host memory a part at a time")
-    p.add_argument("--leave-free", type=float, metavar="GB",
-                   help="with --beyond: a ballast leaves this much of the GPU free")
+    p.add_argument(
+        "--beyond",
+        type=int,
+        metavar="SCALE",
+        help="also BFS on rmat(SCALE) built in host memory a part at a time",
+    )
+    p.add_argument(
+        "--leave-free",
+        type=float,
+        metavar="GB",
+        help="with --beyond: a ballast leaves this much of the GPU free",
+    )
     p.add_argument("--parts", type=int, default=16, help="with --beyond: generation parts")
     p.add_argument("--algo", default="bfs,sssp")
-    p.add_argument("--strategies", default=",".join(oc.STRATEGIES + (ALGEBRAIC,)),
-                   help=f"of {', '.join(oc.STRATEGIES)} and {ALGEBRAIC!r} (the algebra on a "
-                   "HostMatrix)")
+    p.add_argument(
+        "--strategies",
+        default=",".join(oc.STRATEGIES + (ALGEBRAIC,)),
+        help=f"of {', '.join(oc.STRATEGIES)} and {ALGEBRAIC!r} (the algebra on a HostMatrix)",
+    )
     p.add_argument("--fraction", type=float, default=0.5)
     p.add_argument("--sources", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
@@ -263,19 +337,31 @@ def main(argv=None):
     results = []
     for spec in args.graph:
         for algo in args.algo.split(","):
-            result = run(spec, algo, args.strategies.split(","), args.fraction, args.sources,
-                         args.seed, args.device)
+            result = run(
+                spec,
+                algo,
+                args.strategies.split(","),
+                args.fraction,
+                args.sources,
+                args.seed,
+                args.device,
+            )
             print_table(result)
             sys.stdout.flush()
             results.append(result)
-    larger = beyond(args.beyond, args.leave_free, args.parts, args.seed) \
-        if args.beyond else None
+    larger = beyond(args.beyond, args.leave_free, args.parts, args.seed) if args.beyond else None
     if args.json:
-        doc = dict(schema=SCHEMA, date=datetime.datetime.now().isoformat(timespec="seconds"),
-                   command=shlex.join(["python", "benchmarks/bench_outofcore.py"] +
-                                      (argv or sys.argv[1:])),
-                   machine=bench.machine_info(), pinned_gbps=PINNED_GBPS, results=results,
-                   beyond=larger)
+        doc = dict(
+            schema=SCHEMA,
+            date=datetime.datetime.now().isoformat(timespec="seconds"),
+            command=shlex.join(
+                ["python", "benchmarks/bench_outofcore.py"] + (argv or sys.argv[1:])
+            ),
+            machine=bench.machine_info(),
+            pinned_gbps=PINNED_GBPS,
+            results=results,
+            beyond=larger,
+        )
         with open(args.json, "w") as f:
             json.dump(doc, f, indent=1, default=float)
 

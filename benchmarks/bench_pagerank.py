@@ -66,18 +66,24 @@ def main():
     ap.add_argument("files", nargs="*")
     ap.add_argument("--rmat", type=int, nargs="*", default=[])
     ap.add_argument("--repeats", type=int, default=10)
-    ap.add_argument("--tol", type=float, default=1e-6,
-                    help="networkx's: converged when the L1 change is below n * tol")
+    ap.add_argument(
+        "--tol",
+        type=float,
+        default=1e-6,
+        help="networkx's: converged when the L1 change is below n * tol",
+    )
     ap.add_argument("--no-networkx", action="store_true")
     ap.add_argument("--json")
     args = ap.parse_args()
     import cupy as cp
     import networkx as nx
+
     rows = []
-    graphs = [(os.path.basename(f).split(".")[0], lambda f=f: gbla.io.read(f, device="cpu"))
-              for f in args.files]
-    graphs += [(f"rmat({s})", lambda s=s: gbla.generators.rmat(s, device="cpu"))
-               for s in args.rmat]
+    graphs = [
+        (os.path.basename(f).split(".")[0], lambda f=f: gbla.io.read(f, device="cpu"))
+        for f in args.files
+    ]
+    graphs += [(f"rmat({s})", lambda s=s: gbla.generators.rmat(s, device="cpu")) for s in args.rmat]
     for name, load in graphs:
         A = load()
         S = A.to_scipy().astype(np.float64)
@@ -93,26 +99,40 @@ def main():
         gpu_ms = median_events(cp, lambda: gbla.pagerank(G, tol=tol), args.repeats)
         cpu_reps = max(1, min(args.repeats, int(2e8 // max(nnz * iterations, 1))))
         scipy_ms = median_wall(lambda: scipy_pagerank(S, tol=tol), cpu_reps)
-        row = {"graph": name, "n": n, "nnz": nnz, "tol": tol, "iterations": stats["iterations"],
-               "scipy_iterations": iterations, "mode": stats["mode"],
-               "fused": stats.get("fused"), "gbla_gpu_ms": round(gpu_ms, 3),
-               "scipy_ms": round(scipy_ms, 3), "speedup_vs_scipy": round(scipy_ms / gpu_ms, 1),
-               "max_abs_diff": float(np.abs(cp.asnumpy(got) - ref).max())}
+        row = {
+            "graph": name,
+            "n": n,
+            "nnz": nnz,
+            "tol": tol,
+            "iterations": stats["iterations"],
+            "scipy_iterations": iterations,
+            "mode": stats["mode"],
+            "fused": stats.get("fused"),
+            "gbla_gpu_ms": round(gpu_ms, 3),
+            "scipy_ms": round(scipy_ms, 3),
+            "speedup_vs_scipy": round(scipy_ms / gpu_ms, 1),
+            "max_abs_diff": float(np.abs(cp.asnumpy(got) - ref).max()),
+        }
         iteration_bytes = nnz * 12 + n * (4 + 12 * 8)
         row["gpu_us_per_iteration"] = round(gpu_ms * 1e3 / stats["iterations"], 1)
-        row["gpu_gb_s_per_iteration"] = round(iteration_bytes / (gpu_ms / 1e3 /
-                                                                 stats["iterations"]) / 1e9, 1)
+        row["gpu_gb_s_per_iteration"] = round(
+            iteration_bytes / (gpu_ms / 1e3 / stats["iterations"]) / 1e9, 1
+        )
         if nnz <= 20_000_000 and not args.no_networkx:
             H = nx.from_scipy_sparse_array(S, create_using=nx.DiGraph)
-            row["networkx_ms"] = round(median_wall(lambda: nx.pagerank(H, weight=None),
-                                                   max(1, cpu_reps // 2)), 3)
+            row["networkx_ms"] = round(
+                median_wall(lambda: nx.pagerank(H, weight=None), max(1, cpu_reps // 2)), 3
+            )
         print(json.dumps(row), flush=True)
         rows.append(row)
     if args.json:
         with open(args.json, "w") as f:
             device = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
-            json.dump({"benchmark": "pagerank", "tol": args.tol, "device": device, "rows": rows},
-                      f, indent=1)
+            json.dump(
+                {"benchmark": "pagerank", "tol": args.tol, "device": device, "rows": rows},
+                f,
+                indent=1,
+            )
 
 
 if __name__ == "__main__":

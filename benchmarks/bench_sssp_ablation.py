@@ -18,8 +18,14 @@ import numpy as np
 
 import gbla
 
-VARIANTS = ["edge_bellman_ford", "edge_bellman_ford_no_reorder", "edge_bellman_ford_no_ldg",
-            "edge_bellman_ford_plain", "frontier_bellman_ford", "bellman_ford"]
+VARIANTS = [
+    "edge_bellman_ford",
+    "edge_bellman_ford_no_reorder",
+    "edge_bellman_ford_no_ldg",
+    "edge_bellman_ford_plain",
+    "frontier_bellman_ford",
+    "bellman_ford",
+]
 
 
 def time_source(cp, A, source, method):
@@ -36,6 +42,7 @@ def time_source(cp, A, source, method):
 
 def run(scales, sources, methods):
     import cupy as cp
+
     rows = []
     for scale in scales:
         A = gbla.generators.rmat(scale, 16, seed=scale, device="gpu", weights=(1, 255))
@@ -49,12 +56,21 @@ def run(scales, sources, methods):
                 ms, rounds = time_source(cp, A, int(s), method)
                 times.append(ms)
                 rates.append(rounds * A.nvals / (ms / 1e3))
-            row = {"scale": scale, "vertices": A.nrows, "stored_edges": A.nvals,
-                   "method": method, "median_ms": statistics.median(times),
-                   "times_ms": times, "relaxed_per_s": statistics.median(rates)}
+            row = {
+                "scale": scale,
+                "vertices": A.nrows,
+                "stored_edges": A.nvals,
+                "method": method,
+                "median_ms": statistics.median(times),
+                "times_ms": times,
+                "relaxed_per_s": statistics.median(rates),
+            }
             rows.append(row)
-            print(f"rmat({scale}, 16) {method:30s} {row['median_ms']:9.2f} ms "
-                  f"{row['relaxed_per_s'] / 1e9:7.2f} G edges relaxed/s", flush=True)
+            print(
+                f"rmat({scale}, 16) {method:30s} {row['median_ms']:9.2f} ms "
+                f"{row['relaxed_per_s'] / 1e9:7.2f} G edges relaxed/s",
+                flush=True,
+            )
         del A
         cp.get_default_memory_pool().free_all_blocks()
     return rows
@@ -62,13 +78,19 @@ def run(scales, sources, methods):
 
 def plot(rows, path):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(7, 4))
     for method in dict.fromkeys(r["method"] for r in rows):
         mine = [r for r in rows if r["method"] == method]
-        ax.plot([r["scale"] for r in mine], [r["relaxed_per_s"] / 1e9 for r in mine],
-                marker="o", label=method)
+        ax.plot(
+            [r["scale"] for r in mine],
+            [r["relaxed_per_s"] / 1e9 for r in mine],
+            marker="o",
+            label=method,
+        )
     ax.set_xlabel("R-MAT scale (average degree 32)")
     ax.set_ylabel("G edges relaxed / s")
     ax.set_title("edge_bellman_ford ablation")
@@ -79,9 +101,15 @@ def plot(rows, path):
 
 def main():
     import cupy as cp
+
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--scales", type=int, nargs="+", default=[14, 16, 18, 20, 22],
-                   help="R-MAT scales (default 14-22; add 24 when a call has the minutes)")
+    p.add_argument(
+        "--scales",
+        type=int,
+        nargs="+",
+        default=[14, 16, 18, 20, 22],
+        help="R-MAT scales (default 14-22; add 24 when a call has the minutes)",
+    )
     p.add_argument("--sources", type=int, default=3)
     p.add_argument("--methods", default=",".join(VARIANTS))
     p.add_argument("--json")
@@ -89,8 +117,12 @@ def main():
     args = p.parse_args()
     rows = run(args.scales, args.sources, args.methods.split(","))
     props = cp.cuda.runtime.getDeviceProperties(0)
-    machine = {"gpu": props["name"].decode(), "cupy": cp.__version__,
-               "python": platform.python_version(), "gbla": gbla.__version__}
+    machine = {
+        "gpu": props["name"].decode(),
+        "cupy": cp.__version__,
+        "python": platform.python_version(),
+        "gbla": gbla.__version__,
+    }
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": machine, "rows": rows}, f, indent=1)

@@ -32,12 +32,26 @@ from gbla.bench import graphs
 from gbla.kernels import _sssp
 
 SCHEMA = "gbla-sssp-async/1"  # what tools/benchmarks_md.py renders
-METHODS = ["near_far", "persistent_delta_stepping", "persistent_bellman_ford",
-           "edge_bellman_ford", "async_fifo", "async_delta_stepping_fixed",
-           "async_delta_stepping"]
+METHODS = [
+    "near_far",
+    "persistent_delta_stepping",
+    "persistent_bellman_ford",
+    "edge_bellman_ford",
+    "async_fifo",
+    "async_delta_stepping_fixed",
+    "async_delta_stepping",
+]
 # plans tried with --tune: each changes one thing from the registered default
-TUNE = [dict(buckets=4), dict(buckets=16), dict(buckets=32), dict(take=128),
-        dict(blocks_per_sm=1), dict(scale=0.25), dict(scale=4.0), dict(dynamic=False, scale=4.0)]
+TUNE = [
+    dict(buckets=4),
+    dict(buckets=16),
+    dict(buckets=32),
+    dict(take=128),
+    dict(blocks_per_sm=1),
+    dict(scale=0.25),
+    dict(scale=4.0),
+    dict(dynamic=False, scale=4.0),
+]
 
 
 def _timed(cp, call):
@@ -67,14 +81,21 @@ def summarize(graph, label, rows, nnz, reference, expected):
     ok = ok and all(np.allclose(r[1], ref, rtol=1e-9, atol=0) for r, ref in zip(rows, reference))
     relaxed = [r[2].get("edges_relaxed") for r in rows]
     per_edge = [x / nnz for x in relaxed if x is not None]
-    out = dict(graph=graph, method=label, median_ms=statistics.median(times), times_ms=times,
-               relaxed_per_edge=statistics.median(per_edge) if per_edge else None,
-               relaxed_per_edge_each=per_edge, check="ok" if ok else "MISMATCH",
-               stats=[{k: v for k, v in r[2].items() if isinstance(v, (int, float, str))}
-                      for r in rows])
+    out = dict(
+        graph=graph,
+        method=label,
+        median_ms=statistics.median(times),
+        times_ms=times,
+        relaxed_per_edge=statistics.median(per_edge) if per_edge else None,
+        relaxed_per_edge_each=per_edge,
+        check="ok" if ok else "MISMATCH",
+        stats=[{k: v for k, v in r[2].items() if isinstance(v, (int, float, str))} for r in rows],
+    )
     work = f"{out['relaxed_per_edge']:6.2f}" if per_edge else "     -"
-    print(f"{graph:28s} {label:44s} {out['median_ms']:9.3f} ms  relaxed/edge {work}  "
-          f"{out['check']}", flush=True)
+    print(
+        f"{graph:28s} {label:44s} {out['median_ms']:9.3f} ms  relaxed/edge {work}  {out['check']}",
+        flush=True,
+    )
     return out
 
 
@@ -87,8 +108,9 @@ def run_graph(cp, spec, n_sources, weights, methods, tune):
     name = spec.split("/")[-1]
     results, reference = [], None
     for method in methods:
-        rows = measure(cp, W, warmup, sources,
-                       lambda s, st, m=method: gbla.sssp(W, s, method=m, stats=st))
+        rows = measure(
+            cp, W, warmup, sources, lambda s, st, m=method: gbla.sssp(W, s, method=m, stats=st)
+        )
         if reference is None:
             reference = [r[1] for r in rows]
         results.append(summarize(name, method, rows, W.nvals, reference, expected))
@@ -97,8 +119,13 @@ def run_graph(cp, spec, n_sources, weights, methods, tune):
         delta = default_delta(G)
         for change in TUNE:
             plan = _sssp.AsyncPlan()._replace(**change)
-            rows = measure(cp, G, warmup, sources, lambda s, st, p=plan:
-                           _sssp.async_delta_stepping(G, s, dtype, delta, p, st))
+            rows = measure(
+                cp,
+                G,
+                warmup,
+                sources,
+                lambda s, st, p=plan: _sssp.async_delta_stepping(G, s, dtype, delta, p, st),
+            )
             label = "async " + " ".join(f"{k}={v}" for k, v in change.items())
             results.append(summarize(name, label, rows, W.nvals, reference, expected))
     info = graphs.graph_info(W)
@@ -111,26 +138,46 @@ def run_graph(cp, spec, n_sources, weights, methods, tune):
 
 def main():
     import cupy as cp
+
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("graphs", nargs="+")
     p.add_argument("--sources", type=int, default=8)
-    p.add_argument("--weights", type=int, nargs=2, default=(1, 255),
-                   help="integer weights drawn for a graph without its own (default 1 255)")
+    p.add_argument(
+        "--weights",
+        type=int,
+        nargs=2,
+        default=(1, 255),
+        help="integer weights drawn for a graph without its own (default 1 255)",
+    )
     p.add_argument("--methods", default=",".join(METHODS))
     p.add_argument("--tune", action="store_true", help="also run the kernel's other plans")
     p.add_argument("--json")
     args = p.parse_args()
     rows = []
     for spec in args.graphs:
-        rows += run_graph(cp, spec, args.sources, tuple(args.weights),
-                          args.methods.split(","), args.tune)
+        rows += run_graph(
+            cp, spec, args.sources, tuple(args.weights), args.methods.split(","), args.tune
+        )
     props = cp.cuda.runtime.getDeviceProperties(0)
-    machine = {"gpu": props["name"].decode(), "cupy": cp.__version__,
-               "python": platform.python_version(), "gbla": gbla.__version__}
+    machine = {
+        "gpu": props["name"].decode(),
+        "cupy": cp.__version__,
+        "python": platform.python_version(),
+        "gbla": gbla.__version__,
+    }
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"schema": SCHEMA, "command": shlex.join(["python"] + sys.argv),
-                       "machine": machine, "weights": args.weights, "rows": rows}, f, indent=1)
+            json.dump(
+                {
+                    "schema": SCHEMA,
+                    "command": shlex.join(["python"] + sys.argv),
+                    "machine": machine,
+                    "weights": args.weights,
+                    "rows": rows,
+                },
+                f,
+                indent=1,
+            )
 
 
 if __name__ == "__main__":

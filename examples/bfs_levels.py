@@ -28,8 +28,7 @@ def main(argv=None):
         name = f"rmat({args.scale})"
     S = A.to_scipy()
     degrees = np.diff(S.indptr)
-    sources = np.random.default_rng(0).choice(np.flatnonzero(degrees), args.sources,
-                                              replace=False)
+    sources = np.random.default_rng(0).choice(np.flatnonzero(degrees), args.sources, replace=False)
     print(f"{name} on {A.device}: {A.nrows} vertices, {A.nvals} stored edges")
     gbla.bfs(A, int(sources[0]))  # warm-up: kernels compile on first use
     for s in sources:
@@ -45,9 +44,11 @@ def main(argv=None):
         ref = np.where(np.isinf(ref), -1, ref).astype(levels_h.dtype)
         assert np.array_equal(levels_h, ref), f"levels from {s} differ from SciPy"
         gbla.verify.bfs(A, int(s), levels, parents)
-        print(f"  source {s:>8}: {int((levels_h >= 0).sum()):>9} reached, depth "
-              f"{int(levels_h.max()):>5}, {ms:9.2f} ms (SciPy {scipy_ms:9.2f} ms); levels equal "
-              "to SciPy, parents valid")
+        print(
+            f"  source {s:>8}: {int((levels_h >= 0).sum()):>9} reached, depth "
+            f"{int(levels_h.max()):>5}, {ms:9.2f} ms (SciPy {scipy_ms:9.2f} ms); levels equal "
+            "to SciPy, parents valid"
+        )
 
 
 if __name__ == "__main__":

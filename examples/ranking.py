@@ -44,25 +44,31 @@ def main(argv=None):
     ranks = gbla.to_numpy(ranks)
     expected = nx.pagerank(D, weight=None)
     same = np.allclose(ranks, [expected[v] for v in range(n)], rtol=1e-9, atol=1e-12)
-    top = np.argsort(-ranks, kind="stable")[:args.top]
-    print(f"pagerank   {ms:8.2f} ms  top {', '.join(f'{v} ({ranks[v]:.4g})' for v in top)}  "
-          f"{'equal to networkx' if same else 'DIFFERENT from networkx'}")
+    top = np.argsort(-ranks, kind="stable")[: args.top]
+    print(
+        f"pagerank   {ms:8.2f} ms  top {', '.join(f'{v} ({ranks[v]:.4g})' for v in top)}  "
+        f"{'equal to networkx' if same else 'DIFFERENT from networkx'}"
+    )
 
     counts, ms = timed(lambda: gbla.triangles(A), A.device)
     counts = gbla.to_numpy(counts)
     expected = nx.triangles(H)
     same = all(int(counts[v]) == expected[v] for v in range(n))
-    print(f"triangles  {ms:8.2f} ms  {int(counts.sum()) // 3} in all, at most "
-          f"{int(counts.max())} at one vertex  "
-          f"{'equal to networkx' if same else 'DIFFERENT from networkx'}")
+    print(
+        f"triangles  {ms:8.2f} ms  {int(counts.sum()) // 3} in all, at most "
+        f"{int(counts.max())} at one vertex  "
+        f"{'equal to networkx' if same else 'DIFFERENT from networkx'}"
+    )
 
     coefficients, ms = timed(lambda: gbla.clustering(A), A.device)
     coefficients = gbla.to_numpy(coefficients)
     expected = nx.clustering(H)
     same = np.allclose(coefficients, [expected[v] for v in range(n)], rtol=1e-12)
     verdict = "equal to networkx" if same else "DIFFERENT from networkx"
-    print(f"clustering {ms:8.2f} ms  average {coefficients.mean():.4f}, transitivity "
-          f"{gbla.transitivity(A):.4f}  {verdict}")
+    print(
+        f"clustering {ms:8.2f} ms  average {coefficients.mean():.4f}, transitivity "
+        f"{gbla.transitivity(A):.4f}  {verdict}"
+    )
 
 
 if __name__ == "__main__":

@@ -40,12 +40,14 @@ def main(argv=None):
     expected = np.flatnonzero(S.T @ np.isin(np.arange(n), frontier).astype(float))
     expected = np.setdiff1d(expected, frontier)
     for direction in ("push", "pull"):
-        w, ms = timed(device, lambda: gbla.vxm(q, A, semirings.any_pair, mask=~q.S,
-                                               direction=direction))
+        w, ms = timed(
+            device, lambda: gbla.vxm(q, A, semirings.any_pair, mask=~q.S, direction=direction)
+        )
         found = gbla.to_numpy(w.to_coo()[0])
         assert np.array_equal(found, expected), f"{direction} disagrees with SciPy"
-        print(f"  any_pair  {direction:>4}: {len(found)} new vertices in {ms:.2f} ms "
-              "(equal to SciPy)")
+        print(
+            f"  any_pair  {direction:>4}: {len(found)} new vertices in {ms:.2f} ms (equal to SciPy)"
+        )
 
     # Parents: any_secondi gives, for each new vertex, one frontier vertex with an edge to it.
     parents = gbla.vxm(q, A, semirings.any_secondi, mask=~q.S)
@@ -61,7 +63,7 @@ def main(argv=None):
     d2 = gbla.vxm(d, Aw, semirings.min_plus, accum=semirings.binary.min, out=d.dup())
     ref = np.full(n, np.inf)
     ref[0] = 0
-    cols, weights = W.indices[W.indptr[0]:W.indptr[1]], W.data[W.indptr[0]:W.indptr[1]]
+    cols, weights = W.indices[W.indptr[0] : W.indptr[1]], W.data[W.indptr[0] : W.indptr[1]]
     ref[cols] = np.minimum(ref[cols], weights)
     assert np.array_equal(gbla.to_numpy(d2.to_dense(np.inf)), ref)
     print(f"  min_plus: one relaxation reaches {d2.nvals} vertices (equal to SciPy)")

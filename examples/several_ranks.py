@@ -34,8 +34,9 @@ def main(argv=None):
         if args.graph:  # every rank reads the file and keeps its rows
             M = distributed.DistMatrix.of(comm, A)
         else:  # each rank generates its part of the edges; they meet at their owners
-            src, dst = gbla.generators.rmat_edges(args.scale, seed=2, part=comm.rank,
-                                                  parts=comm.size, device="cpu")
+            src, dst = gbla.generators.rmat_edges(
+                args.scale, seed=2, part=comm.rank, parts=comm.size, device="cpu"
+            )
             M = distributed.DistMatrix.from_edges(comm, src, dst, n=A.nrows)
         levels, parents = gbla.bfs(M, source, return_predecessors=True)  # gbla's own BFS
         dist, pred = gbla.sssp(M, source, return_predecessors=True)
@@ -49,13 +50,18 @@ def main(argv=None):
     for r, (span, levels, parents, dist, pred, _traffic) in enumerate(results):
         gbla.verify.bfs(A, source, levels, parents)
         gbla.verify.sssp(A, source, dist, pred)
-        ok = np.array_equal(levels, expected) and \
-            np.array_equal(dist, csgraph.dijkstra(S, indices=source))
-        print(f"rank {r}: vertices {span[0]}..{span[1] - 1}; levels, parents and distances "
-              f"{'equal to SciPy, parents valid' if ok else 'DIFFERENT FROM SCIPY'}")
+        ok = np.array_equal(levels, expected) and np.array_equal(
+            dist, csgraph.dijkstra(S, indices=source)
+        )
+        print(
+            f"rank {r}: vertices {span[0]}..{span[1] - 1}; levels, parents and distances "
+            f"{'equal to SciPy, parents valid' if ok else 'DIFFERENT FROM SCIPY'}"
+        )
     traffic = results[0][-1]
-    print(f"BFS over {args.ranks} ranks: {len(traffic['bytes'])} levels "
-          f"({', '.join(traffic['directions'])}), {traffic['bytes_total']:,} bytes sent in all")
+    print(
+        f"BFS over {args.ranks} ranks: {len(traffic['bytes'])} levels "
+        f"({', '.join(traffic['directions'])}), {traffic['bytes_total']:,} bytes sent in all"
+    )
 
 
 if __name__ == "__main__":

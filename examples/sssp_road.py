@@ -22,8 +22,9 @@ def main(argv=None):
     parser.add_argument("graph", nargs="?", help="a graph file (gbla.io.read); default: a grid")
     parser.add_argument("--grid", type=int, default=200, help="side of the default grid")
     parser.add_argument("--sources", type=int, default=2)
-    parser.add_argument("--method", default="auto",
-                        choices=["auto", "bellman_ford", "delta_stepping"])
+    parser.add_argument(
+        "--method", default="auto", choices=["auto", "bellman_ford", "delta_stepping"]
+    )
     parser.add_argument("--device", choices=["cpu", "gpu"], default=None)
     args = parser.parse_args(argv)
     if args.graph:
@@ -36,8 +37,7 @@ def main(argv=None):
         A = gbla.generators.grid2d(args.grid, args.grid, weights=(1, 1000), device=args.device)
         name, weights = f"grid {args.grid}x{args.grid}", "random integers 1..1000"
     S = A.to_scipy()
-    print(f"{name} on {A.device}: {A.nrows} vertices, {A.nvals} stored edges; weights: "
-          f"{weights}")
+    print(f"{name} on {A.device}: {A.nrows} vertices, {A.nvals} stored edges; weights: {weights}")
     rng = np.random.default_rng(0)
     sources = rng.choice(np.flatnonzero(np.diff(S.indptr)), args.sources, replace=False)
     gbla.sssp(A, int(sources[0]), method=args.method)  # warm-up: kernels compile on first use
@@ -54,8 +54,10 @@ def main(argv=None):
         assert np.array_equal(dist_h, ref), f"distances from {s} differ from SciPy"
         gbla.verify.sssp(A, int(s), dist, pred)
         far = dist_h[np.isfinite(dist_h)].max()
-        print(f"  source {s:>8}: farthest {far:>10.0f}, {ms:9.2f} ms (SciPy {scipy_ms:8.2f} ms);"
-              " distances equal to SciPy, predecessors valid")
+        print(
+            f"  source {s:>8}: farthest {far:>10.0f}, {ms:9.2f} ms (SciPy {scipy_ms:8.2f} ms);"
+            " distances equal to SciPy, predecessors valid"
+        )
 
 
 if __name__ == "__main__":

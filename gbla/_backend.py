@@ -11,9 +11,24 @@ import numpy as np
 
 from .exceptions import CaptureError, DeviceMismatch
 
-__all__ = ["DEVICES", "gpu_available", "default_device", "resolve_device", "xp_of", "array_device",
-           "to_host", "to_device", "device_loop", "refuse_host_read", "to_numpy",
-           "synchronize", "free_device_bytes", "scatter_reduce", "SCATTER_OPS", "compress"]
+__all__ = [
+    "DEVICES",
+    "gpu_available",
+    "default_device",
+    "resolve_device",
+    "xp_of",
+    "array_device",
+    "to_host",
+    "to_device",
+    "device_loop",
+    "refuse_host_read",
+    "to_numpy",
+    "synchronize",
+    "free_device_bytes",
+    "scatter_reduce",
+    "SCATTER_OPS",
+    "compress",
+]
 
 DEVICES = ("cpu", "gpu")
 
@@ -50,8 +65,9 @@ def resolve_device(device):
     if device not in DEVICES:
         raise DeviceMismatch(f"device must be one of {DEVICES} or None; got {device!r}")
     if device == "gpu" and not gpu_available():
-        raise DeviceMismatch("device must be 'cpu' on this machine (CuPy or a CUDA device is "
-                             "missing); got 'gpu'")
+        raise DeviceMismatch(
+            "device must be 'cpu' on this machine (CuPy or a CUDA device is missing); got 'gpu'"
+        )
     return device
 
 
@@ -86,9 +102,12 @@ def to_device_together(arrays, device):
         return tuple(np.asarray(a) for a in arrays)
     cp = _cupy()
     if all(np.size(a) <= 1 for a in arrays):  # a source vertex: filled by a kernel, no copy
-        return tuple(cp.full(np.shape(a), np.asarray(a).reshape(-1)[0], np.asarray(a).dtype)
-                     if np.size(a) else cp.empty(np.shape(a), np.asarray(a).dtype)
-                     for a in arrays)
+        return tuple(
+            cp.full(np.shape(a), np.asarray(a).reshape(-1)[0], np.asarray(a).dtype)
+            if np.size(a)
+            else cp.empty(np.shape(a), np.asarray(a).dtype)
+            for a in arrays
+        )
     arrays = [np.ascontiguousarray(a) for a in arrays]
     starts, end = [], 0
     for a in arrays:
@@ -96,10 +115,11 @@ def to_device_together(arrays, device):
         end += -(-a.nbytes // 16) * 16
     packed = np.zeros(max(end, 1), np.uint8)
     for a, at in zip(arrays, starts):
-        packed[at:at + a.nbytes] = a.reshape(-1).view(np.uint8)
+        packed[at : at + a.nbytes] = a.reshape(-1).view(np.uint8)
     on_gpu = cp.asarray(packed)
-    return tuple(on_gpu[at:at + a.nbytes].view(a.dtype).reshape(a.shape)
-                 for a, at in zip(arrays, starts))
+    return tuple(
+        on_gpu[at : at + a.nbytes].view(a.dtype).reshape(a.shape) for a, at in zip(arrays, starts)
+    )
 
 
 def free_device_bytes():
@@ -110,8 +130,11 @@ def free_device_bytes():
     return int(free) + int(cp.get_default_memory_pool().free_bytes())
 
 
-_SCATTERS = {"min": ("minimum", "scatter_min"), "max": ("maximum", "scatter_max"),
-             "plus": ("add", "scatter_add")}
+_SCATTERS = {
+    "min": ("minimum", "scatter_min"),
+    "max": ("maximum", "scatter_max"),
+    "plus": ("add", "scatter_add"),
+}
 SCATTER_OPS = tuple(_SCATTERS)  # the names scatter_reduce takes
 _SIGN = np.int64(0x7FFFFFFFFFFFFFFF)
 
@@ -127,10 +150,12 @@ def scatter_reduce(name, out, indices, values):
         getattr(np, ufunc).at(out, indices, values)
         return
     import cupyx  # the GPU path only
+
     if name != "plus" and out.dtype == np.float64:
         words = _ordered_words(out)
-        getattr(cupyx, scatter)(words, indices,
-                                _ordered_words(values.astype(np.float64, copy=False)))
+        getattr(cupyx, scatter)(
+            words, indices, _ordered_words(values.astype(np.float64, copy=False))
+        )
         out[...] = _ordered_words(words).view(np.float64)
         return
     getattr(cupyx, scatter)(out, indices, values)
@@ -178,9 +203,11 @@ def refuse_host_read(what):
     """Raise CaptureError when ``what`` (which reads the device from the host) runs inside a loop
     body recorded on the device."""
     if device_loop() is not None:
-        raise CaptureError(f"{what} reads a value back to the host, which a loop body recorded "
-                           "on the device cannot do; read it after gbla.iterate returns, or run "
-                           "the loop with mode='eager'")
+        raise CaptureError(
+            f"{what} reads a value back to the host, which a loop body recorded "
+            "on the device cannot do; read it after gbla.iterate returns, or run "
+            "the loop with mode='eager'"
+        )
 
 
 def to_numpy(array):

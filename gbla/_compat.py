@@ -50,8 +50,9 @@ def bfs_order(adjacency, levels, starts):
             counts = indptr[level + 1].astype(np.int64) - starts_
             place = np.repeat(np.arange(len(level)), counts)
             before = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-            slots = np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(starts_ - before,
-                                                                             counts)
+            slots = np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(
+                starts_ - before, counts
+            )
             heads.append(level[place])
             tails.append(indices[slots].astype(np.int64))
             # scan order: the head's place in its level, then which list, then the slot

@@ -80,13 +80,16 @@ def _structural_value(semiring, dtype):
     key = (id(op), dtype)
     if key not in _ONES:
         one = np.ones(1, dtype)
-        _ONES[key] = (op, np.asarray(op.apply_numpy(one, one)).astype(
-            semiring.output_dtype(dtype))[0])
+        _ONES[key] = (
+            op,
+            np.asarray(op.apply_numpy(one, one)).astype(semiring.output_dtype(dtype))[0],
+        )
     return _ONES[key][1]
 
 
-def pull(Q, n_out, u_values, u_present, semiring, flip, dtype, allow, entry_rows=None,
-         counter=None):
+def pull(
+    Q, n_out, u_values, u_present, semiring, flip, dtype, allow, entry_rows=None, counter=None
+):
     """For each allowed output i, reduce row i of Q (its in-edges) over the present u(k).
 
     When most rows are allowed (``entry_rows``: Q's row of every edge, which the Matrix
@@ -95,8 +98,11 @@ def pull(Q, n_out, u_values, u_present, semiring, flip, dtype, allow, entry_rows
     count in SciPy's C loop (``counter``: Q's pattern as a SciPy CSR of int32 ones)."""
     indptr, indices, values = Q
     if counter is not None and _structural(semiring):
-        present = np.ones(len(u_values), np.int32) if u_present is None else \
-            u_present.view(np.uint8).astype(np.int32)
+        present = (
+            np.ones(len(u_values), np.int32)
+            if u_present is None
+            else u_present.view(np.uint8).astype(np.int32)
+        )
         found = (counter @ present) > 0
         if allow is not None:
             found &= allow

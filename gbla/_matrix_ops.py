@@ -19,8 +19,18 @@ from . import _validation as V
 from .mask import MatrixMask
 from .matrix import Matrix
 
-__all__ = ["product", "product_pull", "pull_is_cheaper", "union", "intersection", "write",
-           "keys_of", "from_keys", "reduce_by_key", "validate_mask"]
+__all__ = [
+    "product",
+    "product_pull",
+    "pull_is_cheaper",
+    "union",
+    "intersection",
+    "write",
+    "keys_of",
+    "from_keys",
+    "reduce_by_key",
+    "validate_mask",
+]
 
 
 def keys_of(M):
@@ -35,8 +45,9 @@ def from_keys(keys, values, shape, dtype, device, *, iso=False):
     rows, cols = keys // ncols, keys % ncols
     idt = _storage.index_dtype(max(shape), len(keys), None)
     indptr = _storage.indptr_of_sorted_rows(rows.astype(idt), shape[0], idt, xp)
-    return Matrix._wrap(indptr, cols.astype(idt), None if iso else values.astype(dtype),
-                        shape, dtype, device)
+    return Matrix._wrap(
+        indptr, cols.astype(idt), None if iso else values.astype(dtype), shape, dtype, device
+    )
 
 
 def _segments(keys, xp):
@@ -48,8 +59,9 @@ def _segments(keys, xp):
     return xp.nonzero(first)[0]  # sync: the number of distinct keys
 
 
-_SCATTER_DTYPES = tuple(np.dtype(t) for t in ("int32", "int64", "uint32", "uint64", "float32",
-                                              "float64"))  # what cupyx's scatters take
+_SCATTER_DTYPES = tuple(
+    np.dtype(t) for t in ("int32", "int64", "uint32", "uint64", "float32", "float64")
+)  # what cupyx's scatters take
 
 
 def reduce_by_key(keys, values, monoid, device):
@@ -63,12 +75,12 @@ def reduce_by_key(keys, values, monoid, device):
     if monoid.is_any:
         return keys[starts], values[starts]
     name = monoid.op.name if monoid.name == monoid.op.name else monoid.name
-    segment = xp.cumsum(xp.concatenate([xp.zeros(1, np.int64),
-                                        (keys[1:] != keys[:-1]).astype(np.int64)]))
+    segment = xp.cumsum(
+        xp.concatenate([xp.zeros(1, np.int64), (keys[1:] != keys[:-1]).astype(np.int64)])
+    )
     if name in ("lor", "land") and values.dtype == np.bool_:
         out = xp.full(len(starts), name == "land", np.int32)  # the scatters take no bool
-        B.scatter_reduce("min" if name == "land" else "max", out, segment,
-                         values.astype(np.int32))
+        B.scatter_reduce("min" if name == "land" else "max", out, segment, values.astype(np.int32))
         return keys[starts], out.astype(bool)
     if name in B.SCATTER_OPS and values.dtype in _SCATTER_DTYPES:
         out = xp.full(len(starts), monoid.identity_for(values.dtype), values.dtype)
@@ -142,8 +154,10 @@ def _joined(parts, z_dtype, xp):
         return parts[0]
     if not parts:
         return xp.zeros(0, np.int64), xp.zeros(0, z_dtype)
-    return (xp.concatenate([k for k, _ in parts]),
-            xp.concatenate([v.astype(z_dtype, copy=False) for _, v in parts]))
+    return (
+        xp.concatenate([k for k, _ in parts]),
+        xp.concatenate([v.astype(z_dtype, copy=False) for _, v in parts]),
+    )
 
 
 def product(A, Bm, semiring, dtype, mask):
@@ -154,18 +168,28 @@ def product(A, Bm, semiring, dtype, mask):
     xp = B.xp_of(device)
     z_dtype = semiring.output_dtype(dtype)
     row_blocks = _blocks(_row_products(A, Bm, xp), _budget(device), xp)
-    if device == "cpu" and semiring.multiply.name == "pair" and \
-            (semiring.add.idempotent or semiring.add.name == "plus"):
+    if (
+        device == "cpu"
+        and semiring.multiply.name == "pair"
+        and (semiring.add.idempotent or semiring.add.name == "plus")
+    ):
         import scipy.sparse as sp
-        ones = [sp.csr_array((np.ones(M.nvals, np.int64), M._indices, M._indptr), shape=M.shape)
-                for M in (A, Bm)]
-        parts = [_structural_product(ones[0][r0:r1], ones[1], r0, semiring, dtype, mask)
-                 for r0, r1 in row_blocks]
+
+        ones = [
+            sp.csr_array((np.ones(M.nvals, np.int64), M._indices, M._indptr), shape=M.shape)
+            for M in (A, Bm)
+        ]
+        parts = [
+            _structural_product(ones[0][r0:r1], ones[1], r0, semiring, dtype, mask)
+            for r0, r1 in row_blocks
+        ]
         return _joined(parts, z_dtype, xp)
     a_rows = A._entry_rows()
     a_values = None if semiring.multiply.positional else A._values_or_ones()
-    parts = [_product_entries(A, Bm, semiring, dtype, mask, a_rows, a_values, e0, e1)
-             for e0, e1 in _entry_ranges(A, row_blocks)]
+    parts = [
+        _product_entries(A, Bm, semiring, dtype, mask, a_rows, a_values, e0, e1)
+        for e0, e1 in _entry_ranges(A, row_blocks)
+    ]
     return _joined(parts, z_dtype, xp)
 
 
@@ -229,8 +253,10 @@ def product_pull(A, Bm, semiring, dtype, mask):
     rows = named // ncols
     tries = (A._indptr[rows + 1] - A._indptr[rows]).astype(np.int64)
     b_keys, b_values = keys_of(Bm)
-    parts = [_pull_positions(A, semiring, dtype, named[s0:s1], b_keys, b_values, ncols)
-             for s0, s1 in _blocks(tries, _budget(device), xp)]
+    parts = [
+        _pull_positions(A, semiring, dtype, named[s0:s1], b_keys, b_values, ncols)
+        for s0, s1 in _blocks(tries, _budget(device), xp)
+    ]
     return _joined(parts, z_dtype, xp)
 
 
@@ -272,6 +298,7 @@ def pull_is_cheaper(A, Bm, mask):
 def _apply_binary(op, x, y, dtype, device):
     if device == "gpu":
         from .kernels import _elementwise
+
         return _elementwise.binary(op, x, y, dtype)
     return op.apply_numpy(x, y)
 
@@ -292,8 +319,9 @@ def union(left, right, op, device):
     first = xp.nonzero(both)[0]  # sync: where both have the key
     combined = values.copy()
     if len(first):
-        combined[first] = _apply_binary(op, values[first], values[first + 1], dtype,
-                                        device).astype(dtype, copy=False)
+        combined[first] = _apply_binary(op, values[first], values[first + 1], dtype, device).astype(
+            dtype, copy=False
+        )
     keep = xp.ones(len(keys), bool)
     keep[first + 1] = False
     return B.compress(keep, keys, combined)
@@ -343,7 +371,6 @@ def validate_mask(mask, shape):
     if isinstance(mask, Matrix):
         mask = MatrixMask(mask, structural=False)
     if not isinstance(mask, MatrixMask):
-        raise V.domain("mask", "be a matrix mask (M.S, M.V, ~M.S, ~M.V), a Matrix or None",
-                       mask)
+        raise V.domain("mask", "be a matrix mask (M.S, M.V, ~M.S, ~M.V), a Matrix or None", mask)
     V.dimension(mask.matrix.shape, shape, "mask.shape", "the output shape")
     return mask

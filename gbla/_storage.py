@@ -15,8 +15,14 @@ from .exceptions import DuplicateIndex
 from .semirings import BinaryOp
 from .semirings._core import _tree_reduceat
 
-__all__ = ["index_dtype", "rows_of_entries", "indptr_of_sorted_rows", "transpose_csr",
-           "combine_duplicates", "same_entries"]
+__all__ = [
+    "index_dtype",
+    "rows_of_entries",
+    "indptr_of_sorted_rows",
+    "transpose_csr",
+    "combine_duplicates",
+    "same_entries",
+]
 
 
 def index_dtype(n_max, nnz, requested):
@@ -92,7 +98,8 @@ def indptr_of_sorted_rows(rows, n, dtype, xp):
     """Row pointers (length n + 1) of entries whose rows are sorted ascending. A search, not a
     bincount: CuPy's bincount reads the largest row back to the host to size its output."""
     return xp.searchsorted(rows, xp.arange(n + 1, dtype=rows.dtype), side="left").astype(
-        dtype, copy=False)
+        dtype, copy=False
+    )
 
 
 def transpose_csr(indptr, indices, values, n_rows, n_cols, xp):
@@ -133,8 +140,9 @@ def combine_duplicates(keys, values, dup_op, device, *, arg, what, show):
     if values is not None:
         if dup_op is None:
             repeat = int(keys[int(xp.nonzero(~first)[0][0])])  # sync: the error names it
-            raise DuplicateIndex(V.message(arg, f"hold each {what} once, or give dup_op",
-                                           f"{show(repeat)} repeated"))
+            raise DuplicateIndex(
+                V.message(arg, f"hold each {what} once, or give dup_op", f"{show(repeat)} repeated")
+            )
         if not isinstance(dup_op, BinaryOp):
             raise V.domain("dup_op", "be a gbla BinaryOp", dup_op)
         values = _segment_reduce_op(dup_op, values, starts, device)
@@ -148,9 +156,16 @@ def merge_entries(rows, cols, values, shape, dup_op, device, *, arg, what="entry
     width = max(shape[1], 1)
     keys = rows.astype(np.int64) * width + cols
     keys, values = combine_duplicates(
-        keys, values, dup_op, device, arg=arg, what=what,
-        show=lambda k: f"{what} ({k // width + base}, {k % width + base})"
-        + (" (1-based)" if base else ""))
+        keys,
+        values,
+        dup_op,
+        device,
+        arg=arg,
+        what=what,
+        show=lambda k: (
+            f"{what} ({k // width + base}, {k % width + base})" + (" (1-based)" if base else "")
+        ),
+    )
     return keys // width, keys % width, values
 
 
@@ -160,5 +175,6 @@ def same_entries(mine, theirs):
     host, a NaN value equal to a NaN."""
     mine, theirs = ([B.to_host(a) for a in arrays] for arrays in (mine, theirs))  # sync
     values = mine[-1]
-    return all(np.array_equal(a, b) for a, b in zip(mine[:-1], theirs[:-1])) and \
-        np.array_equal(values, theirs[-1], equal_nan=values.dtype.kind == "f")
+    return all(np.array_equal(a, b) for a, b in zip(mine[:-1], theirs[:-1])) and np.array_equal(
+        values, theirs[-1], equal_nan=values.dtype.kind == "f"
+    )

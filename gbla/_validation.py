@@ -67,8 +67,12 @@ def storage_dtype(dtype, arg):
     """The gbla dtype that holds ``dtype`` losslessly (int16 -> int32, ...), else raise."""
     out = _widen(dtype)
     if out is None:
-        raise domain(arg, "have a dtype gbla can hold losslessly (bool, int8-int64, uint8-uint32, "
-                     "float16-float64)", np.dtype(dtype).name)
+        raise domain(
+            arg,
+            "have a dtype gbla can hold losslessly (bool, int8-int64, uint8-uint32, "
+            "float16-float64)",
+            np.dtype(dtype).name,
+        )
     return out
 
 
@@ -99,8 +103,7 @@ def representable(value, dtype, arg):
             return
         low, high = _integer_range(dtype)
         integral = isinstance(value, (numbers.Integral, np.integer)) or fvalue.is_integer()
-        if isinstance(value, (bool, np.bool_)) or not integral or \
-                not low <= int(value) <= high:
+        if isinstance(value, (bool, np.bool_)) or not integral or not low <= int(value) <= high:
             raise invalid_value(arg, f"be an integer in [{low}, {high}]", value)
 
 
@@ -211,9 +214,14 @@ def bit_rows(out_size, bits_size, word_bits):
         return 0
     width, rest = divmod(out_size, bits_size)
     if rest or not 1 <= width <= word_bits:
-        raise DimensionMismatch(message(
-            "out.size", f"be bits.size = {bits_size} times a width in [1, {word_bits}] "
-            f"(a row per bit of {word_bits})", out_size))
+        raise DimensionMismatch(
+            message(
+                "out.size",
+                f"be bits.size = {bits_size} times a width in [1, {word_bits}] "
+                f"(a row per bit of {word_bits})",
+                out_size,
+            )
+        )
     return width
 
 
@@ -236,5 +244,6 @@ def source(value, n):
 
 def square(shape, arg):
     if shape[0] != shape[1]:
-        raise DimensionMismatch(message(arg, "be square (a graph's adjacency matrix)",
-                                        f"shape {shape}"))
+        raise DimensionMismatch(
+            message(arg, "be square (a graph's adjacency matrix)", f"shape {shape}")
+        )

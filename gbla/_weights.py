@@ -51,7 +51,7 @@ def numbers(values):
     lowest = smallest_positive = np.inf
     inf_present, total, positives, bad = 0.0, 0.0, 0, 0
     for at in range(0, len(values), _NUMBERS_CHUNK):
-        chunk = values[at:at + _NUMBERS_CHUNK]
+        chunk = values[at : at + _NUMBERS_CHUNK]
         chunk_bad = int((xp.isnan(chunk) | (chunk == -np.inf)).sum()) if kind_f else 0  # sync
         finite = chunk[xp.isfinite(chunk)] if kind_f else chunk
         positive = finite[finite > 0]
@@ -64,8 +64,7 @@ def numbers(values):
             smallest_positive = min(smallest_positive, float(positive.min()))
         positives += len(positive)
         bad += chunk_bad
-    return np.array([lowest, inf_present, total, smallest_positive, positives, bad],
-                    np.float64)
+    return np.array([lowest, inf_present, total, smallest_positive, positives, bad], np.float64)
 
 
 def facts(rows, described):
@@ -75,10 +74,14 @@ def facts(rows, described):
     lowest = float(rows[:, 0].min())
     if bad and described is None:
         described = f"{bad} weights NaN or -inf"
-    return WeightFacts(lowest if np.isfinite(lowest) else 0.0, bool(rows[:, 1].any()),
-                       described if bad else None,
-                       float(rows[:, 2].sum() / count) if count else 1.0,
-                       float(rows[:, 3].min()) if count else 1.0, count)
+    return WeightFacts(
+        lowest if np.isfinite(lowest) else 0.0,
+        bool(rows[:, 1].any()),
+        described if bad else None,
+        float(rows[:, 2].sum() / count) if count else 1.0,
+        float(rows[:, 3].min()) if count else 1.0,
+        count,
+    )
 
 
 def weight_facts(indptr, indices, values):
@@ -94,4 +97,3 @@ def weight_facts(indptr, indices, values):
             row = int(np.searchsorted(indptr, e, side="right") - 1)
             described = f"{float(values[e])} at ({row}, {int(indices[e])})"
     return facts(numbers(values), described)
-

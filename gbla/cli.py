@@ -26,8 +26,10 @@ from .exceptions import GblaError
 
 __all__ = ["main"]
 
-GRAPH_HELP = ("a graph file (.mtx, SNAP .txt/.el, DIMACS .gr, METIS .graph, .npz; gzip ok) or "
-              "rmat:SCALE[:EDGE_FACTOR], grid:ROWSxCOLS, rgg:SCALE, dataset:NAME")
+GRAPH_HELP = (
+    "a graph file (.mtx, SNAP .txt/.el, DIMACS .gr, METIS .graph, .npz; gzip ok) or "
+    "rmat:SCALE[:EDGE_FACTOR], grid:ROWSxCOLS, rgg:SCALE, dataset:NAME"
+)
 
 
 class _UsageError(Exception):
@@ -49,8 +51,9 @@ def _budget(text):
         except ValueError:
             value = 0
         if not 0 < value <= 1:
-            raise argparse.ArgumentTypeError(f"must be bytes or a fraction in (0, 1]; got "
-                                             f"{text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"must be bytes or a fraction in (0, 1]; got {text!r}"
+            ) from None
         return value
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be bytes or a fraction in (0, 1]; got {text!r}")
@@ -68,97 +71,194 @@ def _positive(text):
 
 
 def _parser():
-    p = _Parser(prog="gbla", description="GraphBLAS-style graph algorithms on the GPU and CPU: "
-                "benchmarks and single searches from the command line.")
-    p.add_argument("--version", action="version", version=f"gbla {__version__}",
-                   help="print gbla's version and exit")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                           parser_class=_Parser, help="what to run ('gbla COMMAND --help')")
-    device = dict(choices=["cpu", "gpu"], default=None,
-                  help="where to run; default: the GPU when CuPy sees one, else the CPU")
-    weights = dict(type=int, nargs=2, metavar=("LO", "HI"), default=None,
-                   help="SSSP on a graph without weights: draw integer weights uniformly from "
-                   "[LO, HI] (seeded by --seed; the benchmarks use 1 255); without it every "
-                   "edge weighs 1. A weighted graph keeps its own")
+    p = _Parser(
+        prog="gbla",
+        description="GraphBLAS-style graph algorithms on the GPU and CPU: "
+        "benchmarks and single searches from the command line.",
+    )
+    p.add_argument(
+        "--version",
+        action="version",
+        version=f"gbla {__version__}",
+        help="print gbla's version and exit",
+    )
+    sub = p.add_subparsers(
+        dest="command",
+        required=True,
+        metavar="COMMAND",
+        parser_class=_Parser,
+        help="what to run ('gbla COMMAND --help')",
+    )
+    device = dict(
+        choices=["cpu", "gpu"],
+        default=None,
+        help="where to run; default: the GPU when CuPy sees one, else the CPU",
+    )
+    weights = dict(
+        type=int,
+        nargs=2,
+        metavar=("LO", "HI"),
+        default=None,
+        help="SSSP on a graph without weights: draw integer weights uniformly from "
+        "[LO, HI] (seeded by --seed; the benchmarks use 1 255); without it every "
+        "edge weighs 1. A weighted graph keeps its own",
+    )
 
-    b = sub.add_parser("bench", help="time every method (and peers) on the same sources",
-                       description="Time every registered method of an algorithm on the same "
-                       "random non-isolated sources, check every result against the first "
-                       "method's, and report ms per source, Graph500 GTEPS, levels or "
-                       "iterations and each method's peak memory (measured in untimed calls, "
-                       "against the graph's stored bytes). " + bench.GTEPS_NOTE)
-    b.add_argument("graphs", nargs="*", metavar="GRAPH",
-                   help=GRAPH_HELP + "; default: dataset:power_grid and rmat:16 (GPU) or "
-                   "rmat:12 (CPU)")
-    b.add_argument("--algo", choices=methods.ALGORITHMS, default="bfs",
-                   help="the algorithm whose methods run (default bfs)")
-    b.add_argument("--methods", default="all",
-                   help="'all' (every registered method; those that cannot run here are "
-                   "listed as skipped) or names joined by commas; the first is the reference")
+    b = sub.add_parser(
+        "bench",
+        help="time every method (and peers) on the same sources",
+        description="Time every registered method of an algorithm on the same "
+        "random non-isolated sources, check every result against the first "
+        "method's, and report ms per source, Graph500 GTEPS, levels or "
+        "iterations and each method's peak memory (measured in untimed calls, "
+        "against the graph's stored bytes). " + bench.GTEPS_NOTE,
+    )
+    b.add_argument(
+        "graphs",
+        nargs="*",
+        metavar="GRAPH",
+        help=GRAPH_HELP + "; default: dataset:power_grid and rmat:16 (GPU) or rmat:12 (CPU)",
+    )
+    b.add_argument(
+        "--algo",
+        choices=methods.ALGORITHMS,
+        default="bfs",
+        help="the algorithm whose methods run (default bfs)",
+    )
+    b.add_argument(
+        "--methods",
+        default="all",
+        help="'all' (every registered method; those that cannot run here are "
+        "listed as skipped) or names joined by commas; the first is the reference",
+    )
     b.add_argument("--sources", type=_positive, default=16, help="timed sources (default 16)")
-    b.add_argument("--seed", type=int, default=0,
-                   help="seeds the sources, generated graphs and weights (default 0)")
-    b.add_argument("--peers", action="store_true",
-                   help="also time SciPy (csgraph) and, when installed, python-graphblas on the "
-                   "host, checked against the first method too")
-    b.add_argument("--peer-libs", metavar="LIBS", default=None,
-                   help="the peers, joined by commas: scipy, graphblas (implies --peers)")
-    b.add_argument("--peer-sources", type=_positive, default=None, metavar="K",
-                   help="run peers on the first K sources only")
+    b.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seeds the sources, generated graphs and weights (default 0)",
+    )
+    b.add_argument(
+        "--peers",
+        action="store_true",
+        help="also time SciPy (csgraph) and, when installed, python-graphblas on the "
+        "host, checked against the first method too",
+    )
+    b.add_argument(
+        "--peer-libs",
+        metavar="LIBS",
+        default=None,
+        help="the peers, joined by commas: scipy, graphblas (implies --peers)",
+    )
+    b.add_argument(
+        "--peer-sources",
+        type=_positive,
+        default=None,
+        metavar="K",
+        help="run peers on the first K sources only",
+    )
     b.add_argument("--device", **device)
     b.add_argument("--weights", **weights)
-    b.add_argument("--memory-budget", type=_budget, default=None, metavar="BYTES",
-                   help="run the out-of-core methods (out_of_core_bfs, out_of_core_sssp) with "
-                   "this device budget, bytes or a fraction of the GPU's free memory, on a "
-                   "host copy of each graph; their notes give the bytes sent (skipped "
-                   "without)")
-    b.add_argument("--json", metavar="PATH", help="write the machine, command and every "
-                   "number (per-source times included) as JSON")
-    b.add_argument("--plot", metavar="PNG", help="grouped bar chart of ms per method and "
-                   "graph (log scale); needs matplotlib (pip install gbla[plot])")
-    b.add_argument("--no-progress", action="store_true",
-                   help="no progress bar on stderr (none when stderr is not a terminal)")
+    b.add_argument(
+        "--memory-budget",
+        type=_budget,
+        default=None,
+        metavar="BYTES",
+        help="run the out-of-core methods (out_of_core_bfs, out_of_core_sssp) with "
+        "this device budget, bytes or a fraction of the GPU's free memory, on a "
+        "host copy of each graph; their notes give the bytes sent (skipped "
+        "without)",
+    )
+    b.add_argument(
+        "--json",
+        metavar="PATH",
+        help="write the machine, command and every number (per-source times included) as JSON",
+    )
+    b.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="grouped bar chart of ms per method and "
+        "graph (log scale); needs matplotlib (pip install gbla[plot])",
+    )
+    b.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar on stderr (none when stderr is not a terminal)",
+    )
 
-    for algo, what in (("bfs", "predecessors (a BFS tree: the vertex each was reached from)"),
-                       ("sssp", "predecessors (a shortest-path tree)")):
+    for algo, what in (
+        ("bfs", "predecessors (a BFS tree: the vertex each was reached from)"),
+        ("sssp", "predecessors (a shortest-path tree)"),
+    ):
         extra = "--predecessors"
-        s = sub.add_parser(algo, help=f"one {algo.upper()} from a source: a summary, the "
-                           "result saved with --save",
-                           description=f"Run one {algo.upper()} and print a summary.")
+        s = sub.add_parser(
+            algo,
+            help=f"one {algo.upper()} from a source: a summary, the result saved with --save",
+            description=f"Run one {algo.upper()} and print a summary.",
+        )
         s.add_argument("graph", metavar="GRAPH", help=GRAPH_HELP)
         s.add_argument("--source", type=int, required=True, help="the source vertex (0-based)")
-        s.add_argument("--method", default="algebraic" if algo == "bfs" else "auto",
-                       help=f"a name from 'gbla methods --algo {algo}'"
-                       + ("" if algo == "bfs" else " or auto (the default)"))
+        s.add_argument(
+            "--method",
+            default="algebraic" if algo == "bfs" else "auto",
+            help=f"a name from 'gbla methods --algo {algo}'"
+            + ("" if algo == "bfs" else " or auto (the default)"),
+        )
         aliases = ("--parents",) if algo == "bfs" else ()  # bfs's former name
-        s.add_argument(extra, *aliases, dest="predecessors", action="store_true",
-                       help=f"also compute the {what}")
+        s.add_argument(
+            extra,
+            *aliases,
+            dest="predecessors",
+            action="store_true",
+            help=f"also compute the {what}",
+        )
         s.add_argument("--device", **device)
         if algo == "sssp":
             s.add_argument("--weights", **weights)
         s.add_argument("--seed", type=int, default=0, help="seeds generated graphs and weights")
-        s.add_argument("--save", metavar="PATH", help=f"save the {algo} result with numpy: "
-                       f".npy, or .npz holding both arrays with {extra}")
+        s.add_argument(
+            "--save",
+            metavar="PATH",
+            help=f"save the {algo} result with numpy: "
+            f".npy, or .npz holding both arrays with {extra}",
+        )
 
-    r = sub.add_parser("pagerank", help="PageRank of every vertex: a summary, the ranks saved "
-                       "with --save", description="Run PageRank (networkx's power iteration) "
-                       "and print a summary: the top vertices, iterations and time.")
+    r = sub.add_parser(
+        "pagerank",
+        help="PageRank of every vertex: a summary, the ranks saved with --save",
+        description="Run PageRank (networkx's power iteration) "
+        "and print a summary: the top vertices, iterations and time.",
+    )
     r.add_argument("graph", metavar="GRAPH", help=GRAPH_HELP)
     r.add_argument("--alpha", type=float, default=0.85, help="the damping factor (default 0.85)")
-    r.add_argument("--tol", type=float, default=1e-6,
-                   help="converged when the L1 change is below n * tol (default 1e-6)")
+    r.add_argument(
+        "--tol",
+        type=float,
+        default=1e-6,
+        help="converged when the L1 change is below n * tol (default 1e-6)",
+    )
     r.add_argument("--max-iter", type=int, default=100, help="iterations at most (default 100)")
-    r.add_argument("--weighted", action="store_true",
-                   help="weigh edges by the graph's values (default: every edge 1)")
+    r.add_argument(
+        "--weighted",
+        action="store_true",
+        help="weigh edges by the graph's values (default: every edge 1)",
+    )
     r.add_argument("--top", type=_positive, default=5, help="vertices to list (default 5)")
     r.add_argument("--device", **device)
     r.add_argument("--seed", type=int, default=0, help="seeds generated graphs")
     r.add_argument("--save", metavar="PATH", help="save the ranks with numpy (.npy)")
 
-    m = sub.add_parser("methods", help="list the registered methods",
-                       description="List the registered methods and whether they run here.")
-    m.add_argument("--algo", choices=methods.ALGORITHMS, default=None,
-                   help="only the methods of this algorithm (default: every algorithm)")
+    m = sub.add_parser(
+        "methods",
+        help="list the registered methods",
+        description="List the registered methods and whether they run here.",
+    )
+    m.add_argument(
+        "--algo",
+        choices=methods.ALGORITHMS,
+        default=None,
+        help="only the methods of this algorithm (default: every algorithm)",
+    )
     return p
 
 
@@ -218,8 +318,9 @@ def _peers(args):
         peers = [p.strip() for p in args.peer_libs.split(",") if p.strip()]
         for p in peers:
             if p not in bench.PEERS:
-                raise _UsageError(f"--peer-libs must name libraries from {list(bench.PEERS)}; "
-                                  f"got {p!r}")
+                raise _UsageError(
+                    f"--peer-libs must name libraries from {list(bench.PEERS)}; got {p!r}"
+                )
         return peers
     if not args.peers:
         return []
@@ -247,8 +348,10 @@ def _bench(args, argv):
     chosen = bench.resolve_methods(args.algo, args.methods)
     if not B.gpu_available():
         gpu_only = [m.name for m in chosen if "cpu" not in m.devices]
-        print("GPU methods need a GPU, and none is here (CuPy or a CUDA device is missing)"
-              + (f": {', '.join(gpu_only)} are listed as skipped." if gpu_only else "."))
+        print(
+            "GPU methods need a GPU, and none is here (CuPy or a CUDA device is missing)"
+            + (f": {', '.join(gpu_only)} are listed as skipped." if gpu_only else ".")
+        )
     print(bench.GTEPS_NOTE)
     print(bench.TIMING_NOTE)
     print(bench.MEMORY_NOTE)
@@ -265,20 +368,37 @@ def _bench(args, argv):
         sys.stdout.flush()
 
     try:
-        records = bench.run_bench(specs, algo=args.algo, methods=[m.name for m in chosen],
-                                  sources=args.sources, seed=args.seed, peers=peers,
-                                  peer_sources=args.peer_sources, device=device,
-                                  weights=_weights(args), progress=progress,
-                                  on_graph=show, memory_budget=args.memory_budget)
+        records = bench.run_bench(
+            specs,
+            algo=args.algo,
+            methods=[m.name for m in chosen],
+            sources=args.sources,
+            seed=args.seed,
+            peers=peers,
+            peer_sources=args.peer_sources,
+            device=device,
+            weights=_weights(args),
+            progress=progress,
+            on_graph=show,
+            memory_budget=args.memory_budget,
+        )
     finally:
         if progress is not None:
             progress.clear()
-    settings = dict(algo=args.algo, methods=args.methods, sources=args.sources, seed=args.seed,
-                    peers=peers, peer_sources=args.peer_sources, device=device,
-                    weights=args.weights, graphs=graphs, memory_budget=args.memory_budget)
+    settings = dict(
+        algo=args.algo,
+        methods=args.methods,
+        sources=args.sources,
+        seed=args.seed,
+        peers=peers,
+        peer_sources=args.peer_sources,
+        device=device,
+        weights=args.weights,
+        graphs=graphs,
+        memory_budget=args.memory_budget,
+    )
     if args.json:
-        doc = bench.bench_document(records, command=bench.command_line(argv),
-                                   settings=settings)
+        doc = bench.bench_document(records, command=bench.command_line(argv), settings=settings)
         Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
         print(f"\nwrote {args.json}")
     if args.plot:
@@ -286,8 +406,10 @@ def _bench(args, argv):
         print(f"wrote {args.plot}")
     failed = [r for r in records if r["check"] not in ("ok", None)]
     for r in failed:
-        print(f"gbla: {r['check']}: {r['method']} on {r['graph']} ({r['algo']}): {r['note']}",
-              file=sys.stderr)
+        print(
+            f"gbla: {r['check']}: {r['method']} on {r['graph']} ({r['algo']}): {r['note']}",
+            file=sys.stderr,
+        )
     return 1 if failed else 0
 
 
@@ -301,24 +423,47 @@ def _search(args, argv):
     spec = bench.parse_graph_spec(args.graph)
     A = bench.load_graph(spec, device=args.device, seed=args.seed)
     info = bench.graph_info(A)
-    lines = [("graph", f"{spec.text}: {info['n']:,} vertices, {info['nvals']:,} stored entries "
-              f"({info['edges']:,} {'undirected edges' if info['symmetric'] else 'arcs'})")]
+    lines = [
+        (
+            "graph",
+            f"{spec.text}: {info['n']:,} vertices, {info['nvals']:,} stored entries "
+            f"({info['edges']:,} {'undirected edges' if info['symmetric'] else 'arcs'})",
+        )
+    ]
     stats = {}
     if args.command == "bfs":
-        extra, call = args.predecessors, lambda: bfs(A, args.source, method=args.method,
-                                                     return_predecessors=args.predecessors)
+        extra, call = (
+            args.predecessors,
+            lambda: bfs(A, args.source, method=args.method, return_predecessors=args.predecessors),
+        )
     else:
         A, generated = bench.sssp_weights(A, _weights(args), args.seed)
         if generated:
-            lines.append(("weights", f"none in the graph: random integers in "
-                          f"[{args.weights[0]}, {args.weights[1]}] (--weights; "
-                          f"gbla.generators.with_weights, seed {args.seed})"))
+            lines.append(
+                (
+                    "weights",
+                    f"none in the graph: random integers in "
+                    f"[{args.weights[0]}, {args.weights[1]}] (--weights; "
+                    f"gbla.generators.with_weights, seed {args.seed})",
+                )
+            )
         elif A.dtype == np.bool_:
-            lines.append(("weights", "none in the graph: every edge weighs 1 (--weights LO HI "
-                          "draws random ones)"))
-        extra, call = args.predecessors, lambda: sssp(A, args.source, method=args.method,
-                                                      return_predecessors=args.predecessors,
-                                                      stats=stats)
+            lines.append(
+                (
+                    "weights",
+                    "none in the graph: every edge weighs 1 (--weights LO HI draws random ones)",
+                )
+            )
+        extra, call = (
+            args.predecessors,
+            lambda: sssp(
+                A,
+                args.source,
+                method=args.method,
+                return_predecessors=args.predecessors,
+                stats=stats,
+            ),
+        )
     B.sync(A.device)  # sync: time the call alone
     t0 = time.perf_counter()
     result = call()
@@ -331,16 +476,24 @@ def _search(args, argv):
     if args.command == "bfs":
         reached = main_array >= 0
         depth = int(main_array.max())
-        lines += [("reached", f"{int(reached.sum()):,} vertices"),
-                  ("depth", f"{depth} ({depth + 1} levels, the source's included)")]
+        lines += [
+            ("reached", f"{int(reached.sum()):,} vertices"),
+            ("depth", f"{depth} ({depth + 1} levels, the source's included)"),
+        ]
     else:
         reached = np.isfinite(main_array)
-        lines += [("reached", f"{int(reached.sum()):,} vertices"),
-                  ("max dist", f"{float(main_array[reached].max()):g} (the largest finite "
-                   "distance)"),
-                  ("iterations", str(stats.get("iterations", "-")))]
-    lines.append(("time", f"{ms:.3f} ms (one call; on the GPU, a method's first call includes "
-                  "compiling its kernels)"))
+        lines += [
+            ("reached", f"{int(reached.sum()):,} vertices"),
+            ("max dist", f"{float(main_array[reached].max()):g} (the largest finite distance)"),
+            ("iterations", str(stats.get("iterations", "-"))),
+        ]
+    lines.append(
+        (
+            "time",
+            f"{ms:.3f} ms (one call; on the GPU, a method's first call includes "
+            "compiling its kernels)",
+        )
+    )
     if args.save:
         lines.append(("saved", _save(args.save, args.command, arrays)))
     _print_summary(lines)
@@ -355,8 +508,7 @@ def _print_summary(lines):
 
 
 def _save(path, algo, arrays):
-    names = {"bfs": ("levels", "parents"), "sssp": ("dist", "pred"),
-             "pagerank": ("ranks",)}[algo]
+    names = {"bfs": ("levels", "parents"), "sssp": ("dist", "pred"), "pagerank": ("ranks",)}[algo]
     path = Path(path)
     if len(arrays) == 1:
         path = path if path.suffix == ".npy" else path.with_name(path.name + ".npy")
@@ -376,17 +528,29 @@ def _pagerank(args, argv):
     stats = {}
     B.sync(A.device)  # sync: time the call alone
     t0 = time.perf_counter()
-    ranks = pagerank(A, alpha=args.alpha, tol=args.tol, max_iter=args.max_iter,
-                     weighted=args.weighted, stats=stats)
+    ranks = pagerank(
+        A,
+        alpha=args.alpha,
+        tol=args.tol,
+        max_iter=args.max_iter,
+        weighted=args.weighted,
+        stats=stats,
+    )
     B.sync(A.device)  # sync: the call's work is done
     ms = (time.perf_counter() - t0) * 1e3
     ranks = B.to_host(ranks)
-    top = np.argsort(-ranks, kind="stable")[:args.top]
-    lines = [("graph", f"{spec.text}: {info['n']:,} vertices, {info['nvals']:,} stored entries"),
-             ("device", A.device), ("iterations", str(stats.get("iterations", "-"))),
-             ("top", ", ".join(f"{int(v)} ({ranks[v]:.6g})" for v in top)),
-             ("time", f"{ms:.3f} ms (one call; on the GPU the first includes compiling its "
-                      "kernels and recording its loop)")]
+    top = np.argsort(-ranks, kind="stable")[: args.top]
+    lines = [
+        ("graph", f"{spec.text}: {info['n']:,} vertices, {info['nvals']:,} stored entries"),
+        ("device", A.device),
+        ("iterations", str(stats.get("iterations", "-"))),
+        ("top", ", ".join(f"{int(v)} ({ranks[v]:.6g})" for v in top)),
+        (
+            "time",
+            f"{ms:.3f} ms (one call; on the GPU the first includes compiling its "
+            "kernels and recording its loop)",
+        ),
+    ]
     if args.save:
         lines.append(("saved", _save(args.save, "pagerank", [ranks])))
     _print_summary(lines)
@@ -399,14 +563,26 @@ def _methods(args, argv):
     for name in methods.names(args.algo):
         m = methods.get(name)
         here = "cpu" in m.devices or ("gpu" in m.devices and B.gpu_available())
-        rows.append((m.name, m.algorithm, "algebraic" if m.algebraic else "kernel",
-                     ",".join(m.devices), "yes" if here else "no: needs a GPU",
-                     m.description))
+        rows.append(
+            (
+                m.name,
+                m.algorithm,
+                "algebraic" if m.algebraic else "kernel",
+                ",".join(m.devices),
+                "yes" if here else "no: needs a GPU",
+                m.description,
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1])
     return 0
 
 
-_COMMANDS = {"bench": _bench, "bfs": _search, "sssp": _search, "pagerank": _pagerank,
-             "methods": _methods}
+_COMMANDS = {
+    "bench": _bench,
+    "bfs": _search,
+    "sssp": _search,
+    "pagerank": _pagerank,
+    "methods": _methods,
+}

@@ -37,8 +37,16 @@ from .algorithms import sssp as _sssp
 from .matrix import Matrix
 from .semirings import binary
 
-__all__ = ["shortest_path", "dijkstra", "bellman_ford", "breadth_first_order",
-           "breadth_first_tree", "connected_components", "NegativeCycleError", "NULL"]
+__all__ = [
+    "shortest_path",
+    "dijkstra",
+    "bellman_ford",
+    "breadth_first_order",
+    "breadth_first_tree",
+    "connected_components",
+    "NegativeCycleError",
+    "NULL",
+]
 
 NULL = -9999  # SciPy's "no predecessor"
 METHODS = ("auto", "FW", "D", "BF", "J")
@@ -65,17 +73,22 @@ class _Graph:
         elif B.array_device(csgraph) == "gpu" or _is_cupy_sparse(csgraph):
             self.gpu_out = True
             device = "gpu"
-            S = csgraph.get() if _is_cupy_sparse(csgraph) else \
-                _scipy.csgraph_from_dense(B.to_host(csgraph), null_value=0)
+            S = (
+                csgraph.get()
+                if _is_cupy_sparse(csgraph)
+                else _scipy.csgraph_from_dense(B.to_host(csgraph), null_value=0)
+            )
         else:
             dense = np.asarray(csgraph)
             if dense.ndim != 2:
                 raise exceptions.InvalidValue(
-                    f"csgraph must be a 2-D array or sparse matrix; got shape {dense.shape}")
+                    f"csgraph must be a 2-D array or sparse matrix; got shape {dense.shape}"
+                )
             S = _scipy.csgraph_from_dense(dense.astype(np.float64), null_value=0)
         if S.ndim != 2 or S.shape[0] != S.shape[1]:
             raise exceptions.DimensionMismatch(
-                f"csgraph must be square (N x N); got shape {S.shape}")
+                f"csgraph must be square (N x N); got shape {S.shape}"
+            )
         S = sp.csr_array(S, dtype=np.float64)  # duplicates summed, explicit zeros kept
         if unweighted:
             S = sp.csr_array((np.ones(S.nnz), S.indices, S.indptr), shape=S.shape)
@@ -90,8 +103,13 @@ class _Graph:
     def of(cls, host, like):
         """A graph over another host CSR, results going where ``like``'s go."""
         g = cls.__new__(cls)
-        g.n, g.host, g.device, g.gpu_out, g._matrix = host.shape[0], host, like.device, \
-            like.gpu_out, None
+        g.n, g.host, g.device, g.gpu_out, g._matrix = (
+            host.shape[0],
+            host,
+            like.device,
+            like.gpu_out,
+            None,
+        )
         return g
 
     @property
@@ -111,6 +129,7 @@ def _is_cupy_sparse(x):
     if cp is None:
         return False
     import cupyx.scipy.sparse as csp
+
     return csp.issparse(x)
 
 
@@ -118,8 +137,14 @@ def _either_way(S):
     """Every edge both ways, the lighter weight where both directions exist."""
     coo = S.tocoo()
     rows, cols, w = _storage.merge_entries(
-        np.concatenate([coo.row, coo.col]), np.concatenate([coo.col, coo.row]),
-        np.concatenate([coo.data, coo.data]), S.shape, binary.min, "cpu", arg="csgraph")
+        np.concatenate([coo.row, coo.col]),
+        np.concatenate([coo.col, coo.row]),
+        np.concatenate([coo.data, coo.data]),
+        S.shape,
+        binary.min,
+        "cpu",
+        arg="csgraph",
+    )
     return sp.csr_array((w, (rows, cols)), shape=S.shape)
 
 
@@ -153,12 +178,12 @@ def _hops(levels):
 def _search(g, source, *, method, unweighted):
     """(dist float64, pred int32 with SciPy's sentinels) on the host from one source."""
     if unweighted:
-        levels, parents = (B.to_host(a) for a in
-                           _bfs(g.matrix, source, return_predecessors=True))
+        levels, parents = (B.to_host(a) for a in _bfs(g.matrix, source, return_predecessors=True))
         return _hops(levels), _scipy_pred(parents, source)
     try:
-        dist, pred = (B.to_host(a) for a in
-                      _sssp(g.matrix, source, method=method, return_predecessors=True))
+        dist, pred = (
+            B.to_host(a) for a in _sssp(g.matrix, source, method=method, return_predecessors=True)
+        )
     except exceptions.NegativeCycleError as e:
         raise NegativeCycleError(f"Negative cycle detected on node {source}: {e}") from None
     return dist.astype(np.float64, copy=False), _scipy_pred(pred, source)
@@ -167,7 +192,7 @@ def _search(g, source, *, method, unweighted):
 def _hop_rows(g, sources):
     """(dist, pred) rows of unweighted searches from ``sources``, BATCH sources a search."""
     for at in range(0, len(sources), BATCH):
-        batch = sources[at:at + BATCH]
+        batch = sources[at : at + BATCH]
         levels, parents = (B.to_host(a) for a in _bfs(g.matrix, batch, return_predecessors=True))
         for row, s in enumerate(batch):
             yield _hops(levels[row]), _scipy_pred(parents[row], s)
@@ -177,10 +202,9 @@ def _weighted_rows(g, sources):
     """(dist, pred) rows of weighted searches from ``sources``: gbla.sssp's several sources
     (one Bellman-Ford each), BATCH sources a call."""
     for at in range(0, len(sources), BATCH):
-        batch = sources[at:at + BATCH]
+        batch = sources[at : at + BATCH]
         try:
-            dist, parents = (B.to_host(a) for a in
-                             _sssp(g.matrix, batch, return_predecessors=True))
+            dist, parents = (B.to_host(a) for a in _sssp(g.matrix, batch, return_predecessors=True))
         except exceptions.NegativeCycleError as e:
             raise NegativeCycleError(f"Negative cycle detected from {batch}: {e}") from None
         for row, s in enumerate(batch):
@@ -215,14 +239,23 @@ def _lowest_weight(g):
 
 def _warn_negative(g):
     if _lowest_weight(g) < 0:
-        warnings.warn("Graph has negative weights: dijkstra will give inaccurate results if "
-                      "the graph contains negative cycles. Consider johnson or bellman_ford.",
-                      UserWarning, stacklevel=3)
+        warnings.warn(
+            "Graph has negative weights: dijkstra will give inaccurate results if "
+            "the graph contains negative cycles. Consider johnson or bellman_ford.",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
-def shortest_path(csgraph: Any, method: str = "auto", directed: bool = True,
-                  return_predecessors: bool = False, unweighted: bool = False,
-                  overwrite: bool = False, indices: Any = None) -> Any:
+def shortest_path(
+    csgraph: Any,
+    method: str = "auto",
+    directed: bool = True,
+    return_predecessors: bool = False,
+    unweighted: bool = False,
+    overwrite: bool = False,
+    indices: Any = None,
+) -> Any:
     """Shortest-path distances, as :func:`scipy.sparse.csgraph.shortest_path`.
 
     Every ``method`` ('auto', 'FW', 'D', 'BF', 'J') gives the same distances: gbla runs
@@ -258,9 +291,15 @@ def shortest_path(csgraph: Any, method: str = "auto", directed: bool = True,
     return _many(g, indices, return_predecessors, method="auto", unweighted=unweighted)
 
 
-def dijkstra(csgraph: Any, directed: bool = True, indices: Any = None,
-             return_predecessors: bool = False, unweighted: bool = False, limit: float = np.inf,
-             min_only: bool = False) -> Any:
+def dijkstra(
+    csgraph: Any,
+    directed: bool = True,
+    indices: Any = None,
+    return_predecessors: bool = False,
+    unweighted: bool = False,
+    limit: float = np.inf,
+    min_only: bool = False,
+) -> Any:
     """Shortest-path distances from non-negatively weighted edges, as
     :func:`scipy.sparse.csgraph.dijkstra` (gbla runs Bellman-Ford; a negative weight warns as
     SciPy does).
@@ -284,14 +323,19 @@ def dijkstra(csgraph: Any, directed: bool = True, indices: Any = None,
     g = _Graph(csgraph, directed, unweighted)
     _warn_negative(g)
     if min_only:
-        return _nearest(g, indices, return_predecessors, method="auto", unweighted=unweighted,
-                        limit=limit)
-    return _many(g, indices, return_predecessors, method="auto", unweighted=unweighted,
-                 limit=limit)
+        return _nearest(
+            g, indices, return_predecessors, method="auto", unweighted=unweighted, limit=limit
+        )
+    return _many(g, indices, return_predecessors, method="auto", unweighted=unweighted, limit=limit)
 
 
-def bellman_ford(csgraph: Any, directed: bool = True, indices: Any = None,
-                 return_predecessors: bool = False, unweighted: bool = False) -> Any:
+def bellman_ford(
+    csgraph: Any,
+    directed: bool = True,
+    indices: Any = None,
+    return_predecessors: bool = False,
+    unweighted: bool = False,
+) -> Any:
     """Shortest-path distances with negative weights allowed, as
     :func:`scipy.sparse.csgraph.bellman_ford`: gbla's algebraic Bellman-Ford.
 
@@ -340,8 +384,9 @@ def _nearest(g, indices, return_predecessors, *, method, unweighted, limit):
 
 
 # ============================================================================== traversals
-def breadth_first_order(csgraph: Any, i_start: int, directed: bool = True,
-                        return_predecessors: bool = True) -> Any:
+def breadth_first_order(
+    csgraph: Any, i_start: int, directed: bool = True, return_predecessors: bool = True
+) -> Any:
     """The vertices reached from ``i_start`` in SciPy's breadth-first order (each level in the
     order its vertices are first seen, scanning the previous level in order and each vertex's
     edges in stored order; out-edges then in-edges when ``directed`` is False), and the
@@ -378,8 +423,11 @@ def _order(g, start, directed):
 
 
 def _start(i_start, n):
-    if isinstance(i_start, (bool, np.bool_)) or not isinstance(i_start, (int, np.integer)) \
-            or not 0 <= i_start < n:
+    if (
+        isinstance(i_start, (bool, np.bool_))
+        or not isinstance(i_start, (int, np.integer))
+        or not 0 <= i_start < n
+    ):
         raise ValueError(f"i_start must be a vertex id in [0, {n}); got {i_start!r}")
     return int(i_start)
 
@@ -404,12 +452,14 @@ def breadth_first_tree(csgraph: Any, i_start: int, directed: bool = True) -> Any
     tree = _scipy.reconstruct_path(g.host, pred, directed=directed)
     if g.gpu_out:
         import cupyx.scipy.sparse as csp
+
         return csp.csr_matrix(tree)
     return tree
 
 
-def connected_components(csgraph: Any, directed: bool = True, connection: str = "weak",
-                         return_labels: bool = True) -> Any:
+def connected_components(
+    csgraph: Any, directed: bool = True, connection: str = "weak", return_labels: bool = True
+) -> Any:
     """The number of connected components and each vertex's label, as
     :func:`scipy.sparse.csgraph.connected_components`, computed by
     :func:`gbla.connected_components` (weak labels equal SciPy's; strong ones give the same
@@ -428,4 +478,3 @@ def connected_components(csgraph: Any, directed: bool = True, connection: str = 
     g = _Graph(csgraph, True)
     count, labels = _components(g.matrix, directed=bool(directed), connection=connection)
     return (count, g.out(labels)) if return_labels else count
-

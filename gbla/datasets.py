@@ -14,12 +14,20 @@ __all__ = ["names", "load", "describe"]
 
 # name -> (file in gbla/data, vertices, undirected edges, what it is and where it comes from)
 _DATASETS = {
-    "power_grid": ("power_grid.mtx.gz", 4941, 6594,
-                   "US Western States power grid (Watts & Strogatz 1998), sparse and of high "
-                   "diameter; via networkit/networkit input/power.graph"),
-    "facebook": ("facebook.mtx.gz", 4039, 88234,
-                 "SNAP ego-Facebook friendships (McAuley & Leskovec 2012), social, small "
-                 "diameter; via JuliaGraphs/SNAPDatasets.jl"),
+    "power_grid": (
+        "power_grid.mtx.gz",
+        4941,
+        6594,
+        "US Western States power grid (Watts & Strogatz 1998), sparse and of high "
+        "diameter; via networkit/networkit input/power.graph",
+    ),
+    "facebook": (
+        "facebook.mtx.gz",
+        4039,
+        88234,
+        "SNAP ego-Facebook friendships (McAuley & Leskovec 2012), social, small "
+        "diameter; via JuliaGraphs/SNAPDatasets.jl",
+    ),
 }
 
 
@@ -107,6 +115,7 @@ def load(name, *, device=None):
     """
     import scipy.io
     import scipy.sparse as sp
+
     _entry(name)
     # gzip by hand: mmread only decompresses by file name, and a resource may have none
     with _path(name).open("rb") as raw, gzip.open(raw, "rb") as f:

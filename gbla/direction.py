@@ -24,8 +24,14 @@ from dataclasses import dataclass
 
 from . import _validation as V
 
-__all__ = ["DirectionPolicy", "DirectionTracker", "DEFAULT_POLICY", "DIRECTIONS", "resolve",
-           "start"]
+__all__ = [
+    "DirectionPolicy",
+    "DirectionTracker",
+    "DEFAULT_POLICY",
+    "DIRECTIONS",
+    "resolve",
+    "start",
+]
 
 DIRECTIONS = ("auto", "push", "pull")
 
@@ -67,8 +73,9 @@ class DirectionPolicy:
                 raise V.invalid_value(name, "be a positive number", value)
             object.__setattr__(self, name, float(value))
 
-    def choose(self, previous, *, frontier_vertices, frontier_edges, unexplored_edges, n,
-               early_exit):
+    def choose(
+        self, previous, *, frontier_vertices, frontier_edges, unexplored_edges, n, early_exit
+    ):
         """'push' or 'pull' for one step, given the previous choice (None at the start).
 
         Computed in double precision, exactly as :meth:`cuda_source`'s device code computes it.
@@ -147,10 +154,14 @@ class DirectionTracker:
         if self.unexplored is None:
             self.unexplored = edges
         was_pulling = self.last == "pull"
-        choice = self.policy.choose(self.last, frontier_vertices=frontier_vertices,
-                                    frontier_edges=frontier_edges,
-                                    unexplored_edges=self.unexplored, n=n,
-                                    early_exit=early_exit)
+        choice = self.policy.choose(
+            self.last,
+            frontier_vertices=frontier_vertices,
+            frontier_edges=frontier_edges,
+            unexplored_edges=self.unexplored,
+            n=n,
+            early_exit=early_exit,
+        )
         if choice == "push" and not was_pulling:
             self.unexplored -= frontier_edges
         self.last = choice
@@ -158,8 +169,10 @@ class DirectionTracker:
         return choice
 
     def __repr__(self):
-        return (f"DirectionTracker(last={self.last!r}, unexplored={self.unexplored!r}, "
-                f"steps={len(self.history)})")
+        return (
+            f"DirectionTracker(last={self.last!r}, unexplored={self.unexplored!r}, "
+            f"steps={len(self.history)})"
+        )
 
 
 def resolve(direction, *, trackers=False):
@@ -171,13 +184,17 @@ def resolve(direction, *, trackers=False):
     if isinstance(direction, DirectionTracker):
         if trackers:
             return direction
-        raise V.invalid_value("direction", "be 'auto', 'push', 'pull' or a DirectionPolicy "
-                              "(a tracker belongs to one traversal, which starts its own)",
-                              direction)
+        raise V.invalid_value(
+            "direction",
+            "be 'auto', 'push', 'pull' or a DirectionPolicy "
+            "(a tracker belongs to one traversal, which starts its own)",
+            direction,
+        )
     if isinstance(direction, str) and direction in DIRECTIONS:
         return DEFAULT_POLICY if direction == "auto" else direction
-    allowed = "'auto', 'push', 'pull', a DirectionPolicy" + (" or a DirectionTracker"
-                                                             if trackers else "")
+    allowed = "'auto', 'push', 'pull', a DirectionPolicy" + (
+        " or a DirectionTracker" if trackers else ""
+    )
     raise V.invalid_value("direction", f"be {allowed}", direction)
 
 

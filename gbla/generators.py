@@ -11,8 +11,15 @@ from . import _storage
 from . import _validation as V
 from .matrix import Matrix
 
-__all__ = ["rmat", "rmat_edges", "rmat_edge_pieces", "rmat_host_csr", "rgg", "grid2d",
-           "with_weights"]
+__all__ = [
+    "rmat",
+    "rmat_edges",
+    "rmat_edge_pieces",
+    "rmat_host_csr",
+    "rgg",
+    "grid2d",
+    "with_weights",
+]
 
 _U64 = np.uint64
 
@@ -26,8 +33,9 @@ def _splitmix64(x):
 
 def _uniform(counter, stream, base):
     """Uniform float64 in [0, 1) for each counter of one stream: 53 bits of a hash."""
-    return (_splitmix64(counter * _U64(0x100000001B3) + base + _U64(stream)) >> _U64(11)) \
-        .astype(np.float64) * (2.0 ** -53)
+    return (_splitmix64(counter * _U64(0x100000001B3) + base + _U64(stream)) >> _U64(11)).astype(
+        np.float64
+    ) * (2.0**-53)
 
 
 def rmat(scale, edge_factor=16, seed=0, *, device=None, a=0.57, b=0.19, c=0.19, weights=None):
@@ -48,13 +56,14 @@ def rmat(scale, edge_factor=16, seed=0, *, device=None, a=0.57, b=0.19, c=0.19, 
     """
     device = B.resolve_device(device)
     src, dst = rmat_edges(scale, edge_factor, seed, device=device, a=a, b=b, c=c)
-    A = Matrix.from_edges(src, dst, n=2 ** scale, device=device)
+    A = Matrix.from_edges(src, dst, n=2**scale, device=device)
     A._symmetric, A._T = True, A
     return A if weights is None else with_weights(A, *weights, seed=seed)
 
 
-def rmat_edges(scale, edge_factor=16, seed=0, *, part=0, parts=1, device=None, a=0.57,
-               b=0.19, c=0.19):
+def rmat_edges(
+    scale, edge_factor=16, seed=0, *, part=0, parts=1, device=None, a=0.57, b=0.19, c=0.19
+):
     """Part ``part`` of ``parts`` of :func:`rmat`'s edges, as (src, dst) int64 arrays: the
     generated edges numbered ``part * m // parts`` up to the next part's first (m =
     edge_factor * 2**scale), relabelled, self-loops dropped, each both ways. The parts
@@ -76,8 +85,19 @@ def rmat_edges(scale, edge_factor=16, seed=0, *, part=0, parts=1, device=None, a
     return xp.concatenate([lo, hi]), xp.concatenate([hi, lo])
 
 
-def rmat_edge_pieces(scale, edge_factor=16, seed=0, *, part=0, parts=1, piece_edges=2**26,
-                     device=None, a=0.57, b=0.19, c=0.19):
+def rmat_edge_pieces(
+    scale,
+    edge_factor=16,
+    seed=0,
+    *,
+    part=0,
+    parts=1,
+    piece_edges=2**26,
+    device=None,
+    a=0.57,
+    b=0.19,
+    c=0.19,
+):
     """:func:`rmat_edges`'s part ``part`` of ``parts`` generated a piece at a time: a callable
     that, each time it is called, yields the part's edges as (src, dst) pieces of at most
     ``piece_edges`` generated edges (each kept edge both ways, so up to twice that many
@@ -108,6 +128,7 @@ def rmat_edge_pieces(scale, edge_factor=16, seed=0, *, part=0, parts=1, piece_ed
         for first in range(spec.first, spec.stop, piece_edges):
             lo, hi = spec.edges(first, min(first + piece_edges, spec.stop), kept["perm"], xp)
             yield xp.concatenate([lo, hi]), xp.concatenate([hi, lo])
+
     return pieces
 
 
@@ -131,7 +152,7 @@ class _RmatSpec:
         if a + b + c > 1 or a + b >= 1:
             raise V.invalid_value("a + b + c", "be at most 1 (and a + b below 1)", a + b + c)
         self.scale, self.a, self.b, self.c = scale, a, b, c
-        self.n, m = 2 ** scale, edge_factor * 2 ** scale
+        self.n, m = 2**scale, edge_factor * 2**scale
         self.first, self.stop = part * m // parts, (part + 1) * m // parts
 
     def relabelling(self, xp, dtype):
@@ -191,8 +212,9 @@ def rmat_host_csr(scale, edge_factor=16, seed=0, *, parts=16, device=None):
     pieces = [[] for _ in range(parts)]
     m = V.size(edge_factor, "edge_factor") * n
     # about 1/parts of the generated edges a piece, the relabelling made once for them all
-    generated = rmat_edge_pieces(scale, edge_factor, seed, piece_edges=max(1, -(-m // parts)),
-                                 device=device)
+    generated = rmat_edge_pieces(
+        scale, edge_factor, seed, piece_edges=max(1, -(-m // parts)), device=device
+    )
     for src, dst in generated():
         order = xp.argsort(src)
         src, dst = src[order], dst[order]
@@ -200,8 +222,9 @@ def rmat_host_csr(scale, edge_factor=16, seed=0, *, parts=16, device=None):
         cuts = B.to_host(xp.searchsorted(src, xp.asarray(bounds)))  # sync: the cut points
         for r in range(parts):
             a, b = int(cuts[r]), int(cuts[r + 1])
-            pieces[r].append((B.to_host((src[a:b] - bounds[r]).astype(ids)),
-                              B.to_host(dst[a:b].astype(ids))))
+            pieces[r].append(
+                (B.to_host((src[a:b] - bounds[r]).astype(ids)), B.to_host(dst[a:b].astype(ids)))
+            )
         del src, dst
     indptr_parts, index_parts, total = [np.zeros(1, np.int64)], [], 0
     for r in range(parts):
@@ -218,8 +241,9 @@ def rmat_host_csr(scale, edge_factor=16, seed=0, *, parts=16, device=None):
         index_parts.append(B.to_host((key % n).astype(ids)))
         total += len(key)
         del key, local, counts
-    return np.concatenate(indptr_parts), np.concatenate(index_parts) if index_parts else \
-        np.zeros(0, ids)
+    return np.concatenate(indptr_parts), np.concatenate(index_parts) if index_parts else np.zeros(
+        0, ids
+    )
 
 
 # Candidate pairs expanded at once in rgg: bounds its working memory (about 40 bytes a pair)
@@ -268,11 +292,14 @@ def rgg(scale, seed=0, *, device=None, radius=None, weights=None):
     if not 1 <= scale <= 30:
         raise V.invalid_value("scale", "satisfy 1 <= scale <= 30", scale)
     seed = V.size(seed, "seed")
-    n = 2 ** scale
+    n = 2**scale
     if radius is None:
         radius = 0.55 * math.sqrt(math.log(n) / n)
-    elif isinstance(radius, (bool, np.bool_)) or not isinstance(radius, numbers.Real) \
-            or not (math.isfinite(radius) and radius > 0):
+    elif (
+        isinstance(radius, (bool, np.bool_))
+        or not isinstance(radius, numbers.Real)
+        or not (math.isfinite(radius) and radius > 0)
+    ):
         raise V.invalid_value("radius", "be a positive finite number or None", radius)
     radius = float(radius)
     device = B.resolve_device(device)
@@ -359,7 +386,7 @@ def with_weights(A, lo, hi, *, seed=0):
     """A's structure with integer weights drawn uniformly from [lo, hi] (int32), the same for
     (i, j) and (j, i), so an undirected graph stays undirected; deterministic for a seed."""
     lo, hi = (V.integer(v, name) for v, name in ((lo, "lo"), (hi, "hi")))
-    if not -2**31 <= lo <= hi < 2**31:
+    if not -(2**31) <= lo <= hi < 2**31:
         raise V.invalid_value("lo, hi", "satisfy -2**31 <= lo <= hi < 2**31", (lo, hi))
     seed = V.size(seed, "seed")
     xp = B.xp_of(A.device)
@@ -369,8 +396,9 @@ def with_weights(A, lo, hi, *, seed=0):
     base = _splitmix64(np.full(1, seed, _U64))[0]
     span = hi - lo + 1
     values = (_uniform(key, 0, base) * span).astype(np.int64) + lo
-    W = Matrix._wrap(A._indptr, A._indices, values.astype(np.int32), A.shape, np.int32,
-                     A.device, A._symmetric)
+    W = Matrix._wrap(
+        A._indptr, A._indices, values.astype(np.int32), A.shape, np.int32, A.device, A._symmetric
+    )
     if A._symmetric:
         W._T = W
     return W

@@ -67,19 +67,20 @@ def as_graph(A: Any, arg: str = "A") -> Matrix:
         return A
     if not isinstance(A, Matrix):
         import scipy.sparse as sp
+
         if sp.issparse(A):
             A = Matrix.from_scipy(A)
         elif B.gpu_available() and _is_cupy_sparse(A):
             A = Matrix.from_cupy(A)
         else:
-            raise V.domain(arg, "be a gbla.Matrix or a scipy/cupyx sparse matrix",
-                           type(A).__name__)
+            raise V.domain(arg, "be a gbla.Matrix or a scipy/cupyx sparse matrix", type(A).__name__)
     V.square(A.shape, arg)
     return A
 
 
 def _is_cupy_sparse(A):
     import cupyx.scipy.sparse as csp
+
     return csp.issparse(A)
 
 
@@ -89,12 +90,22 @@ class Matrix:
     Build one with :meth:`from_scipy`, :meth:`from_cupy` or :meth:`from_edges`.
     """
 
-    __slots__ = ("_shape", "_dtype", "_device", "_indptr", "_indices", "_values", "_T",
-                 "_symmetric", "_cache")
+    __slots__ = (
+        "_shape",
+        "_dtype",
+        "_device",
+        "_indptr",
+        "_indices",
+        "_values",
+        "_T",
+        "_symmetric",
+        "_cache",
+    )
 
     def __init__(self, *args, **kwargs):
-        raise TypeError("build a Matrix with Matrix.from_scipy, Matrix.from_cupy or "
-                        "Matrix.from_edges")
+        raise TypeError(
+            "build a Matrix with Matrix.from_scipy, Matrix.from_cupy or Matrix.from_edges"
+        )
 
     @classmethod
     def _wrap(cls, indptr, indices, values, shape, dtype, device, symmetric=None):
@@ -110,8 +121,9 @@ class Matrix:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_scipy(cls, S: Any, *, dup_op: Any = DUP_OP, device: str | None = None,
-                   index_dtype: Any = None) -> Matrix:
+    def from_scipy(
+        cls, S: Any, *, dup_op: Any = DUP_OP, device: str | None = None, index_dtype: Any = None
+    ) -> Matrix:
         """A Matrix from any scipy.sparse matrix or array, in any format (the input is copied;
         explicit zeros stay entries; repeated entries of a COO or non-canonical input combine
         by ``dup_op``, the lightest by default, as in every entry point of gbla).
@@ -164,6 +176,7 @@ class Matrix:
                [0., 0.]])
         """
         import scipy.sparse as sp
+
         if not sp.issparse(S):
             raise V.domain("S", "be a scipy.sparse matrix or array", type(S).__name__)
         if S.ndim != 2:
@@ -174,8 +187,9 @@ class Matrix:
             C = sp.csr_matrix(S, dtype=dtype, copy=True)
         else:  # repeats possible: merged by dup_op, on the host
             coo = sp.coo_matrix(S)
-            rows, cols, data = _storage.merge_entries(coo.row, coo.col, coo.data.astype(dtype),
-                                                      S.shape, dup_op, "cpu", arg="S")
+            rows, cols, data = _storage.merge_entries(
+                coo.row, coo.col, coo.data.astype(dtype), S.shape, dup_op, "cpu", arg="S"
+            )
             C = sp.csr_matrix((data, (rows, cols)), shape=S.shape, dtype=dtype)
         idt = _storage.index_dtype(max(C.shape), C.nnz, index_dtype)
         arrays = (C.indptr.astype(idt), C.indices.astype(idt), C.data)
@@ -183,8 +197,14 @@ class Matrix:
         return cls._wrap(*arrays, C.shape, dtype, device)
 
     @classmethod
-    def from_networkx(cls, G: Any, *, weight: str | None = "weight", nodelist: Any = None,
-                      device: str | None = None) -> Matrix:
+    def from_networkx(
+        cls,
+        G: Any,
+        *,
+        weight: str | None = "weight",
+        nodelist: Any = None,
+        device: str | None = None,
+    ) -> Matrix:
         """The adjacency Matrix of a networkx graph: entry (i, j) is the edge from the i-th node
         to the j-th, in the order of ``nodelist`` (default ``list(G)``).
 
@@ -225,25 +245,33 @@ class Matrix:
         try:
             import networkx as nx
         except ImportError:  # pragma: no cover - networkx is what G would come from
-            raise V.domain("G", "be a networkx graph (networkx is not installed)",
-                           type(G).__name__) from None
+            raise V.domain(
+                "G", "be a networkx graph (networkx is not installed)", type(G).__name__
+            ) from None
         if not isinstance(G, nx.Graph):
             raise V.domain("G", "be a networkx graph", type(G).__name__)
         nodes = list(G) if nodelist is None else list(nodelist)
         index = {node: i for i, node in enumerate(nodes)}
-        if len(index) != len(nodes) or len(nodes) != G.number_of_nodes() or \
-                any(node not in index for node in G):
+        if (
+            len(index) != len(nodes)
+            or len(nodes) != G.number_of_nodes()
+            or any(node not in index for node in G)
+        ):
             raise V.invalid_value("nodelist", "hold every node of G once", nodelist)
         # d.get, not G.edges(data=weight): an attribute may be named True, as networkx allows
-        edges = [(u, v, d.get(weight, 1)) for u, v, d in G.edges(data=True)] \
-            if weight is not None else [(u, v, True) for u, v in G.edges()]
+        edges = (
+            [(u, v, d.get(weight, 1)) for u, v, d in G.edges(data=True)]
+            if weight is not None
+            else [(u, v, True) for u, v in G.edges()]
+        )
         src = np.array([index[u] for u, _, _ in edges], np.int64)
         dst = np.array([index[v] for _, v, _ in edges], np.int64)
         try:
             values = None if weight is None else np.array([w for _, _, w in edges], np.float64)
         except (TypeError, ValueError):
-            raise V.invalid_value("G", f"have numeric {weight!r} attributes",
-                                  next(w for _, _, w in edges)) from None
+            raise V.invalid_value(
+                "G", f"have numeric {weight!r} attributes", next(w for _, _, w in edges)
+            ) from None
         if not G.is_directed():
             src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
             values = None if values is None else np.concatenate([values, values])
@@ -272,14 +300,16 @@ class Matrix:
         [(0, 1, 4.0), (1, 2, 5.0)]
         """
         import networkx as nx
+
         G = nx.DiGraph() if directed else nx.Graph()
         G.add_nodes_from(range(self.nrows))
         S = self.to_scipy().tocoo()  # sync: copied to the host
         if weight is None or self.is_iso:
             G.add_edges_from(zip(S.row.tolist(), S.col.tolist()))
         else:
-            G.add_weighted_edges_from(zip(S.row.tolist(), S.col.tolist(), S.data.tolist()),
-                                      weight=weight)
+            G.add_weighted_edges_from(
+                zip(S.row.tolist(), S.col.tolist(), S.data.tolist()), weight=weight
+            )
         return G
 
     @classmethod
@@ -324,22 +354,39 @@ class Matrix:
         """
         B.resolve_device("gpu")
         import cupyx.scipy.sparse as csp
+
         if not csp.issparse(C):
             raise V.domain("C", "be a cupyx.scipy.sparse matrix", type(C).__name__)
         dtype = V.storage_dtype(C.dtype, "C")
         if C.format != "csr" or not C.has_canonical_format:  # repeats merged by dup_op
             coo = C.tocoo()
-            rows, cols, data = _storage.merge_entries(coo.row, coo.col, coo.data.astype(dtype),
-                                                      C.shape, dup_op, "gpu", arg="C")
+            rows, cols, data = _storage.merge_entries(
+                coo.row, coo.col, coo.data.astype(dtype), C.shape, dup_op, "gpu", arg="C"
+            )
             C = csp.csr_matrix((data, (rows, cols)), shape=C.shape)
         idt = _storage.index_dtype(max(C.shape), C.nnz, index_dtype)
-        return cls._wrap(C.indptr.astype(idt, copy=False), C.indices.astype(idt, copy=False),
-                         C.data.astype(dtype, copy=False), C.shape, dtype, "gpu")
+        return cls._wrap(
+            C.indptr.astype(idt, copy=False),
+            C.indices.astype(idt, copy=False),
+            C.data.astype(dtype, copy=False),
+            C.shape,
+            dtype,
+            "gpu",
+        )
 
     @classmethod
-    def from_edges(cls, src: Any, dst: Any, values: Any = None, n: int | None = None, *,
-                   dup_op: Any = DUP_OP, device: str | None = None, index_dtype: Any = None,
-                   ncols: int | None = None) -> Matrix:
+    def from_edges(
+        cls,
+        src: Any,
+        dst: Any,
+        values: Any = None,
+        n: int | None = None,
+        *,
+        dup_op: Any = DUP_OP,
+        device: str | None = None,
+        index_dtype: Any = None,
+        ncols: int | None = None,
+    ) -> Matrix:
         """An n x n Matrix with an edge src[t] -> dst[t] of weight values[t] for every t.
 
         Parameters
@@ -428,8 +475,9 @@ class Matrix:
                 V.same_length(s, vals, "src", "values")
                 dtype = V.storage_dtype(vals.dtype, "values")
                 vals = vals.astype(dtype)
-        rows, cols, vals = _storage.merge_entries(s, d, vals, (n, ncols), dup_op, device,
-                                                  arg="src, dst", what="edge")
+        rows, cols, vals = _storage.merge_entries(
+            s, d, vals, (n, ncols), dup_op, device, arg="src, dst", what="edge"
+        )
         idt = _storage.index_dtype(max(n, ncols), len(rows), index_dtype)
         indptr = _storage.indptr_of_sorted_rows(rows, n, idt, xp)
         return cls._wrap(indptr, cols.astype(idt), vals, (n, ncols), dtype, device)
@@ -530,12 +578,16 @@ class Matrix:
         if self._T is None:
             xp = B.xp_of(self._device)
             n_rows, n_cols = self._shape
-            t = _storage.transpose_csr(self._indptr, self._indices, self._values, n_rows,
-                                       n_cols, xp)
+            t = _storage.transpose_csr(
+                self._indptr, self._indices, self._values, n_rows, n_cols, xp
+            )
             same = n_rows == n_cols and all(
-                (a is None and b is None) or (a is not None and b is not None
-                                              and bool(xp.array_equal(a, b)))  # sync: symmetric?
-                for a, b in zip(t, (self._indptr, self._indices, self._values)))
+                (a is None and b is None)
+                or (
+                    a is not None and b is not None and bool(xp.array_equal(a, b))
+                )  # sync: symmetric?
+                for a, b in zip(t, (self._indptr, self._indices, self._values))
+            )
             if same:  # symmetric: the transpose is this matrix, arrays shared
                 t = (self._indptr, self._indices, self._values)
             self._symmetric = same
@@ -559,8 +611,9 @@ class Matrix:
             if row[5]:  # a NaN or -inf: the first, named by its edge
                 xp = B.xp_of(self._device)
                 e = int(xp.flatnonzero(xp.isnan(values) | (values == -np.inf))[0])  # sync
-                described = (f"{float(values[e])} at ({int(self._entry_rows()[e])}, "
-                             f"{int(self._indices[e])})")
+                described = (
+                    f"{float(values[e])} at ({int(self._entry_rows()[e])}, {int(self._indices[e])})"
+                )
             self._cache["weights"] = _weights.facts(row, described)
         return self._cache["weights"]
 
@@ -608,9 +661,11 @@ class Matrix:
                [2., 0.]])
         """
         import scipy.sparse as sp
+
         # sync: copied to the host
-        arrays = [B.to_host(a).copy() for a in (self._values_or_ones(), self._indices,
-                                                 self._indptr)]
+        arrays = [
+            B.to_host(a).copy() for a in (self._values_or_ones(), self._indices, self._indptr)
+        ]
         return sp.csr_array(tuple(arrays), shape=self._shape)
 
     def isequal(self, other: Any) -> bool:
@@ -633,14 +688,14 @@ class Matrix:
         >>> A.isequal(A.T.T), A.isequal(A.T)
         (True, False)
         """
-        if not isinstance(other, Matrix) or other.shape != self.shape or \
-                other.dtype != self.dtype:
+        if not isinstance(other, Matrix) or other.shape != self.shape or other.dtype != self.dtype:
             return False
         B.refuse_host_read("Matrix.isequal")
         # sync: on the host (a Matrix's CSR is canonical: sorted, no duplicates)
         return _storage.same_entries(
             [self._indptr, self._indices, self._values_or_ones()],
-            [other._indptr, other._indices, other._values_or_ones()])
+            [other._indptr, other._indices, other._values_or_ones()],
+        )
 
     def to_dense(self, fill_value: Any = 0) -> Any:
         """A new 2-D array (NumPy or CuPy, on the matrix's device) of its values, with
@@ -700,8 +755,15 @@ class Matrix:
         if device == self._device:
             return self
         vals = None if self._values is None else B.to_device(self._values, device)
-        return Matrix._wrap(B.to_device(self._indptr, device), B.to_device(self._indices, device),
-                            vals, self._shape, self._dtype, device, self._symmetric)
+        return Matrix._wrap(
+            B.to_device(self._indptr, device),
+            B.to_device(self._indices, device),
+            vals,
+            self._shape,
+            self._dtype,
+            device,
+            self._symmetric,
+        )
 
     def astype(self, dtype: Any) -> Matrix:
         """A Matrix of the same structure with values cast to ``dtype`` (index arrays shared).
@@ -735,8 +797,9 @@ class Matrix:
         if dtype == self._dtype:
             return self
         vals = self._values_or_ones().astype(dtype)
-        return Matrix._wrap(self._indptr, self._indices, vals, self._shape, dtype, self._device,
-                            self._symmetric)
+        return Matrix._wrap(
+            self._indptr, self._indices, vals, self._shape, dtype, self._device, self._symmetric
+        )
 
     def pattern(self) -> Matrix:
         """The structure alone: an iso bool Matrix (every value True) sharing the index arrays.
@@ -761,8 +824,9 @@ class Matrix:
         if self._values is None:
             return self
         if "pattern" not in self._cache:  # one object per matrix: what it caches is kept
-            self._cache["pattern"] = Matrix._wrap(self._indptr, self._indices, None,
-                                                  self._shape, BOOL, self._device, None)
+            self._cache["pattern"] = Matrix._wrap(
+                self._indptr, self._indices, None, self._shape, BOOL, self._device, None
+            )
         return self._cache["pattern"]
 
     def _degrees(self):
@@ -774,16 +838,18 @@ class Matrix:
     def _entry_rows(self):
         """The row of every stored entry (COO rows, in the index dtype), cached."""
         if "rows" not in self._cache:
-            self._cache["rows"] = _storage.rows_of_entries(self._indptr, self.nvals,
-                                                           B.xp_of(self._device))
+            self._cache["rows"] = _storage.rows_of_entries(
+                self._indptr, self.nvals, B.xp_of(self._device)
+            )
         return self._cache["rows"]
 
     def _entry_keys(self):
         """The key of every stored entry, row * max(ncols, 1) + column (int64, sorted as CSR
         stores them): the positions matrix-matrix operations merge on; cached."""
         if "keys" not in self._cache:
-            self._cache["keys"] = (self._entry_rows().astype(np.int64) * max(self.ncols, 1)
-                                   + self._indices.astype(np.int64))
+            self._cache["keys"] = self._entry_rows().astype(np.int64) * max(
+                self.ncols, 1
+            ) + self._indices.astype(np.int64)
         return self._cache["keys"]
 
     def _keep_entries(self, keep, values, dtype):
@@ -795,20 +861,27 @@ class Matrix:
         # sync: the kept entries, counted once for all arrays
         where = None if keep is None else xp.flatnonzero(keep)
         if where is None or len(where) == self.nvals:
-            out = Matrix._wrap(self._indptr, self._indices, values, self._shape, dtype,
-                               self._device)
+            out = Matrix._wrap(
+                self._indptr, self._indices, values, self._shape, dtype, self._device
+            )
             out._cache["rows"] = self._entry_rows()
             return out
         # their rows stay sorted: the row pointers are a search away, and the new matrix
         # keeps the rows
         rows = self._entry_rows()[where]
-        out = Matrix._wrap(_storage.indptr_of_sorted_rows(rows, self.nrows, self._indptr.dtype,
-                                                          xp),
-                           self._indices[where], None if values is None else values[where],
-                           self._shape, dtype, self._device)
+        out = Matrix._wrap(
+            _storage.indptr_of_sorted_rows(rows, self.nrows, self._indptr.dtype, xp),
+            self._indices[where],
+            None if values is None else values[where],
+            self._shape,
+            dtype,
+            self._device,
+        )
         out._cache["rows"] = rows
         return out
 
     def __repr__(self):
-        return (f"<gbla.Matrix {self._shape[0]}x{self._shape[1]} nvals={self.nvals} "
-                f"dtype={self._dtype.name} device={self._device}{' iso' if self.is_iso else ''}>")
+        return (
+            f"<gbla.Matrix {self._shape[0]}x{self._shape[1]} nvals={self.nvals} "
+            f"dtype={self._dtype.name} device={self._device}{' iso' if self.is_iso else ''}>"
+        )

@@ -36,8 +36,16 @@ from . import _validation as V
 from . import direction as _direction
 from .exceptions import UnknownName, UnsupportedMethod
 
-__all__ = ["Method", "ALGORITHMS", "register", "unregister", "get", "names", "resolve",
-           "with_budget"]
+__all__ = [
+    "Method",
+    "ALGORITHMS",
+    "register",
+    "unregister",
+    "get",
+    "names",
+    "resolve",
+    "with_budget",
+]
 
 ALGORITHMS = ("bfs", "sssp")
 INT32_MAX = 2**31 - 1
@@ -101,16 +109,19 @@ class Method:
         """Why this method cannot run on the Matrix ``A``, or None when it can."""
         if getattr(A, "partitioned", False) and not self.takes(type(A).__name__):
             kind = type(A).__name__
-            return (f"method {self.name!r} does not run on a {kind}; those that do: "
-                    f"{', '.join(n for n in names(self.algorithm) if get(n).takes(kind))}")
+            return (
+                f"method {self.name!r} does not run on a {kind}; those that do: "
+                f"{', '.join(n for n in names(self.algorithm) if get(n).takes(kind))}"
+            )
         if A.device not in self.devices:
             where = " or ".join(self.devices)
-            return (f"method {self.name!r} runs on the {where} only; the matrix is on the "
-                    f"{A.device}")
+            return f"method {self.name!r} runs on the {where} only; the matrix is on the {A.device}"
         if self.max_index is not None and max(A.nrows, A.nvals) > self.max_index:
-            return (f"method {self.name!r} takes at most {self.max_index} vertices and edges "
-                    f"(int32 ids and offsets); the matrix has {A.nrows} vertices and {A.nvals} "
-                    "edges")
+            return (
+                f"method {self.name!r} takes at most {self.max_index} vertices and edges "
+                f"(int32 ids and offsets); the matrix has {A.nrows} vertices and {A.nvals} "
+                "edges"
+            )
         return None
 
     def takes(self, kind: str) -> bool:
@@ -142,8 +153,9 @@ def register(method: Method, *, replace: bool = False) -> Method:
     if not isinstance(method, Method):
         raise V.domain("method", "be a gbla.methods.Method", type(method).__name__)
     if method.name in _REGISTRY and not replace:
-        raise V.invalid_value("method.name", "not be registered already (pass replace=True)",
-                              method.name)
+        raise V.invalid_value(
+            "method.name", "not be registered already (pass replace=True)", method.name
+        )
     _REGISTRY[method.name] = method
     return method
 
@@ -194,8 +206,9 @@ def resolve(name: str, algorithm: str, A: Any, direction: Any) -> tuple[Method, 
     method = get(name, algorithm)
     resolved = _direction.resolve(direction)
     if not method.directions and not (isinstance(direction, str) and direction == "auto"):
-        raise V.invalid_value("direction", f"be 'auto' with method={name!r} (it does not "
-                              "switch direction)", direction)
+        raise V.invalid_value(
+            "direction", f"be 'auto' with method={name!r} (it does not switch direction)", direction
+        )
     method.check(A)
     return method, resolved
 
@@ -223,13 +236,18 @@ def with_budget(method: Method, A: Any, memory_budget: int | None) -> tuple[Any,
     """
     if "memory_budget" in method.options:
         if memory_budget is None:
-            raise V.invalid_value("memory_budget", f"be given with method={method.name!r}",
-                                  memory_budget)
+            raise V.invalid_value(
+                "memory_budget", f"be given with method={method.name!r}", memory_budget
+            )
         return A, {"memory_budget": memory_budget}
     if memory_budget is None:
         return A, {}
     if not method.takes("HostMatrix") or not _HOST_MATRIX or getattr(A, "partitioned", False):
-        raise V.invalid_value("memory_budget", f"be None with method={method.name!r} (the "
-                              "out-of-core methods and the algebraic ones on a gbla.Matrix "
-                              "take it)", memory_budget)
+        raise V.invalid_value(
+            "memory_budget",
+            f"be None with method={method.name!r} (the "
+            "out-of-core methods and the algebraic ones on a gbla.Matrix "
+            "take it)",
+            memory_budget,
+        )
     return _HOST_MATRIX[0](A, memory_budget), {}

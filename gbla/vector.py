@@ -42,8 +42,20 @@ class Vector:
     ``~u.V``.
     """
 
-    __slots__ = ("_size", "_dtype", "_device", "_values", "_present", "_indices", "_dense_cache",
-                 "_sparse_cache", "_nvals", "_owned", "_entries", "_host")
+    __slots__ = (
+        "_size",
+        "_dtype",
+        "_device",
+        "_values",
+        "_present",
+        "_indices",
+        "_dense_cache",
+        "_sparse_cache",
+        "_nvals",
+        "_owned",
+        "_entries",
+        "_host",
+    )
 
     def __init__(self, *args, **kwargs):
         raise TypeError("build a Vector with Vector.from_dense, Vector.from_coo or Vector.new")
@@ -155,8 +167,16 @@ class Vector:
         return cls._from_dense_arrays(values, None, device)
 
     @classmethod
-    def from_coo(cls, indices: Any, values: Any, size: int, *, dtype: Any = None,
-                 dup_op: Any = None, device: str | None = None) -> Vector:
+    def from_coo(
+        cls,
+        indices: Any,
+        values: Any,
+        size: int,
+        *,
+        dtype: Any = None,
+        dup_op: Any = None,
+        device: str | None = None,
+    ) -> Vector:
         """A vector of ``size`` with ``values[t]`` at ``indices[t]``.
 
         ``values`` may be a scalar (every entry gets it). Repeated indices raise
@@ -227,25 +247,35 @@ class Vector:
         # the checks read two scalars back and the sort is a launch, for what is often one
         # source vertex.
         host_indices = B.array_device(indices) == "cpu"
-        work = "cpu" if host_indices and (
-            np.ndim(values) == 0 or B.array_device(values) == "cpu") else device
+        work = (
+            "cpu"
+            if host_indices and (np.ndim(values) == 0 or B.array_device(values) == "cpu")
+            else device
+        )
         xp = B.xp_of(work)
         idx = B.to_device(np.asarray(indices) if host_indices else indices, work)
         idx = V.index_array(idx, xp, size, "indices")
         if np.ndim(values) == 0 and B.array_device(values) == "cpu":
-            dt = V.gbla_dtype(dtype, "dtype") if dtype is not None else \
-                V.storage_dtype(np.asarray(values).dtype, "values")
+            dt = (
+                V.gbla_dtype(dtype, "dtype")
+                if dtype is not None
+                else V.storage_dtype(np.asarray(values).dtype, "values")
+            )
             vals = xp.full(len(idx), V.scalar_value(values, dt, "values"), dtype=dt)
         else:
             vals = B.to_device(values, work)
             if vals.ndim != 1:
                 raise V.invalid_value("values", "be one-dimensional", f"shape {vals.shape}")
             V.same_length(idx, vals, "indices", "values")
-            dt = V.gbla_dtype(dtype, "dtype") if dtype is not None else \
-                V.storage_dtype(vals.dtype, "values")
+            dt = (
+                V.gbla_dtype(dtype, "dtype")
+                if dtype is not None
+                else V.storage_dtype(vals.dtype, "values")
+            )
             vals = vals.astype(dt, copy=True)
-        idx, vals = _storage.combine_duplicates(idx, vals, dup_op, work, arg="indices",
-                                                what="index", show=str)
+        idx, vals = _storage.combine_duplicates(
+            idx, vals, dup_op, work, arg="indices", what="index", show=str
+        )
         if work != device:
             if len(idx) <= STAGED_MAX:  # kept on the host until first used (copies: the
                 # caller's arrays may be checked and kept as they are until here)
@@ -308,6 +338,7 @@ class Vector:
         self._dense_cache = self._sparse_cache = self._nvals = None
         if self._entries is not None:
             from .kernels import _entries
+
             _entries.forget(self._entries)
             self._entries = None
 
@@ -513,8 +544,9 @@ class Vector:
         ((array([1]), array([5.])), 3)
         """
         if self._owned:  # written in place by the ops of a recorded loop: share nothing
-            return Vector._from_dense_arrays(self._values.copy(), self._present.copy(),
-                                             self._device)
+            return Vector._from_dense_arrays(
+                self._values.copy(), self._present.copy(), self._device
+            )
         other = Vector._empty_object(self._size, self._dtype, self._device)
         other._values, other._present, other._indices = self._values, self._present, self._indices
         other._dense_cache, other._sparse_cache = self._dense_cache, self._sparse_cache
@@ -552,9 +584,12 @@ class Vector:
         if self._host is not None:
             return Vector._from_host_entries(*self._host[:2], self._size, self._host[2], device)
         if self._is_sparse:
-            return Vector._from_sparse_arrays(B.to_device(self._indices, device),
-                                              B.to_device(self._values, device), self._size,
-                                              device)
+            return Vector._from_sparse_arrays(
+                B.to_device(self._indices, device),
+                B.to_device(self._values, device),
+                self._size,
+                device,
+            )
         present = None if self._present is None else B.to_device(self._present, device)
         return Vector._from_dense_arrays(B.to_device(self._values, device), present, device)
 
@@ -586,5 +621,7 @@ class Vector:
         return _storage.same_entries(self._sparse(), other._sparse())  # sync: on the host
 
     def __repr__(self):
-        return (f"<gbla.Vector size={self._size} nvals={self.nvals} dtype={self._dtype.name} "
-                f"device={self._device}>")
+        return (
+            f"<gbla.Vector size={self._size} nvals={self.nvals} dtype={self._dtype.name} "
+            f"device={self._device}>"
+        )

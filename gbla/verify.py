@@ -75,28 +75,33 @@ def bfs(A, source, levels, parents=None):
     bad = np.flatnonzero(reached[rows] & ~reached[cols])
     if bad.size:
         e = bad[0]
-        _fail(f"edge ({rows[e]}, {cols[e]}) leaves the reached set: level {levels[rows[e]]} "
-              "to unreached")
+        _fail(
+            f"edge ({rows[e]}, {cols[e]}) leaves the reached set: level {levels[rows[e]]} "
+            "to unreached"
+        )
     bad = np.flatnonzero(reached[rows] & (levels[cols] > levels[rows] + 1))
     if bad.size:
         e = bad[0]
-        _fail(f"edge ({rows[e]}, {cols[e]}) skips a level: {levels[rows[e]]} -> "
-              f"{levels[cols[e]]}")
+        _fail(f"edge ({rows[e]}, {cols[e]}) skips a level: {levels[rows[e]]} -> {levels[cols[e]]}")
     has_prev = np.zeros(n, bool)
     tight = reached[rows] & (levels[cols] == levels[rows] + 1)
     has_prev[cols[tight]] = True
     orphan = np.flatnonzero(reached & ~has_prev & (np.arange(n) != source))
     if orphan.size:
-        _fail(f"vertex {orphan[0]} at level {levels[orphan[0]]} has no in-edge from level "
-              f"{levels[orphan[0]] - 1}")
+        _fail(
+            f"vertex {orphan[0]} at level {levels[orphan[0]]} has no in-edge from level "
+            f"{levels[orphan[0]] - 1}"
+        )
     if parents is None:
         return
     parents = _tree_array(parents, "parents", n, source)
     span = np.flatnonzero((parents >= 0) != reached)
     if span.size:
         v = span[0]
-        _fail(f"the tree must span exactly the reached set: vertex {v} has level {levels[v]} "
-              f"and parent {parents[v]}")
+        _fail(
+            f"the tree must span exactly the reached set: vertex {v} has level {levels[v]} "
+            f"and parent {parents[v]}"
+        )
     depth, cyclic = _tree_depths(parents, source)
     if cyclic.any():
         _fail(f"the parent tree has a cycle through vertex {np.flatnonzero(cyclic)[0]}")
@@ -104,8 +109,10 @@ def bfs(A, source, levels, parents=None):
     bad = others[levels[others] != levels[parents[others]] + 1]
     if bad.size:
         v = bad[0]
-        _fail(f"tree edge ({parents[v]}, {v}) joins levels {levels[parents[v]]} and "
-              f"{levels[v]}, not consecutive ones")
+        _fail(
+            f"tree edge ({parents[v]}, {v}) joins levels {levels[parents[v]]} and "
+            f"{levels[v]}, not consecutive ones"
+        )
     missing = others[_find_edges(rows, cols, n, parents[others], others) < 0]
     if missing.size:
         _fail(f"parent link ({parents[missing[0]]}, {missing[0]}) is not an edge of A")
@@ -146,8 +153,10 @@ def sssp(A, source, dist, pred=None, *, rtol=1e-9):
     bad = np.flatnonzero(reached[rows] & (dist[cols] > cand + tol))
     if bad.size:
         e = bad[0]
-        _fail(f"edge ({rows[e]}, {cols[e]}) of weight {w[e]} relaxes further: dist "
-              f"{dist[cols[e]]} > {dist[rows[e]]} + {w[e]}")
+        _fail(
+            f"edge ({rows[e]}, {cols[e]}) of weight {w[e]} relaxes further: dist "
+            f"{dist[cols[e]]} > {dist[rows[e]]} + {w[e]}"
+        )
     has_tight = np.zeros(n, bool)
     has_tight[cols[tight]] = True
     orphan = np.flatnonzero(reached & ~has_tight & (np.arange(n) != source))
@@ -158,8 +167,10 @@ def sssp(A, source, dist, pred=None, *, rtol=1e-9):
     pred = _tree_array(pred, "pred", n, source)
     span = np.flatnonzero((pred >= 0) != reached)
     if span.size:
-        _fail(f"pred must be -1 exactly where unreached: vertex {span[0]} has dist "
-              f"{dist[span[0]]} and pred {pred[span[0]]}")
+        _fail(
+            f"pred must be -1 exactly where unreached: vertex {span[0]} has dist "
+            f"{dist[span[0]]} and pred {pred[span[0]]}"
+        )
     _, cyclic = _tree_depths(pred, source)
     if cyclic.any():
         _fail(f"the predecessor tree has a cycle through vertex {np.flatnonzero(cyclic)[0]}")
@@ -172,5 +183,6 @@ def sssp(A, source, dist, pred=None, *, rtol=1e-9):
     bad = np.flatnonzero(np.abs(dist[others] - c) > rtol * np.maximum(np.abs(c), 1.0))
     if bad.size:
         v = others[bad[0]]
-        _fail(f"predecessor link ({pred[v]}, {v}) is not tight: {dist[pred[v]]} + weight "
-              f"!= {dist[v]}")
+        _fail(
+            f"predecessor link ({pred[v]}, {v}) is not tight: {dist[pred[v]]} + weight != {dist[v]}"
+        )

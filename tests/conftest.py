@@ -14,10 +14,12 @@ from gbla._backend import to_host
 GPU = gbla.gpu_available()
 SKIP_NO_GPU = pytest.mark.skipif(not GPU, reason="needs CuPy and a CUDA device")
 
+
 def _gpu_count():
     if not GPU:
         return 0
     import cupy
+
     return cupy.cuda.runtime.getDeviceCount()
 
 
@@ -29,8 +31,9 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 if os.environ.get("GBLA_DATA"):
     DATA = Path(os.environ["GBLA_DATA"])
 
-settings.register_profile("default", deadline=None, max_examples=40,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "default", deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile("default")
 
 
@@ -63,6 +66,8 @@ def pytest_terminal_summary(terminalreporter):
     if missing:
         terminalreporter.write_line(
             f"{len(missing)} tests skipped: graph files not found under {DATA} "
-            "(set GBLA_DATA to the folder holding road/, social/, mtx/ ...)", yellow=True)
+            "(set GBLA_DATA to the folder holding road/, social/, mtx/ ...)",
+            yellow=True,
+        )
     else:
         terminalreporter.write_line(f"real-graph tests read {DATA}")

@@ -18,13 +18,16 @@ import gbla
 from .conftest import data_file
 
 # The ``device`` fixture is a plain string that no example changes.
-FIXTURE_OK = settings(suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                             HealthCheck.too_slow])
+FIXTURE_OK = settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+
 
 def to_networkx(g, directed, weighted, order=None):
     """g as a networkx DiGraph (or Graph), its nodes added in ``order`` (default 0..n-1) and
     each edge weighted by g.w when ``weighted``."""
     import networkx as nx
+
     H = nx.DiGraph() if directed else nx.Graph()
     H.add_nodes_from(range(g.n) if order is None else order)
     for u, v, w in zip(g.src.tolist(), g.dst.tolist(), g.w.tolist()):
@@ -38,10 +41,17 @@ LDBC_UNREACHED = 9223372036854775807
 
 # Sources every algorithm must reject, with the exception each raises (on a 4-vertex graph).
 BAD_SOURCES = [
-    (1.0, gbla.InvalidValue), (np.float64(1.0), gbla.InvalidValue), (True, gbla.InvalidValue),
-    (np.bool_(False), gbla.InvalidValue), ("0", gbla.InvalidValue), (None, gbla.InvalidValue),
-    ([[0]], gbla.InvalidValue), ([0, 7], gbla.InvalidIndex), (-1, gbla.InvalidIndex),
-    (4, gbla.InvalidIndex), (2**70, gbla.InvalidIndex),
+    (1.0, gbla.InvalidValue),
+    (np.float64(1.0), gbla.InvalidValue),
+    (True, gbla.InvalidValue),
+    (np.bool_(False), gbla.InvalidValue),
+    ("0", gbla.InvalidValue),
+    (None, gbla.InvalidValue),
+    ([[0]], gbla.InvalidValue),
+    ([0, 7], gbla.InvalidIndex),
+    (-1, gbla.InvalidIndex),
+    (4, gbla.InvalidIndex),
+    (2**70, gbla.InvalidIndex),
 ]  # a list is several sources; a list inside one is not a vertex
 
 
@@ -49,6 +59,7 @@ BAD_SOURCES = [
 @dataclass(frozen=True)
 class Graph:
     """Edges src[t] -> dst[t] of weight w[t], each (src, dst) pair once."""
+
     n: int
     src: np.ndarray
     dst: np.ndarray
@@ -61,8 +72,9 @@ class Graph:
         """The gbla.Matrix, built from the edge arrays or from a scipy matrix."""
         if via == "scipy":
             return gbla.Matrix.from_scipy(self.scipy(), device=device, index_dtype=index_dtype)
-        return gbla.Matrix.from_edges(self.src, self.dst, self.w, self.n, device=device,
-                                      index_dtype=index_dtype)
+        return gbla.Matrix.from_edges(
+            self.src, self.dst, self.w, self.n, device=device, index_dtype=index_dtype
+        )
 
 
 def csr(src, dst, w, n):
@@ -84,8 +96,13 @@ def graphs(draw, *, max_n=24, weights=st.integers(0, 20), directed=None, min_n=1
     undirected (each edge stored both ways with one weight) when ``directed`` is False, either
     when None."""
     n = draw(st.integers(min_n, max_n))
-    edges = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), weights),
-                          max_size=3 * n, unique_by=lambda e: e[:2]))
+    edges = draw(
+        st.lists(
+            st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), weights),
+            max_size=3 * n,
+            unique_by=lambda e: e[:2],
+        )
+    )
     if directed is None:
         directed = draw(st.booleans())
     if not directed:
@@ -124,7 +141,7 @@ def _open(path):
 def read_mtx(relative):
     """Matrix Market (gzip or not; a symmetric file gives both directions)."""
     path = data_file(relative)
-    with (gzip.open(path, "rb") if str(path).endswith(".gz") else open(path, "rb")) as f:
+    with gzip.open(path, "rb") if str(path).endswith(".gz") else open(path, "rb") as f:
         S = sp.csr_array(scipy.io.mmread(f))
     S.sum_duplicates()
     return S
@@ -143,7 +160,7 @@ def read_metis(relative):
     with _open(data_file(relative)) as f:
         lines = [line for line in f.read().split("\n") if not line.startswith("%")]
     n, m = (int(x) for x in lines[0].split()[:2])
-    rows = (lines[1:n + 1] + [""] * n)[:n]  # a trailing isolated vertex may lose its line
+    rows = (lines[1 : n + 1] + [""] * n)[:n]  # a trailing isolated vertex may lose its line
     counts = np.array([len(r.split()) for r in rows])
     cols = np.array(" ".join(rows).split(), dtype=np.int64) - 1
     assert len(cols) == 2 * m, f"{relative}: {len(cols)} adjacency entries for m = {m}"
@@ -232,4 +249,3 @@ def cugraph_results(algo):
             values = {int(r.split(",")[0]): float(r.split(",")[1]) for r in rows}
             found.append((args, values))
     return found
-

@@ -28,6 +28,7 @@ def _register(name, run, description):
 def hungry_bfs():
     """A BFS method that keeps HOG bytes on the matrix it is given (as a cached transpose
     would stay) and makes HOG more, transient, in every call."""
+
     def hungry(A, source, **kwargs):
         xp = B.xp_of(A.device)
         if "hog" not in A._cache:
@@ -35,6 +36,7 @@ def hungry_bfs():
         scratch = xp.ones(HOG // 8, np.int64)
         del scratch
         return gbla.bfs(A, source)
+
     yield _register("hungry_bfs", hungry, "test: holds 64 MiB, makes 64 MiB more a call")
     gbla.methods.unregister("hungry_bfs")
 
@@ -48,18 +50,24 @@ def watched_bfs():
     def watched(A, source, **kwargs):
         if A.device == "gpu":
             from cupy.cuda import memory_hook
+
             seen.append(bool(memory_hook.get_memory_hooks()))
         else:
             seen.append(tracemalloc.is_tracing())
         return gbla.bfs(A, source)
+
     _register("watched_bfs", watched, "test: notes whether memory is measured")
     yield seen
     gbla.methods.unregister("watched_bfs")
 
 
 def _records(device, methods, graph="grid:30x30", sources=3):
-    return {r["method"]: r for r in bench.run_bench([graph], algo="bfs", methods=methods,
-                                                    sources=sources, device=device)}
+    return {
+        r["method"]: r
+        for r in bench.run_bench(
+            [graph], algo="bfs", methods=methods, sources=sources, device=device
+        )
+    }
 
 
 def test_a_rows_peak_carries_nothing_of_a_hungrier_method_run_before(device, hungry_bfs):
@@ -81,8 +89,9 @@ def test_what_a_method_keeps_on_the_graph_counts_in_every_sources_peak(device, h
 
 
 def test_memory_is_measured_only_in_untimed_calls(device, watched_bfs):
-    A = gbla.Matrix.from_scipy(sp.random(80, 80, density=0.06, format="csr", random_state=1),
-                               device=device)
+    A = gbla.Matrix.from_scipy(
+        sp.random(80, 80, density=0.06, format="csr", random_state=1), device=device
+    )
     run = bench.run_method(A, "bfs", "watched_bfs", [2, 5, 9], warmup=1)
     # the warm-up measured, the three timed calls not, then a measured call a source
     assert watched_bfs == [True, False, False, False, True, True, True]
@@ -91,8 +100,9 @@ def test_memory_is_measured_only_in_untimed_calls(device, watched_bfs):
 
 
 def test_a_callers_tracemalloc_is_left_running():
-    A = gbla.Matrix.from_scipy(sp.random(50, 50, density=0.1, format="csr", random_state=2),
-                               device="cpu")
+    A = gbla.Matrix.from_scipy(
+        sp.random(50, 50, density=0.1, format="csr", random_state=2), device="cpu"
+    )
     tracemalloc.start()
     try:
         run = bench.run_method(A, "bfs", "algebraic", [0, 3], warmup=1)
@@ -104,9 +114,25 @@ def test_a_callers_tracemalloc_is_left_running():
 
 def test_json_and_table_give_peak_stored_bytes_and_their_ratio(capsys, tmp_path):
     path = tmp_path / "out.json"
-    status = cli.main(["bench", "grid:20x20", "rmat:8", "--algo", "sssp", "--sources", "2",
-                       "--device", "cpu", "--peers", "--peer-libs", "scipy", "--no-progress",
-                       "--json", str(path)])
+    status = cli.main(
+        [
+            "bench",
+            "grid:20x20",
+            "rmat:8",
+            "--algo",
+            "sssp",
+            "--sources",
+            "2",
+            "--device",
+            "cpu",
+            "--peers",
+            "--peer-libs",
+            "scipy",
+            "--no-progress",
+            "--json",
+            str(path),
+        ]
+    )
     out = capsys.readouterr().out
     assert status == 0
     doc = json.loads(path.read_text())
@@ -115,7 +141,8 @@ def test_json_and_table_give_peak_stored_bytes_and_their_ratio(capsys, tmp_path)
         stored = r["graph_info"]["stored_bytes"]
         A = bench.load_graph(r["graph"], device="cpu")
         assert stored == A._indptr.nbytes + A._indices.nbytes + (
-            0 if A._values is None else A._values.nbytes)
+            0 if A._values is None else A._values.nbytes
+        )
         if r["kind"] == "peer":  # not measured
             assert r["peak_bytes"] is None and r["peak_ratio"] is None
         elif r["status"] == "ok":
@@ -126,8 +153,7 @@ def test_json_and_table_give_peak_stored_bytes_and_their_ratio(capsys, tmp_path)
     assert "peak MiB" in header and "peak/graph" in header
     assert "MiB stored" in out and bench.MEMORY_NOTE in out
     ok = next(r for r in doc["records"] if r["status"] == "ok" and r["kind"] != "peer")
-    row = next(line.split() for line in out.splitlines()
-               if line.startswith(ok["method"] + " "))
+    row = next(line.split() for line in out.splitlines() if line.startswith(ok["method"] + " "))
     assert f"{ok['peak_ratio']:.2f}" in row
 
 
@@ -137,6 +163,7 @@ def test_a_private_pool_drawing_from_cupys_pool_counts_on_the_gpu():
     """A recorded loop allocates from a pool of its own whose blocks come from CuPy's default
     pool: the hook reads the default pool's bytes in use, so they count."""
     import cupy as cp
+
     seen = {}
 
     def private(A, source, **kwargs):
@@ -146,6 +173,7 @@ def test_a_private_pool_drawing_from_cupys_pool_counts_on_the_gpu():
         del block
         pool.free_all_blocks()
         return gbla.bfs(A, source)
+
     _register("private_pool_bfs", private, "test: a private pool's block")
     try:
         record = _records("gpu", "private_pool_bfs")["private_pool_bfs"]

@@ -78,8 +78,9 @@ def test_depth_limit_stops_after_that_many_levels(device, g, data):
     inner = (expected[rows] >= 0) & (expected[rows] < limit)
     cut = G.csr(rows[inner], S.indices[inner], S.data[inner], g.n)
     for direction in ("push", "pull", "auto"):
-        levels, parents = gbla.bfs(A, source, return_predecessors=True, depth_limit=limit,
-                                   direction=direction)
+        levels, parents = gbla.bfs(
+            A, source, return_predecessors=True, depth_limit=limit, direction=direction
+        )
         np.testing.assert_array_equal(host(levels), expected, err_msg=f"direction={direction}")
         gbla.verify.bfs(cut, source, levels, parents)
 
@@ -149,8 +150,13 @@ def test_self_loops_change_nothing(device, direction):
 def test_duplicate_scipy_entries_are_one_edge(device, index_dtype):
     # 0 -> 1 given three times (1 + 1 - 2: summed to an explicit zero, still an edge),
     # 1 -> 2 twice, unsorted.
-    S = sp.coo_array((np.array([1.0, 2.0, 1.0, 1.0, -2.0]),
-                      (np.array([1, 0, 1, 0, 0]), np.array([2, 1, 2, 1, 1]))), shape=(4, 4))
+    S = sp.coo_array(
+        (
+            np.array([1.0, 2.0, 1.0, 1.0, -2.0]),
+            (np.array([1, 0, 1, 0, 0]), np.array([2, 1, 2, 1, 1])),
+        ),
+        shape=(4, 4),
+    )
     A = gbla.Matrix.from_scipy(S, device=device, index_dtype=index_dtype)
     levels, parents = gbla.bfs(A, 0, return_predecessors=True)
     np.testing.assert_array_equal(host(levels), [0, 1, 2, -1])
@@ -167,8 +173,9 @@ def test_duplicate_unweighted_edges_are_merged(device):
 
 def test_unsorted_scipy_indices_give_the_same_levels(device):
     # 0 -> {3, 1, 2} stored in that order, 3 -> 4
-    S = sp.csr_array((np.ones(4), np.array([3, 1, 2, 4]), np.array([0, 3, 3, 3, 4, 4])),
-                     shape=(5, 5))
+    S = sp.csr_array(
+        (np.ones(4), np.array([3, 1, 2, 4]), np.array([0, 3, 3, 3, 4, 4])), shape=(5, 5)
+    )
     assert not S.has_sorted_indices
     levels = gbla.bfs(gbla.Matrix.from_scipy(S, device=device), 0)
     np.testing.assert_array_equal(host(levels), [0, 1, 1, 1, 2])
@@ -177,11 +184,13 @@ def test_unsorted_scipy_indices_give_the_same_levels(device):
 def test_values_are_ignored_even_false_or_zero(device):
     # 0 -False-> 1 -0.0-> 2: both stored entries are edges
     S = sp.csr_array((np.array([True, False]), ([0, 1], [1, 2])), shape=(3, 3))
-    np.testing.assert_array_equal(host(gbla.bfs(gbla.Matrix.from_scipy(S, device=device), 0)),
-                                  [0, 1, 2])
+    np.testing.assert_array_equal(
+        host(gbla.bfs(gbla.Matrix.from_scipy(S, device=device), 0)), [0, 1, 2]
+    )
     Z = sp.csr_array((np.array([0.0, 0.0]), ([0, 1], [1, 2])), shape=(3, 3))
-    np.testing.assert_array_equal(host(gbla.bfs(gbla.Matrix.from_scipy(Z, device=device), 0)),
-                                  [0, 1, 2])
+    np.testing.assert_array_equal(
+        host(gbla.bfs(gbla.Matrix.from_scipy(Z, device=device), 0)), [0, 1, 2]
+    )
 
 
 @pytest.mark.parametrize("index_dtype", [None, np.int64])
@@ -189,8 +198,9 @@ def test_values_are_ignored_even_false_or_zero(device):
 def test_unreachable_components_stay_unreached(device, index_dtype, direction):
     # component {0, 1, 2}: 0 -> 1 -> 2 -> 0;  component {3, 4}: 3 <-> 4;  5 -> 0 (5 unreached
     # from 0 though it has an edge into the component)
-    A = gbla.Matrix.from_edges([0, 1, 2, 3, 4, 5], [1, 2, 0, 4, 3, 0], n=6, device=device,
-                               index_dtype=index_dtype)
+    A = gbla.Matrix.from_edges(
+        [0, 1, 2, 3, 4, 5], [1, 2, 0, 4, 3, 0], n=6, device=device, index_dtype=index_dtype
+    )
     assert A.index_dtype == (np.int64 if index_dtype else np.int32)
     levels, parents = gbla.bfs(A, 0, return_predecessors=True, direction=direction)
     np.testing.assert_array_equal(host(levels), [0, 1, 2, -1, -1, -1])
@@ -225,17 +235,21 @@ def test_no_source_exists_in_an_empty_graph(device):
         gbla.bfs(A, 0)
 
 
-@pytest.mark.parametrize("kwargs, error, name", [
-    ({"method": "dfs"}, gbla.UnknownName, "method"),
-    ({"method": 3}, gbla.UnknownName, "method"),
-    ({"direction": "sideways"}, gbla.InvalidValue, "direction"),
-    ({"direction": None}, gbla.InvalidValue, "direction"),
-    ({"depth_limit": -1}, gbla.InvalidValue, "depth_limit"),
-    ({"depth_limit": 1.5}, gbla.InvalidValue, "depth_limit"),
-    ({"depth_limit": True}, gbla.InvalidValue, "depth_limit"),
-    ({"return_predecessors": 1}, gbla.InvalidValue, "return_predecessors"),
-    ({"return_predecessors": "yes"}, gbla.InvalidValue, "return_predecessors"),
-], ids=repr)
+@pytest.mark.parametrize(
+    "kwargs, error, name",
+    [
+        ({"method": "dfs"}, gbla.UnknownName, "method"),
+        ({"method": 3}, gbla.UnknownName, "method"),
+        ({"direction": "sideways"}, gbla.InvalidValue, "direction"),
+        ({"direction": None}, gbla.InvalidValue, "direction"),
+        ({"depth_limit": -1}, gbla.InvalidValue, "depth_limit"),
+        ({"depth_limit": 1.5}, gbla.InvalidValue, "depth_limit"),
+        ({"depth_limit": True}, gbla.InvalidValue, "depth_limit"),
+        ({"return_predecessors": 1}, gbla.InvalidValue, "return_predecessors"),
+        ({"return_predecessors": "yes"}, gbla.InvalidValue, "return_predecessors"),
+    ],
+    ids=repr,
+)
 def test_a_bad_keyword_is_rejected_by_name(device, kwargs, error, name):
     A = gbla.Matrix.from_edges([0, 1], [1, 2], n=3, device=device)
     with pytest.raises(error, match=rf"^{name} must .*; got "):
@@ -269,8 +283,10 @@ def test_road_luxembourg(device):
     check_bfs(A, S, 0, directions)
 
 
-@pytest.mark.parametrize("name", ["USA-road-NY", "USA-road-BAY", "USA-road-COL", "USA-road-FLA",
-                                  "USA-road-NW", "USA-road-NE"])
+@pytest.mark.parametrize(
+    "name",
+    ["USA-road-NY", "USA-road-BAY", "USA-road-COL", "USA-road-FLA", "USA-road-NW", "USA-road-NE"],
+)
 def test_large_road_networks_on_the_gpu(device, name):
     if device != "gpu":
         pytest.skip("hundreds of thousands of vertices and a diameter in the thousands: GPU only")
@@ -279,13 +295,17 @@ def test_large_road_networks_on_the_gpu(device, name):
     check_bfs(A, S, 0, ("auto",))
 
 
-@pytest.mark.parametrize("relative, read", [
-    ("social/email-Eu-core.txt.gz", G.read_snap),
-    ("social/p2p-Gnutella08.txt", G.read_snap),
-    ("mesh/delaunay_n15.graph.gz", G.read_metis),
-    ("small/power.graph", G.read_metis),
-    ("small/PGPgiantcompo.graph", G.read_metis),
-], ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize(
+    "relative, read",
+    [
+        ("social/email-Eu-core.txt.gz", G.read_snap),
+        ("social/p2p-Gnutella08.txt", G.read_snap),
+        ("mesh/delaunay_n15.graph.gz", G.read_metis),
+        ("small/power.graph", G.read_metis),
+        ("small/PGPgiantcompo.graph", G.read_metis),
+    ],
+    ids=lambda x: x if isinstance(x, str) else "",
+)
 def test_real_graphs_in_every_direction(device, relative, read):
     S = read(relative)
     A = gbla.Matrix.from_scipy(S, device=device)
@@ -293,15 +313,19 @@ def test_real_graphs_in_every_direction(device, relative, read):
         check_bfs(A, S, source)
 
 
-@pytest.mark.parametrize("relative, read", [
-    ("social/p2p-Gnutella31.txt.gz", G.read_snap),
-    ("social/Wiki-Vote.txt.gz", G.read_snap),
-    ("social/soc-Slashdot0902.directed.mtx.gz", G.read_mtx),
-    ("social/web-Stanford.relabeled.mtx.gz", G.read_mtx),
-    ("social/ego-Twitter.undirected.mtx.gz", G.read_mtx),
-    ("mesh/rgg_n_2_15_s0.graph.gz", G.read_metis),
-    ("mesh/delaunay_n16.mtx.gz", G.read_mtx),
-], ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize(
+    "relative, read",
+    [
+        ("social/p2p-Gnutella31.txt.gz", G.read_snap),
+        ("social/Wiki-Vote.txt.gz", G.read_snap),
+        ("social/soc-Slashdot0902.directed.mtx.gz", G.read_mtx),
+        ("social/web-Stanford.relabeled.mtx.gz", G.read_mtx),
+        ("social/ego-Twitter.undirected.mtx.gz", G.read_mtx),
+        ("mesh/rgg_n_2_15_s0.graph.gz", G.read_metis),
+        ("mesh/delaunay_n16.mtx.gz", G.read_mtx),
+    ],
+    ids=lambda x: x if isinstance(x, str) else "",
+)
 def test_larger_real_graphs_on_the_gpu(device, relative, read):
     if device != "gpu":
         pytest.skip("too large for the CPU run")
@@ -323,10 +347,16 @@ LDBC_CASES = {
     # name: (graph files, expected output, directed)
     "bfs-dir": (("bfs__dir-input",), "bfs__dir-output", True),
     "bfs-undir": (("bfs__undir-input",), "bfs__undir-output", False),
-    "example-directed": (("example__example-directed.v", "example__example-directed.e"),
-                         "example__example-directed-BFS", True),
-    "example-undirected": (("example__example-undirected.v", "example__example-undirected.e"),
-                           "example__example-undirected-BFS", False),
+    "example-directed": (
+        ("example__example-directed.v", "example__example-directed.e"),
+        "example__example-directed-BFS",
+        True,
+    ),
+    "example-undirected": (
+        ("example__example-undirected.v", "example__example-undirected.e"),
+        "example__example-undirected-BFS",
+        False,
+    ),
 }
 
 
@@ -374,6 +404,5 @@ def test_bfs_and_sssp_take_one_name_for_the_tree_and_the_old_one_warns(device):
     with pytest.warns(DeprecationWarning, match="return_predecessors"):
         old = gbla.bfs(A, 0, return_parents=True)
     np.testing.assert_array_equal(host(old[1]), host(parents))
-    with pytest.warns(DeprecationWarning), pytest.raises(gbla.InvalidValue,
-                                                          match="return_parents"):
+    with pytest.warns(DeprecationWarning), pytest.raises(gbla.InvalidValue, match="return_parents"):
         gbla.bfs(A, 0, return_predecessors=True, return_parents=False)

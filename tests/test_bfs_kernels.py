@@ -23,8 +23,11 @@ from .test_bfs import FLIPPING, expected_levels
 
 # the GPU-only kernels (distributed_bitmap, a kernel too, also runs its steps in NumPy on CPU
 # ranks: tests/test_distributed.py checks it)
-KERNELS = [m for m in gbla.methods.names("bfs") if not gbla.methods.get(m).algebraic and
-           gbla.methods.get(m).devices == ("gpu",)]
+KERNELS = [
+    m
+    for m in gbla.methods.names("bfs")
+    if not gbla.methods.get(m).algebraic and gbla.methods.get(m).devices == ("gpu",)
+]
 SWITCHING = [k for k in KERNELS if gbla.methods.get(k).directions]
 
 
@@ -36,8 +39,14 @@ def check_kernel(method, A, S, source, *, depth_limit=None, direction="auto"):
     levels = gbla.bfs(A, source, method=method, depth_limit=depth_limit, direction=direction)
     assert host(levels).dtype == np.int32
     np.testing.assert_array_equal(host(levels), expected, err_msg=method)
-    levels, parents = gbla.bfs(A, source, method=method, return_predecessors=True,
-                               depth_limit=depth_limit, direction=direction)
+    levels, parents = gbla.bfs(
+        A,
+        source,
+        method=method,
+        return_predecessors=True,
+        depth_limit=depth_limit,
+        direction=direction,
+    )
     np.testing.assert_array_equal(host(levels), expected, err_msg=method)
     assert host(parents).dtype == np.int32
     if depth_limit is None:
@@ -46,7 +55,7 @@ def check_kernel(method, A, S, source, *, depth_limit=None, direction="auto"):
         p, lv = host(parents), host(levels)
         assert p[source] == source
         for v in np.flatnonzero(lv > 0):
-            row = S.indices[S.indptr[p[v]]:S.indptr[p[v] + 1]]
+            row = S.indices[S.indptr[p[v]] : S.indptr[p[v] + 1]]
             assert lv[p[v]] == lv[v] - 1 and v in row, f"{method}: parent of {v}"
 
 
@@ -66,9 +75,18 @@ def undirected(S):
 def test_algebraic_comes_first_and_every_kernel_is_registered_once():
     names = gbla.methods.names("bfs")
     assert names[0] == "algebraic"
-    assert set(KERNELS) == {"vertex_push", "vertex_pull", "edge_centric", "frontier_queue",
-                            "block_queue", "warp_queue", "single_block", "persistent",
-                            "load_balanced", "direction_optimized"}
+    assert set(KERNELS) == {
+        "vertex_push",
+        "vertex_pull",
+        "edge_centric",
+        "frontier_queue",
+        "block_queue",
+        "warp_queue",
+        "single_block",
+        "persistent",
+        "load_balanced",
+        "direction_optimized",
+    }
     assert set(names) == {"algebraic", "out_of_core_bfs", "distributed_bitmap"} | set(KERNELS)
     assert len(set(names)) == len(names)
     assert set(gbla.methods.names()) == set(names) | set(gbla.methods.names("sssp"))
@@ -77,8 +95,12 @@ def test_algebraic_comes_first_and_every_kernel_is_registered_once():
 @pytest.mark.parametrize("name", KERNELS)
 def test_a_kernel_entry_describes_itself(name):
     entry = gbla.methods.get(name)
-    assert (entry.name, entry.algorithm, entry.devices, entry.algebraic) == \
-        (name, "bfs", ("gpu",), False)
+    assert (entry.name, entry.algorithm, entry.devices, entry.algebraic) == (
+        name,
+        "bfs",
+        ("gpu",),
+        False,
+    )
     assert entry.description and "\n" not in entry.description
 
 
@@ -238,8 +260,9 @@ def test_shapes_match_scipy(method, shape):
 
 
 @pytest.mark.parametrize("plan", ["global levels", "small queues"])
-@pytest.mark.parametrize("shape", ["path_10000", "broom", "star_from_a_leaf", "degree_bins",
-                                   "rmat_12"])
+@pytest.mark.parametrize(
+    "shape", ["path_10000", "broom", "star_from_a_leaf", "degree_bins", "rmat_12"]
+)
 @pytest.mark.gpu
 @SKIP_NO_GPU
 def test_the_single_block_without_its_bitmap_or_with_small_queues(monkeypatch, plan, shape):
@@ -247,6 +270,7 @@ def test_the_single_block_without_its_bitmap_or_with_small_queues(monkeypatch, p
     # of vertices gets (claims in global memory) and queues small enough to overflow often
     # are forced here, both over the same shapes
     from gbla.kernels import _bfs
+
     real = _bfs.block_plan
 
     def forced(n):
@@ -286,8 +310,7 @@ def test_the_single_block_either_side_of_its_thin_levels(degree, n):
 
 
 @pytest.mark.parametrize("method", SWITCHING)
-@pytest.mark.parametrize("direction", ["push", "pull", FLIPPING],
-                         ids=["push", "pull", "flipping"])
+@pytest.mark.parametrize("direction", ["push", "pull", FLIPPING], ids=["push", "pull", "flipping"])
 @pytest.mark.parametrize("shape", ["rmat_12", "broom", "path_10000"])
 @pytest.mark.gpu
 @SKIP_NO_GPU
@@ -317,8 +340,9 @@ def test_degenerate_graphs(method):
 def test_agrees_with_the_algebraic_method_on_rmat(method):
     A = gbla.generators.rmat(14, device="gpu")
     for source in (0, 77, 4095):
-        np.testing.assert_array_equal(host(gbla.bfs(A, source, method=method)),
-                                      host(gbla.bfs(A, source)))
+        np.testing.assert_array_equal(
+            host(gbla.bfs(A, source, method=method)), host(gbla.bfs(A, source))
+        )
 
 
 @pytest.mark.parametrize("method", KERNELS)
@@ -359,8 +383,9 @@ def test_real_graphs(method, relative, read, symmetrize):
         check_kernel(method, A, S, int(source))
 
 
-@pytest.mark.parametrize("method", ["single_block", "persistent", "direction_optimized",
-                                    "load_balanced"])
+@pytest.mark.parametrize(
+    "method", ["single_block", "persistent", "direction_optimized", "load_balanced"]
+)
 @pytest.mark.gpu
 @SKIP_NO_GPU
 def test_a_large_road_network(method):

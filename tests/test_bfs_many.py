@@ -83,14 +83,13 @@ def test_levels_equal_one_search_per_source_and_scipys(device, k, directed):
 @G.FIXTURE_OK
 @given(g=G.graphs(max_n=24), data=st.data())
 def test_random_graphs_give_scipys_levels_for_any_sources_and_direction(device, g, data):
-    sources = data.draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=70),
-                        label="sources")
+    sources = data.draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=70), label="sources")
     limit = data.draw(st.none() | st.integers(0, 4), label="depth_limit")
-    direction = data.draw(st.sampled_from(["auto", "push", "pull", FLIPPING]),
-                          label="direction")
+    direction = data.draw(st.sampled_from(["auto", "push", "pull", FLIPPING]), label="direction")
     A = g.matrix(device)
-    levels, parents = gbla.bfs(A, sources, return_predecessors=True, depth_limit=limit,
-                               direction=direction)
+    levels, parents = gbla.bfs(
+        A, sources, return_predecessors=True, depth_limit=limit, direction=direction
+    )
     expected = expected_levels(g.scipy(), sources, limit)
     np.testing.assert_array_equal(host(levels), expected)
     check_parents(g.scipy(), sources, host(levels), host(parents))
@@ -105,8 +104,9 @@ def test_depth_limit_cuts_every_source_at_that_level(device, limit):
     np.testing.assert_array_equal(host(levels), expected_levels(S, sources, limit))
     check_parents(S, sources, host(levels), host(parents))
     if limit == 0:
-        np.testing.assert_array_equal(host(parents), np.where(host(levels) == 0,
-                                                              np.array(sources)[:, None], -1))
+        np.testing.assert_array_equal(
+            host(parents), np.where(host(levels) == 0, np.array(sources)[:, None], -1)
+        )
 
 
 def test_a_graph_without_edges_reaches_only_the_sources(device):
@@ -163,8 +163,7 @@ def test_assign_bits_writes_the_value_at_every_set_bit_and_keeps_the_rest(device
     rng = np.random.default_rng(1)
     word_bits = np.dtype(dtype).itemsize * 8
     n = 9
-    words = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, n, dtype=dtype,
-                         endpoint=True)
+    words = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, n, dtype=dtype, endpoint=True)
     words[:3] = [-1, np.iinfo(dtype).min, 0]  # every bit; the sign bit alone; none
     present = rng.random(n) < 0.7
     present[:3] = True
@@ -172,16 +171,19 @@ def test_assign_bits_writes_the_value_at_every_set_bit_and_keeps_the_rest(device
     for width in widths:
         old_present = rng.random(n * width) < 0.3
         old = rng.integers(-5, 5, n * width).astype(np.int32)
-        out = gbla.Vector.from_coo(np.flatnonzero(old_present), old[old_present], n * width,
-                                   device=device)
+        out = gbla.Vector.from_coo(
+            np.flatnonzero(old_present), old[old_present], n * width, device=device
+        )
         assert gbla.assign_bits(out, 42, bits) is out
         values, pres = reference_bits(old, old_present, words, present, width, 42, word_bits)
-        np.testing.assert_array_equal(host(out.to_dense(-99)), np.where(pres, values, -99),
-                                      err_msg=f"width {width}")
+        np.testing.assert_array_equal(
+            host(out.to_dense(-99)), np.where(pres, values, -99), err_msg=f"width {width}"
+        )
 
 
-@pytest.mark.parametrize("mode", ["eager", pytest.param("device",
-                                                         marks=[SKIP_NO_GPU, pytest.mark.gpu])])
+@pytest.mark.parametrize(
+    "mode", ["eager", pytest.param("device", marks=[SKIP_NO_GPU, pytest.mark.gpu])]
+)
 def test_assign_bits_in_a_loop_writes_each_bits_rank(mode):
     # Each iteration writes the iteration at the lowest set bit of every word and clears it
     # (rest = q & (q - 1), lowest = q & ~rest): out(i, b) = the rank of bit b among words(i)'s
@@ -195,8 +197,9 @@ def test_assign_bits_in_a_loop_writes_each_bits_rank(mode):
     q = gbla.Vector.from_dense(words, device=device)
 
     def body(s, it):
-        rest = gbla.select(gbla.ewise_mult(s.q, gbla.apply(s.q, "minus", right=1), "band"),
-                           "nonzero")
+        rest = gbla.select(
+            gbla.ewise_mult(s.q, gbla.apply(s.q, "minus", right=1), "band"), "nonzero"
+        )
         # ewise_add: where rest has no entry, the word's one bit is its lowest
         gbla.assign_bits(s.out, it, gbla.ewise_add(s.q, rest, "bandnot"))
         s.q = rest
@@ -228,8 +231,11 @@ def test_assign_bits_rejects_bad_arguments_by_name():
     with pytest.raises(gbla.DimensionMismatch, match=r"in \[1, 64\].*; got 195"):
         gbla.assign_bits(gbla.Vector.new(3 * 65, np.int32, device="cpu"), 1, bits)
     with pytest.raises(gbla.DimensionMismatch, match=r"in \[1, 32\].*; got 99"):
-        gbla.assign_bits(gbla.Vector.new(99, np.int32, device="cpu"), 1,
-                         gbla.Vector.new(3, np.int32, device="cpu"))
+        gbla.assign_bits(
+            gbla.Vector.new(99, np.int32, device="cpu"),
+            1,
+            gbla.Vector.new(3, np.int32, device="cpu"),
+        )
     with pytest.raises(gbla.InvalidValue, match="value must be an integer"):
         gbla.assign_bits(out, 1.5, bits)
     with pytest.raises(gbla.DimensionMismatch, match="out.size must equal bits.size = 0"):
@@ -239,8 +245,12 @@ def test_assign_bits_rejects_bad_arguments_by_name():
 
 
 # ============================================================================== bitwise algebra
-BITWISE = {"bor": np.bitwise_or, "band": np.bitwise_and, "bxor": np.bitwise_xor,
-           "bandnot": lambda x, y: x & ~y}
+BITWISE = {
+    "bor": np.bitwise_or,
+    "band": np.bitwise_and,
+    "bxor": np.bitwise_xor,
+    "bandnot": lambda x, y: x & ~y,
+}
 
 
 def words(rng, n, dtype):
@@ -280,7 +290,7 @@ def reference_vxm(S, u_values, u_present, add, multiply):
     C = S.tocsc()
     out, present = np.zeros(n, u_values.dtype), np.zeros(n, bool)
     for j in range(n):
-        ks = [k for k in C.indices[C.indptr[j]:C.indptr[j + 1]] if u_present[k]]
+        ks = [k for k in C.indices[C.indptr[j] : C.indptr[j + 1]] if u_present[k]]
         if ks:
             products = [multiply(u_values[k], u_values.dtype.type(1)) for k in ks]
             out[j] = add.reduce(np.array(products, u_values.dtype))
@@ -289,10 +299,15 @@ def reference_vxm(S, u_values, u_present, add, multiply):
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
-@pytest.mark.parametrize("semiring, multiply", [
-    ("bor_first", lambda x, y: x), ("band_first", lambda x, y: x),
-    ("bxor_first", lambda x, y: x), ("bor_band", np.bitwise_and),
-])
+@pytest.mark.parametrize(
+    "semiring, multiply",
+    [
+        ("bor_first", lambda x, y: x),
+        ("band_first", lambda x, y: x),
+        ("bxor_first", lambda x, y: x),
+        ("bor_band", np.bitwise_and),
+    ],
+)
 def test_bitwise_vxm_pushes_and_pulls_the_same_words(device, semiring, multiply, dtype):
     # the words' every bit counts: an atomic that dropped a bit, or a pull that stopped early
     # at a wrong terminal, would show
@@ -302,21 +317,26 @@ def test_bitwise_vxm_pushes_and_pulls_the_same_words(device, semiring, multiply,
     x = words(rng, 200, dtype)
     present = rng.random(200) < 0.5
     u = gbla.Vector.from_coo(np.flatnonzero(present), x[present], 200, device=device)
-    add = getattr(np, {"bor": "bitwise_or", "band": "bitwise_and",
-                       "bxor": "bitwise_xor"}[semiring.split("_")[0]])
+    add = getattr(
+        np,
+        {"bor": "bitwise_or", "band": "bitwise_and", "bxor": "bitwise_xor"}[semiring.split("_")[0]],
+    )
     values, where = reference_vxm(S, x, present, add, multiply)
     m = gbla.Vector.from_coo(np.arange(0, 200, 3), True, 200, device=device)
     for direction in ("push", "pull", "auto"):
         w = gbla.vxm(u, A, semiring, direction=direction)
-        np.testing.assert_array_equal(host(w.to_dense(0)), np.where(where, values, 0),
-                                      err_msg=direction)
-        np.testing.assert_array_equal(host(w.to_coo()[0]), np.flatnonzero(where),
-                                      err_msg=direction)  # a word of 0 is an entry too
+        np.testing.assert_array_equal(
+            host(w.to_dense(0)), np.where(where, values, 0), err_msg=direction
+        )
+        np.testing.assert_array_equal(
+            host(w.to_coo()[0]), np.flatnonzero(where), err_msg=direction
+        )  # a word of 0 is an entry too
         masked = gbla.vxm(u, A, semiring, mask=~m.S, direction=direction)
         allow = np.ones(200, bool)
         allow[::3] = False
-        np.testing.assert_array_equal(host(masked.to_dense(0)),
-                                      np.where(where & allow, values, 0), err_msg=direction)
+        np.testing.assert_array_equal(
+            host(masked.to_dense(0)), np.where(where & allow, values, 0), err_msg=direction
+        )
 
 
 # ============================================================================== mxm in blocks
@@ -331,6 +351,7 @@ def blocks_of(products):
         out = blocks(counts, budget, xp)
         taken.append(len(out))
         return out
+
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_matrix_ops, "_block_products", products)
         mp.setattr(_matrix_ops, "_blocks", spy)
@@ -341,9 +362,13 @@ MXM_SEMIRINGS = ["plus_times", "min_plus", "any_pair", "plus_pair", "min_secondi
 
 
 @G.FIXTURE_OK
-@given(data=st.data(), dims=st.tuples(st.integers(1, 9), st.integers(1, 9), st.integers(1, 9)),
-       semiring=st.sampled_from(MXM_SEMIRINGS), mask_kind=st.sampled_from([None, "S", "~S"]),
-       budget=st.integers(1, 12))
+@given(
+    data=st.data(),
+    dims=st.tuples(st.integers(1, 9), st.integers(1, 9), st.integers(1, 9)),
+    semiring=st.sampled_from(MXM_SEMIRINGS),
+    mask_kind=st.sampled_from([None, "S", "~S"]),
+    budget=st.integers(1, 12),
+)
 def test_mxm_in_small_blocks_equals_mxm_in_one(device, data, dims, semiring, mask_kind, budget):
     m, k, n = dims
     dtype = np.int64 if semiring == "bor_first" else np.float64
@@ -352,8 +377,10 @@ def test_mxm_in_small_blocks_equals_mxm_in_one(device, data, dims, semiring, mas
     def draw(shape):  # explicit zeros among the entries
         present = rng.random(shape) < 0.45
         values = rng.integers(-9, 10, shape).astype(dtype)
-        return gbla.Matrix.from_scipy(sp.csr_array((values[present], np.nonzero(present)),
-                                                   shape=shape), device=device)
+        return gbla.Matrix.from_scipy(
+            sp.csr_array((values[present], np.nonzero(present)), shape=shape), device=device
+        )
+
     A, B = draw((m, k)), draw((k, n))
     M = draw((m, n))
     mask = {None: None, "S": M.S, "~S": ~M.S}[mask_kind]
@@ -390,8 +417,9 @@ def test_a_min_plus_product_of_several_rows_in_small_blocks_is_exact(device):
     S.data = np.random.default_rng(9).integers(1, 9, S.nnz) + np.pi / 10
     A = gbla.Matrix.from_scipy(S, device=device)
     sources, others = [0, 17, 17, 59, 33], [5, 5, 40, 0, 33]
-    F = gbla.Matrix.from_edges(list(range(5)) * 2, sources + others, [0.0] * 5 + [0.5] * 5, 5,
-                               ncols=60, device=device)
+    F = gbla.Matrix.from_edges(
+        list(range(5)) * 2, sources + others, [0.0] * 5 + [0.5] * 5, 5, ncols=60, device=device
+    )
     with blocks_of(12) as taken:  # about 40 products in all
         T = gbla.mxm(F, A, "min_plus")
     assert max(taken) > 1

@@ -53,25 +53,31 @@ def _registered(name, run, devices, description):
 def wrong_bfs():
     """A registered BFS method that puts every reached vertex but the source one level too
     deep: the benchmark must flag it."""
+
     def run_wrong(A, source, **kwargs):
         levels = gbla.bfs(A, source)
         return levels + (levels > 0)
+
     yield from _registered("wrong_bfs", run_wrong, ("cpu", "gpu"), "test: one level too deep")
 
 
 @pytest.fixture
 def gpu_only_bfs():
     """A registered GPU-only BFS method (runs nowhere in these tests)."""
+
     def never(*args, **kwargs):
         raise AssertionError("a GPU-only method ran on the CPU")
+
     yield from _registered("fake_gpu_bfs", never, ("gpu",), "test: GPU only")
 
 
 @pytest.fixture
 def broken_bfs():
     """A registered BFS method that raises."""
+
     def broken(*args, **kwargs):
         raise RuntimeError("out of luck")
+
     yield from _registered("broken_bfs", broken, ("cpu", "gpu"), "test: raises")
 
 
@@ -90,18 +96,24 @@ def test_methods_lists_every_registered_method_and_where_it_runs(capsys, gpu_onl
 
 def test_python_m_gbla_runs_the_console_entry():
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    done = subprocess.run([sys.executable, "-m", "gbla", "methods"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "gbla", "methods"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert "algebraic" in done.stdout and "delta_stepping" in done.stdout
 
 
 # ------------------------------------------------------------------ bench
 @pytest.mark.parametrize("algo", ["bfs", "sssp"])
-def test_bench_reports_every_method_checked_with_positive_times_and_gteps(capsys, tmp_path,
-                                                                          algo):
-    status, out, _, doc = bench_json(capsys, tmp_path, *GRAPHS, "--algo", algo, "--sources",
-                                     3, "--device", "cpu")
+def test_bench_reports_every_method_checked_with_positive_times_and_gteps(capsys, tmp_path, algo):
+    status, out, _, doc = bench_json(
+        capsys, tmp_path, *GRAPHS, "--algo", algo, "--sources", 3, "--device", "cpu"
+    )
     assert status == 0
     assert "GTEPS counts each undirected edge of the reached component once" in out
     assert doc["schema"] == "gbla-bench/1"
@@ -111,8 +123,11 @@ def test_bench_reports_every_method_checked_with_positive_times_and_gteps(capsys
     ran = [r for r in doc["records"] if r["status"] == "ok"]
     assert {r["graph"] for r in ran} == set(GRAPHS)
     assert {r["method"] for r in ran} == {
-        m for m in gbla.methods.names(algo) if "cpu" in gbla.methods.get(m).devices and
-        "memory_budget" not in gbla.methods.get(m).options}  # out of core: not benched yet
+        m
+        for m in gbla.methods.names(algo)
+        if "cpu" in gbla.methods.get(m).devices
+        and "memory_budget" not in gbla.methods.get(m).options
+    }  # out of core: not benched yet
     for r in ran:
         assert r["algo"] == algo and r["device"] == "cpu" and r["check"] == "ok"
         assert len(r["times_ms"]) == len(r["sources"]) == 3
@@ -134,27 +149,67 @@ def test_random_sssp_weights_only_when_asked_and_said_so(capsys, tmp_path):
     path = tmp_path / "chain.txt"
     path.write_text("0 1\n1 0\n1 2\n2 1\n")
     out_path = tmp_path / "d.npy"
-    status = cli.main(["sssp", str(path), "--source", "0", "--device", "cpu", "--save",
-                   str(out_path)])
+    status = cli.main(
+        ["sssp", str(path), "--source", "0", "--device", "cpu", "--save", str(out_path)]
+    )
     out = capsys.readouterr().out
     assert status == 0 and "every edge weighs 1" in out
-    np.testing.assert_array_equal(np.load(out_path), [0., 1., 2.])
-    status = cli.main(["sssp", str(path), "--source", "0", "--device", "cpu", "--weights", "5",
-                   "9", "--save", str(out_path)])
+    np.testing.assert_array_equal(np.load(out_path), [0.0, 1.0, 2.0])
+    status = cli.main(
+        [
+            "sssp",
+            str(path),
+            "--source",
+            "0",
+            "--device",
+            "cpu",
+            "--weights",
+            "5",
+            "9",
+            "--save",
+            str(out_path),
+        ]
+    )
     out = capsys.readouterr().out
     assert status == 0 and "random integers in [5, 9] (--weights" in out
     d = np.load(out_path)
     assert 5 <= d[1] <= 9 and 10 <= d[2] <= 18
-    status, out, _, doc = bench_json(capsys, tmp_path, str(path), "--algo", "sssp", "--sources",
-                                     1, "--device", "cpu", "--weights", "1", "255")
+    status, out, _, doc = bench_json(
+        capsys,
+        tmp_path,
+        str(path),
+        "--algo",
+        "sssp",
+        "--sources",
+        1,
+        "--device",
+        "cpu",
+        "--weights",
+        "1",
+        "255",
+    )
     assert status == 0 and "as --weights asked" in out
-    assert doc["records"][0]["graph_info"]["weights"] == dict(source="generated", lo=1, hi=255,
-                                                              seed=0)
+    assert doc["records"][0]["graph_info"]["weights"] == dict(
+        source="generated", lo=1, hi=255, seed=0
+    )
 
 
 def test_bench_uses_the_same_sources_for_every_method(capsys, tmp_path):
-    _, _, _, doc = bench_json(capsys, tmp_path, "rmat:8", "--algo", "sssp", "--sources", 4,
-                              "--seed", 3, "--peer-libs", "scipy", "--device", "cpu")
+    _, _, _, doc = bench_json(
+        capsys,
+        tmp_path,
+        "rmat:8",
+        "--algo",
+        "sssp",
+        "--sources",
+        4,
+        "--seed",
+        3,
+        "--peer-libs",
+        "scipy",
+        "--device",
+        "cpu",
+    )
     ran = [r for r in doc["records"] if r["status"] == "ok"]
     assert len({tuple(r["sources"]) for r in ran}) == 1
     A = gbla.generators.rmat(8, seed=3, device="cpu")
@@ -167,8 +222,20 @@ def test_bench_uses_the_same_sources_for_every_method(capsys, tmp_path):
 def test_bench_plot_writes_a_png(capsys, tmp_path):
     pytest.importorskip("matplotlib")
     png = tmp_path / "bench.png"
-    status, out, _ = run(capsys, "bench", "rmat:8", "grid:20x20", "--sources", 2,
-                         "--peer-libs", "scipy", "--device", "cpu", "--plot", png)
+    status, out, _ = run(
+        capsys,
+        "bench",
+        "rmat:8",
+        "grid:20x20",
+        "--sources",
+        2,
+        "--peer-libs",
+        "scipy",
+        "--device",
+        "cpu",
+        "--plot",
+        png,
+    )
     assert status == 0 and f"wrote {png}" in out
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -193,9 +260,23 @@ def test_bench_without_graph_runs_the_embedded_defaults(capsys):
 @pytest.mark.parametrize("algo", ["bfs", "sssp"])
 def test_bench_peers_agree_with_gbla(capsys, tmp_path, algo):
     peers = ["scipy"] + (["graphblas"] if importlib.util.find_spec("graphblas") else [])
-    status, _, _, doc = bench_json(capsys, tmp_path, "rmat:8", "grid:20x20", "--algo", algo,
-                                   "--methods", gbla.methods.names(algo)[0], "--sources", 4,
-                                   "--peers", "--peer-sources", 2, "--device", "cpu")
+    status, _, _, doc = bench_json(
+        capsys,
+        tmp_path,
+        "rmat:8",
+        "grid:20x20",
+        "--algo",
+        algo,
+        "--methods",
+        gbla.methods.names(algo)[0],
+        "--sources",
+        4,
+        "--peers",
+        "--peer-sources",
+        2,
+        "--device",
+        "cpu",
+    )
     assert status == 0
     for graph in ("rmat:8", "grid:20x20"):
         rows = {r["method"]: r for r in doc["records"] if r["graph"] == graph}
@@ -212,14 +293,25 @@ def test_bench_peers_agree_with_gbla(capsys, tmp_path, algo):
 
 
 @pytest.mark.parametrize("algo, column", [("bfs", "us/level"), ("sssp", "us/iter")])
-def test_bench_reports_microseconds_per_level_for_gbla_methods_only(capsys, tmp_path, algo,
-                                                                   column):
-    status, out, _, doc = bench_json(capsys, tmp_path, "grid:12x12", "--algo", algo,
-                                     "--methods", gbla.methods.names(algo)[0], "--sources", 3,
-                                     "--peers", "--device", "cpu")
+def test_bench_reports_microseconds_per_level_for_gbla_methods_only(capsys, tmp_path, algo, column):
+    status, out, _, doc = bench_json(
+        capsys,
+        tmp_path,
+        "grid:12x12",
+        "--algo",
+        algo,
+        "--methods",
+        gbla.methods.names(algo)[0],
+        "--sources",
+        3,
+        "--peers",
+        "--device",
+        "cpu",
+    )
     assert status == 0
-    header = out.splitlines()[out.splitlines().index(next(
-        line for line in out.splitlines() if line.startswith("method")))]
+    header = out.splitlines()[
+        out.splitlines().index(next(line for line in out.splitlines() if line.startswith("method")))
+    ]
     assert column in header.split()
     rows = {r["method"]: r for r in doc["records"]}
     mine = rows[gbla.methods.names(algo)[0]]
@@ -228,8 +320,7 @@ def test_bench_reports_microseconds_per_level_for_gbla_methods_only(capsys, tmp_
     assert rows["scipy"]["us_per_level"] is None  # SciPy does not run in levels
 
 
-def test_bench_lists_gpu_methods_as_skipped_on_a_cpu_only_machine(capsys, tmp_path,
-                                                                   gpu_only_bfs):
+def test_bench_lists_gpu_methods_as_skipped_on_a_cpu_only_machine(capsys, tmp_path, gpu_only_bfs):
     if gbla.gpu_available():
         pytest.skip("this machine has a GPU")
     status, out, _, doc = bench_json(capsys, tmp_path, "rmat:8", "--sources", 2)
@@ -244,9 +335,17 @@ def test_bench_lists_gpu_methods_as_skipped_on_a_cpu_only_machine(capsys, tmp_pa
 
 
 def test_bench_flags_a_wrong_method_as_mismatch_with_nonzero_exit(capsys, tmp_path, wrong_bfs):
-    status, out, err, doc = bench_json(capsys, tmp_path, "rmat:8", "--methods",
-                                       f"algebraic,{wrong_bfs}", "--sources", 3, "--device",
-                                       "cpu")
+    status, out, err, doc = bench_json(
+        capsys,
+        tmp_path,
+        "rmat:8",
+        "--methods",
+        f"algebraic,{wrong_bfs}",
+        "--sources",
+        3,
+        "--device",
+        "cpu",
+    )
     assert status == 1
     row = next(line for line in out.splitlines() if line.startswith(wrong_bfs + " "))
     assert "MISMATCH" in row and "differ from algebraic on 3 of 3 sources" in row
@@ -257,20 +356,29 @@ def test_bench_flags_a_wrong_method_as_mismatch_with_nonzero_exit(capsys, tmp_pa
 
 def test_results_are_checked_only_after_the_last_timed_run():
     """No host work between two timed calls: on_result sees every result after the runs."""
-    A = gbla.Matrix.from_scipy(sp.random(60, 60, density=0.08, format="csr", random_state=3),
-                               device="cpu")
+    A = gbla.Matrix.from_scipy(
+        sp.random(60, 60, density=0.08, format="csr", random_state=3), device="cpu"
+    )
     calls, seen = [], []
 
     def counting(A, source, **kwargs):
         calls.append(source)
         return gbla.bfs(A, source)
 
-    gbla.methods.register(gbla.methods.Method("counting_bfs", "bfs", "test: counts its calls",
-                                              counting, devices=("cpu",)))
+    gbla.methods.register(
+        gbla.methods.Method(
+            "counting_bfs", "bfs", "test: counts its calls", counting, devices=("cpu",)
+        )
+    )
     try:
-        run = bench.run_method(A, "bfs", "counting_bfs", [3, 5, 7], warmup=1,
-                               on_result=lambda i, result: seen.append((i, len(calls),
-                                                                        result.copy())))
+        run = bench.run_method(
+            A,
+            "bfs",
+            "counting_bfs",
+            [3, 5, 7],
+            warmup=1,
+            on_result=lambda i, result: seen.append((i, len(calls), result.copy())),
+        )
     finally:
         gbla.methods.unregister("counting_bfs")
     assert calls == [1, 3, 5, 7] + [3, 5, 7]  # then a call a source to measure its memory
@@ -284,11 +392,18 @@ def test_results_are_checked_only_after_the_last_timed_run():
     assert seen[-2:] == [0, 1] and len(peer["times_ms"]) == 2
 
 
-def test_bench_reports_a_method_that_raises_as_error_and_goes_on(capsys, tmp_path,
-                                                                 broken_bfs):
-    status, out, err, doc = bench_json(capsys, tmp_path, "rmat:8", "--methods",
-                                       "broken_bfs,algebraic", "--sources", 2, "--device",
-                                       "cpu")
+def test_bench_reports_a_method_that_raises_as_error_and_goes_on(capsys, tmp_path, broken_bfs):
+    status, out, err, doc = bench_json(
+        capsys,
+        tmp_path,
+        "rmat:8",
+        "--methods",
+        "broken_bfs,algebraic",
+        "--sources",
+        2,
+        "--device",
+        "cpu",
+    )
     assert status == 1 and "gbla: ERROR: broken_bfs on rmat:8" in err
     checks = {r["method"]: (r["check"], r["note"]) for r in doc["records"]}
     assert checks["broken_bfs"] == ("ERROR", "RuntimeError: out of luck")
@@ -297,9 +412,17 @@ def test_bench_reports_a_method_that_raises_as_error_and_goes_on(capsys, tmp_pat
 
 def test_reference_method_is_validated_by_graph500_rules(capsys, tmp_path, wrong_bfs):
     # The wrong method first: it becomes the reference and fails gbla.verify.
-    status, _, err, doc = bench_json(capsys, tmp_path, "grid:20x20", "--methods",
-                                     f"{wrong_bfs},algebraic", "--sources", 2, "--device",
-                                     "cpu")
+    status, _, err, doc = bench_json(
+        capsys,
+        tmp_path,
+        "grid:20x20",
+        "--methods",
+        f"{wrong_bfs},algebraic",
+        "--sources",
+        2,
+        "--device",
+        "cpu",
+    )
     assert status == 1
     checks = {r["method"]: r["check"] for r in doc["records"]}
     assert checks == {wrong_bfs: "INVALID", "algebraic": "MISMATCH"}
@@ -339,8 +462,17 @@ def test_bfs_subcommand_summary_and_saved_levels_match_scipy(capsys, tmp_path):
     A = gbla.generators.rmat(8, device="cpu")
     source = int(np.flatnonzero(np.diff(A.to_scipy().indptr))[0])
     ref = csgraph.shortest_path(A.to_scipy(), unweighted=True, indices=source)
-    status, out, _ = run(capsys, "bfs", "rmat:8", "--source", source, "--device", "cpu",
-                         "--save", tmp_path / "levels.npy")
+    status, out, _ = run(
+        capsys,
+        "bfs",
+        "rmat:8",
+        "--source",
+        source,
+        "--device",
+        "cpu",
+        "--save",
+        tmp_path / "levels.npy",
+    )
     assert status == 0
     s = summary(out)
     assert s["reached"] == f"{int(np.isfinite(ref).sum()):,} vertices"
@@ -348,8 +480,18 @@ def test_bfs_subcommand_summary_and_saved_levels_match_scipy(capsys, tmp_path):
     assert s["method"] == "algebraic on cpu"
     np.testing.assert_array_equal(np.load(tmp_path / "levels.npy"), gbla.bfs(A, source))
 
-    status, out, _ = run(capsys, "bfs", "rmat:8", "--source", source, "--device", "cpu",
-                         "--predecessors", "--save", tmp_path / "tree.npy")
+    status, out, _ = run(
+        capsys,
+        "bfs",
+        "rmat:8",
+        "--source",
+        source,
+        "--device",
+        "cpu",
+        "--predecessors",
+        "--save",
+        tmp_path / "tree.npy",
+    )
     assert status == 0 and "tree.npz (levels and parents)" in out
     saved = np.load(tmp_path / "tree.npz")
     np.testing.assert_array_equal(saved["levels"], gbla.bfs(A, source))
@@ -359,8 +501,17 @@ def test_bfs_subcommand_summary_and_saved_levels_match_scipy(capsys, tmp_path):
 def test_pagerank_subcommand_summary_and_saved_ranks_match_networkx(capsys, tmp_path):
     nx = pytest.importorskip("networkx")
     A = gbla.generators.rmat(8, device="cpu")
-    status, out, _ = run(capsys, "pagerank", "rmat:8", "--device", "cpu", "--top", "3",
-                         "--save", tmp_path / "ranks.npy")
+    status, out, _ = run(
+        capsys,
+        "pagerank",
+        "rmat:8",
+        "--device",
+        "cpu",
+        "--top",
+        "3",
+        "--save",
+        tmp_path / "ranks.npy",
+    )
     assert status == 0
     H = nx.from_scipy_sparse_array(A.to_scipy(), create_using=nx.DiGraph)
     ranks = nx.pagerank(H, weight=None)
@@ -369,17 +520,30 @@ def test_pagerank_subcommand_summary_and_saved_ranks_match_networkx(capsys, tmp_
     np.testing.assert_allclose(saved, expected, rtol=1e-9)
     best = int(np.argmax(expected))
     assert summary(out)["top"].startswith(f"{best} (")
-    status, _, err = run(capsys, "pagerank", "rmat:8", "--device", "cpu", "--max-iter", "1",
-                         "--tol", "1e-12")
+    status, _, err = run(
+        capsys, "pagerank", "rmat:8", "--device", "cpu", "--max-iter", "1", "--tol", "1e-12"
+    )
     assert status == 2 and "did not converge" in err and "max_iter=1" in err
 
 
 def test_sssp_subcommand_summary_and_saved_distances_match_scipy(capsys, tmp_path):
-    W = gbla.generators.with_weights(gbla.generators.grid2d(20, 20, device="cpu"), 1, 9,
-                                     seed=0)
+    W = gbla.generators.with_weights(gbla.generators.grid2d(20, 20, device="cpu"), 1, 9, seed=0)
     ref = csgraph.dijkstra(W.to_scipy(), indices=5)
-    status, out, _ = run(capsys, "sssp", "grid:20x20", "--source", 5, "--weights", 1, 9,
-                         "--device", "cpu", "--predecessors", "--save", tmp_path / "d.npz")
+    status, out, _ = run(
+        capsys,
+        "sssp",
+        "grid:20x20",
+        "--source",
+        5,
+        "--weights",
+        1,
+        9,
+        "--device",
+        "cpu",
+        "--predecessors",
+        "--save",
+        tmp_path / "d.npz",
+    )
     assert status == 0
     s = summary(out)
     assert s["reached"] == "400 vertices"
@@ -391,19 +555,22 @@ def test_sssp_subcommand_summary_and_saved_distances_match_scipy(capsys, tmp_pat
 
 
 # ------------------------------------------------------------------ errors
-@pytest.mark.parametrize("argv, bad", [
-    (["bench", "rmat:x"], "'rmat:x'"),
-    (["bench", "grid:10"], "'grid:10'"),
-    (["bench", "no/such/graph.mtx"], "'no/such/graph.mtx'"),
-    (["bfs", "missing.mtx", "--source", "0"], "'missing.mtx'"),
-    (["bench", "rmat:8", "--methods", "no_such_method"], "'no_such_method'"),
-    (["bfs", "rmat:8", "--source", "0", "--method", "no_such_method"], "'no_such_method'"),
-    (["bench", "rmat:8", "--sources", "0"], "'0'"),
-    (["bench", "rmat:8", "--sources", "many"], "'many'"),
-    (["bench", "rmat:8", "--peer-libs", "networkx"], "'networkx'"),
-    (["bfs", "rmat:8", "--source", "256"], "256"),
-    (["bench", "dataset:no_such_dataset"], "'dataset:no_such_dataset'"),
-])
+@pytest.mark.parametrize(
+    "argv, bad",
+    [
+        (["bench", "rmat:x"], "'rmat:x'"),
+        (["bench", "grid:10"], "'grid:10'"),
+        (["bench", "no/such/graph.mtx"], "'no/such/graph.mtx'"),
+        (["bfs", "missing.mtx", "--source", "0"], "'missing.mtx'"),
+        (["bench", "rmat:8", "--methods", "no_such_method"], "'no_such_method'"),
+        (["bfs", "rmat:8", "--source", "0", "--method", "no_such_method"], "'no_such_method'"),
+        (["bench", "rmat:8", "--sources", "0"], "'0'"),
+        (["bench", "rmat:8", "--sources", "many"], "'many'"),
+        (["bench", "rmat:8", "--peer-libs", "networkx"], "'networkx'"),
+        (["bfs", "rmat:8", "--source", "256"], "256"),
+        (["bench", "dataset:no_such_dataset"], "'dataset:no_such_dataset'"),
+    ],
+)
 def test_usage_errors_are_one_line_with_exit_status_2(capsys, argv, bad):
     status, out, err = run(capsys, *argv)
     assert status == 2 and out == ""
@@ -412,9 +579,20 @@ def test_usage_errors_are_one_line_with_exit_status_2(capsys, argv, bad):
 
 # ------------------------------------------------------------------ tools and wrappers
 def test_benchmarks_md_has_a_table_row_per_method(capsys, tmp_path, wrong_bfs):
-    _, _, _, doc = bench_json(capsys, tmp_path, "rmat:8", "grid:20x20", "--methods",
-                              f"algebraic,{wrong_bfs}", "--sources", 2, "--peer-libs",
-                              "scipy", "--device", "cpu")
+    _, _, _, doc = bench_json(
+        capsys,
+        tmp_path,
+        "rmat:8",
+        "grid:20x20",
+        "--methods",
+        f"algebraic,{wrong_bfs}",
+        "--sources",
+        2,
+        "--peer-libs",
+        "scipy",
+        "--device",
+        "cpu",
+    )
     tool = load_module("tools/benchmarks_md.py")
     assert tool.main([str(tmp_path / "out.json")]) == 0
     md = capsys.readouterr().out
@@ -425,8 +603,7 @@ def test_benchmarks_md_has_a_table_row_per_method(capsys, tmp_path, wrong_bfs):
     rows = [line for line in md.splitlines() if line.startswith("| ")]
     assert sum(line.startswith("| algebraic | cpu |") for line in rows) == 2
     assert sum(line.startswith("| scipy | cpu |") for line in rows) == 2
-    assert sum(f"| {wrong_bfs} | cpu |" in line and "| MISMATCH |" in line
-               for line in rows) == 2
+    assert sum(f"| {wrong_bfs} | cpu |" in line and "| MISMATCH |" in line for line in rows) == 2
     # a run timed back to back says so; one written before (no "timing") does not
     assert doc["timing"] == bench.BACK_TO_BACK
     assert f"({doc['created']}, sources back to back)" in md
@@ -442,8 +619,10 @@ def test_benchmarks_md_renders_every_file_in_benchmarks_results():
     # BENCHMARKS.md is made from every JSON there: each must have its section and its tables
     tool = load_module("tools/benchmarks_md.py")
     root = Path(__file__).parents[1]
-    paths = sorted((str(p.relative_to(root)) for p in (root / "benchmarks" / "results")
-                    .glob("*.json")), key=tool._order)
+    paths = sorted(
+        (str(p.relative_to(root)) for p in (root / "benchmarks" / "results").glob("*.json")),
+        key=tool._order,
+    )
     documents = [json.loads((root / p).read_text()) for p in paths]
     md = tool.render(documents, paths)
     for path in paths:
@@ -452,21 +631,38 @@ def test_benchmarks_md_renders_every_file_in_benchmarks_results():
     assert "## Summary: gbla against SciPy and GPU peers" in md
 
 
-def test_corpus_table_has_a_row_a_graph_and_counts_the_wins_it_shows(capsys, tmp_path,
-                                                                     wrong_bfs):
+def test_corpus_table_has_a_row_a_graph_and_counts_the_wins_it_shows(capsys, tmp_path, wrong_bfs):
     # a correct stand-in kernel and a wrong one (which the table must never call the fastest)
     def right(A, source, **kwargs):
         return gbla.bfs(A, source)
+
     graphs = ("rmat:8", "grid:20x20")
-    gbla.methods.register(gbla.methods.Method("right_bfs", "bfs", "test: the algebra's levels",
-                                              right, devices=("cpu",)))
+    gbla.methods.register(
+        gbla.methods.Method(
+            "right_bfs", "bfs", "test: the algebra's levels", right, devices=("cpu",)
+        )
+    )
     try:
         runs = {}
-        for algo, methods in (("bfs", f"algebraic,right_bfs,{wrong_bfs}"),
-                              ("sssp", "bellman_ford")):
-            _, _, _, doc = bench_json(capsys, tmp_path, *graphs, "--algo", algo, "--methods",
-                                      methods, "--sources", 2, "--peer-libs", "scipy",
-                                      "--device", "cpu")
+        for algo, methods in (
+            ("bfs", f"algebraic,right_bfs,{wrong_bfs}"),
+            ("sssp", "bellman_ford"),
+        ):
+            _, _, _, doc = bench_json(
+                capsys,
+                tmp_path,
+                *graphs,
+                "--algo",
+                algo,
+                "--methods",
+                methods,
+                "--sources",
+                2,
+                "--peer-libs",
+                "scipy",
+                "--device",
+                "cpu",
+            )
             runs[algo] = tmp_path / f"{algo}.json"
             runs[algo].write_text(json.dumps(doc))
     finally:
@@ -474,8 +670,11 @@ def test_corpus_table_has_a_row_a_graph_and_counts_the_wins_it_shows(capsys, tmp
     tool = load_module("tools/corpus_table.py")
     assert tool.main([str(runs["bfs"]), str(runs["sssp"])]) == 0
     out = capsys.readouterr().out
-    rows = [line.split(" | ") for line in out.splitlines() if line.startswith("| ") and
-            not line.startswith("| graph") and not line.startswith("|---")]
+    rows = [
+        line.split(" | ")
+        for line in out.splitlines()
+        if line.startswith("| ") and not line.startswith("| graph") and not line.startswith("|---")
+    ]
     assert [r[0] for r in rows] == ["| rmat:8", "| grid:20x20"]
     assert all(len(r) == 9 for r in rows)
     assert "wrong_bfs" not in out and all(r[4].endswith("`right_bfs`") for r in rows)
@@ -488,16 +687,35 @@ def test_corpus_table_has_a_row_a_graph_and_counts_the_wins_it_shows(capsys, tmp
 def test_benchmarks_md_renders_a_distributed_run_from_the_launcher(capsys, tmp_path):
     # what benchmarks/bench_distributed.py writes, here from two CPU processes
     from gbla.distributed import launch
+
     bench_script = Path(__file__).parents[1] / "benchmarks" / "bench_distributed.py"
     out = tmp_path / "dist.json"
-    assert launch.main(["-n", "2", "--backend", "socket", str(bench_script), "--scale", "7",
-                        "--sources", "2", "--json", str(out)]) == 0
+    assert (
+        launch.main(
+            [
+                "-n",
+                "2",
+                "--backend",
+                "socket",
+                str(bench_script),
+                "--scale",
+                "7",
+                "--sources",
+                "2",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     tool = load_module("tools/benchmarks_md.py")
     assert tool.main([str(out)]) == 0
     md = capsys.readouterr().out
-    assert "Command: `python -m gbla.distributed.launch -n 2 benchmarks/bench_distributed.py " \
+    assert (
+        "Command: `python -m gbla.distributed.launch -n 2 benchmarks/bench_distributed.py "
         "--scale 7`" in md
+    )
     assert "### rmat(7) over 2 rank(s) on the CPU\n" in md
     rows = [line for line in md.splitlines() if line.startswith(("| bfs |", "| sssp |"))]
     assert len(rows) == 4 and all(int(r.split("|")[5]) >= 1 for r in rows)  # levels
@@ -507,8 +725,20 @@ def _multisource(tmp_path, *extra):
     """(exit status, JSON) of benchmarks/bench_multisource.py on rmat(8), on the CPU."""
     out = tmp_path / "multisource.json"
     status = load_module("benchmarks/bench_multisource.py").main(
-        ["--graph", "rmat:8", "--k", "1,4", "--repeats", "2", "--device", "cpu", "--json",
-         str(out), *extra])
+        [
+            "--graph",
+            "rmat:8",
+            "--k",
+            "1,4",
+            "--repeats",
+            "2",
+            "--device",
+            "cpu",
+            "--json",
+            str(out),
+            *extra,
+        ]
+    )
     return status, json.loads(out.read_text())
 
 
@@ -516,8 +746,10 @@ def test_bench_multisource_checks_every_batch_and_renders_in_benchmarks_md(capsy
     pytest.importorskip("networkx")
     status, doc = _multisource(tmp_path, "--algo", "bfs,sssp", "--nx-all-pairs", "60")
     assert status == 0
-    assert [(run["graph"], run["algo"]) for run in doc["runs"]] == [("rmat:8", "bfs"),
-                                                                    ("rmat:8", "sssp")]
+    assert [(run["graph"], run["algo"]) for run in doc["runs"]] == [
+        ("rmat:8", "bfs"),
+        ("rmat:8", "sssp"),
+    ]
     for run in doc["runs"]:
         # one source alone, then the batches of 1 and 4
         assert [(r["k"], r["batch"]) for r in run["rows"]] == [(1, False), (1, True), (4, True)]
@@ -528,8 +760,8 @@ def test_bench_multisource_checks_every_batch_and_renders_in_benchmarks_md(capsy
     # the backend's rows are lazy: the time to read them is reported beside the time to make them
     assert pairs["gbla_row_type"] == "HopLengths" and pairs["gbla_read_s"] > 0
     assert pairs["speedup_with_read"] == pytest.approx(
-        (pairs["networkx_s"] + pairs["networkx_read_s"]) / (pairs["gbla_s"] +
-                                                            pairs["gbla_read_s"]))
+        (pairs["networkx_s"] + pairs["networkx_read_s"]) / (pairs["gbla_s"] + pairs["gbla_read_s"])
+    )
     printed = capsys.readouterr().out
     assert "then read every entry: networkx" in printed and "HopLengths" in printed
     capsys.readouterr()
@@ -546,50 +778,66 @@ def test_bench_multisource_checks_every_batch_and_renders_in_benchmarks_md(capsy
     assert "the results equal" in md
     # a run from before the read time was measured renders as it did
     md_tool = load_module("tools/benchmarks_md.py")
-    old = {k: v for k, v in pairs.items() if k not in ("networkx_read_s", "gbla_read_s",
-                                                      "speedup_with_read", "gbla_row_type")}
-    assert md_tool._all_pairs_line(old).endswith(
-        f"**{old['speedup']:.1f}x**; the dicts equal.")
+    old = {
+        k: v
+        for k, v in pairs.items()
+        if k not in ("networkx_read_s", "gbla_read_s", "speedup_with_read", "gbla_row_type")
+    }
+    assert md_tool._all_pairs_line(old).endswith(f"**{old['speedup']:.1f}x**; the dicts equal.")
 
 
-def test_bench_multisource_flags_a_batch_unlike_its_single_sources(capsys, tmp_path,
-                                                                    monkeypatch):
+def test_bench_multisource_flags_a_batch_unlike_its_single_sources(capsys, tmp_path, monkeypatch):
     bfs = gbla.bfs
 
     def wrong_with_several(A, source, **kwargs):
         levels = bfs(A, source, **kwargs)
         return levels + 1 if np.ndim(source) else levels
+
     monkeypatch.setattr(gbla, "bfs", wrong_with_several)
     status, doc = _multisource(tmp_path)
     assert status == 1
     assert [r["check"] for r in doc["runs"][0]["rows"]] == ["ok", "MISMATCH", "MISMATCH"]
 
 
-def test_bench_multisource_reports_a_batch_that_raises_and_goes_on(capsys, tmp_path,
-                                                                    monkeypatch):
+def test_bench_multisource_reports_a_batch_that_raises_and_goes_on(capsys, tmp_path, monkeypatch):
     bfs = gbla.bfs
 
     def out_of_memory_with_four(A, source, **kwargs):
         if np.ndim(source) and len(source) == 4:
             raise MemoryError("Out of memory allocating 9,999,999,999 bytes")
         return bfs(A, source, **kwargs)
+
     monkeypatch.setattr(gbla, "bfs", out_of_memory_with_four)
     status, doc = _multisource(tmp_path)
     assert status == 1
     assert [r["check"] for r in doc["runs"][0]["rows"]] == ["ok", "ok", "ERROR"]
     capsys.readouterr()
     assert load_module("tools/benchmarks_md.py").main([str(tmp_path / "multisource.json")]) == 0
-    assert "| 4 | - | - | - | - | - | ERROR: MemoryError: Out of memory allocating" in \
-        capsys.readouterr().out
+    assert (
+        "| 4 | - | - | - | - | - | ERROR: MemoryError: Out of memory allocating"
+        in capsys.readouterr().out
+    )
 
 
 def test_table_computes_us_per_level_for_records_older_than_the_column():
-    base = dict(graph="g", algo="bfs", count_name="levels", device="gpu", mean_ms=3.0,
-                median_ms=3.0, gteps=None, peak_bytes=None, check="ok", status="ok", note=None)
+    base = dict(
+        graph="g",
+        algo="bfs",
+        count_name="levels",
+        device="gpu",
+        mean_ms=3.0,
+        median_ms=3.0,
+        gteps=None,
+        peak_bytes=None,
+        check="ok",
+        status="ok",
+        note=None,
+    )
     old = dict(base, method="old", kind="kernel", times_ms=[2.0, 4.0], counts=[4, 2])
     peer = dict(base, method="scipy", kind="peer", times_ms=[2.0], counts=[4])
-    rows = {line.split()[0]: line.split() for line in
-            bench.format_table([old, peer]).splitlines()[2:]}
+    rows = {
+        line.split()[0]: line.split() for line in bench.format_table([old, peer]).splitlines()[2:]
+    }
     assert rows["old"][6] == "1250.0"  # mean of 500 and 2000 microseconds per level
     assert rows["scipy"][6] == "-"
 
@@ -610,8 +858,9 @@ def test_version_and_bare_usage_and_help_on_every_option(capsys):
 def test_an_unreadable_graph_is_recorded_and_the_others_still_run(capsys, tmp_path):
     bad = tmp_path / "bad.mtx"
     bad.write_text("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n")  # 1 of 2
-    status, out, err, doc = bench_json(capsys, tmp_path, "rmat:6", str(bad), "grid:5x5",
-                                       "--sources", 1, "--device", "cpu")
+    status, out, err, doc = bench_json(
+        capsys, tmp_path, "rmat:6", str(bad), "grid:5x5", "--sources", 1, "--device", "cpu"
+    )
     assert status == 1  # a failure to report, and the JSON written all the same
     by_graph = {}
     for r in doc["records"]:
@@ -625,26 +874,52 @@ def test_an_unreadable_graph_is_recorded_and_the_others_still_run(capsys, tmp_pa
 
 def test_the_chart_names_graphs_by_file_name():
     from gbla.bench import chart
+
     assert chart.label("/data/road/USA-road-NE.mtx.gz") == "USA-road-NE"
-    assert chart.label("rmat:22") == "rmat:22" and chart.label("dataset:power_grid") == \
-        "dataset:power_grid"
+    assert (
+        chart.label("rmat:22") == "rmat:22"
+        and chart.label("dataset:power_grid") == "dataset:power_grid"
+    )
 
 
 def test_the_chart_is_drawn_with_the_machine(tmp_path):
     pytest.importorskip("matplotlib")  # gbla[plot]; the GPU machine has it
-    status = cli.main(["bench", "rmat:6", "--sources", "1", "--device", "cpu", "--plot",
-                       str(tmp_path / "c.png"), "--no-progress"])
+    status = cli.main(
+        [
+            "bench",
+            "rmat:6",
+            "--sources",
+            "1",
+            "--device",
+            "cpu",
+            "--plot",
+            str(tmp_path / "c.png"),
+            "--no-progress",
+        ]
+    )
     assert status == 0 and (tmp_path / "c.png").stat().st_size > 0
 
 
-@pytest.mark.parametrize("algo, method", [("bfs", "out_of_core_bfs"),
-                                          ("sssp", "out_of_core_sssp")])
+@pytest.mark.parametrize("algo, method", [("bfs", "out_of_core_bfs"), ("sssp", "out_of_core_sssp")])
 def test_bench_runs_the_out_of_core_methods_with_a_memory_budget_and_reports_the_traffic(
-        capsys, tmp_path, algo, method):
+    capsys, tmp_path, algo, method
+):
     reference = "algebraic" if algo == "bfs" else "bellman_ford"
-    status, out, _, doc = bench_json(capsys, tmp_path, "rmat:8", "--algo", algo, "--methods",
-                                     f"{reference},{method}", "--sources", 2, "--device",
-                                     "cpu", "--memory-budget", 50_000)
+    status, out, _, doc = bench_json(
+        capsys,
+        tmp_path,
+        "rmat:8",
+        "--algo",
+        algo,
+        "--methods",
+        f"{reference},{method}",
+        "--sources",
+        2,
+        "--device",
+        "cpu",
+        "--memory-budget",
+        50_000,
+    )
     assert status == 0
     record = next(r for r in doc["records"] if r["method"] == method)
     assert record["status"] == "ok" and record["check"] == "ok"
@@ -658,8 +933,19 @@ def test_bench_runs_the_out_of_core_methods_with_a_memory_budget_and_reports_the
     assert f"{(moved[0] + moved[1]) / 2 / record['graph_bytes']:.2f}" in row
     assert doc["settings"]["memory_budget"] == 50_000
     # without a budget the method is listed, skipped, and says why
-    status, out, _, doc = bench_json(capsys, tmp_path, "rmat:8", "--algo", algo, "--methods",
-                                     f"{reference},{method}", "--sources", 2, "--device", "cpu")
+    status, out, _, doc = bench_json(
+        capsys,
+        tmp_path,
+        "rmat:8",
+        "--algo",
+        algo,
+        "--methods",
+        f"{reference},{method}",
+        "--sources",
+        2,
+        "--device",
+        "cpu",
+    )
     record = next(r for r in doc["records"] if r["method"] == method)
     assert record["status"] == "skipped" and "needs --memory-budget" in record["note"]
 

@@ -44,16 +44,22 @@ def same_partition(a, b):
 
 
 @G.FIXTURE_OK
-@given(g=G.graphs(max_n=20, weights=st.integers(0, 9)), directed=st.booleans(),
-       unweighted=st.booleans(), method=st.sampled_from(csgraph.METHODS))
+@given(
+    g=G.graphs(max_n=20, weights=st.integers(0, 9)),
+    directed=st.booleans(),
+    unweighted=st.booleans(),
+    method=st.sampled_from(csgraph.METHODS),
+)
 def test_shortest_path_equals_scipy_with_valid_predecessors(g, directed, unweighted, method):
     S = g.scipy()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        expected = scipy_cg.shortest_path(S, method=method, directed=directed,
-                                          unweighted=unweighted)
-        dist, pred = csgraph.shortest_path(S, method=method, directed=directed,
-                                           unweighted=unweighted, return_predecessors=True)
+        expected = scipy_cg.shortest_path(
+            S, method=method, directed=directed, unweighted=unweighted
+        )
+        dist, pred = csgraph.shortest_path(
+            S, method=method, directed=directed, unweighted=unweighted, return_predecessors=True
+        )
     assert isinstance(dist, np.ndarray) and dist.shape == (g.n, g.n)
     assert pred.dtype == np.int32
     np.testing.assert_allclose(dist, expected)
@@ -61,8 +67,9 @@ def test_shortest_path_equals_scipy_with_valid_predecessors(g, directed, unweigh
         valid_predecessors(S, dist, pred, np.arange(g.n), directed)
 
 
-@pytest.mark.parametrize("indices, shape", [(2, (6,)), ([0, 2], (2, 6)), (np.array([5]), (1, 6)),
-                                            (None, (6, 6))])
+@pytest.mark.parametrize(
+    "indices, shape", [(2, (6,)), ([0, 2], (2, 6)), (np.array([5]), (1, 6)), (None, (6, 6))]
+)
 def test_the_result_shape_follows_indices_as_in_scipy(indices, shape):
     S = sp.random_array((6, 6), density=0.4, random_state=3, format="csr")
     for f in (csgraph.dijkstra, csgraph.bellman_ford, csgraph.shortest_path):
@@ -89,40 +96,48 @@ def test_bellman_ford_takes_negative_weights_or_finds_the_cycle(g):
 
 def test_a_negative_cycle_is_both_scipys_and_gblas_error():
     #   0 -> 1 (1), 1 -> 2 (-3), 2 -> 1 (1)
-    S = sp.csr_array((np.array([1., -3., 1.]), ([0, 1, 2], [1, 2, 1])), shape=(3, 3))
+    S = sp.csr_array((np.array([1.0, -3.0, 1.0]), ([0, 1, 2], [1, 2, 1])), shape=(3, 3))
     with pytest.raises(scipy_cg.NegativeCycleError):
         csgraph.bellman_ford(S, indices=0)
     with pytest.raises(gbla.NegativeCycleError):
         csgraph.shortest_path(S, indices=0)
     # an undirected negative edge is a cycle of two edges
-    one = sp.csr_array((np.array([-1.]), ([0], [1])), shape=(2, 2))
+    one = sp.csr_array((np.array([-1.0]), ([0], [1])), shape=(2, 2))
     with pytest.raises(scipy_cg.NegativeCycleError):
         csgraph.bellman_ford(one, directed=False, indices=0)
 
 
 def test_dijkstra_warns_on_negative_weights_as_scipy_does():
-    S = sp.csr_array((np.array([1., -2.]), ([0, 1], [1, 2])), shape=(3, 3))
+    S = sp.csr_array((np.array([1.0, -2.0]), ([0, 1], [1, 2])), shape=(3, 3))
     with pytest.warns(UserWarning, match="negative weights"):
         dist = csgraph.dijkstra(S, indices=0)
-    np.testing.assert_allclose(dist, [0., 1., -1.])
+    np.testing.assert_allclose(dist, [0.0, 1.0, -1.0])
 
 
 @G.FIXTURE_OK
-@given(g=G.graphs(max_n=20, weights=st.integers(0, 9)), directed=st.booleans(),
-       limit=st.sampled_from([0.0, 3.0, 7.5, np.inf]), data=st.data())
+@given(
+    g=G.graphs(max_n=20, weights=st.integers(0, 9)),
+    directed=st.booleans(),
+    limit=st.sampled_from([0.0, 3.0, 7.5, np.inf]),
+    data=st.data(),
+)
 def test_dijkstra_limit_and_min_only_equal_scipy(g, directed, limit, data):
     S = g.scipy()
     indices = data.draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=4))
-    dist, pred = csgraph.dijkstra(S, directed=directed, indices=indices[0], limit=limit,
-                                  return_predecessors=True)
-    e_dist, e_pred = scipy_cg.dijkstra(S, directed=directed, indices=indices[0], limit=limit,
-                                       return_predecessors=True)
+    dist, pred = csgraph.dijkstra(
+        S, directed=directed, indices=indices[0], limit=limit, return_predecessors=True
+    )
+    e_dist, e_pred = scipy_cg.dijkstra(
+        S, directed=directed, indices=indices[0], limit=limit, return_predecessors=True
+    )
     np.testing.assert_allclose(dist, e_dist)
     np.testing.assert_array_equal(pred == csgraph.NULL, e_pred == csgraph.NULL)
-    dist, pred, sources = csgraph.dijkstra(S, directed=directed, indices=indices, limit=limit,
-                                           min_only=True, return_predecessors=True)
-    e_dist, _, e_sources = scipy_cg.dijkstra(S, directed=directed, indices=indices, limit=limit,
-                                             min_only=True, return_predecessors=True)
+    dist, pred, sources = csgraph.dijkstra(
+        S, directed=directed, indices=indices, limit=limit, min_only=True, return_predecessors=True
+    )
+    e_dist, _, e_sources = scipy_cg.dijkstra(
+        S, directed=directed, indices=indices, limit=limit, min_only=True, return_predecessors=True
+    )
     np.testing.assert_allclose(dist, e_dist)
     np.testing.assert_array_equal(sources == csgraph.NULL, e_sources == csgraph.NULL)
     # each vertex's source is one of the indices at exactly its distance
@@ -159,22 +174,24 @@ def test_connected_components_equal_scipy(g, directed):
     count, labels = csgraph.connected_components(S, directed=directed, connection="strong")
     e_count, e_labels = scipy_cg.connected_components(S, directed=directed, connection="strong")
     assert count == e_count and same_partition(labels, e_labels)
-    assert csgraph.connected_components(S, return_labels=False) == \
-        scipy_cg.connected_components(S, return_labels=False)
+    assert csgraph.connected_components(S, return_labels=False) == scipy_cg.connected_components(
+        S, return_labels=False
+    )
 
 
 def test_inputs_are_read_as_scipy_reads_them():
     # a dense array's zeros (and inf, nan) are no edge; a sparse explicit zero is an edge of
     # weight zero; sparse duplicates are summed
-    dense = np.array([[0, 0, np.inf], [0, 0, 2.], [0, 0, 0]])
+    dense = np.array([[0, 0, np.inf], [0, 0, 2.0], [0, 0, 0]])
     np.testing.assert_array_equal(csgraph.shortest_path(dense, indices=0), [0, np.inf, np.inf])
-    zero = sp.csr_array((np.array([0., 2.]), ([0, 1], [1, 2])), shape=(3, 3))
-    np.testing.assert_array_equal(csgraph.shortest_path(zero, indices=0), [0., 0., 2.])
-    dup = sp.coo_array((np.array([1., 2.]), ([0, 0], [1, 1])), shape=(2, 2))
-    np.testing.assert_array_equal(csgraph.dijkstra(dup, indices=0),
-                                  scipy_cg.dijkstra(dup, indices=0))
+    zero = sp.csr_array((np.array([0.0, 2.0]), ([0, 1], [1, 2])), shape=(3, 3))
+    np.testing.assert_array_equal(csgraph.shortest_path(zero, indices=0), [0.0, 0.0, 2.0])
+    dup = sp.coo_array((np.array([1.0, 2.0]), ([0, 0], [1, 1])), shape=(2, 2))
+    np.testing.assert_array_equal(
+        csgraph.dijkstra(dup, indices=0), scipy_cg.dijkstra(dup, indices=0)
+    )
     A = gbla.Matrix.from_scipy(zero, device="cpu")
-    np.testing.assert_array_equal(csgraph.dijkstra(A, indices=0), [0., 0., 2.])
+    np.testing.assert_array_equal(csgraph.dijkstra(A, indices=0), [0.0, 0.0, 2.0])
 
 
 def test_the_callers_matrix_is_not_modified():
@@ -185,16 +202,19 @@ def test_the_callers_matrix_is_not_modified():
     assert (S != before).nnz == 0
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda S: csgraph.shortest_path(S, method="XX"), "method"),
-    (lambda S: csgraph.dijkstra(S, indices=7), "indices"),
-    (lambda S: csgraph.dijkstra(S, indices=[0, -1]), "indices"),
-    (lambda S: csgraph.dijkstra(S, limit=np.nan), "limit"),
-    (lambda S: csgraph.breadth_first_order(S, 5), "i_start"),
-    (lambda S: csgraph.connected_components(S, connection="both"), "connection"),
-    (lambda S: csgraph.dijkstra(np.ones((2, 3))), "square"),
-    (lambda S: csgraph.dijkstra(np.ones(3)), "2-D"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda S: csgraph.shortest_path(S, method="XX"), "method"),
+        (lambda S: csgraph.dijkstra(S, indices=7), "indices"),
+        (lambda S: csgraph.dijkstra(S, indices=[0, -1]), "indices"),
+        (lambda S: csgraph.dijkstra(S, limit=np.nan), "limit"),
+        (lambda S: csgraph.breadth_first_order(S, 5), "i_start"),
+        (lambda S: csgraph.connected_components(S, connection="both"), "connection"),
+        (lambda S: csgraph.dijkstra(np.ones((2, 3))), "square"),
+        (lambda S: csgraph.dijkstra(np.ones(3)), "2-D"),
+    ],
+)
 def test_bad_arguments_raise_value_errors_by_name(call, match):
     S = sp.csr_array(np.eye(5))
     with pytest.raises(ValueError, match=match):
@@ -206,14 +226,16 @@ def test_bad_arguments_raise_value_errors_by_name(call, match):
 def test_cupy_in_gives_cupy_out():
     import cupy as cp
     import cupyx.scipy.sparse as csp
+
     S = sp.random_array((30, 30), density=0.1, random_state=5, format="csr")
     C = csp.csr_matrix(S)
     dist, pred = csgraph.dijkstra(C, indices=[0, 3], return_predecessors=True)
     assert isinstance(dist, cp.ndarray) and isinstance(pred, cp.ndarray)
     np.testing.assert_allclose(dist.get(), scipy_cg.dijkstra(S, indices=[0, 3]))
     order = csgraph.breadth_first_order(cp.asarray(S.toarray()), 0, return_predecessors=False)
-    np.testing.assert_array_equal(order.get(), scipy_cg.breadth_first_order(
-        S.toarray(), 0, return_predecessors=False))
+    np.testing.assert_array_equal(
+        order.get(), scipy_cg.breadth_first_order(S.toarray(), 0, return_predecessors=False)
+    )
     count, labels = csgraph.connected_components(C)
     assert isinstance(labels, cp.ndarray)
     assert count == scipy_cg.connected_components(S)[0]
@@ -228,7 +250,10 @@ def test_components_and_paths_of_a_real_directed_graph_equal_scipy(relative):
         assert count == e_count
         assert same_partition(labels, e_labels)
     source = int(np.argmax(np.diff(S.indptr)))
-    np.testing.assert_array_equal(csgraph.breadth_first_order(S, source)[0],
-                                  scipy_cg.breadth_first_order(S, source)[0])
-    np.testing.assert_allclose(csgraph.dijkstra(S, indices=[source, 0], unweighted=True),
-                               scipy_cg.dijkstra(S, indices=[source, 0], unweighted=True))
+    np.testing.assert_array_equal(
+        csgraph.breadth_first_order(S, source)[0], scipy_cg.breadth_first_order(S, source)[0]
+    )
+    np.testing.assert_allclose(
+        csgraph.dijkstra(S, indices=[source, 0], unweighted=True),
+        scipy_cg.dijkstra(S, indices=[source, 0], unweighted=True),
+    )

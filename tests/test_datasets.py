@@ -50,6 +50,7 @@ def test_describe_states_size_and_origin(name):
 @pytest.mark.parametrize("name", list(EXPECTED))
 def test_shipped_file_is_package_data_with_its_provenance(name):
     import gzip
+
     data = resources.files("gbla").joinpath("data")
     files = [f for f in data.iterdir() if f.name.endswith(".mtx.gz")]
     assert len(files) == len(EXPECTED)

@@ -19,8 +19,14 @@ POLICY = DirectionPolicy(alpha=15, alpha_no_exit=1, beta=18)
 
 
 def _choose(previous, nf, mf, mu, n=1000, early_exit=True):
-    return POLICY.choose(previous, frontier_vertices=nf, frontier_edges=mf, unexplored_edges=mu,
-                         n=n, early_exit=early_exit)
+    return POLICY.choose(
+        previous,
+        frontier_vertices=nf,
+        frontier_edges=mf,
+        unexplored_edges=mu,
+        n=n,
+        early_exit=early_exit,
+    )
 
 
 def test_push_stays_while_frontier_edges_are_few_and_switches_past_alpha():
@@ -99,16 +105,29 @@ def _rule_cases(policy, seed=0):
                     for nf, n in ((1, 18), (1, 19), (55, 1000), (56, 1000), (10**6, 10**7)):
                         cases.append((was, nf, mf, max(mu, 0), n, early))
     for _ in range(300):
-        cases.append((int(rng.integers(2)), int(rng.integers(0, 10**6)),
-                      int(rng.integers(0, 10**7)), int(rng.integers(0, 10**8)),
-                      int(rng.integers(1, 10**7)), int(rng.integers(2))))
+        cases.append(
+            (
+                int(rng.integers(2)),
+                int(rng.integers(0, 10**6)),
+                int(rng.integers(0, 10**7)),
+                int(rng.integers(0, 10**8)),
+                int(rng.integers(1, 10**7)),
+                int(rng.integers(2)),
+            )
+        )
     return cases
 
 
 def _python_rule(policy, case):
     was, nf, mf, mu, n, early = case
-    choice = policy.choose("pull" if was else "push", frontier_vertices=nf, frontier_edges=mf,
-                           unexplored_edges=mu, n=n, early_exit=bool(early))
+    choice = policy.choose(
+        "pull" if was else "push",
+        frontier_vertices=nf,
+        frontier_edges=mf,
+        unexplored_edges=mu,
+        n=n,
+        early_exit=bool(early),
+    )
     pulling = choice == "pull"
     after = mu if (was or pulling) else mu - mf
     return int(pulling), after
@@ -142,8 +161,9 @@ def test_generated_device_rule_matches_the_policy_compiled_on_the_host(policy, t
     subprocess.run(["g++", "-std=c++17", "-O1", "-o", str(binary), str(source)], check=True)
     cases = _rule_cases(policy)
     stdin = "\n".join(" ".join(str(x) for x in case) for case in cases) + "\n"
-    out = subprocess.run([str(binary)], input=stdin, capture_output=True, text=True,
-                         check=True).stdout.split("\n")
+    out = subprocess.run(
+        [str(binary)], input=stdin, capture_output=True, text=True, check=True
+    ).stdout.split("\n")
     for case, line in zip(cases, out):
         assert tuple(int(x) for x in line.split()) == _python_rule(policy, case), case
     assert len([line for line in out if line]) == len(cases)
@@ -154,7 +174,10 @@ def test_generated_device_rule_matches_the_policy_compiled_on_the_host(policy, t
 @pytest.mark.parametrize("policy", POLICIES, ids=repr)
 def test_generated_device_rule_matches_the_policy_on_the_gpu(policy):
     import cupy as cp
-    kernel = cp.RawKernel(policy.cuda_source() + r"""
+
+    kernel = cp.RawKernel(
+        policy.cuda_source()
+        + r"""
 extern "C" __global__ void rule(const long long* c, int m, long long* out) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= m) return;
@@ -162,7 +185,10 @@ extern "C" __global__ void rule(const long long* c, int m, long long* out) {
     bool pull = gbla_direction::pull(x[0], x[1], x[2], x[3], x[4], x[5]);
     out[2 * i] = pull;
     out[2 * i + 1] = gbla_direction::unexplored_after(x[0], pull, x[3], x[2]);
-}""", "rule", options=("-std=c++17",))
+}""",
+        "rule",
+        options=("-std=c++17",),
+    )
     cases = _rule_cases(policy, seed=1)
     c = cp.asarray(np.array(cases, np.int64).ravel())
     out = cp.zeros(2 * len(cases), np.int64)
@@ -206,4 +232,5 @@ def test_a_leaf_frontier_chooses_push(device):
     # one frontier edge against 2 * 199 unexplored / 15: push
     assert tracker.history == ["push"]
     assert np.array_equal(
-        np.asarray(gbla.vxm(q, A, "any_pair", direction=tracker).to_coo()[0].tolist()), [0])
+        np.asarray(gbla.vxm(q, A, "any_pair", direction=tracker).to_coo()[0].tolist()), [0]
+    )

@@ -73,15 +73,16 @@ def test_every_row_on_exactly_one_rank_with_its_edges(size):
     assert parts[0][0] == 0 and parts[-1][1] == 50
     assert all(parts[r][1] == parts[r + 1][0] for r in range(size - 1))
     for lo, hi, indptr, indices in parts:
-        np.testing.assert_array_equal(indptr, S.indptr[lo:hi + 1] - S.indptr[lo])
-        np.testing.assert_array_equal(indices, S.indices[S.indptr[lo]:S.indptr[hi]])
+        np.testing.assert_array_equal(indptr, S.indptr[lo : hi + 1] - S.indptr[lo])
+        np.testing.assert_array_equal(indices, S.indices[S.indptr[lo] : S.indptr[hi]])
 
 
 # ============================================================================== the product
 @pytest.mark.parametrize("expand", [None, 3], ids=["whole", "edges_in_chunks_of_3"])
 @pytest.mark.parametrize("direction", ["push", "pull"])
-@pytest.mark.parametrize("semiring", ["plus_times", "min_plus", "max_second", "any_pair",
-                                      "lor_land", "any_secondi"])
+@pytest.mark.parametrize(
+    "semiring", ["plus_times", "min_plus", "max_second", "any_pair", "lor_land", "any_secondi"]
+)
 @settings(max_examples=25, deadline=None)
 @given(g=G.graphs(max_n=30), data=st.data())
 def test_vxm_equals_gbla_vxm_on_any_number_of_ranks(semiring, direction, expand, g, data):
@@ -93,10 +94,15 @@ def test_vxm_equals_gbla_vxm_on_any_number_of_ranks(semiring, direction, expand,
     A = gbla.Matrix.from_scipy(S, device="cpu")
     k = data.draw(st.lists(st.integers(0, g.n - 1), unique=True, max_size=g.n), label="u")
     idx = np.array(sorted(k), np.int64)
-    vals = np.array(data.draw(st.lists(st.integers(0, 9), min_size=len(idx),
-                                       max_size=len(idx)), label="values"), dtype)
-    allow = np.array(data.draw(st.lists(st.booleans(), min_size=g.n, max_size=g.n),
-                               label="mask"), bool)
+    vals = np.array(
+        data.draw(
+            st.lists(st.integers(0, 9), min_size=len(idx), max_size=len(idx)), label="values"
+        ),
+        dtype,
+    )
+    allow = np.array(
+        data.draw(st.lists(st.booleans(), min_size=g.n, max_size=g.n), label="mask"), bool
+    )
     u = gbla.Vector.from_coo(idx, vals, g.n, dtype=dtype, device="cpu")
     mask = gbla.Vector.from_dense(allow, device="cpu")
     expected = gbla.vxm(u, A, sr, mask=mask.V, direction="push")
@@ -106,8 +112,13 @@ def test_vxm_equals_gbla_vxm_on_any_number_of_ranks(semiring, direction, expand,
     def work(comm):
         Ad = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
         mine = (idx >= Ad.lo) & (idx < Ad.hi)
-        w = D.vxm(Ad.vector(idx[mine], vals[mine]), Ad, sr, allow=allow[Ad.lo:Ad.hi],
-                  direction=direction)
+        w = D.vxm(
+            Ad.vector(idx[mine], vals[mine]),
+            Ad,
+            sr,
+            allow=allow[Ad.lo : Ad.hi],
+            direction=direction,
+        )
         return w.indices, w.values
 
     with mock.patch.object(D.matrix, "_EXPAND", expand or D.matrix._EXPAND):
@@ -147,18 +158,23 @@ def test_bfs_gives_scipys_levels_and_a_valid_tree_on_every_rank(size, direction,
 @pytest.mark.parametrize("size", [1, 2, 3])
 @pytest.mark.parametrize("direction", ["push", "pull", "auto"])
 def test_searches_whose_products_expand_their_edges_in_chunks_give_scipys_results(
-        size, direction, monkeypatch):
+    size, direction, monkeypatch
+):
     rng = np.random.default_rng(8)
     n, m = 300, 3000
-    S = sp.coo_array((rng.integers(1, 20, m).astype(np.float64),
-                      (rng.integers(0, n, m), rng.integers(0, n, m))), shape=(n, n)).tocsr()
+    S = sp.coo_array(
+        (rng.integers(1, 20, m).astype(np.float64), (rng.integers(0, n, m), rng.integers(0, n, m))),
+        shape=(n, n),
+    ).tocsr()
     S.sum_duplicates()
     monkeypatch.setattr(D.matrix, "_EXPAND", 7)  # a few rows a chunk
 
     def work(comm):
         A = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
-        return (D.bfs(A, 0, return_predecessors=True, direction=direction),
-                D.sssp(A, 0, direction=direction))
+        return (
+            D.bfs(A, 0, return_predecessors=True, direction=direction),
+            D.sssp(A, 0, direction=direction),
+        )
 
     d = csgraph.shortest_path(S, unweighted=True, indices=0)
     A = gbla.Matrix.from_scipy(S, device="cpu")
@@ -248,7 +264,7 @@ def test_bfs_reports_the_bytes_each_level_sends(size, direction, parents, g, dat
         else:
             sent = 0
             for r in range(size):
-                mine = int(frontier[bounds[r]:bounds[r + 1]].sum())
+                mine = int(frontier[bounds[r] : bounds[r + 1]].sum())
                 bitmap = (int(bounds[r + 1] - bounds[r]) + 7) // 8
                 sent += (size - 1) * (1 + (bitmap if bitmap < 4 * mine else 4 * mine))
             expected.append(sent + sums)
@@ -272,7 +288,7 @@ def test_sssp_reports_its_rounds_traffic_and_one_rank_sends_nothing():
         D.sssp(D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data), 0, stats=stats)
         return stats
 
-    one, = on_ranks(1, work)  # rounds 1-5 lower vertices 1-5, round 6 nothing
+    (one,) = on_ranks(1, work)  # rounds 1-5 lower vertices 1-5, round 6 nothing
     assert one["bytes"] == [0] * 6 and one["found"] == [1, 1, 1, 1, 1, 0]
     two = on_ranks(2, work)[0]
     assert two["found"] == one["found"] and two["bytes_total"] == sum(two["bytes"]) > 0
@@ -287,8 +303,9 @@ def test_sssp_gives_dijkstras_distances_on_every_rank(size, direction, g, data):
     source = data.draw(st.integers(0, g.n - 1), label="source")
 
     def work(comm):
-        return D.sssp(D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data), source,
-                      direction=direction)
+        return D.sssp(
+            D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data), source, direction=direction
+        )
 
     for dist in on_ranks(size, work):
         np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=source))
@@ -317,8 +334,10 @@ def test_sssp_takes_negative_weights_and_raises_on_a_negative_cycle(gp, data, si
     C = G.csr([0, 1, 2], [1, 2, 1], [1.0, 2.0, -3.0], 3)
     for search in (D.sssp, gbla.sssp):
         with pytest.raises(gbla.NegativeCycleError, match="^A must have no negative cycle"):
-            on_ranks(size, lambda comm: search(D.DistMatrix.from_csr(comm, C.indptr, C.indices,
-                                                                     C.data), 0))
+            on_ranks(
+                size,
+                lambda comm: search(D.DistMatrix.from_csr(comm, C.indptr, C.indices, C.data), 0),
+            )
 
 
 def test_a_gbla_matrix_cut_over_ranks():
@@ -347,12 +366,19 @@ def test_gbla_bfs_and_sssp_run_unchanged_on_a_distributed_matrix(size, direction
     def work(comm):
         M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
         stats = {}
-        levels, parents = gbla.bfs(M, source, return_predecessors=True, direction=direction,
-                                   stats=stats)
-        dists = [gbla.sssp(M, source, direction=direction, method=method,
-                           return_predecessors=True, **options)
-                 for method, options in (("auto", {}), ("bellman_ford", {}),
-                                         ("delta_stepping", {"delta": 7.0}))]
+        levels, parents = gbla.bfs(
+            M, source, return_predecessors=True, direction=direction, stats=stats
+        )
+        dists = [
+            gbla.sssp(
+                M, source, direction=direction, method=method, return_predecessors=True, **options
+            )
+            for method, options in (
+                ("auto", {}),
+                ("bellman_ford", {}),
+                ("delta_stepping", {"delta": 7.0}),
+            )
+        ]
         return levels, parents, dists, stats
 
     expected = csgraph.dijkstra(S, indices=source)
@@ -371,14 +397,15 @@ def test_gbla_bfs_and_sssp_run_unchanged_on_a_distributed_matrix(size, direction
 def test_several_sources_at_once_on_a_distributed_matrix(size, g, data):
     # BFS: one product a level for all of them (bit-parallel); SSSP: one Bellman-Ford each
     S = g.scipy()
-    sources = data.draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=5),
-                        label="sources")
+    sources = data.draw(st.lists(st.integers(0, g.n - 1), min_size=1, max_size=5), label="sources")
     A = gbla.Matrix.from_scipy(S, device="cpu")
 
     def work(comm):
         M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
-        return (gbla.bfs(M, sources, return_predecessors=True),
-                gbla.sssp(M, sources, return_predecessors=True))
+        return (
+            gbla.bfs(M, sources, return_predecessors=True),
+            gbla.sssp(M, sources, return_predecessors=True),
+        )
 
     expected = host(gbla.bfs(A, sources))
     for (levels, parents), (dist, pred) in on_ranks(size, work):
@@ -396,13 +423,27 @@ def test_gbla_vxm_on_a_distributed_matrix_with_mask_accum_and_replace(semiring, 
     A = gbla.Matrix.from_scipy(S, device="cpu")
     n = S.shape[0]
     rng = np.random.default_rng(4)
-    u = gbla.Vector.from_coo(np.sort(rng.choice(n, 20, replace=False)), rng.integers(1, 9, 20),
-                             n, dtype=np.float64, device="cpu")
-    old = gbla.Vector.from_coo(np.sort(rng.choice(n, 40, replace=False)),
-                               rng.integers(1, 9, 40), n, dtype=np.float64, device="cpu")
+    u = gbla.Vector.from_coo(
+        np.sort(rng.choice(n, 20, replace=False)),
+        rng.integers(1, 9, 20),
+        n,
+        dtype=np.float64,
+        device="cpu",
+    )
+    old = gbla.Vector.from_coo(
+        np.sort(rng.choice(n, 40, replace=False)),
+        rng.integers(1, 9, 40),
+        n,
+        dtype=np.float64,
+        device="cpu",
+    )
     mask = gbla.Vector.from_dense(rng.random(n) < 0.5, device="cpu")
-    kinds = [dict(), dict(mask=mask.V), dict(mask=~mask.S, accum="plus"),
-             dict(mask=mask.V, replace=True)]
+    kinds = [
+        dict(),
+        dict(mask=mask.V),
+        dict(mask=~mask.S, accum="plus"),
+        dict(mask=mask.V, replace=True),
+    ]
 
     def product(M, kw):
         out = None if not kw else gbla.Vector.from_coo(*old.to_coo(), n, device="cpu")
@@ -423,6 +464,7 @@ def test_gbla_vxm_on_a_distributed_matrix_with_mask_accum_and_replace(semiring, 
 @pytest.mark.parametrize("size", [1, 3])
 def test_select_on_a_distributed_matrix_keeps_both_parts_and_the_weights_facts(size):
     from gbla.algorithms.sssp import default_delta
+
     S = gbla.generators.rmat(8, 4, seed=3, device="cpu", weights=(1, 9)).to_scipy()
     heavy = S.copy()
     heavy.data[heavy.data <= 4] = 0
@@ -436,16 +478,23 @@ def test_select_on_a_distributed_matrix_keeps_both_parts_and_the_weights_facts(s
         assert gbla.select(M, ">", 4) is H and gbla.select(M, ">", 5) is not H
         with pytest.raises(gbla.InvalidValue, match="be a comparison on a DistMatrix"):
             gbla.select(M, "tril")
-        return (H.nvals, H.weights, default_delta(M), default_delta(H),
-                gbla.sssp(H, source, direction="pull"), gbla.sssp(H, source, direction="push"))
+        return (
+            H.nvals,
+            H.weights,
+            default_delta(M),
+            default_delta(H),
+            gbla.sssp(H, source, direction="pull"),
+            gbla.sssp(H, source, direction="push"),
+        )
 
     one = gbla.Matrix.from_scipy(S, device="cpu")
     for nvals, facts, delta, heavy_delta, pulled, pushed in on_ranks(size, work):
         assert nvals == heavy.nnz and facts.lowest == heavy.data.min() == 5
         assert facts.positive_count == heavy.nnz and not facts.infinite and facts.bad is None
         assert delta == pytest.approx(default_delta(one))
-        assert heavy_delta == pytest.approx(default_delta(gbla.Matrix.from_scipy(heavy,
-                                                                                 device="cpu")))
+        assert heavy_delta == pytest.approx(
+            default_delta(gbla.Matrix.from_scipy(heavy, device="cpu"))
+        )
         np.testing.assert_array_equal(pulled, csgraph.dijkstra(heavy, indices=source))
         np.testing.assert_array_equal(pushed, pulled)
 
@@ -457,18 +506,29 @@ def test_scale_on_a_distributed_matrix_scales_both_parts(size, side):
     S = gbla.generators.rmat(7, 4, seed=5, device="cpu", weights=(1, 9)).to_scipy()
     n = S.shape[0]
     rng = np.random.default_rng(6)
-    v = gbla.Vector.from_coo(np.sort(rng.choice(n, n // 2, replace=False)),
-                             rng.integers(1, 5, n // 2), n, dtype=np.float64, device="cpu")
-    u = gbla.Vector.from_coo(np.sort(rng.choice(n, 30, replace=False)), rng.integers(1, 5, 30),
-                             n, dtype=np.float64, device="cpu")
+    v = gbla.Vector.from_coo(
+        np.sort(rng.choice(n, n // 2, replace=False)),
+        rng.integers(1, 5, n // 2),
+        n,
+        dtype=np.float64,
+        device="cpu",
+    )
+    u = gbla.Vector.from_coo(
+        np.sort(rng.choice(n, 30, replace=False)),
+        rng.integers(1, 5, 30),
+        n,
+        dtype=np.float64,
+        device="cpu",
+    )
 
     def products(M):
         T = gbla.scale(M, v, "times", side=side)
         return [gbla.vxm(u, T, "plus_times", direction=d).to_coo() for d in ("push", "pull")]
 
     expected = products(gbla.Matrix.from_scipy(S, device="cpu"))[0]
-    for got in on_ranks(size, lambda comm: products(
-            D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data))):
+    for got in on_ranks(
+        size, lambda comm: products(D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data))
+    ):
         for idx, vals in got:
             np.testing.assert_array_equal(idx, expected[0])
             np.testing.assert_allclose(vals, expected[1])
@@ -498,8 +558,12 @@ def test_a_nan_weight_is_refused_and_an_infinite_one_dropped_alike_on_every_rank
 def test_a_matrix_built_from_each_ranks_share_of_the_edges(size, g, data):
     # no rank ever holds the whole graph: each passes the edges it drew, any of them
     S = g.scipy().tocoo()
-    who = np.array(data.draw(st.lists(st.integers(0, size - 1), min_size=S.nnz,
-                                      max_size=S.nnz), label="ranks"), np.int64)
+    who = np.array(
+        data.draw(
+            st.lists(st.integers(0, size - 1), min_size=S.nnz, max_size=S.nnz), label="ranks"
+        ),
+        np.int64,
+    )
     blocks = data.draw(st.sampled_from([1, 7, 65536]), label="blocks")
     source = data.draw(st.integers(0, g.n - 1), label="source")
     A = gbla.Matrix.from_scipy(S.tocsr(), device="cpu")
@@ -508,8 +572,12 @@ def test_a_matrix_built_from_each_ranks_share_of_the_edges(size, g, data):
         k = who == comm.rank
         M = D.DistMatrix.from_edges(comm, S.row[k], S.col[k], S.data[k], n=g.n, blocks=blocks)
         assert M.indices.dtype == M.transpose[1].dtype == np.int32  # ids that fit: 4 bytes
-        return (M.nvals, gbla.bfs(M, source, return_predecessors=True),
-                gbla.sssp(M, source), D.bfs(M, source, direction="pull"))
+        return (
+            M.nvals,
+            gbla.bfs(M, source, return_predecessors=True),
+            gbla.sssp(M, source),
+            D.bfs(M, source, direction="pull"),
+        )
 
     for nvals, (levels, parents), dist, pulled in on_ranks(size, work):
         assert nvals == S.nnz
@@ -530,8 +598,10 @@ def test_a_build_in_row_ranges_gives_the_one_built_at_once(size, chunk, monkeypa
     w = rng.integers(1, 50, m).astype(np.float64)
     who = rng.integers(0, size, m)
     S = sp.coo_array((w, (src, dst)), shape=(n, n))
-    expected = sp.csr_array((np.minimum.reduceat(*_sorted_by_edge(src, dst, w)),
-                             _unique_edges(src, dst, n)), shape=(n, n))
+    expected = sp.csr_array(
+        (np.minimum.reduceat(*_sorted_by_edge(src, dst, w)), _unique_edges(src, dst, n)),
+        shape=(n, n),
+    )
     monkeypatch.setattr(D.build, "_CHUNK", chunk)
 
     def work(comm):
@@ -577,8 +647,9 @@ def test_rmat_generated_in_parts_on_the_ranks_is_rmat(size):
     sources = [0, 17, 200]
 
     def work(comm):
-        src, dst = gbla.generators.rmat_edges(8, 8, seed=3, part=comm.rank, parts=comm.size,
-                                              device="cpu")
+        src, dst = gbla.generators.rmat_edges(
+            8, 8, seed=3, part=comm.rank, parts=comm.size, device="cpu"
+        )
         M = D.DistMatrix.from_edges(comm, src, dst, n=256)
         return M.nvals, gbla.bfs(M, sources)
 
@@ -587,8 +658,10 @@ def test_rmat_generated_in_parts_on_the_ranks_is_rmat(size):
         np.testing.assert_array_equal(levels, host(gbla.bfs(A, sources)))
 
 
-@pytest.mark.parametrize("dup_op, weight", [(None, 5.0), (gbla.semirings.binary.max, 7.0),
-                                            (gbla.semirings.binary.plus, 18.0)])
+@pytest.mark.parametrize(
+    "dup_op, weight",
+    [(None, 5.0), (gbla.semirings.binary.max, 7.0), (gbla.semirings.binary.plus, 18.0)],
+)
 def test_an_edge_given_by_several_ranks_combines_its_weights(dup_op, weight):
     # ranks 0, 1, 2 each give 0 -> 1 with weight 5, 6, 7; the default keeps the lightest
     def work(comm):
@@ -606,8 +679,7 @@ def test_rmat_edges_checks_its_part():
     with pytest.raises(gbla.InvalidValue, match="parts must be at least 1"):
         gbla.generators.rmat_edges(5, parts=0, device="cpu")
     whole = gbla.generators.rmat_edges(5, seed=2, device="cpu")
-    parts = [gbla.generators.rmat_edges(5, seed=2, part=p, parts=3, device="cpu")
-             for p in range(3)]
+    parts = [gbla.generators.rmat_edges(5, seed=2, part=p, parts=3, device="cpu") for p in range(3)]
     # the parts hold the whole's edges (each part both ways), repeats as often
     assert sorted(zip(*whole)) == sorted(e for part in parts for e in zip(*part))
 
@@ -644,15 +716,17 @@ def test_a_matrix_built_from_pieces_equals_the_one_built_from_the_whole_arrays(s
 
         def pieces():
             for i in range(0, len(s), piece):
-                yield (s[i:i + piece], d[i:i + piece]) + (() if v is None else
-                                                         (v[i:i + piece],))
+                yield (s[i : i + piece], d[i : i + piece]) + (
+                    () if v is None else (v[i : i + piece],)
+                )
+
         whole = D.DistMatrix.from_edges(comm, s, d, v, n=n, dup_op=plus)
         return whole, D.DistMatrix.from_edge_pieces(comm, pieces, n=n, dup_op=plus)
 
     expected = sp.coo_array((np.ones(m) if w is None else w, (src, dst)), shape=(n, n)).tocsr()
     for whole, built in on_ranks(size, work):
         _assert_same_parts(whole, built)
-        rows = expected[built.lo:built.hi]
+        rows = expected[built.lo : built.hi]
         np.testing.assert_array_equal(built.indptr, rows.indptr)
         np.testing.assert_array_equal(built.indices, rows.indices)
         if weighted:
@@ -670,8 +744,9 @@ def test_from_edges_places_its_arrays_a_slice_at_a_time(size, piece, monkeypatch
     src, dst, w = rng.integers(0, n, m), rng.integers(0, n, m), rng.random(m)
     whole = on_ranks(size, lambda comm: D.DistMatrix.from_edges(comm, src, dst, w, n=n))
     monkeypatch.setattr(D.build, "PIECE", piece)
-    for a, b in zip(whole, on_ranks(size, lambda comm: D.DistMatrix.from_edges(
-            comm, src, dst, w, n=n))):
+    for a, b in zip(
+        whole, on_ranks(size, lambda comm: D.DistMatrix.from_edges(comm, src, dst, w, n=n))
+    ):
         _assert_same_parts(a, b)
 
 
@@ -680,16 +755,16 @@ def test_rmat_generated_a_piece_at_a_time_is_rmat(size):
     A = gbla.generators.rmat(9, 8, seed=4, device="cpu")
 
     def work(comm):
-        pieces = gbla.generators.rmat_edge_pieces(9, 8, seed=4, part=comm.rank,
-                                                  parts=comm.size, piece_edges=333,
-                                                  device="cpu")
-        mine = gbla.generators.rmat_edges(9, 8, seed=4, part=comm.rank, parts=comm.size,
-                                          device="cpu")
+        pieces = gbla.generators.rmat_edge_pieces(
+            9, 8, seed=4, part=comm.rank, parts=comm.size, piece_edges=333, device="cpu"
+        )
+        mine = gbla.generators.rmat_edges(
+            9, 8, seed=4, part=comm.rank, parts=comm.size, device="cpu"
+        )
         # the pieces hold the part's edges, repeats as often, ids in 4 bytes
         got = [(s, d) for s, d in pieces()]
         assert all(s.dtype == d.dtype == np.int32 for s, d in got)
-        assert sorted(zip(*mine)) == sorted(e for s, d in got for e in zip(s.tolist(),
-                                                                             d.tolist()))
+        assert sorted(zip(*mine)) == sorted(e for s, d in got for e in zip(s.tolist(), d.tolist()))
         M = D.DistMatrix.from_edge_pieces(comm, pieces, n=512)
         return M.nvals, gbla.bfs(M, [0, 100])
 
@@ -704,6 +779,7 @@ def test_a_build_from_pieces_holds_its_part_and_a_piece_not_every_edge(monkeypat
     # pieces of 4,000 edges the build's peak stays near the part, where a build holding its
     # edges (or concatenating them) would need at least twice it
     import tracemalloc
+
     n, m, piece = 4000, 200_000, 2000
     monkeypatch.setattr(D.build, "_CHUNK", 50_000)  # the sorts and the weights' facts a
     monkeypatch.setattr(gbla._weights, "_NUMBERS_CHUNK", 50_000)  # chunk at a time, as at scale
@@ -741,7 +817,9 @@ def test_pieces_that_are_wrong_make_every_rank_raise_naming_them(size):
         def work(comm):
             mine = comm.rank == on
             return D.DistMatrix.from_edge_pieces(
-                comm, make(comm) if mine else (lambda: iter(())), n=n)
+                comm, make(comm) if mine else (lambda: iter(())), n=n
+            )
+
         return on_ranks(size, work)
 
     calls = []
@@ -750,6 +828,7 @@ def test_pieces_that_are_wrong_make_every_rank_raise_naming_them(size):
         def pieces():
             calls.append(1)
             yield np.array([0, 1]), np.array([1, len(calls) % 2 + 2])
+
         return pieces
 
     with pytest.raises(gbla.InvalidValue, match="pieces must yield the same edges"):
@@ -772,9 +851,15 @@ def test_bad_edges_from_one_rank_make_every_rank_raise(size):
     def build(src, dst, values=None, n=4, on=0, **options):
         def work(comm):
             mine = comm.rank == on
-            return D.DistMatrix.from_edges(comm, src if mine else [], dst if mine else [],
-                                           (values if mine else []) if values is not None
-                                           else None, n=n, **options)
+            return D.DistMatrix.from_edges(
+                comm,
+                src if mine else [],
+                dst if mine else [],
+                (values if mine else []) if values is not None else None,
+                n=n,
+                **options,
+            )
+
         return on_ranks(size, work)
 
     with pytest.raises(gbla.DuplicateIndex, match=r"edge \(0, 1\) repeated"):
@@ -790,14 +875,17 @@ def test_bad_edges_from_one_rank_make_every_rank_raise(size):
             on_ranks(size, lambda comm: D.DistMatrix.from_edges(comm, [], [], n=4 + comm.rank))
 
 
-@pytest.mark.parametrize("indptr, indices, values, error, match", [
-    ([0, 1, 2], [1, 0], [1.0], gbla.DimensionMismatch, r"len\(values\) must equal len"),
-    ([0, 1, 3], [1, 0], None, gbla.InvalidValue, r"indptr must run from 0 to len\(indices\)"),
-    ([0, 2, 1, 2], [1, 0], None, gbla.InvalidValue, "indptr must never fall"),
-    ([0, 1, 2], [1, 5], None, gbla.InvalidIndex, r"indices must hold indices < 2; got 5"),
-    ([0, 1, 2], [1, -1], None, gbla.InvalidIndex, "indices must hold no negative index"),
-    ([[0, 1]], [1], None, gbla.InvalidValue, "indptr must be a 1-D array"),
-])
+@pytest.mark.parametrize(
+    "indptr, indices, values, error, match",
+    [
+        ([0, 1, 2], [1, 0], [1.0], gbla.DimensionMismatch, r"len\(values\) must equal len"),
+        ([0, 1, 3], [1, 0], None, gbla.InvalidValue, r"indptr must run from 0 to len\(indices\)"),
+        ([0, 2, 1, 2], [1, 0], None, gbla.InvalidValue, "indptr must never fall"),
+        ([0, 1, 2], [1, 5], None, gbla.InvalidIndex, r"indices must hold indices < 2; got 5"),
+        ([0, 1, 2], [1, -1], None, gbla.InvalidIndex, "indices must hold no negative index"),
+        ([[0, 1]], [1], None, gbla.InvalidValue, "indptr must be a 1-D array"),
+    ],
+)
 def test_a_malformed_csr_is_refused_naming_the_argument(indptr, indices, values, error, match):
     with pytest.raises(error, match=match):
         D.DistMatrix.from_csr(D.SelfComm(), indptr, indices, values)
@@ -809,13 +897,19 @@ def test_what_does_not_run_on_a_distributed_matrix_says_so():
     def work(comm):
         M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
         errors = []
-        for call in (lambda: gbla.bfs(M, 0, method="frontier_queue"),
-                     lambda: gbla.sssp(M, 0, method="near_far"),
-                     lambda: gbla.mxm(M, M, "plus_times"),  # B only
-                     lambda: gbla.mxv(M, gbla.Vector.new(3, device="cpu"), "min_plus"),
-                     lambda: gbla.iterate(lambda s, i: None,
-                                          {"q": gbla.Vector.new(3, device="cpu")},
-                                          while_nonempty="q", cache=M, mode="device")):
+        for call in (
+            lambda: gbla.bfs(M, 0, method="frontier_queue"),
+            lambda: gbla.sssp(M, 0, method="near_far"),
+            lambda: gbla.mxm(M, M, "plus_times"),  # B only
+            lambda: gbla.mxv(M, gbla.Vector.new(3, device="cpu"), "min_plus"),
+            lambda: gbla.iterate(
+                lambda s, i: None,
+                {"q": gbla.Vector.new(3, device="cpu")},
+                while_nonempty="q",
+                cache=M,
+                mode="device",
+            ),
+        ):
             with pytest.raises(gbla.GblaError) as info:
                 call()
             errors.append(str(info.value))
@@ -825,8 +919,10 @@ def test_what_does_not_run_on_a_distributed_matrix_says_so():
         assert "does not run on a DistMatrix" in errors[0]
         assert "algebraic" in errors[0]
         assert "does not run on a DistMatrix" in errors[1]
-        assert "bellman_ford, delta_stepping" in errors[1] or \
-            "delta_stepping, bellman_ford" in errors[1]
+        assert (
+            "bellman_ford, delta_stepping" in errors[1]
+            or "delta_stepping, bellman_ford" in errors[1]
+        )
         assert "only vxm, mxm (as B), select and scale take a DistMatrix" in errors[2]
         assert "only vxm, mxm (as B), select and scale take a DistMatrix" in errors[3]
         assert errors[4].startswith("mode must be 'auto' or 'eager'")  # never recorded
@@ -846,8 +942,12 @@ def cut(comm, S, bounds, index_dtype=np.int32):
 
     def rows(M):
         e0, e1 = M.indptr[lo], M.indptr[hi]
-        return (xp.asarray((M.indptr[lo:hi + 1] - e0).astype(np.int64)),
-                xp.asarray(M.indices[e0:e1].astype(index_dtype)), None)
+        return (
+            xp.asarray((M.indptr[lo : hi + 1] - e0).astype(np.int64)),
+            xp.asarray(M.indices[e0:e1].astype(index_dtype)),
+            None,
+        )
+
     return D.DistMatrix(comm, bounds, *rows(S), S.shape[0], transpose=rows(T), nvals=S.nnz)
 
 
@@ -877,13 +977,14 @@ def check_bitmap_search(S, source, levels, parents, depth_limit=None):
     assert host(levels).dtype == np.int32
     np.testing.assert_array_equal(host(levels), expected)
     if depth_limit is None:
-        gbla.verify.bfs(gbla.Matrix.from_scipy(S, device="cpu"), source, host(levels),
-                        host(parents))
+        gbla.verify.bfs(
+            gbla.Matrix.from_scipy(S, device="cpu"), source, host(levels), host(parents)
+        )
         return
     p, lv = host(parents), host(levels)  # a cut search: each parent one level up, an edge
     assert p[source] == source and (p[lv < 0] == -1).all()
     for v in np.flatnonzero(lv > 0):
-        assert lv[p[v]] == lv[v] - 1 and v in S.indices[S.indptr[p[v]]:S.indptr[p[v] + 1]]
+        assert lv[p[v]] == lv[v] - 1 and v in S.indices[S.indptr[p[v]] : S.indptr[p[v] + 1]]
 
 
 @pytest.mark.parametrize("direction", ["auto", "push", "pull", FLIPPING], ids=str)
@@ -905,8 +1006,7 @@ def test_bitmap_bfs_gives_scipys_levels_and_a_valid_tree_on_every_rank(size, dir
 @pytest.mark.parametrize("direction", ["auto", "push", "pull", FLIPPING], ids=str)
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("graph", sorted(BITMAP_GRAPHS))
-def test_bitmap_bfs_on_bounds_that_split_words_from_a_source_on_every_rank(graph, size,
-                                                                          direction):
+def test_bitmap_bfs_on_bounds_that_split_words_from_a_source_on_every_rank(graph, size, direction):
     S = BITMAP_GRAPHS[graph]
     bounds = odd_bounds(S.shape[0], size)
     # each rank's first and last vertex (rank 3 of the directed graph's: isolated ones)
@@ -914,8 +1014,13 @@ def test_bitmap_bfs_on_bounds_that_split_words_from_a_source_on_every_rank(graph
 
     def work(comm):
         A = cut(comm, S, bounds)
-        return [(D.bitmap_bfs(A, s, return_predecessors=True, direction=direction),
-                 D.bitmap_bfs(A, s, direction=direction)) for s in sources]
+        return [
+            (
+                D.bitmap_bfs(A, s, return_predecessors=True, direction=direction),
+                D.bitmap_bfs(A, s, direction=direction),
+            )
+            for s in sources
+        ]
 
     for per_rank in on_ranks(size, work):
         for s, ((levels, parents), alone) in zip(sources, per_rank):
@@ -930,8 +1035,12 @@ def test_bitmap_bfs_pulls_while_the_frontier_is_large_and_pushes_at_both_ends(si
 
     def work(comm):
         stats = {}
-        out = D.bitmap_bfs(cut(comm, S, odd_bounds(S.shape[0], size)), source,
-                           return_predecessors=True, stats=stats)
+        out = D.bitmap_bfs(
+            cut(comm, S, odd_bounds(S.shape[0], size)),
+            source,
+            return_predecessors=True,
+            stats=stats,
+        )
         return out, stats
 
     for (levels, parents), stats in on_ranks(size, work):
@@ -948,8 +1057,10 @@ def test_bitmap_bfs_depth_limit(size, direction):
 
     def work(comm):
         A = cut(comm, S, odd_bounds(70, size))
-        return [D.bitmap_bfs(A, 0, return_predecessors=True, depth_limit=limit,
-                             direction=direction) for limit in (0, 1, 2, 40)]
+        return [
+            D.bitmap_bfs(A, 0, return_predecessors=True, depth_limit=limit, direction=direction)
+            for limit in (0, 1, 2, 40)
+        ]
 
     for per_rank in on_ranks(size, work):
         for limit, (levels, parents) in zip((0, 1, 2, 40), per_rank):
@@ -976,8 +1087,13 @@ def test_bitmap_bfs_reports_the_words_each_level_sends(size, direction, parents)
 
     def work(comm):
         stats = {}
-        D.bitmap_bfs(cut(comm, S, bounds), source, return_predecessors=parents,
-                     direction=direction, stats=stats)
+        D.bitmap_bfs(
+            cut(comm, S, bounds),
+            source,
+            return_predecessors=parents,
+            direction=direction,
+            stats=stats,
+        )
         return stats
 
     stats, *others = on_ranks(size, work)
@@ -987,8 +1103,12 @@ def test_bitmap_bfs_reports_the_words_each_level_sends(size, direction, parents)
     expected = []
     for way in stats["directions"]:
         if way == "push":
-            sent = sum(4 * (words[s] + (words[r] if parents else 0))
-                       for r in range(size) for s in range(size) if s != r)
+            sent = sum(
+                4 * (words[s] + (words[r] if parents else 0))
+                for r in range(size)
+                for s in range(size)
+                if s != r
+            )
         else:
             sent = sum(4 * words[r] * (size - 1) for r in range(size))
         expected.append(sent + sums)
@@ -1014,8 +1134,14 @@ def test_gbla_bfs_runs_the_bitmap_method_on_a_distributed_matrix_and_on_a_matrix
     def work(comm):
         M = cut(comm, S, odd_bounds(100, size))
         stats = {}
-        return gbla.bfs(M, 7, method="distributed_bitmap", return_predecessors=True,
-                        direction=FLIPPING, stats=stats), stats
+        return gbla.bfs(
+            M,
+            7,
+            method="distributed_bitmap",
+            return_predecessors=True,
+            direction=FLIPPING,
+            stats=stats,
+        ), stats
 
     for (levels, parents), stats in on_ranks(size, work):
         assert levels.dtype == parents.dtype == np.int32  # gbla.bfs's dtypes
@@ -1023,14 +1149,19 @@ def test_gbla_bfs_runs_the_bitmap_method_on_a_distributed_matrix_and_on_a_matrix
         gbla.verify.bfs(A, 7, levels, parents)
         assert stats["levels"] == levels.max() + 1 == len(stats["directions"])
     stats = {}
-    levels, parents = gbla.bfs(A, 7, method="distributed_bitmap", return_predecessors=True,
-                               stats=stats)  # a Matrix: one rank over its own arrays
+    levels, parents = gbla.bfs(
+        A, 7, method="distributed_bitmap", return_predecessors=True, stats=stats
+    )  # a Matrix: one rank over its own arrays
     assert levels.dtype == parents.dtype == np.int32 and stats["bytes_total"] == 0
     np.testing.assert_array_equal(levels, expected)
     gbla.verify.bfs(A, 7, levels, parents)
     entry = gbla.methods.get("distributed_bitmap")
-    assert (entry.algorithm, entry.devices, entry.directions, entry.algebraic) == \
-        ("bfs", ("cpu", "gpu"), True, False)
+    assert (entry.algorithm, entry.devices, entry.directions, entry.algebraic) == (
+        "bfs",
+        ("cpu", "gpu"),
+        True,
+        False,
+    )
 
 
 def test_bitmap_bfs_refuses_what_it_cannot_search():
@@ -1049,11 +1180,14 @@ def test_bitmap_bfs_refuses_what_it_cannot_search():
     for kwargs in ({"direction": "pull"}, {"direction": "push", "return_predecessors": True}):
         with pytest.raises(gbla.InvalidValue, match="^A must hold its transpose's rows"):
             D.bitmap_bfs(bare, 0, **kwargs)
-    with pytest.raises(gbla.InvalidValue, match="^memory_budget must be None with method="
-                       "'distributed_bitmap'"):
+    with pytest.raises(
+        gbla.InvalidValue, match="^memory_budget must be None with method='distributed_bitmap'"
+    ):
         gbla.bfs(A, 0, method="distributed_bitmap", memory_budget=10**6)
-    with pytest.raises(gbla.UnsupportedMethod, match="'distributed_bitmap' does not run on a "
-                       "HostMatrix; those that do: algebraic"):
+    with pytest.raises(
+        gbla.UnsupportedMethod,
+        match="'distributed_bitmap' does not run on a HostMatrix; those that do: algebraic",
+    ):
         gbla.bfs(gbla.outofcore.HostMatrix(A, 10**6), 0, method="distributed_bitmap")
 
 
@@ -1062,12 +1196,27 @@ def test_bitmap_bfs_refuses_what_it_cannot_search():
 def test_the_bitmap_kernels_compile_for_every_instantiation_the_launcher_uses(tmp_path):
     # templates are only parsed until instantiated: take the address of each one
     from gbla.kernels import _distributed, _launch
+
     unit = tmp_path / "distributed_all.cu"
-    unit.write_text(_launch.source("distributed.cu") + "\nvoid* gbla_all[] = {" + ", ".join(
-        f"(void*)&{name}" for name in _distributed.NAME_EXPRESSIONS) + "};\n")
-    result = subprocess.run([shutil.which("nvcc"), "-std=c++17", "-arch=sm_90", "-c",
-                             str(unit), "-o", str(tmp_path / "distributed_all.o")],
-                            capture_output=True, text=True)
+    unit.write_text(
+        _launch.source("distributed.cu")
+        + "\nvoid* gbla_all[] = {"
+        + ", ".join(f"(void*)&{name}" for name in _distributed.NAME_EXPRESSIONS)
+        + "};\n"
+    )
+    result = subprocess.run(
+        [
+            shutil.which("nvcc"),
+            "-std=c++17",
+            "-arch=sm_90",
+            "-c",
+            str(unit),
+            "-o",
+            str(tmp_path / "distributed_all.o"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr[-4000:]
 
 
@@ -1079,6 +1228,7 @@ def test_ranks_on_the_gpu_give_what_cpu_ranks_give(size):
     # the same exchanges with CuPy arrays (ranks as threads on one GPU): offsets, packed
     # messages, bitmaps, the replicated product under gbla.bfs / gbla.sssp / gbla.vxm
     import cupy
+
     S = gbla.generators.rmat(9, 8, seed=7, device="cpu", weights=(1, 20)).to_scipy()
     source = int(np.argmax(np.diff(S.indptr)))
     A = gbla.Matrix.from_scipy(S, device="cpu")
@@ -1096,9 +1246,12 @@ def test_ranks_on_the_gpu_give_what_cpu_ranks_give(size):
         return own, levels, parents, dist, pred, w, stats
 
     expected_dist = csgraph.dijkstra(S, indices=source)
-    expected_w = gbla.vxm(gbla.Vector.from_coo(np.arange(0, n, 7), 1.0, n, device="cpu"), A,
-                          "min_plus", mask=~gbla.Vector.from_dense(np.arange(n) % 3 == 0,
-                                                                   device="cpu").S).to_coo()
+    expected_w = gbla.vxm(
+        gbla.Vector.from_coo(np.arange(0, n, 7), 1.0, n, device="cpu"),
+        A,
+        "min_plus",
+        mask=~gbla.Vector.from_dense(np.arange(n) % 3 == 0, device="cpu").S,
+    ).to_coo()
     for own, levels, parents, dist, pred, w, stats in D.run_threads(size, work, xp=cupy):
         (own_levels, own_parents), own_dist = own
         for lv, par in ((own_levels, own_parents), (levels, parents)):
@@ -1110,18 +1263,21 @@ def test_ranks_on_the_gpu_give_what_cpu_ranks_give(size):
         gbla.verify.sssp(A, source, host(dist), host(pred))
         np.testing.assert_array_equal(host(w[0]), expected_w[0])
         np.testing.assert_array_equal(host(w[1]), expected_w[1])
-        assert stats["bytes_total"] == sum(stats["bytes"]) and (size == 1) == \
-            (stats["bytes_total"] == 0)
+        assert stats["bytes_total"] == sum(stats["bytes"]) and (size == 1) == (
+            stats["bytes_total"] == 0
+        )
 
 
 @SKIP_NO_GPU
 @pytest.mark.gpu
 @pytest.mark.parametrize("size", [1, 2, 3])
 @pytest.mark.parametrize("direction", ["push", "pull"])
-@pytest.mark.parametrize("semiring", ["plus_times", "min_plus", "max_second", "any_pair",
-                                      "lor_land", "any_secondi"])
-def test_the_products_on_gpu_ranks_run_one_gpus_kernels_and_equal_gbla_vxm(semiring,
-                                                                           direction, size):
+@pytest.mark.parametrize(
+    "semiring", ["plus_times", "min_plus", "max_second", "any_pair", "lor_land", "any_secondi"]
+)
+def test_the_products_on_gpu_ranks_run_one_gpus_kernels_and_equal_gbla_vxm(
+    semiring, direction, size
+):
     # on the GPU a rank's push and pull are gbla's spmv kernels over its rows (int64 row
     # pointers beside int32 ids; rows read at global ids, which any.secondi gives); vertices 7
     # and 1100 have an in-edge from every vertex, so the pull takes a block for each (rows
@@ -1129,6 +1285,7 @@ def test_the_products_on_gpu_ranks_run_one_gpus_kernels_and_equal_gbla_vxm(semir
     import cupy
 
     from gbla.kernels._spmv import HUGE_ROW, LONG_ROW
+
     sr = gbla.semirings.get(semiring)
     dtype = sr.dtypes[-1] if np.dtype(np.float64) not in sr.dtypes else np.dtype(np.float64)
     rng = np.random.default_rng(len(semiring) + size)
@@ -1147,16 +1304,26 @@ def test_the_products_on_gpu_ranks_run_one_gpus_kernels_and_equal_gbla_vxm(semir
     allow = rng.random(n) < 0.7
     allow[[7, 1100]] = True
     u = gbla.Vector.from_coo(idx, vals, n, dtype=dtype, device="cpu")
-    expected = gbla.vxm(u, gbla.Matrix.from_scipy(S, device="cpu"), sr,
-                        mask=gbla.Vector.from_dense(allow, device="cpu").V, direction="push")
+    expected = gbla.vxm(
+        u,
+        gbla.Matrix.from_scipy(S, device="cpu"),
+        sr,
+        mask=gbla.Vector.from_dense(allow, device="cpu").V,
+        direction="push",
+    )
     e_idx, e_vals = expected.to_coo()
 
     def work(comm):
         Ad = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
         assert Ad.indptr.dtype == np.int64 and Ad.indices.dtype == np.int32
         mine = (idx >= Ad.lo) & (idx < Ad.hi)
-        w = D.vxm(Ad.vector(idx[mine], vals[mine]), Ad, sr,
-                  allow=cupy.asarray(allow[Ad.lo:Ad.hi]), direction=direction)
+        w = D.vxm(
+            Ad.vector(idx[mine], vals[mine]),
+            Ad,
+            sr,
+            allow=cupy.asarray(allow[Ad.lo : Ad.hi]),
+            direction=direction,
+        )
         return host(w.indices), host(w.values)
 
     got = D.run_threads(size, work, xp=cupy)
@@ -1177,21 +1344,29 @@ def test_a_build_from_pieces_on_gpu_ranks_gives_the_cpu_ranks_parts(size):
     # each rank generates its part of rmat on the GPU a piece at a time; the parts (rows,
     # transpose, weights combined) equal those CPU ranks build, and the searches run on them
     import cupy
+
     scale, piece = 10, 700
 
     def work_on(xp, device):
         def work(comm):
             generated = gbla.generators.rmat_edge_pieces(
-                scale, 8, seed=5, part=comm.rank, parts=comm.size, piece_edges=piece,
-                device=device)
+                scale, 8, seed=5, part=comm.rank, parts=comm.size, piece_edges=piece, device=device
+            )
 
             def pieces():
                 for src, dst in generated():
                     yield src, dst, ((src * 7 + dst * 3) % 11 + 1).astype(np.float64)
-            M = D.DistMatrix.from_edge_pieces(comm, pieces, n=2**scale,
-                                              dup_op=gbla.semirings.binary.max)
-            return ([host(a) for a in _parts(M)[2:]], M.nvals, host(D.bitmap_bfs(M, 3)),
-                    host(D.sssp(M, 3)))
+
+            M = D.DistMatrix.from_edge_pieces(
+                comm, pieces, n=2**scale, dup_op=gbla.semirings.binary.max
+            )
+            return (
+                [host(a) for a in _parts(M)[2:]],
+                M.nvals,
+                host(D.bitmap_bfs(M, 3)),
+                host(D.sssp(M, 3)),
+            )
+
         return D.run_threads(size, work, xp=xp)
 
     for gpu, cpu in zip(work_on(cupy, "gpu"), work_on(np, "cpu")):
@@ -1214,10 +1389,14 @@ def test_bitmap_bfs_ranks_on_the_gpu_give_what_cpu_ranks_give(size, hub_edges, m
     import cupy
 
     from gbla.kernels import _distributed
+
     if hub_edges is not None:
         monkeypatch.setattr(_distributed, "HUB_EDGES", hub_edges)
-    runs = [(name, S, int(np.argmax(np.diff(S.indptr))), dtype)
-            for name, S in sorted(BITMAP_GRAPHS.items()) for dtype in (np.int32, np.int64)]
+    runs = [
+        (name, S, int(np.argmax(np.diff(S.indptr))), dtype)
+        for name, S in sorted(BITMAP_GRAPHS.items())
+        for dtype in (np.int32, np.int64)
+    ]
 
     def work(comm):
         out = []
@@ -1225,8 +1404,9 @@ def test_bitmap_bfs_ranks_on_the_gpu_give_what_cpu_ranks_give(size, hub_edges, m
             A = cut(comm, S, odd_bounds(S.shape[0], size), dtype)
             for direction in ("auto", "push", "pull", FLIPPING):
                 stats = {}
-                found = D.bitmap_bfs(A, source, return_predecessors=True, direction=direction,
-                                     stats=stats)
+                found = D.bitmap_bfs(
+                    A, source, return_predecessors=True, direction=direction, stats=stats
+                )
                 out.append((found, D.bitmap_bfs(A, source, direction=direction), stats))
         return out
 
@@ -1243,8 +1423,7 @@ def test_bitmap_bfs_ranks_on_the_gpu_give_what_cpu_ranks_give(size, hub_edges, m
             assert _shared(stats) == _shared(cpu_run[2]), (name, d)
     for _, S, source, _ in runs[::2]:  # gbla.bfs on a GPU Matrix: one rank, its arrays
         A = gbla.Matrix.from_scipy(S, device="gpu")
-        levels, parents = gbla.bfs(A, source, method="distributed_bitmap",
-                                   return_predecessors=True)
+        levels, parents = gbla.bfs(A, source, method="distributed_bitmap", return_predecessors=True)
         assert levels.dtype == parents.dtype == np.int32
         check_bitmap_search(S, source, levels, parents)
 
@@ -1271,6 +1450,7 @@ comm.close()
 @pytest.mark.parametrize("ranks", [1, 3])
 def test_the_launcher_runs_a_process_per_rank_over_sockets(tmp_path, ranks):
     from gbla.distributed import launch
+
     script = tmp_path / "rank.py"
     script.write_text(RANK_SCRIPT)
     status = launch.main(["-n", str(ranks), "--backend", "socket", str(script), str(tmp_path)])
@@ -1295,21 +1475,41 @@ def test_the_distributed_benchmark_runs_under_the_launcher(tmp_path):
     from pathlib import Path
 
     from gbla.distributed import launch
+
     bench = Path(__file__).parents[1] / "benchmarks" / "bench_distributed.py"
     out = tmp_path / "bench.json"
-    status = launch.main(["-n", "2", "--backend", "socket", str(bench), "--scale", "8",
-                          "--sources", "2", "--json", str(out)])
+    status = launch.main(
+        [
+            "-n",
+            "2",
+            "--backend",
+            "socket",
+            str(bench),
+            "--scale",
+            "8",
+            "--sources",
+            "2",
+            "--json",
+            str(out),
+        ]
+    )
     assert status == 0
     doc = json.loads(out.read_text())
     assert doc["ranks"] == 2 and doc["device"] == "cpu" and doc["scale"] == 8
-    assert sorted(r["algo"] for r in doc["rows"]) == ["bfs", "bfs", "bfs_bitmap", "bfs_bitmap",
-                                                      "sssp", "sssp"]
-    assert all(r["gteps"] > 0 and r["levels"] >= 1 and r["bytes_total"] > 0
-               for r in doc["rows"])
+    assert sorted(r["algo"] for r in doc["rows"]) == [
+        "bfs",
+        "bfs",
+        "bfs_bitmap",
+        "bfs_bitmap",
+        "sssp",
+        "sssp",
+    ]
+    assert all(r["gteps"] > 0 and r["levels"] >= 1 and r["bytes_total"] > 0 for r in doc["rows"])
 
 
 def test_a_failing_rank_makes_the_launcher_fail(tmp_path):
     from gbla.distributed import launch
+
     script = tmp_path / "fail.py"
     script.write_text("import os, sys\nsys.exit(3 if os.environ['GBLA_RANK'] == '1' else 0)\n")
     assert launch.main(["-n", "2", "--backend", "socket", str(script)]) == 3
@@ -1320,12 +1520,17 @@ def test_a_rank_dying_before_the_others_meet_it_ends_the_launch(tmp_path):
     import threading
 
     from gbla.distributed import launch
+
     script = tmp_path / "die.py"
-    script.write_text("import os, sys\nif os.environ['GBLA_RANK'] == '1':\n    sys.exit(4)\n"
-                      "from gbla.distributed import launch\nlaunch.init(timeout=600)\n")
+    script.write_text(
+        "import os, sys\nif os.environ['GBLA_RANK'] == '1':\n    sys.exit(4)\n"
+        "from gbla.distributed import launch\nlaunch.init(timeout=600)\n"
+    )
     got = []
-    t = threading.Thread(target=lambda: got.append(launch.main(
-        ["-n", "2", "--backend", "socket", str(script)])), daemon=True)
+    t = threading.Thread(
+        target=lambda: got.append(launch.main(["-n", "2", "--backend", "socket", str(script)])),
+        daemon=True,
+    )
     t.start()
     t.join(120)
     assert got == [4]
@@ -1343,10 +1548,14 @@ def test_the_ranks_run_as_tasks_of_a_dask_cluster():
     import cloudpickle
 
     from gbla.distributed.on_dask import run_dask
+
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import tests
-    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=3, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         results = run_dask(client, _dask_rank, backend="socket")
         with pytest.raises(gbla.InvalidValue, match="^size must be between 1 and"):
             run_dask(client, _dask_rank, size=4, backend="socket")
@@ -1388,8 +1597,9 @@ def multi_gpu_graphs():
     n = 700
     src, dst = rng.integers(0, 600, 3000), rng.integers(0, 600, 3000)  # 600..699 isolated
     keep = src != dst
-    T = sp.csr_matrix((rng.integers(1, 9, keep.sum()).astype(np.float64),
-                       (src[keep], dst[keep])), shape=(n, n))
+    T = sp.csr_matrix(
+        (rng.integers(1, 9, keep.sum()).astype(np.float64), (src[keep], dst[keep])), shape=(n, n)
+    )
     T.sum_duplicates()
     return [("rmat", S, int(np.argmax(np.diff(S.indptr)))), ("directed", T, 7)]
 
@@ -1397,18 +1607,27 @@ def multi_gpu_graphs():
 def searches_on_ranks(comm, S, source):
     """Every search of a DistMatrix on this rank's GPU, as host arrays, with the GPU it ran on."""
     import cupy
+
     M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
     levels, parents = D.bfs(M, source, return_predecessors=True)
     algebra_levels, algebra_parents = gbla.bfs(M, source, return_predecessors=True)
     bitmap_levels, bitmap_parents = D.bitmap_bfs(M, source, return_predecessors=True)
     dist, pred = gbla.sssp(M, source, return_predecessors=True)
-    found = {"levels": levels, "parents": parents, "algebra_levels": algebra_levels,
-             "algebra_parents": algebra_parents, "bitmap_levels": bitmap_levels,
-             "bitmap_parents": bitmap_parents, "dist": D.sssp(M, source),
-             "algebra_dist": dist, "algebra_pred": pred}
+    found = {
+        "levels": levels,
+        "parents": parents,
+        "algebra_levels": algebra_levels,
+        "algebra_parents": algebra_parents,
+        "bitmap_levels": bitmap_levels,
+        "bitmap_parents": bitmap_parents,
+        "dist": D.sssp(M, source),
+        "algebra_dist": dist,
+        "algebra_pred": pred,
+    }
     here = cupy.cuda.Device().id
-    assert all(isinstance(x, cupy.ndarray) and x.device.id == here
-               for x in found.values())  # on the rank's own GPU
+    assert all(
+        isinstance(x, cupy.ndarray) and x.device.id == here for x in found.values()
+    )  # on the rank's own GPU
     out = {k: cupy.asnumpy(x) for k, x in found.items()}
     out["gpu"] = np.array([here, M.indptr.device.id])
     out["bus"] = np.array(cupy.cuda.Device().pci_bus_id)  # the physical GPU, whatever it is
@@ -1428,14 +1647,18 @@ def check_against_one_gpu(results, devices=(0, 1)):
         A_host = gbla.Matrix.from_scipy(S, device="cpu")
         for rank, got in enumerate(results):
             assert got[f"{name}.gpu"].tolist() == [devices[rank]] * 2
-            for lv, par in (("levels", "parents"), ("algebra_levels", "algebra_parents"),
-                            ("bitmap_levels", "bitmap_parents")):
+            for lv, par in (
+                ("levels", "parents"),
+                ("algebra_levels", "algebra_parents"),
+                ("bitmap_levels", "bitmap_parents"),
+            ):
                 np.testing.assert_array_equal(got[f"{name}.{lv}"], one_levels)
                 gbla.verify.bfs(A_host, source, got[f"{name}.{lv}"], got[f"{name}.{par}"])
             np.testing.assert_array_equal(got[f"{name}.dist"], one_dist)
             np.testing.assert_array_equal(got[f"{name}.algebra_dist"], one_dist)
-            gbla.verify.sssp(A_host, source, got[f"{name}.algebra_dist"],
-                             got[f"{name}.algebra_pred"])
+            gbla.verify.sssp(
+                A_host, source, got[f"{name}.algebra_dist"], got[f"{name}.algebra_pred"]
+            )
         assert len({str(r[f"{name}.bus"]) for r in results}) == len(results)
         spans = [tuple(r[f"{name}.span"]) for r in results]
         assert spans[0][0] == 0 and spans[-1][1] == S.shape[0]
@@ -1448,11 +1671,11 @@ def test_the_launcher_runs_a_process_per_gpu_over_nccl(tmp_path):
     from pathlib import Path
 
     from gbla.distributed import launch
+
     script = tmp_path / "rank.py"
     script.write_text(NCCL_SCRIPT)
     root = Path(__file__).resolve().parents[1]
-    assert launch.main(["-n", "2", "--backend", "nccl", str(script), str(tmp_path),
-                        str(root)]) == 0
+    assert launch.main(["-n", "2", "--backend", "nccl", str(script), str(tmp_path), str(root)]) == 0
     check_against_one_gpu([dict(np.load(tmp_path / f"rank{r}.npz")) for r in range(2)])
 
 
@@ -1471,10 +1694,14 @@ def test_the_ranks_run_on_a_gpu_each_as_tasks_of_a_dask_cluster():
     import cloudpickle
 
     from gbla.distributed.on_dask import run_dask
+
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         results = run_dask(client, _dask_gpu_rank, backend="nccl")
     check_against_one_gpu(results)
 
@@ -1489,21 +1716,28 @@ def test_the_ranks_run_on_a_gpu_each_in_a_dask_cuda_cluster():
     import cloudpickle
 
     from gbla.distributed.on_dask import run_dask
+
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    with dask_cuda.LocalCUDACluster(CUDA_VISIBLE_DEVICES="0,1", dashboard_address=":0") \
-            as cluster, distributed.Client(cluster) as client:
+    with (
+        dask_cuda.LocalCUDACluster(CUDA_VISIBLE_DEVICES="0,1", dashboard_address=":0") as cluster,
+        distributed.Client(cluster) as client,
+    ):
         results = run_dask(client, _dask_gpu_rank, backend="nccl")
     check_against_one_gpu(results, devices=(0, 0))
 
 
-@pytest.mark.parametrize("visible, devices", [
-    ([None, None], [0, 1]),                   # a plain cluster: every worker sees every GPU
-    (["0,1", "0,1"], [0, 1]),                 # the same list everywhere
-    (["0,1", "1,0"], [0, 0]),                 # dask-cuda: each worker's own GPU first
-    (["2, 3", "3,2"], [0, 0]),
-    (["1", None], [0, 1]),                    # some pinned, some not: by rank
-    ([None], [0]),
-])
+@pytest.mark.parametrize(
+    "visible, devices",
+    [
+        ([None, None], [0, 1]),  # a plain cluster: every worker sees every GPU
+        (["0,1", "0,1"], [0, 1]),  # the same list everywhere
+        (["0,1", "1,0"], [0, 0]),  # dask-cuda: each worker's own GPU first
+        (["2, 3", "3,2"], [0, 0]),
+        (["1", None], [0, 1]),  # some pinned, some not: by rank
+        ([None], [0]),
+    ],
+)
 def test_each_dask_worker_uses_its_own_gpu(visible, devices):
     from gbla.distributed.on_dask import worker_gpus
+
     assert worker_gpus(visible) == devices

@@ -62,8 +62,11 @@ def test_ewise_of_vectors_of_different_sizes_raises_dimension_mismatch(operation
         operation(u, u4, "plus")
 
 
-@pytest.mark.parametrize("make_mask", [lambda m: m.S, lambda m: ~m.V, lambda m: m],
-                         ids=["structural", "complemented value", "bare vector"])
+@pytest.mark.parametrize(
+    "make_mask",
+    [lambda m: m.S, lambda m: ~m.V, lambda m: m],
+    ids=["structural", "complemented value", "bare vector"],
+)
 def test_mask_of_the_wrong_size_raises_dimension_mismatch(A, u, u4, make_mask):
     with raises(gbla.DimensionMismatch, "mask.size", "4"):
         gbla.mxv(A, u, "min_plus", mask=make_mask(u4))
@@ -79,8 +82,11 @@ def test_out_of_the_wrong_size_raises_dimension_mismatch(A, u, u4):
 
 
 def test_edge_lists_of_different_lengths_raise_dimension_mismatch():
-    with pytest.raises(gbla.DimensionMismatch, match=r"^len\(dst\) must equal len\(src\) = 2; "
-                                                     r"got 1$"):
+    with pytest.raises(
+        gbla.DimensionMismatch,
+        match=r"^len\(dst\) must equal len\(src\) = 2; "
+        r"got 1$",
+    ):
         Matrix.from_edges([0, 1], [1], n=3, device="cpu")
     with pytest.raises(gbla.DimensionMismatch, match=r"^len\(values\) must .+; got 1$"):
         Vector.from_coo([0, 1], [1.0], 3, device="cpu")
@@ -165,14 +171,18 @@ def test_operands_on_different_devices_raise_device_mismatch():
         gbla.mxv(A, u_cpu, "min_plus", mask=u_gpu.S)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: Vector.from_dense(np.ones(3), device="tpu"),
-    lambda: Vector.new(3, device="tpu"),
-    lambda: Vector.from_coo([0], 1.0, 3, device="tpu"),
-    lambda: Matrix.from_edges([0], [1], device="tpu"),
-    lambda: Matrix.from_scipy(sp.csr_array(np.eye(2)), device="tpu"),
-    lambda: gbla.generators.rmat(3, device="tpu"),
-], ids=["from_dense", "new", "from_coo", "from_edges", "from_scipy", "rmat"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Vector.from_dense(np.ones(3), device="tpu"),
+        lambda: Vector.new(3, device="tpu"),
+        lambda: Vector.from_coo([0], 1.0, 3, device="tpu"),
+        lambda: Matrix.from_edges([0], [1], device="tpu"),
+        lambda: Matrix.from_scipy(sp.csr_array(np.eye(2)), device="tpu"),
+        lambda: gbla.generators.rmat(3, device="tpu"),
+    ],
+    ids=["from_dense", "new", "from_coo", "from_edges", "from_scipy", "rmat"],
+)
 def test_an_unknown_device_raises_device_mismatch(make):
     with raises(gbla.DeviceMismatch, "device", "'tpu'"):
         make()
@@ -188,12 +198,15 @@ def test_asking_for_the_gpu_without_one_raises_device_mismatch():
 
 
 # ------------------------------------------------------------------ indices
-@pytest.mark.parametrize("src, dst, arg, got", [
-    ([-1, 1], [1, 2], "src", "-1"),
-    ([0, 1], [1, -3], "dst", "-3"),
-    ([0, 3], [1, 2], "src", "3"),
-    ([0, 1], [1, 7], "dst", "7"),
-])
+@pytest.mark.parametrize(
+    "src, dst, arg, got",
+    [
+        ([-1, 1], [1, 2], "src", "-1"),
+        ([0, 1], [1, -3], "dst", "-3"),
+        ([0, 3], [1, 2], "src", "3"),
+        ([0, 1], [1, 7], "dst", "7"),
+    ],
+)
 def test_negative_or_out_of_range_edge_endpoints_raise_invalid_index(device, src, dst, arg, got):
     with raises(gbla.InvalidIndex, arg, got):
         Matrix.from_edges(src, dst, n=3, device=device)
@@ -235,8 +248,7 @@ def test_integral_float_indices_are_accepted(device):
 
 def test_duplicate_weighted_edges_with_dup_op_none_raise_duplicate_index(device):
     with raises(gbla.DuplicateIndex, "src, dst", "'edge (0, 1) repeated'"):
-        Matrix.from_edges([1, 0, 0], [2, 1, 1], [5.0, 1.0, 2.0], n=3, dup_op=None,
-                          device=device)
+        Matrix.from_edges([1, 0, 0], [2, 1, 1], [5.0, 1.0, 2.0], n=3, dup_op=None, device=device)
     with raises(gbla.DuplicateIndex, "indices", "'1 repeated'"):
         Vector.from_coo([1, 2, 1], [1.0, 2.0, 3.0], 3, device=device)
     # a pattern (no values) merges duplicates: nothing to combine
@@ -312,24 +324,30 @@ def test_negative_sizes_raise_invalid_value():
         Vector.new(2.5, device="cpu")
 
 
-@pytest.mark.parametrize("kwargs, arg, got", [
-    ({"scale": 0}, "scale", "0"),
-    ({"scale": 33}, "scale", "33"),
-    ({"scale": 3, "seed": -1}, "seed", "-1"),
-    ({"scale": 3, "edge_factor": -2}, "edge_factor", "-2"),
-    ({"scale": 3, "a": 1.5}, "a", "1.5"),
-])
+@pytest.mark.parametrize(
+    "kwargs, arg, got",
+    [
+        ({"scale": 0}, "scale", "0"),
+        ({"scale": 33}, "scale", "33"),
+        ({"scale": 3, "seed": -1}, "seed", "-1"),
+        ({"scale": 3, "edge_factor": -2}, "edge_factor", "-2"),
+        ({"scale": 3, "a": 1.5}, "a", "1.5"),
+    ],
+)
 def test_rmat_with_bad_parameters_raises_invalid_value(kwargs, arg, got):
     with raises(gbla.InvalidValue, arg, got):
         gbla.generators.rmat(device="cpu", **kwargs)
 
 
-@pytest.mark.parametrize("kwargs, arg, got", [
-    ({"alpha": -1}, "alpha", "-1"),
-    ({"alpha": 0}, "alpha", "0"),
-    ({"beta": float("nan")}, "beta", "nan"),
-    ({"alpha_no_exit": "2"}, "alpha_no_exit", "'2'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, arg, got",
+    [
+        ({"alpha": -1}, "alpha", "-1"),
+        ({"alpha": 0}, "alpha", "0"),
+        ({"beta": float("nan")}, "beta", "nan"),
+        ({"alpha_no_exit": "2"}, "alpha_no_exit", "'2'"),
+    ],
+)
 def test_direction_policy_with_a_non_positive_constant_raises_invalid_value(kwargs, arg, got):
     with raises(gbla.InvalidValue, arg, got):
         gbla.DirectionPolicy(**kwargs)

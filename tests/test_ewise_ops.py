@@ -73,12 +73,16 @@ def to_gbla(data, device):
     if present.all():
         return gbla.Vector.from_dense(values, device=device)
     idx = np.flatnonzero(present)[::-1]
-    return gbla.Vector.from_coo(idx, values[idx], len(values), dtype=values.dtype,
-                                device=device)
+    return gbla.Vector.from_coo(idx, values[idx], len(values), dtype=values.dtype, device=device)
 
 
-PAIRS = [("sparse", "sparse"), ("full", "sparse"), ("sparse", "empty"), ("full", "full"),
-         ("empty", "empty")]
+PAIRS = [
+    ("sparse", "sparse"),
+    ("full", "sparse"),
+    ("sparse", "empty"),
+    ("full", "full"),
+    ("empty", "empty"),
+]
 
 
 @functools.lru_cache(maxsize=None)
@@ -118,8 +122,13 @@ def t_ewise(op_name, u, v, union):
 def t_apply_unary(op_name, u):
     uv, up = u
     R = np.dtype(np.int64) if op_name == "rowindex" else uv.dtype
-    return Expected(R, tuple((cast(UNARY[op_name](x, i), R),) if p else None
-                             for i, (x, p) in enumerate(zip(uv.tolist(), up))))
+    return Expected(
+        R,
+        tuple(
+            (cast(UNARY[op_name](x, i), R),) if p else None
+            for i, (x, p) in enumerate(zip(uv.tolist(), up))
+        ),
+    )
 
 
 def t_apply_bound(op_name, u, scalar, side):
@@ -177,40 +186,64 @@ def operation_cases(operation, choice):
         ops = BINARY_OPS + ([] if union else [binary.secondi])
         for op in ops:
             for dtype in op.dtypes:
-                yield (f"{op.name} {dtype}", dtype.name, dtype.name,
-                       _ewise_call(getattr(gbla, operation), op),
-                       functools.partial(lambda u, v, name: t_ewise(name, u, v, union),
-                                         name=op.name))
+                yield (
+                    f"{op.name} {dtype}",
+                    dtype.name,
+                    dtype.name,
+                    _ewise_call(getattr(gbla, operation), op),
+                    functools.partial(lambda u, v, name: t_ewise(name, u, v, union), name=op.name),
+                )
     elif operation == "apply_unary":
         for op in UNARY_OPS:
             for dtype in op.dtypes:
-                yield (f"{op.name} {dtype}", dtype.name, dtype.name, _apply_call(op),
-                       functools.partial(lambda u, v, name: t_apply_unary(name, u),
-                                         name=op.name))
+                yield (
+                    f"{op.name} {dtype}",
+                    dtype.name,
+                    dtype.name,
+                    _apply_call(op),
+                    functools.partial(lambda u, v, name: t_apply_unary(name, u), name=op.name),
+                )
     elif operation in ("apply_left", "apply_right"):
         side = operation.split("_")[1]
         for op in BINARY_OPS + [binary.secondi]:
             for di, dtype in enumerate(op.dtypes):
                 s = scalar_for(dtype, choice + di)
-                yield (f"{op.name} {dtype} {side}={s!r}", dtype.name, dtype.name,
-                       _apply_call(op, **{side: s}),
-                       functools.partial(lambda u, v, name, s: t_apply_bound(name, u, s, side),
-                                         name=op.name, s=s))
+                yield (
+                    f"{op.name} {dtype} {side}={s!r}",
+                    dtype.name,
+                    dtype.name,
+                    _apply_call(op, **{side: s}),
+                    functools.partial(
+                        lambda u, v, name, s: t_apply_bound(name, u, s, side), name=op.name, s=s
+                    ),
+                )
     elif operation == "assign_vector":
         for dtype in ("bool", "int32", "int64", "float32", "float64"):
-            yield (f"a {dtype} vector", dtype, dtype, _assign_vector_call,
-                   lambda u, v: t_vector(v))
+            yield (f"a {dtype} vector", dtype, dtype, _assign_vector_call, lambda u, v: t_vector(v))
     else:
         raise AssertionError(operation)
 
 
 def _all_finite(t):
-    return all(np.isfinite(v) for c in t.cands if c is not None for v in c
-               if isinstance(v, float))
+    return all(np.isfinite(v) for c in t.cands if c is not None for v in c if isinstance(v, float))
 
 
-def check(label, call, oracle_t, u_data, v_data, mask_data, out_pattern, *, mask_kind, accum,
-          replace, with_out, choice, device):
+def check(
+    label,
+    call,
+    oracle_t,
+    u_data,
+    v_data,
+    mask_data,
+    out_pattern,
+    *,
+    mask_kind,
+    accum,
+    replace,
+    with_out,
+    choice,
+    device,
+):
     """One call against the oracle; returns nothing, asserts everything."""
     t = oracle_t(u_data, v_data)
     out_host = None
@@ -225,9 +258,14 @@ def check(label, call, oracle_t, u_data, v_data, mask_data, out_pattern, *, mask
     expected = oracle_write(t, out_host, allowed, accum, replace)
     where = f"{label} mask={mask_kind} accum={accum} replace={replace} out={with_out}"
     out = None if out_host is None else to_gbla(out_host, device)
-    w = call(to_gbla(u_data, device), to_gbla(v_data, device),
-             mask=make_mask(to_gbla(mask_data, device), mask_kind),
-             accum=None if accum is None else getattr(binary, accum), replace=replace, out=out)
+    w = call(
+        to_gbla(u_data, device),
+        to_gbla(v_data, device),
+        mask=make_mask(to_gbla(mask_data, device), mask_kind),
+        accum=None if accum is None else getattr(binary, accum),
+        replace=replace,
+        out=out,
+    )
     if with_out:
         assert w is out, where
     assert_matches(w, expected, where)
@@ -236,13 +274,22 @@ def check(label, call, oracle_t, u_data, v_data, mask_data, out_pattern, *, mask
 MASKS = [None, "S", "V", "~S", "~V"]
 ACCUMS = [None, "plus", "min", "second"]
 COMBOS = list(itertools.product(MASKS, ACCUMS, [False, True]))
-OPERATIONS = ["ewise_add", "ewise_mult", "apply_unary", "apply_left", "apply_right",
-              "assign_vector"]
+OPERATIONS = [
+    "ewise_add",
+    "ewise_mult",
+    "apply_unary",
+    "apply_left",
+    "apply_right",
+    "assign_vector",
+]
 
 
 @pytest.mark.parametrize("operation", OPERATIONS)
-@pytest.mark.parametrize("mask_kind, accum, replace", COMBOS,
-                         ids=[f"mask={m}-accum={a}-replace={r}" for m, a, r in COMBOS])
+@pytest.mark.parametrize(
+    "mask_kind, accum, replace",
+    COMBOS,
+    ids=[f"mask={m}-accum={a}-replace={r}" for m, a, r in COMBOS],
+)
 def test_elementwise_operations_match_the_oracle(operation, mask_kind, accum, replace, device):
     # Every op in every dtype it takes, on two (u, v) pairs rotating through empty, full,
     # sparse and size-0 vectors; with an old output (and, without accum or replace, without).
@@ -251,16 +298,19 @@ def test_elementwise_operations_match_the_oracle(operation, mask_kind, accum, re
         for j in range(2):
             choice = ci * 2 + j + p * 3
             u, v, mask, out = pair_data(u_dt, v_dt, choice % 14)
-            kw = dict(mask_kind=mask_kind, accum=accum, replace=replace, choice=choice,
-                      device=device)
+            kw = dict(
+                mask_kind=mask_kind, accum=accum, replace=replace, choice=choice, device=device
+            )
             check(f"{operation} {label}", call, oracle_t, u, v, mask, out, with_out=True, **kw)
             if accum is None and not replace and not operation.startswith("assign"):
-                check(f"{operation} {label}", call, oracle_t, u, v, mask, out, with_out=False,
-                      **kw)
+                check(f"{operation} {label}", call, oracle_t, u, v, mask, out, with_out=False, **kw)
 
 
-@pytest.mark.parametrize("mask_kind, accum, replace", COMBOS,
-                         ids=[f"mask={m}-accum={a}-replace={r}" for m, a, r in COMBOS])
+@pytest.mark.parametrize(
+    "mask_kind, accum, replace",
+    COMBOS,
+    ids=[f"mask={m}-accum={a}-replace={r}" for m, a, r in COMBOS],
+)
 def test_assign_scalar_matches_the_oracle(mask_kind, accum, replace, device):
     p = COMBOS.index((mask_kind, accum, replace))
     for di, dtype in enumerate(["bool", "int32", "int64", "float32", "float64"]):
@@ -274,9 +324,13 @@ def test_assign_scalar_matches_the_oracle(mask_kind, accum, replace, device):
             allowed = None if mask_kind is None else oracle_allowed(mask_kind, *mask)
             expected = oracle_write(t, out_host, allowed, accum, replace)
             out = to_gbla(out_host, device)
-            w = gbla.assign(out, scalar, mask=make_mask(to_gbla(mask, device), mask_kind),
-                            accum=None if accum is None else getattr(binary, accum),
-                            replace=replace)
+            w = gbla.assign(
+                out,
+                scalar,
+                mask=make_mask(to_gbla(mask, device), mask_kind),
+                accum=None if accum is None else getattr(binary, accum),
+                replace=replace,
+            )
             assert w is out
             assert_matches(w, expected, f"assign {scalar!r} into {out_dtype} mask={mask_kind}")
 
@@ -294,8 +348,11 @@ def test_ewise_of_mixed_dtypes_computes_in_the_promoted_dtype(u_dtype, v_dtype, 
                 continue
             for operation, union in (("ewise_add", True), ("ewise_mult", False)):
                 w = getattr(gbla, operation)(to_gbla(u, device), to_gbla(v, device), op)
-                assert_matches(w, t_ewise(op.name, u, v, union),
-                               f"{operation} {op.name} {u_dtype} {v_dtype} pair {which}")
+                assert_matches(
+                    w,
+                    t_ewise(op.name, u, v, union),
+                    f"{operation} {op.name} {u_dtype} {v_dtype} pair {which}",
+                )
 
 
 # ============================================================================== drawn examples
@@ -400,10 +457,17 @@ def test_an_accum_that_does_not_take_the_dtypes_raises_and_leaves_out_alone(devi
 
 # ============================================================================== reduce
 IDENTITY = {  # per monoid and dtype kind: bool, int, float
-    "plus": (None, 0, 0.0), "times": (None, 1, 1.0),
-    "min": (True, "max", np.inf), "max": (False, "min", -np.inf), "any": (False, 0, 0.0),
-    "lor": (False, None, None), "land": (True, None, None), "lxor": (False, None, None),
-    "eq": (True, None, None), "bor": (None, 0, None), "band": (None, -1, None),
+    "plus": (None, 0, 0.0),
+    "times": (None, 1, 1.0),
+    "min": (True, "max", np.inf),
+    "max": (False, "min", -np.inf),
+    "any": (False, 0, 0.0),
+    "lor": (False, None, None),
+    "land": (True, None, None),
+    "lxor": (False, None, None),
+    "eq": (True, None, None),
+    "bor": (None, 0, None),
+    "band": (None, -1, None),
     "bxor": (None, 0, None),
 }
 
@@ -460,8 +524,10 @@ def test_to_dense_fills_missing_entries_and_requires_a_fill_when_some_are_missin
     full = gbla.Vector.from_dense(np.array([1.5, 2.5]), device=device)
     assert host(full.to_dense()).tolist() == [1.5, 2.5]
     # Every entry present by COO: no fill needed either.
-    assert host(gbla.Vector.from_coo([1, 0], [2, 1], 2, device=device).to_dense()).tolist() \
-        == [1, 2]
+    assert host(gbla.Vector.from_coo([1, 0], [2, 1], 2, device=device).to_dense()).tolist() == [
+        1,
+        2,
+    ]
     # A fill the dtype cannot hold widens the result instead.
     w = gbla.Vector.from_coo([0], np.array([3], np.int32), 2, device=device).to_dense(np.inf)
     assert w.dtype == np.float64 and host(w).tolist() == [3.0, np.inf]
@@ -488,11 +554,9 @@ def test_from_coo_with_a_repeated_index_raises_unless_dup_op_combines(device):
         gbla.Vector.from_coo([3, 1, 3], [10, 20, 30], 5, device=device)
     summed = gbla.Vector.from_coo([3, 1, 3], [10, 20, 30], 5, dup_op=binary.plus, device=device)
     assert host(summed.to_dense(0)).tolist() == [0, 20, 0, 40, 0]
-    first = gbla.Vector.from_coo([3, 1, 3], [10, 20, 30], 5, dup_op=binary.first,
-                                 device=device)
+    first = gbla.Vector.from_coo([3, 1, 3], [10, 20, 30], 5, dup_op=binary.first, device=device)
     assert host(first.to_dense(0)).tolist() == [0, 20, 0, 10, 0]
-    second = gbla.Vector.from_coo([3, 1, 3], [10, 20, 30], 5, dup_op=binary.second,
-                                  device=device)
+    second = gbla.Vector.from_coo([3, 1, 3], [10, 20, 30], 5, dup_op=binary.second, device=device)
     assert host(second.to_dense(0)).tolist() == [0, 20, 0, 30, 0]
 
 

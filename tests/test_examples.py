@@ -42,6 +42,7 @@ def test_ranking_runs_and_agrees_with_networkx(device, capsys):
 
 def test_examples_read_a_real_graph_when_given_one(device, capsys):
     from .conftest import data_file
+
     path = data_file("mtx/karate.mtx")
     _load("bfs_levels").main([str(path), "--sources", "1", "--device", device])
     _load("sssp_road").main([str(path), "--sources", "1", "--device", device])
@@ -60,15 +61,26 @@ def test_sssp_road_keeps_a_files_weights(device, capsys, tmp_path):
 
 def test_examples_use_the_public_api_only():
     import ast
+
     for path in sorted(EXAMPLES.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             for name in names:
-                assert not any(part.startswith("_") for part in name.split(".")), \
+                assert not any(part.startswith("_") for part in name.split(".")), (
                     f"{path.name} imports {name}"
-            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and \
-                    isinstance(node.value, ast.Name) and node.value.id == "gbla":
+                )
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "gbla"
+            ):
                 raise AssertionError(f"{path.name} uses gbla.{node.attr}")
 
 

@@ -31,32 +31,53 @@ Z = np.uint64(0)
 
 # ============================================================================== the program
 def _spmv_struct(name="any_pair", dtype=bool):
-    types = _codegen.SpmvTypes(semirings.get(name), None, np.dtype(dtype), np.dtype(dtype),
-                               False)
+    types = _codegen.SpmvTypes(semirings.get(name), None, np.dtype(dtype), np.dtype(dtype), False)
     return _codegen.struct(types)
 
 
-def bfs_like(policy=DEFAULT_POLICY, *, test_last=True, gather=True, ids=np.uint64(64),
-             one_product=True):
+def bfs_like(
+    policy=DEFAULT_POLICY, *, test_last=True, gather=True, ids=np.uint64(64), one_product=True
+):
     """The launches of a BFS level as a device product and its writes make them (arguments
     only as many as each kernel takes: nothing here runs). With ``one_product`` the push reads
     the gather's bins, info slot and row pointers, as a recording's does."""
     name, src = _spmv_struct()
     rule = policy.cuda_source()
     default = DEFAULT_POLICY.cuda_source()
-    f = _codegen.map_struct(_codegen.MapTypes(binary.lt, *(np.dtype(np.float64),) * 3,
-                                              np.dtype(bool)))
+    f = _codegen.map_struct(
+        _codegen.MapTypes(binary.lt, *(np.dtype(np.float64),) * 3, np.dtype(bool))
+    )
     launches = [Launch("spmv.cu", f"gbla_spmv_start<{name}, int>", "", "\n" + src, (Z,) * 6)]
     if gather:
-        launches.append(Launch("loop.cu", "gbla_gather_decide<int>", rule, "",
-                               (np.int64(5), Z, ids, np.uint64(72), np.uint64(80), Z, Z,
-                                np.int32(1), Z, np.int64(5), np.int64(9), np.int32(1))))
+        launches.append(
+            Launch(
+                "loop.cu",
+                "gbla_gather_decide<int>",
+                rule,
+                "",
+                (
+                    np.int64(5),
+                    Z,
+                    ids,
+                    np.uint64(72),
+                    np.uint64(80),
+                    Z,
+                    Z,
+                    np.int32(1),
+                    Z,
+                    np.int64(5),
+                    np.int64(9),
+                    np.int32(1),
+                ),
+            )
+        )
     push = [Z] * 23
     if one_product:
         push[0], push[2], push[5] = np.uint64(88), np.uint64(96), np.uint64(80)
         if gather:
-            launches[-1] = launches[-1]._replace(args=launches[-1].args[:5] + (
-                np.uint64(88), np.uint64(96)) + launches[-1].args[7:])
+            launches[-1] = launches[-1]._replace(
+                args=launches[-1].args[:5] + (np.uint64(88), np.uint64(96)) + launches[-1].args[7:]
+            )
     launches += [
         Launch("spmv.cu", f"gbla_spmv_device<{name}, int>", "", "\n" + src, tuple(push)),
         Launch("entries.cu", "gbla_assign_entries<long long, int>", "", "", (Z,) * 12),
@@ -67,13 +88,28 @@ def bfs_like(policy=DEFAULT_POLICY, *, test_last=True, gather=True, ids=np.uint6
     # values 232, presence 240, the buffer's values 248 and presence 256
     u = np.uint64
     launches += [
-        Launch("entries.cu", "gbla_store_clear<bool, int>", "", "",
-               (np.int64(5), u(200), u(208), u(224), u(232), u(240), u(248), u(256))),
-        Launch("entries.cu", "gbla_store_set<bool, int>", "", "",
-               (u(216), u(224), u(232), u(248), u(256), u(200), u(208))),
+        Launch(
+            "entries.cu",
+            "gbla_store_clear<bool, int>",
+            "",
+            "",
+            (np.int64(5), u(200), u(208), u(224), u(232), u(240), u(248), u(256)),
+        ),
+        Launch(
+            "entries.cu",
+            "gbla_store_set<bool, int>",
+            "",
+            "",
+            (u(216), u(224), u(232), u(248), u(256), u(200), u(208)),
+        ),
     ]
-    test = Launch("loop.cu", "gbla_loop_test", default, "",
-                  (Z, np.int64(5), Z, Z, np.int32(1), np.int32(1), np.uint64(3)))
+    test = Launch(
+        "loop.cu",
+        "gbla_loop_test",
+        default,
+        "",
+        (Z, np.int64(5), Z, Z, np.int32(1), np.int32(1), np.uint64(3)),
+    )
     return launches + [test] if test_last else [test] + launches
 
 
@@ -84,18 +120,22 @@ def test_a_bfs_level_fuses_and_reads_its_frontier_off_the_first_gather():
     assert (int(indptr), int(ids), int(count)) == (80, 64, 72)
     # every kernel once in launch order, a barrier between two steps; the product's gather
     # and push are one step
-    body = program.source[program.source.index("struct gbla_fused_steps"):]
+    body = program.source[program.source.index("struct gbla_fused_steps") :]
     assert body.count("__syncthreads();") == len(bfs_like()) - 3
     assert "gbla_gather_decide<" not in body and "gbla_spmv_device<" not in body
     assert "gbla_store_clear<" not in body and "gbla_store_set<" not in body
-    assert body.index("gbla_spmv_start<") < body.index("gbla_fused_push<gbla_sr_any_pair") \
-        < body.index("gbla_assign_entries<") < body.index("gbla_loop_test(")
+    assert (
+        body.index("gbla_spmv_start<")
+        < body.index("gbla_fused_push<gbla_sr_any_pair")
+        < body.index("gbla_assign_entries<")
+        < body.index("gbla_loop_test(")
+    )
     assert "#define GBLA_FUSED 1" in program.source
 
 
 def test_a_gather_and_a_push_of_two_products_stay_two_steps():
     program = _fused.Program(bfs_like(one_product=False))
-    body = program.source[program.source.index("struct gbla_fused_steps"):]
+    body = program.source[program.source.index("struct gbla_fused_steps") :]
     assert body.count("__syncthreads();") == len(bfs_like()) - 2  # the store still merges
     assert "gbla_fused_push" not in body
     assert body.index("gbla_gather_decide<int>(") < body.index("gbla_spmv_device<")
@@ -104,9 +144,9 @@ def test_a_gather_and_a_push_of_two_products_stay_two_steps():
 def test_the_first_push_reads_the_size_tests_layout_unless_its_list_may_have_changed():
     def flag(launches):
         source = _fused.Program(launches).source
-        call = source[source.index("gbla_fused_push<", source.index("struct gbla_fused_steps")):]
-        call = call[call.index("(") + 1:]
-        return call[:call.index(",")]
+        call = source[source.index("gbla_fused_push<", source.index("struct gbla_fused_steps")) :]
+        call = call[call.index("(") + 1 :]
+        return call[: call.index(",")]
 
     assert flag(bfs_like()) == "1"
     # a launch before the gather handed the frontier's list could have written it
@@ -119,8 +159,8 @@ def test_a_merged_step_takes_both_kernels_arguments_in_order():
     launches = bfs_like()
     program = _fused.Program(launches)
     gather, push = launches[1], launches[2]
-    call = program.source[program.source.index("gbla_fused_push<"):]
-    call = call[:call.index(";")]
+    call = program.source[program.source.index("gbla_fused_push<") :]
+    call = call[: call.index(";")]
     first = len(launches[0].args)
     assert call.count("gbla_arg{") == len(gather.args) + len(push.args)
     assert call.startswith("gbla_fused_push<gbla_sr_any_pair") and "(1, gbla_arg{" in call
@@ -134,8 +174,8 @@ def test_a_stores_clear_and_set_are_one_step_when_they_name_the_same_buffers():
     launches = bfs_like()
     clear, store = launches[-3], launches[-2]
     source = _fused.Program(launches).source
-    call = source[source.index("gbla_fused_store<"):]
-    call = call[:call.index(";")]
+    call = source[source.index("gbla_fused_store<") :]
+    call = call[: call.index(";")]
     at = sum(len(launch.args) for launch in launches[:-3])
     assert call.startswith("gbla_fused_store<bool, int>(gbla_arg{")  # no layout flag
     assert call.count("gbla_arg{") == len(clear.args) + len(store.args)
@@ -147,7 +187,7 @@ def test_a_stores_clear_and_set_are_one_step_when_they_name_the_same_buffers():
         args[position] = np.uint64(999)
         apart = launches[:-2] + [store._replace(args=tuple(args)), launches[-1]]
         body = _fused.Program(apart).source
-        body = body[body.index("struct gbla_fused_steps"):]
+        body = body[body.index("struct gbla_fused_steps") :]
         assert "gbla_fused_store" not in body and "gbla_store_clear<bool, int>(" in body
 
 
@@ -155,22 +195,32 @@ def test_a_short_program_takes_larger_iterations_into_the_block():
     longer = _fused.Program(bfs_like())  # seven steps: the element-wise map's two among them
     assert len(longer._steps()) == 7 > _fused.SHORT
     assert longer.bounds() == (_fused.MAX_VERTICES // 2, _fused.MAX_EDGES // 2)
-    launches = [launch for launch in bfs_like() if "entries_clear" not in launch.kernel and
-                "entries_map" not in launch.kernel]
+    launches = [
+        launch
+        for launch in bfs_like()
+        if "entries_clear" not in launch.kernel and "entries_map" not in launch.kernel
+    ]
     short = _fused.Program(launches)
     assert len(short._steps()) == 5 <= _fused.SHORT
     assert short.bounds() == (_fused.MAX_VERTICES, _fused.MAX_EDGES)
 
 
-@pytest.mark.parametrize("launches, why", [
-    (bfs_like(test_last=False), "does not end with the loop's test"),
-    (bfs_like(gather=False), "no push product"),
-    (bfs_like(ids=Z), "keeps no entry list"),
-    (bfs_like(DirectionPolicy(alpha=3.0)), "two preludes of loop.cu"),
-    (bfs_like() [:1] + [Launch("bfs.cu", "gbla_bfs_single_block", "", "", ())] + bfs_like()[1:],
-     "gbla_bfs_single_block of bfs.cu is not known"),
-    ([], "launches nothing"),
-])
+@pytest.mark.parametrize(
+    "launches, why",
+    [
+        (bfs_like(test_last=False), "does not end with the loop's test"),
+        (bfs_like(gather=False), "no push product"),
+        (bfs_like(ids=Z), "keeps no entry list"),
+        (bfs_like(DirectionPolicy(alpha=3.0)), "two preludes of loop.cu"),
+        (
+            bfs_like()[:1]
+            + [Launch("bfs.cu", "gbla_bfs_single_block", "", "", ())]
+            + bfs_like()[1:],
+            "gbla_bfs_single_block of bfs.cu is not known",
+        ),
+        ([], "launches nothing"),
+    ],
+)
 def test_what_does_not_fuse_says_why(launches, why):
     with pytest.raises(_fused.NotFusible, match=why):
         _fused.Program(launches)
@@ -178,19 +228,36 @@ def test_what_does_not_fuse_says_why(launches, why):
 
 class _DeviceArray:
     def __init__(self, address):
-        self.__cuda_array_interface__ = {"data": (address, False), "shape": (1,),
-                                         "typestr": "<f8", "version": 3}
+        self.__cuda_array_interface__ = {
+            "data": (address, False),
+            "shape": (1,),
+            "typestr": "<f8",
+            "version": 3,
+        }
 
 
 def test_arguments_pack_as_eight_bytes_each():
     launches = bfs_like()
-    launches[0] = launches[0]._replace(args=(_DeviceArray(0xABC0), np.int32(-1), np.int64(-2),
-                                             np.float32(1.5), np.float64(-0.25), True))
+    launches[0] = launches[0]._replace(
+        args=(
+            _DeviceArray(0xABC0),
+            np.int32(-1),
+            np.int64(-2),
+            np.float32(1.5),
+            np.float64(-0.25),
+            True,
+        )
+    )
     packed = _fused.Program(launches).pack()
     assert packed.dtype == np.uint64
-    assert packed[:6].tolist() == [0xABC0, 2**64 - 1, 2**64 - 2,
-                                   int(np.float32(1.5).view(np.uint32)),
-                                   int(np.float64(-0.25).view(np.uint64)), 1]
+    assert packed[:6].tolist() == [
+        0xABC0,
+        2**64 - 1,
+        2**64 - 2,
+        int(np.float32(1.5).view(np.uint32)),
+        int(np.float64(-0.25).view(np.uint64)),
+        1,
+    ]
     assert len(packed) == sum(len(launch.args) for launch in launches)
     with pytest.raises(_fused.NotFusible, match="argument of type str"):
         bad = [launches[0]._replace(args=("x",))] + launches[1:]
@@ -198,11 +265,20 @@ def test_arguments_pack_as_eight_bytes_each():
 
 
 def test_the_partials_of_one_block_are_one():
-    name, src = _codegen.map_struct(_codegen.MapTypes(
-        binary.min, *(np.dtype(np.float64),) * 4, identity=np.inf))
+    name, src = _codegen.map_struct(
+        _codegen.MapTypes(binary.min, *(np.dtype(np.float64),) * 4, identity=np.inf)
+    )
     launches = bfs_like()
-    launches.insert(-1, Launch("entries.cu", f"gbla_entries_reduce_blocks<{name}>", "",
-                               "\n" + src, (Z, np.int32(264), Z)))
+    launches.insert(
+        -1,
+        Launch(
+            "entries.cu",
+            f"gbla_entries_reduce_blocks<{name}>",
+            "",
+            "\n" + src,
+            (Z, np.int32(264), Z),
+        ),
+    )
     packed = _fused.Program(launches).pack()
     at = sum(len(launch.args) for launch in launches[:-2])
     assert packed[at + 1] == 1  # read one partial, not the 264 of the graph's launch
@@ -236,23 +312,30 @@ def test_headers_are_inlined_once_across_files():
 
 @pytest.mark.nvcc
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found")
-@pytest.mark.parametrize("policy", [DEFAULT_POLICY, pytest.param(DirectionPolicy(alpha=3.0),
-                                                                  marks=pytest.mark.exhaustive)],
-                         ids=["default", "another policy"])
+@pytest.mark.parametrize(
+    "policy",
+    [DEFAULT_POLICY, pytest.param(DirectionPolicy(alpha=3.0), marks=pytest.mark.exhaustive)],
+    ids=["default", "another policy"],
+)
 def test_the_fused_unit_compiles_with_nvcc(tmp_path, policy):
     launches = bfs_like(policy)
     launches[-1] = launches[-1]._replace(prelude=policy.cuda_source())
     unit = tmp_path / "fused_unit.cu"
-    unit.write_text(_fused.Program(launches).source +
-                    "\nvoid* const gbla_fused_kernel = (void*)&gbla_fused;\n")
-    result = subprocess.run([NVCC, "-std=c++17", "-arch=sm_90", "-c", str(unit), "-o",
-                             str(tmp_path / "unit.o")], capture_output=True, text=True)
+    unit.write_text(
+        _fused.Program(launches).source + "\nvoid* const gbla_fused_kernel = (void*)&gbla_fused;\n"
+    )
+    result = subprocess.run(
+        [NVCC, "-std=c++17", "-arch=sm_90", "-c", str(unit), "-o", str(tmp_path / "unit.o")],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr[-4000:]
 
 
 def _profiler():
     spec = importlib.util.spec_from_file_location(
-        "profile_fused", pathlib.Path(__file__).parents[1] / "tools" / "profile_fused.py")
+        "profile_fused", pathlib.Path(__file__).parents[1] / "tools" / "profile_fused.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -272,10 +355,15 @@ def test_the_profilers_unit_counts_every_step_and_the_loops_top():
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found")
 def test_the_profilers_unit_compiles_with_nvcc(tmp_path):
     unit = tmp_path / "profiled_unit.cu"
-    unit.write_text(_profiler().instrument(_fused.Program(bfs_like()).source) +
-                    "\nvoid* const gbla_fused_kernel = (void*)&gbla_fused;\n")
-    result = subprocess.run([NVCC, "-std=c++17", "-arch=sm_90", "-c", str(unit), "-o",
-                             str(tmp_path / "unit.o")], capture_output=True, text=True)
+    unit.write_text(
+        _profiler().instrument(_fused.Program(bfs_like()).source)
+        + "\nvoid* const gbla_fused_kernel = (void*)&gbla_fused;\n"
+    )
+    result = subprocess.run(
+        [NVCC, "-std=c++17", "-arch=sm_90", "-c", str(unit), "-o", str(tmp_path / "unit.o")],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr[-4000:]
 
 
@@ -307,8 +395,12 @@ def _random(n, m, seed):
     return G.csr(rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(1, 50, m), n)
 
 
-GRAPHS = {"path": lambda: _path(3000), "grid": lambda: _grid(60), "hub": lambda: _hub(20000),
-          "random": lambda: _random(5000, 20000, 1)}
+GRAPHS = {
+    "path": lambda: _path(3000),
+    "grid": lambda: _grid(60),
+    "hub": lambda: _hub(20000),
+    "random": lambda: _random(5000, 20000, 1),
+}
 
 
 def _levels(S, source):
@@ -323,6 +415,7 @@ def unfused(monkeypatch):
 
     def off():
         monkeypatch.setattr(capture, "FUSE", False)
+
     return off
 
 
@@ -353,8 +446,7 @@ def test_a_thin_search_runs_in_the_block_from_its_first_level(graph):
     np.testing.assert_array_equal(host(levels), _levels(S, 0))
     # iterations: the levels found after the source's, and the last that found none; the
     # block runs them all, the first too (the source's list made at the start)
-    assert stats["fused"] and stats["fused_iterations"] == stats["iterations"] == \
-        stats["levels"]
+    assert stats["fused"] and stats["fused_iterations"] == stats["iterations"] == stats["levels"]
 
 
 @on_gpu
@@ -403,8 +495,7 @@ def test_sssp_fused_gives_scipy_distances(method, graph):
     A = gbla.Matrix.from_scipy(S, device="gpu")
     for source in (0, 7):
         stats = {}
-        dist, pred = gbla.sssp(A, source, method=method, return_predecessors=True,
-                               stats=stats)
+        dist, pred = gbla.sssp(A, source, method=method, return_predecessors=True, stats=stats)
         expected = csgraph.dijkstra(S, indices=source)
         np.testing.assert_allclose(host(dist), expected, rtol=1e-12)
         verify.sssp(S, source, host(dist), host(pred))
@@ -465,8 +556,9 @@ def _bfs_beside(A, carried):
         s.extra = gbla.apply(s.extra, "plus", right=1.0)
 
     stats = {}
-    out = gbla.iterate(level, {"q": q, "levels": levels, "extra": extra},
-                       while_nonempty="q", stats=stats)
+    out = gbla.iterate(
+        level, {"q": q, "levels": levels, "extra": extra}, while_nonempty="q", stats=stats
+    )
     return host(out["levels"].to_dense(-1)), host(out["extra"].to_dense(-1.0)), stats
 
 
@@ -474,8 +566,7 @@ def _bfs_beside(A, carried):
 @pytest.mark.parametrize("carried", [100, 5000])
 def test_the_block_leaves_to_the_graph_an_iteration_that_walks_a_long_list(carried):
     S = _path(6000)
-    levels, extra, stats = _bfs_beside(gbla.Matrix.from_scipy(S, device="gpu").pattern(),
-                                       carried)
+    levels, extra, stats = _bfs_beside(gbla.Matrix.from_scipy(S, device="gpu").pattern(), carried)
     np.testing.assert_array_equal(levels, _levels(S, 0))
     expected = np.full(6000, -1.0)
     expected[:carried] = stats["iterations"]
@@ -490,8 +581,7 @@ def test_the_block_leaves_to_the_graph_an_iteration_that_walks_a_long_list(carri
 
 def test_the_walks_read_the_kernels_counts_and_sizes_where_their_signatures_have_them():
     # _WALKS names arguments by position: C(k) must be a list's count, A(k) n or a list
-    text = "".join(p.read_text() for p in sorted(
-        pathlib.Path(_fused.__file__).parent.glob("*.cu")))
+    text = "".join(p.read_text() for p in sorted(pathlib.Path(_fused.__file__).parent.glob("*.cu")))
     for kernel, expression in _fused._WALKS.items():
         signature = re.search(r"\b" + kernel + r"\s*\(([^)]*)\)\s*\{", text)
         assert signature, kernel
@@ -506,16 +596,21 @@ def test_every_kernel_the_block_runs_says_what_it_walks():
     assert {k for kinds in _fused.FUSIBLE.values() for k in kinds} == set(_fused._WALKS)
     launches = bfs_like()
     program = _fused.Program(launches)
-    walk = program.source[program.source.index("walk(const u64* a)"):
-                          program.source.index("static __device__ __forceinline__ void run(")]
+    walk = program.source[
+        program.source.index("walk(const u64* a)") : program.source.index(
+            "static __device__ __forceinline__ void run("
+        )
+    ]
     # every launch but the first gather (the size test's), the push (its gather's) and the op
     # sites' clear (the last iteration's outputs, which that iteration's walks bounded)
     assert walk.count("w = max(w,") == len(launches) - 3
     assert "(long long)(0)" not in walk
     # the store's clear walks the buffer's list where both are known: a[k + 2], a[k + 3]
     k = sum(len(launch.args) for launch in launches[:-3])
-    assert (f"gbla_fw_count(a[{k + 2}]) >= 0 && gbla_fw_count(a[{k + 3}]) >= 0 ? "
-            f"gbla_fw_count(a[{k + 2}]) : (long long)a[{k}]") in walk
+    assert (
+        f"gbla_fw_count(a[{k + 2}]) >= 0 && gbla_fw_count(a[{k + 3}]) >= 0 ? "
+        f"gbla_fw_count(a[{k + 2}]) : (long long)a[{k}]"
+    ) in walk
 
 
 @on_gpu
@@ -550,6 +645,7 @@ def test_a_pull_only_loop_is_not_fused_and_says_why():
 @on_gpu
 def test_a_thousand_fused_searches_do_not_grow_the_pool():
     import cupy as cp
+
     S = _grid(30)
     A = gbla.Matrix.from_scipy(S, device="gpu")
     pool = cp.get_default_memory_pool()

@@ -16,7 +16,7 @@ def test_rmat_is_symmetric_simple_and_of_the_requested_size(device):
     assert S.diagonal().sum() == 0
     # no duplicates: sorted unique column indices in every row
     for i in range(0, 512, 37):
-        row = S.indices[S.indptr[i]:S.indptr[i + 1]]
+        row = S.indices[S.indptr[i] : S.indptr[i + 1]]
         assert np.all(np.diff(row) > 0)
     # edge_factor * n generated edges, at most twice that stored (both directions)
     assert 0 < A.nvals <= 2 * 8 * 512
@@ -38,8 +38,9 @@ def test_rmat_degrees_are_skewed_like_a_power_law():
     assert deg[: len(deg) // 100].sum() > 0.1 * deg.sum()
 
 
-@pytest.mark.parametrize("kwargs", [dict(scale=0), dict(scale=33), dict(scale=4, seed=-1),
-                                    dict(scale=4, a=0.9, b=0.2)])
+@pytest.mark.parametrize(
+    "kwargs", [dict(scale=0), dict(scale=33), dict(scale=4, seed=-1), dict(scale=4, a=0.9, b=0.2)]
+)
 def test_rmat_rejects_bad_parameters(kwargs):
     with pytest.raises(gbla.InvalidValue):
         gbla.generators.rmat(device="cpu", **kwargs)
@@ -58,7 +59,8 @@ def test_rmat_weights_are_int32_in_range_and_symmetric(device):
 def _brute_force_rgg(scale, seed, radius):
     """Every pair of rgg's points closer than radius, by comparing all n**2 of them."""
     from gbla.generators import _rgg_points  # the points themselves are not public
-    x, y = _rgg_points(2 ** scale, seed, np)
+
+    x, y = _rgg_points(2**scale, seed, np)
     d2 = (x[:, None] - x[None, :]) ** 2 + (y[:, None] - y[None, :]) ** 2
     near = d2 < radius * radius
     np.fill_diagonal(near, False)
@@ -67,8 +69,7 @@ def _brute_force_rgg(scale, seed, radius):
 
 @pytest.mark.parametrize("scale, parts", [(1, 1), (7, 1), (9, 3), (10, 7), (6, 64)])
 def test_rmat_host_csr_is_rmat_built_a_part_at_a_time(device, scale, parts):
-    indptr, indices = gbla.generators.rmat_host_csr(scale, 8, seed=4, parts=parts,
-                                                    device=device)
+    indptr, indices = gbla.generators.rmat_host_csr(scale, 8, seed=4, parts=parts, device=device)
     A = gbla.generators.rmat(scale, 8, seed=4, device="cpu")
     assert indptr.dtype == np.int64 and indices.dtype == np.int32
     np.testing.assert_array_equal(indptr, A._indptr)
@@ -85,7 +86,7 @@ def test_rgg_holds_exactly_the_pairs_closer_than_the_radius(device):
     # every pair at distance < r, nothing else.
     for scale, seed, radius in ((9, 0, None), (9, 5, 0.1), (6, 2, 0.35), (5, 1, 1.5)):
         A = gbla.generators.rgg(scale, seed, device=device, radius=radius)
-        r = 0.55 * np.sqrt(np.log(2 ** scale) / 2 ** scale) if radius is None else radius
+        r = 0.55 * np.sqrt(np.log(2**scale) / 2**scale) if radius is None else radius
         expected = _brute_force_rgg(scale, seed, r)
         assert np.array_equal(A.to_scipy().toarray(), expected), (scale, seed, radius)
 
@@ -96,12 +97,12 @@ def test_rgg_is_symmetric_simple_and_iso(device):
     assert A.shape == (4096, 4096) and A.is_iso and A.dtype == np.bool_ and A.T is A
     assert (S != S.T).nnz == 0
     assert S.diagonal().sum() == 0
-    assert all(np.all(np.diff(S.indices[S.indptr[i]:S.indptr[i + 1]]) > 0) for i in range(4096))
+    assert all(np.all(np.diff(S.indices[S.indptr[i] : S.indptr[i + 1]]) > 0) for i in range(4096))
 
 
 def test_rgg_average_degree_is_pi_r_squared_n():
     # Boundary effects lower the degree of points near the square's edge by a few percent.
-    n = 2 ** 14
+    n = 2**14
     r = 0.55 * np.sqrt(np.log(n) / n)
     A = gbla.generators.rgg(14, seed=0, device="cpu")
     assert abs(A.nvals / n - np.pi * r * r * n) < 0.2 * np.pi * r * r * n
@@ -132,14 +133,23 @@ def test_rgg_weights_are_int32_in_range_and_symmetric(device):
     assert (plain != (S != 0)).nnz == 0  # the same structure
 
 
-@pytest.mark.parametrize("kwargs, arg", [
-    (dict(scale=0), "scale"), (dict(scale=31), "scale"), (dict(scale=2.0), "scale"),
-    (dict(scale=4, seed=-1), "seed"), (dict(scale=4, seed=1.5), "seed"),
-    (dict(scale=4, radius=0), "radius"), (dict(scale=4, radius=-0.1), "radius"),
-    (dict(scale=4, radius=float("inf")), "radius"), (dict(scale=4, radius=float("nan")), "radius"),
-    (dict(scale=4, radius="0.1"), "radius"), (dict(scale=4, radius=True), "radius"),
-    (dict(scale=4, weights=(5, 1)), "lo, hi"),
-])
+@pytest.mark.parametrize(
+    "kwargs, arg",
+    [
+        (dict(scale=0), "scale"),
+        (dict(scale=31), "scale"),
+        (dict(scale=2.0), "scale"),
+        (dict(scale=4, seed=-1), "seed"),
+        (dict(scale=4, seed=1.5), "seed"),
+        (dict(scale=4, radius=0), "radius"),
+        (dict(scale=4, radius=-0.1), "radius"),
+        (dict(scale=4, radius=float("inf")), "radius"),
+        (dict(scale=4, radius=float("nan")), "radius"),
+        (dict(scale=4, radius="0.1"), "radius"),
+        (dict(scale=4, radius=True), "radius"),
+        (dict(scale=4, weights=(5, 1)), "lo, hi"),
+    ],
+)
 def test_rgg_rejects_bad_parameters(kwargs, arg):
     with pytest.raises(gbla.InvalidValue, match=f"^{arg} must"):
         gbla.generators.rgg(device="cpu", **kwargs)
@@ -149,6 +159,7 @@ def test_rgg_has_the_edge_count_of_dimacs10_rgg_n_2_15():
     # DIMACS10's rgg_n_2_15_s0 (other points, same rule and radius) has 160240 edges; ours
     # differs only by the sampling noise of the points.
     from .graphs import read_metis
+
     dimacs = read_metis("mesh/rgg_n_2_15_s0.graph.gz").nnz
     ours = gbla.generators.rgg(15, seed=0, device="cpu").nvals
     assert abs(ours - dimacs) < 0.02 * dimacs

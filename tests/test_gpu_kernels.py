@@ -16,17 +16,28 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not GPU, reason="needs CuPy an
 
 # (semiring, dtype): one case per atomic and per struct shape the generator emits.
 CASES = [
-    ("any_pair", "bool"), ("any_pair", "float64"),           # plain store
-    ("plus_times", "int32"), ("plus_times", "int64"),         # atomicAdd (int, via u64)
-    ("plus_times", "float32"), ("plus_times", "float64"),     # atomicAdd (float, double)
-    ("min_plus", "int32"), ("max_plus", "int64"),             # atomicMin / atomicMax
-    ("min_plus", "float32"), ("min_plus", "float64"),         # CAS 4 and 8 bytes, idempotent
-    ("times_times", "int32"), ("times_plus", "int64"),        # CAS, not idempotent
+    ("any_pair", "bool"),
+    ("any_pair", "float64"),  # plain store
+    ("plus_times", "int32"),
+    ("plus_times", "int64"),  # atomicAdd (int, via u64)
+    ("plus_times", "float32"),
+    ("plus_times", "float64"),  # atomicAdd (float, double)
+    ("min_plus", "int32"),
+    ("max_plus", "int64"),  # atomicMin / atomicMax
+    ("min_plus", "float32"),
+    ("min_plus", "float64"),  # CAS 4 and 8 bytes, idempotent
+    ("times_times", "int32"),
+    ("times_plus", "int64"),  # CAS, not idempotent
     ("times_times", "float64"),  # values 1, 2: products are powers of two, exact in any order
-    ("lor_land", "bool"), ("land_lor", "bool"),               # conditional stores
-    ("lxor_land", "bool"), ("eq_lor", "bool"),                # CAS on one byte
-    ("plus_pair", "int64"), ("min_secondi", "float32"),       # products that read no value
-    ("max_minus", "int32"), ("min_first", "int64"), ("plus_second", "float64"),
+    ("lor_land", "bool"),
+    ("land_lor", "bool"),  # conditional stores
+    ("lxor_land", "bool"),
+    ("eq_lor", "bool"),  # CAS on one byte
+    ("plus_pair", "int64"),
+    ("min_secondi", "float32"),  # products that read no value
+    ("max_minus", "int32"),
+    ("min_first", "int64"),
+    ("plus_second", "float64"),
 ]
 
 
@@ -39,8 +50,7 @@ def _hub_graph(dtype, seed=0, n=1200, hubs=4):
     S[:hubs, :] = 1
     S[:, :hubs] = 1
     S = sp.csr_matrix(S)
-    S.data = rng.integers(1, 3, S.nnz).astype(dtype) if dtype != "bool" else \
-        rng.random(S.nnz) < 0.7
+    S.data = rng.integers(1, 3, S.nnz).astype(dtype) if dtype != "bool" else rng.random(S.nnz) < 0.7
     degrees = np.diff(S.indptr)
     assert (degrees > HUGE_ROW).sum() == hubs and (degrees > LONG_ROW).sum() > hubs
     assert (degrees <= LONG_ROW).any()
@@ -50,8 +60,11 @@ def _hub_graph(dtype, seed=0, n=1200, hubs=4):
 def _vector(n, dtype, fraction, seed, device):
     rng = np.random.default_rng(seed)
     idx = np.sort(rng.choice(n, max(1, int(fraction * n)), replace=False))
-    vals = rng.integers(1, 3, len(idx)).astype(dtype) if dtype != "bool" else \
-        rng.random(len(idx)) < 0.8
+    vals = (
+        rng.integers(1, 3, len(idx)).astype(dtype)
+        if dtype != "bool"
+        else rng.random(len(idx)) < 0.8
+    )
     return gbla.Vector.from_coo(idx, vals, n, device=device)
 
 

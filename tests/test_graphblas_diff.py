@@ -18,8 +18,9 @@ from .conftest import host
 
 gb = pytest.importorskip("graphblas")
 
-BOOL, INT32, INT64, FP32, FP64 = (np.dtype(t) for t in (np.bool_, np.int32, np.int64,
-                                                         np.float32, np.float64))
+BOOL, INT32, INT64, FP32, FP64 = (
+    np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.float32, np.float64)
+)
 NUMERIC = (INT32, INT64, FP32, FP64)
 EVERY = (BOOL,) + NUMERIC
 
@@ -52,8 +53,9 @@ SEMIRINGS = {
 # Accumulators that keep integer-valued data exact, by output kind.
 ACCUMS = {"b": [None, "lor", "land"], "n": [None, "plus", "min", "max", "times"]}
 
-fixture_ok = settings(suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                             HealthCheck.too_slow])
+fixture_ok = settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 
 
 @st.composite
@@ -122,11 +124,20 @@ class Operands:
         # A pattern goes in as ones of the vector's dtype: the typecast the C API does anyway.
         # (SuiteSparse 9.4 returns garbage for w(accum=plus) << A.mxv(u, plus_times) when it
         # must typecast a bool A itself, in its "C in place" saxpy path.)
-        A = gb.Matrix.from_coo(self.rows, self.cols, self.a.astype(self.u_dtype),
-                               nrows=self.shape[0], ncols=self.shape[1], dtype=self.u_dtype)
+        A = gb.Matrix.from_coo(
+            self.rows,
+            self.cols,
+            self.a.astype(self.u_dtype),
+            nrows=self.shape[0],
+            ncols=self.shape[1],
+            dtype=self.u_dtype,
+        )
         u = gb.Vector.from_coo(*self.u, size=self.u_size, dtype=self.u_dtype)
-        w = (gb.Vector.from_coo(*self.old, size=self.out_size, dtype=self.out_dtype)
-             if self.old is not None else gb.Vector(self.out_dtype, self.out_size))
+        w = (
+            gb.Vector.from_coo(*self.old, size=self.out_size, dtype=self.out_dtype)
+            if self.old is not None
+            else gb.Vector(self.out_dtype, self.out_size)
+        )
         m = gb.Vector.from_coo(*self.mask, size=self.out_size, dtype=np.int64)
         mask = {None: None, "S": m.S, "V": m.V, "~S": ~m.S, "~V": ~m.V}[case["mask"]]
         accum = None if case["accum"] is None else getattr(gb.binary, case["accum"])
@@ -157,12 +168,14 @@ class Operands:
         u = gbla.Vector.from_coo(*self.u, self.u_size, dtype=self.u_dtype, device=device)
         out = None
         if self.old is not None:
-            out = gbla.Vector.from_coo(*self.old, self.out_size, dtype=self.out_dtype,
-                                       device=device)
+            out = gbla.Vector.from_coo(
+                *self.old, self.out_size, dtype=self.out_dtype, device=device
+            )
         m = gbla.Vector.from_coo(*self.mask, self.out_size, dtype=np.int64, device=device)
         mask = {None: None, "S": m.S, "V": m.V, "~S": ~m.S, "~V": ~m.V}[case["mask"]]
-        kwargs = dict(mask=mask, accum=case["accum"], replace=case["replace"], out=out,
-                      direction=direction)
+        kwargs = dict(
+            mask=mask, accum=case["accum"], replace=case["replace"], out=out, direction=direction
+        )
         w = gbla.mxv(A, u, name, **kwargs) if op == "mxv" else gbla.vxm(u, A, name, **kwargs)
         assert out is None or w is out
         idx, vals = w.to_coo()
@@ -177,13 +190,19 @@ class Operands:
         u_present = np.zeros(self.u_size, bool)
         u_present[self.u[0]] = True
         pairs = present & u_present[None, :] if op == "mxv" else present & u_present[:, None]
-        ks = [np.flatnonzero(pairs[i]) for i in range(self.out_size)] if op == "mxv" else \
-            [np.flatnonzero(pairs[:, j]) for j in range(self.out_size)]
+        ks = (
+            [np.flatnonzero(pairs[i]) for i in range(self.out_size)]
+            if op == "mxv"
+            else [np.flatnonzero(pairs[:, j]) for j in range(self.out_size)]
+        )
         old = dict(zip(*self.old)) if self.old is not None else {}
-        accum = {None: None, "plus": np.add, "min": np.fmin, "max": np.fmax,
-                 "times": np.multiply}[case["accum"]]
-        return [[k if (accum is None or i not in old) else accum(old[i], k) for k in ks[i]]
-                for i in range(self.out_size)]
+        accum = {None: None, "plus": np.add, "min": np.fmin, "max": np.fmax, "times": np.multiply}[
+            case["accum"]
+        ]
+        return [
+            [k if (accum is None or i not in old) else accum(old[i], k) for k in ks[i]]
+            for i in range(self.out_size)
+        ]
 
 
 def _check(name, op, case, device):
@@ -202,8 +221,10 @@ def _check(name, op, case, device):
                 assert ok or v in choices[i], f"{v} at {i} is no product of the row: {where}"
         else:
             bad = np.flatnonzero(~same)
-            assert not len(bad), (f"values differ at {idx[bad[0]]}: gbla {vals[bad[0]]!r}, "
-                                  f"GraphBLAS {g_vals[bad[0]]!r}: {where}")
+            assert not len(bad), (
+                f"values differ at {idx[bad[0]]}: gbla {vals[bad[0]]!r}, "
+                f"GraphBLAS {g_vals[bad[0]]!r}: {where}"
+            )
 
 
 @pytest.mark.parametrize("name", sorted(SEMIRINGS))
@@ -232,10 +253,8 @@ def test_secondi_gives_the_index_of_the_vector_entry_in_mxv_and_in_vxm(device):
     # mxv: w(i) = min k over A(i, k) and u(k): w(0) = min(1, 2), w(1) = 2, w(2) has none
     # vxm: w(j) = min k over u(k) and A(k, j): w(0) = 2 (A(2, 0)), w(2) = min(1)
     for w, g, expected in [
-        (gbla.mxv(A, u, "min_secondi"), gA.mxv(gu, gb.semiring.ss.min_secondi),
-         ([0, 1], [1, 2])),
-        (gbla.vxm(u, A, "min_secondi"), gu.vxm(gA, gb.semiring.ss.min_secondi),
-         ([0, 2], [2, 1])),
+        (gbla.mxv(A, u, "min_secondi"), gA.mxv(gu, gb.semiring.ss.min_secondi), ([0, 1], [1, 2])),
+        (gbla.vxm(u, A, "min_secondi"), gu.vxm(gA, gb.semiring.ss.min_secondi), ([0, 2], [2, 1])),
     ]:
         idx, values = (host(a).tolist() for a in w.to_coo())
         g_idx, g_values = (a.tolist() for a in g.new().to_coo())
@@ -252,8 +271,12 @@ def test_min_and_max_ignore_nan_as_suitesparse_does(device):
     gu = gb.Vector.from_coo([0, 1, 2], x, size=3)
     # min_plus row 0: min(1 + 10, 2 + 20) = 11; row 1: NaN + 20 = NaN; row 2: 4 + NaN = NaN
     # min_max row 0: min(10, 20) = 10; row 1: max(NaN, 20) = 20; row 2: max(4, NaN) = 4
-    expected = {"min_plus": [11.0, np.nan, np.nan], "max_plus": [22.0, np.nan, np.nan],
-                "min_max": [10.0, 20.0, 4.0], "max_min": [2.0, 20.0, 4.0]}
+    expected = {
+        "min_plus": [11.0, np.nan, np.nan],
+        "max_plus": [22.0, np.nan, np.nan],
+        "min_max": [10.0, 20.0, 4.0],
+        "max_min": [2.0, 20.0, 4.0],
+    }
     for name, want in expected.items():
         for direction in ("push", "pull"):
             got = host(gbla.mxv(A, u, name, direction=direction).to_dense())

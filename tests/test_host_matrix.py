@@ -33,8 +33,11 @@ def expected_levels(S, source):
 
 def budget(S, fraction):
     """The vectors' reserve and ``fraction`` of the graph's bytes."""
-    return VERTEX_BYTES * S.shape[0] + 512 * 64 + int(fraction * (S.indptr.nbytes +
-                                                                  S.indices.nbytes * 3))
+    return (
+        VERTEX_BYTES * S.shape[0]
+        + 512 * 64
+        + int(fraction * (S.indptr.nbytes + S.indices.nbytes * 3))
+    )
 
 
 def _rmat():
@@ -43,9 +46,13 @@ def _rmat():
 
 def _directed():
     # 0 -> 1 -> 2 -> 3, 0 -> 4 (weight 10), 3 -> 4 (weight 1), 5 isolated, 6 -> 0
-    return sp.csr_array((np.array([1., 1, 1, 10, 1, 2]),
-                         (np.array([0, 1, 2, 0, 3, 6]), np.array([1, 2, 3, 4, 4, 0]))),
-                        shape=(7, 7))
+    return sp.csr_array(
+        (
+            np.array([1.0, 1, 1, 10, 1, 2]),
+            (np.array([0, 1, 2, 0, 3, 6]), np.array([1, 2, 3, 4, 4, 0])),
+        ),
+        shape=(7, 7),
+    )
 
 
 @pytest.mark.parametrize("fraction", [0.05, 0.5, 2.0])
@@ -55,8 +62,9 @@ def test_the_algebra_on_a_host_matrix_gives_scipys_levels_and_distances(fraction
     source = int(np.argmax(np.diff(S.indptr)))
     b = budget(S, fraction)
     stats = {}
-    levels, parents = gbla.bfs(A, source, method="algebraic", memory_budget=b,
-                               return_predecessors=True, stats=stats)
+    levels, parents = gbla.bfs(
+        A, source, method="algebraic", memory_budget=b, return_predecessors=True, stats=stats
+    )
     np.testing.assert_array_equal(host(levels), expected_levels(S, source))
     gbla.verify.bfs(A, source, host(levels), host(parents))
     assert stats["products"] >= stats["levels"] - 1 and stats["graph_bytes"] > 0
@@ -66,8 +74,9 @@ def test_the_algebra_on_a_host_matrix_gives_scipys_levels_and_distances(fraction
     want = csgraph.dijkstra(S, indices=source)
     for method in ("bellman_ford", "delta_stepping"):
         stats = {}
-        dist, pred = gbla.sssp(A, source, method=method, memory_budget=b,
-                               return_predecessors=True, stats=stats)
+        dist, pred = gbla.sssp(
+            A, source, method=method, memory_budget=b, return_predecessors=True, stats=stats
+        )
         np.testing.assert_array_equal(host(dist), want)
         gbla.verify.sssp(A, source, host(dist), host(pred))
         assert stats["method"] == method and stats["peak_bytes"] <= b
@@ -96,8 +105,12 @@ def test_random_graphs_and_int64_ids_and_both_strategies(g, data):
     source = data.draw(st.integers(0, S.shape[0] - 1), label="source")
     strategy = data.draw(st.sampled_from(["differential", "zerocopy"]), label="strategy")
     parts = data.draw(st.integers(1, 6), label="parts")
-    H = HostMatrix(A, budget(S, data.draw(st.sampled_from([0.1, 0.5, 2.0]))) + 4096,
-                   strategy=strategy, parts=parts)
+    H = HostMatrix(
+        A,
+        budget(S, data.draw(st.sampled_from([0.1, 0.5, 2.0]))) + 4096,
+        strategy=strategy,
+        parts=parts,
+    )
     levels = host(gbla.bfs(H, source))
     np.testing.assert_array_equal(levels, expected_levels(S, source))
     dist = host(gbla.sssp(H, source, method="bellman_ford"))
@@ -114,11 +127,16 @@ def test_vxm_select_and_scale_on_a_host_matrix_equal_them_on_a_matrix():
 
     def vec(values, on):
         return gbla.Vector.from_coo(ids, values, n, device=on)
+
     on = H.device  # where its products' vectors are
     mask = gbla.Vector.from_dense(np.arange(n) % 3 == 0, device=on)
     cpu_mask = gbla.Vector.from_dense(np.arange(n) % 3 == 0, device="cpu")
-    for semiring, values in (("min_plus", rng.random(len(ids))), ("any_secondi", 1),
-                             ("plus_times", rng.random(len(ids))), ("any_pair", True)):
+    for semiring, values in (
+        ("min_plus", rng.random(len(ids))),
+        ("any_secondi", 1),
+        ("plus_times", rng.random(len(ids))),
+        ("any_pair", True),
+    ):
         got = gbla.vxm(vec(values, on), H, semiring, mask=~mask.S).to_coo()
         want = gbla.vxm(vec(values, "cpu"), A, semiring, mask=~cpu_mask.S).to_coo()
         np.testing.assert_array_equal(host(got[0]), want[0])
@@ -133,13 +151,17 @@ def test_vxm_select_and_scale_on_a_host_matrix_equal_them_on_a_matrix():
     u = vec(1.0, on)
     np.testing.assert_array_equal(
         host(gbla.vxm(u, light, "min_plus").to_coo()[0]),
-        gbla.vxm(vec(1.0, "cpu"), gbla.select(A, "<=", 20), "min_plus").to_coo()[0])
+        gbla.vxm(vec(1.0, "cpu"), gbla.select(A, "<=", 20), "min_plus").to_coo()[0],
+    )
     d = gbla.Vector.from_dense(rng.random(n), device=on)
     scaled = gbla.scale(H, d, "plus", side="left")
-    ref = gbla.scale(A, gbla.Vector.from_dense(host(d._dense()[0]), device="cpu"), "plus",
-                     side="left")
-    np.testing.assert_allclose(host(gbla.vxm(u, scaled, "min_plus").to_coo()[1]),
-                               gbla.vxm(vec(1.0, "cpu"), ref, "min_plus").to_coo()[1])
+    ref = gbla.scale(
+        A, gbla.Vector.from_dense(host(d._dense()[0]), device="cpu"), "plus", side="left"
+    )
+    np.testing.assert_allclose(
+        host(gbla.vxm(u, scaled, "min_plus").to_coo()[1]),
+        gbla.vxm(vec(1.0, "cpu"), ref, "min_plus").to_coo()[1],
+    )
 
 
 def test_the_matrices_made_from_a_host_matrix_share_its_budget():
@@ -160,8 +182,11 @@ def test_the_matrices_made_from_a_host_matrix_share_its_budget():
 def test_a_budget_too_small_for_the_vectors_names_the_bytes():
     S = _rmat()
     A = gbla.Matrix.from_scipy(S, device="cpu")
-    with pytest.raises(MemoryBudgetError, match=r"^memory_budget must hold one iteration's "
-                       r"working set, \d+ bytes \(\d+ for the vertex arrays"):
+    with pytest.raises(
+        MemoryBudgetError,
+        match=r"^memory_budget must hold one iteration's "
+        r"working set, \d+ bytes \(\d+ for the vertex arrays",
+    ):
         gbla.bfs(A, 0, method="algebraic", memory_budget=10_000)
 
 
@@ -172,8 +197,9 @@ def test_what_a_host_matrix_refuses():
         HostMatrix(A, 10**6, strategy="compact")
     with pytest.raises(gbla.DomainMismatch, match="^B must be a gbla.Matrix"):
         gbla.mxm(gbla.Matrix.from_edges([0], [1], n=3, device=H.device), H, "min_plus")
-    with pytest.raises(gbla.DomainMismatch, match="^A must be a gbla.Matrix: of the "
-                       "operations only vxm"):
+    with pytest.raises(
+        gbla.DomainMismatch, match="^A must be a gbla.Matrix: of the operations only vxm"
+    ):
         gbla.mxv(H, gbla.Vector.from_coo([0], 1.0, 3, device=H.device), "min_plus")
     with pytest.raises(gbla.InvalidValue, match="^op must be a comparison on a HostMatrix"):
         gbla.select(H, "tril")
@@ -187,6 +213,7 @@ def test_a_gpu_matrix_is_refused_and_the_pool_holds_the_budget_and_gives_it_back
     import cupy as cp
 
     from .test_outofcore import _PeakBytes
+
     with pytest.raises(gbla.InvalidValue, match="^A must be a CPU matrix"):
         HostMatrix(gbla.Matrix.from_edges([0], [1], n=2, device="gpu"), 10**6)
     S = _rmat()
@@ -197,11 +224,15 @@ def test_a_gpu_matrix_is_refused_and_the_pool_holds_the_budget_and_gives_it_back
         gbla.bfs(A, source, method="algebraic", memory_budget=b)  # compiled
         gbla.sssp(A, source, method="delta_stepping", memory_budget=b)
         cp.cuda.Device().synchronize()
-        for search in (lambda: gbla.bfs(A, source, method="algebraic", memory_budget=b,
-                                        return_predecessors=True),
-                       lambda: gbla.sssp(A, source, method="delta_stepping",
-                                         memory_budget=b, return_predecessors=True),
-                       lambda: gbla.sssp(A, source, method="bellman_ford", memory_budget=b)):
+        for search in (
+            lambda: gbla.bfs(
+                A, source, method="algebraic", memory_budget=b, return_predecessors=True
+            ),
+            lambda: gbla.sssp(
+                A, source, method="delta_stepping", memory_budget=b, return_predecessors=True
+            ),
+            lambda: gbla.sssp(A, source, method="bellman_ford", memory_budget=b),
+        ):
             with _PeakBytes() as held:
                 out = search()
                 del out

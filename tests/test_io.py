@@ -36,7 +36,7 @@ def assert_same(A, S, *, values=True):
 def mtx_oracle(relative):
     """SciPy's reader, repeated entries merged by min (gbla's rule; SciPy would sum them)."""
     path = data_file(relative)
-    with (gzip.open(path, "rb") if relative.endswith(".gz") else open(path, "rb")) as f:
+    with gzip.open(path, "rb") if relative.endswith(".gz") else open(path, "rb") as f:
         C = sp.coo_array(scipy.io.mmread(f))
     assert C.shape[0] == C.shape[1]
     return G.csr(C.row, C.col, C.data, C.shape[0])
@@ -50,7 +50,7 @@ def mtx_numpy(relative):
     """Matrix Market by np.loadtxt alone (independent of the SciPy reader gbla.io uses): the
     header's field and symmetry, then the size line and the entries as numbers."""
     path = data_file(relative)
-    with (gzip.open(path, "rt") if relative.endswith(".gz") else open(path)) as f:
+    with gzip.open(path, "rt") if relative.endswith(".gz") else open(path) as f:
         field, symmetry = f.readline().lower().split()[3:5]
         size = next(line for line in f if line.strip() and not line.startswith("%"))
         rows = np.loadtxt(f, comments="%", ndmin=2)
@@ -66,14 +66,23 @@ def mtx_numpy(relative):
 
 
 # ============================================================================== real graphs
-@pytest.mark.parametrize("relative, field", [
-    ("mtx/karate.mtx", "pattern"), ("mtx/chesapeake.mtx", "pattern"),
-    ("mtx/jagmesh7.mtx", "pattern"), ("mtx/west0067.mtx", "real"),
-    ("mtx/bips98_606.mtx", "real"), ("mtx/ldbc-directed-example.mtx", "real"),
-    ("mtx/ldbc-undirected-example.mtx", "real"), ("road/USA-road-NY.mtx.gz", "pattern"),
-    ("road/luxembourg_osm.mtx.gz", "pattern"), ("weighted/OL.mtx.gz", "real"),
-    ("tiny/gapbs/4.mtx", "pattern"), ("tiny/gapbs/4w.mtx", "integer"),
-])
+@pytest.mark.parametrize(
+    "relative, field",
+    [
+        ("mtx/karate.mtx", "pattern"),
+        ("mtx/chesapeake.mtx", "pattern"),
+        ("mtx/jagmesh7.mtx", "pattern"),
+        ("mtx/west0067.mtx", "real"),
+        ("mtx/bips98_606.mtx", "real"),
+        ("mtx/ldbc-directed-example.mtx", "real"),
+        ("mtx/ldbc-undirected-example.mtx", "real"),
+        ("road/USA-road-NY.mtx.gz", "pattern"),
+        ("road/luxembourg_osm.mtx.gz", "pattern"),
+        ("weighted/OL.mtx.gz", "real"),
+        ("tiny/gapbs/4.mtx", "pattern"),
+        ("tiny/gapbs/4w.mtx", "integer"),
+    ],
+)
 def test_matrix_market_files_match_scipy(relative, field):
     A = read(data_file(relative))
     expected_dtype = {"pattern": np.bool_, "real": np.float64, "integer": np.int64}[field]
@@ -81,13 +90,24 @@ def test_matrix_market_files_match_scipy(relative, field):
     assert_same(A, mtx_oracle(relative), values=field != "pattern")
 
 
-@pytest.mark.parametrize("relative", [
-    "mtx/karate.mtx", "mtx/bips98_606.mtx", "mtx/west0067.mtx", "tiny/gapbs/4w.mtx",
-    "road/USA-road-NY.mtx.gz", "road/luxembourg_osm.mtx.gz", "mesh/delaunay_n16.mtx.gz",
-    "social/ego-Facebook-combined.mtx.gz", "social/as-caida20071105.mtx.gz",
-    "social/email-Enron.mtx.gz", "social/soc-Slashdot0902.directed.mtx.gz",
-    "weighted/OL.mtx.gz", "weighted/TG.mtx.gz",
-])
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "mtx/karate.mtx",
+        "mtx/bips98_606.mtx",
+        "mtx/west0067.mtx",
+        "tiny/gapbs/4w.mtx",
+        "road/USA-road-NY.mtx.gz",
+        "road/luxembourg_osm.mtx.gz",
+        "mesh/delaunay_n16.mtx.gz",
+        "social/ego-Facebook-combined.mtx.gz",
+        "social/as-caida20071105.mtx.gz",
+        "social/email-Enron.mtx.gz",
+        "social/soc-Slashdot0902.directed.mtx.gz",
+        "weighted/OL.mtx.gz",
+        "weighted/TG.mtx.gz",
+    ],
+)
 def test_matrix_market_through_scipy_equals_an_independent_numpy_reader(relative):
     # the hand parser these replaced gave the same arrays on every shared graph
     A = read(data_file(relative))
@@ -100,8 +120,15 @@ def test_read_mtx_keeps_working_as_before():
     assert_same(A, mtx_oracle("mtx/karate.mtx"), values=False)
 
 
-@pytest.mark.parametrize("relative", ["social/p2p-Gnutella08.txt", "social/Wiki-Vote.txt.gz",
-                                      "social/email-Eu-core.txt.gz", "tiny/gapbs/4.el"])
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "social/p2p-Gnutella08.txt",
+        "social/Wiki-Vote.txt.gz",
+        "social/email-Eu-core.txt.gz",
+        "tiny/gapbs/4.el",
+    ],
+)
 def test_snap_edge_lists_match_numpy(relative):
     A = read(data_file(relative))
     assert A.is_iso
@@ -115,9 +142,15 @@ def test_snap_edge_list_with_directed_false_is_symmetrized():
     assert A.is_symmetric
 
 
-@pytest.mark.parametrize("relative", ["small/power.graph", "small/PGPgiantcompo.graph",
-                                      "mesh/delaunay_n15.graph.gz",
-                                      "mesh/rgg_n_2_15_s0.graph.gz"])
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "small/power.graph",
+        "small/PGPgiantcompo.graph",
+        "mesh/delaunay_n15.graph.gz",
+        "mesh/rgg_n_2_15_s0.graph.gz",
+    ],
+)
 def test_metis_graphs_match_the_reference_reader(relative):
     A = read(data_file(relative))
     assert A.is_iso and A.is_symmetric
@@ -165,8 +198,9 @@ def test_first50k_files_declaring_too_few_nodes_raise_naming_the_line(name):
     number, endpoint, n = _first_arc_beyond_p_line(path)
     with pytest.raises(FormatError) as info:
         read(path)
-    assert (f"{name}: line {number}: arc endpoint {endpoint} exceeds the declared vertex "
-            f"count {n}") in str(info.value)
+    assert (
+        f"{name}: line {number}: arc endpoint {endpoint} exceeds the declared vertex count {n}"
+    ) in str(info.value)
 
 
 def test_weighted_false_gives_the_pattern_and_true_keeps_the_weights():
@@ -176,11 +210,14 @@ def test_weighted_false_gives_the_pattern_and_true_keeps_the_weights():
     assert_same(P, W.to_scipy(), values=False)
 
 
-@pytest.mark.parametrize("relative, line, phrase", [
-    ("mtx/karate.mtx", 1, "pattern matrix (no values)"),
-    ("social/p2p-Gnutella08.txt", 5, "'u v' (no weights)"),
-    ("small/power.graph", 1, "declares no edge weights"),
-])
+@pytest.mark.parametrize(
+    "relative, line, phrase",
+    [
+        ("mtx/karate.mtx", 1, "pattern matrix (no values)"),
+        ("social/p2p-Gnutella08.txt", 5, "'u v' (no weights)"),
+        ("small/power.graph", 1, "declares no edge weights"),
+    ],
+)
 def test_weighted_true_on_an_unweighted_file_raises(relative, line, phrase):
     path = data_file(relative)
     with pytest.raises(FormatError, match=re.escape(f"{path.name}: line {line}: ")) as info:
@@ -222,34 +259,52 @@ def test_snap_weights_are_int64_when_integral_else_float64(tmp_path):
 def test_integers_of_every_length_parse_exactly(tmp_path):
     # 1 to 19 digits exercise the 8-digit words, their high half and the long-token path
     rng = np.random.default_rng(7)
-    weights = [int(w) for w in rng.integers(-10**17, 10**17, 40)] + [2**63 - 1, -(2**63 - 1)]
+    weights = [int(w) for w in rng.integers(-(10**17), 10**17, 40)] + [2**63 - 1, -(2**63 - 1)]
     weights += [10**k - 1 for k in range(1, 19)] + [-(10**k) for k in range(18)] + [0, 7]
     text = "".join(f"{k} {k + 1} {w}\n" for k, w in enumerate(weights))
     S = read(write(tmp_path, "long.wel", text)).to_scipy().tocoo()
     assert S.data.tolist() == weights and S.row.tolist() == list(range(len(weights)))
-    with pytest.raises(FormatError, match="arc endpoint 123456789012 exceeds the declared "
-                                          "vertex count 3"):
+    with pytest.raises(
+        FormatError, match="arc endpoint 123456789012 exceeds the declared vertex count 3"
+    ):
         read(write(tmp_path, "long.gr", "p sp 3 1\na 1 123456789012 5\n"))
-    with pytest.raises(FormatError, match="long.txt: line 2: vertex id 99999999999999999999 "
-                                          "does not fit in int64"):
+    with pytest.raises(
+        FormatError, match="long.txt: line 2: vertex id 99999999999999999999 does not fit in int64"
+    ):
         read(write(tmp_path, "long.txt", "0 1\n99999999999999999999 1\n"))
 
 
 def test_mtx_symmetric_and_skew_symmetric_give_both_triangles(tmp_path):
     #   symmetric: 1 - 0 (weight 2), 2 - 2 (4);  skew: (1, 0) = 3, so (0, 1) = -3
-    sym = read(write(tmp_path, "s.mtx", "%%MatrixMarket matrix coordinate integer symmetric\n"
-                                        "% a comment\n3 3 2\n2 1 2\n3 3 4\n"))
+    sym = read(
+        write(
+            tmp_path,
+            "s.mtx",
+            "%%MatrixMarket matrix coordinate integer symmetric\n"
+            "% a comment\n3 3 2\n2 1 2\n3 3 4\n",
+        )
+    )
     assert sym.dtype == np.int64
     assert (dense(sym) == [[0, 2, 0], [2, 0, 0], [0, 0, 4]]).all()
-    skew = read(write(tmp_path, "k.mtx", "%%MatrixMarket matrix coordinate real skew-symmetric\n"
-                                         "2 2 1\n2 1 3.5\n"))
+    skew = read(
+        write(
+            tmp_path,
+            "k.mtx",
+            "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n2 1 3.5\n",
+        )
+    )
     assert (dense(skew) == [[0, -3.5], [3.5, 0]]).all()
 
 
 def test_mtx_hermitian_real_values_give_both_triangles(tmp_path):
     #   (2, 1) = 5 in a real hermitian file: (1, 2) = 5 too
-    A = read(write(tmp_path, "h.mtx", "%%MatrixMarket matrix coordinate real hermitian\n"
-                                      "2 2 2\n2 1 5\n1 1 -1\n"))
+    A = read(
+        write(
+            tmp_path,
+            "h.mtx",
+            "%%MatrixMarket matrix coordinate real hermitian\n2 2 2\n2 1 5\n1 1 -1\n",
+        )
+    )
     assert (dense(A) == [[-1, 5], [5, 0]]).all()
 
 
@@ -266,15 +321,21 @@ def test_mtx_gzip_with_an_upper_case_suffix_is_read(tmp_path):
 
 
 def test_mtx_rectangular_and_repeated_entries_keep_the_smallest(tmp_path):
-    A = read(write(tmp_path, "r.mtx", "%%MatrixMarket matrix coordinate real general\n"
-                                      "2 3 3\n1 3 5.0\n1 3 -1.5\n2 1 1e3\n"))
+    A = read(
+        write(
+            tmp_path,
+            "r.mtx",
+            "%%MatrixMarket matrix coordinate real general\n2 3 3\n1 3 5.0\n1 3 -1.5\n2 1 1e3\n",
+        )
+    )
     assert A.shape == (2, 3)
     assert (dense(A) == [[0, 0, -1.5], [1000, 0, 0]]).all()
 
 
 def test_mtx_directed_false_of_a_rectangular_matrix_is_refused(tmp_path):
-    path = write(tmp_path, "r.mtx", "%%MatrixMarket matrix coordinate pattern general\n"
-                                    "2 3 1\n1 3\n")
+    path = write(
+        tmp_path, "r.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 3 1\n1 3\n"
+    )
     with pytest.raises(gbla.InvalidValue, match="directed must be None or True"):
         read(path, directed=False)
 
@@ -282,7 +343,7 @@ def test_mtx_directed_false_of_a_rectangular_matrix_is_refused(tmp_path):
 def test_metis_formats_weights_blank_lines_and_comments(tmp_path):
     #   0 - 1 (weight 7), 1 - 2 (weight 9); vertex 3 isolated (blank line); fmt 11: one vertex
     #   weight per line first, skipped; '%' lines are not vertices
-    text = ("% header comment\n4 2 11\n5 2 7\n% between\n6 1 7 3 9\n8 2 9\n\n")
+    text = "% header comment\n4 2 11\n5 2 7\n% between\n6 1 7 3 9\n8 2 9\n\n"
     A = read(write(tmp_path, "w.graph", text))
     assert A.dtype == np.int64 and A.shape == (4, 4)
     assert (dense(A) == [[0, 7, 0, 0], [7, 0, 9, 0], [0, 9, 0, 0], [0, 0, 0, 0]]).all()
@@ -321,8 +382,9 @@ def test_a_file_of_many_chunks_matches_numpy_and_reports_late_lines_exactly(tmp_
     assert_same(A, G.csr(src, dst, w, n))
     lines[230_000] = "12 x13 4"  # line 230001 of the file
     path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(FormatError, match="big.txt: line 230001: vertex id must be an integer; "
-                                          "got 'x13'"):
+    with pytest.raises(
+        FormatError, match="big.txt: line 230001: vertex id must be an integer; got 'x13'"
+    ):
         read(path)
 
 
@@ -334,26 +396,53 @@ MALFORMED = [
     # name, text, line, reason
     ("nohead.mtx", "3 3 1\n1 2\n", 1, "expected the header '%%MatrixMarket"),
     ("array.mtx", "%%MatrixMarket matrix array real general\n2 2\n", 1, "'coordinate'"),
-    ("complex.mtx", "%%MatrixMarket matrix coordinate complex general\n2 2 0\n", 1,
-     "field must be pattern, integer or real; got 'complex'"),
-    ("headonly.mtx", "%%MatrixMarket matrix coordinate real general\n", 1,
-     "the file ends before the size line"),
+    (
+        "complex.mtx",
+        "%%MatrixMarket matrix coordinate complex general\n2 2 0\n",
+        1,
+        "field must be pattern, integer or real; got 'complex'",
+    ),
+    (
+        "headonly.mtx",
+        "%%MatrixMarket matrix coordinate real general\n",
+        1,
+        "the file ends before the size line",
+    ),
     ("nosize.mtx", MTX + "% only comments\n", 2, "the file ends before the size line"),
     ("badsize.mtx", MTX + "3 3\n", 2, "expected the size line 'rows columns entries'"),
-    ("width.mtx", MTXR + "3 3 2\n1 2 1\n2 3\n", 4,
-     "expected 3 tokens ('row column value'); got 2"),
-    ("square.mtx", "%%MatrixMarket matrix coordinate real symmetric\n% c\n2 3 1\n1 1 1\n", 3,
-     "a symmetric matrix must be square; got 2 x 3"),
-    ("remark.mtx", MTX + "3 3 2\n1 2\n% between\n2 3\n", 4,
-     "a '%' comment among the entries (comments belong to the header)"),
-    ("int.mtx", "%%MatrixMarket matrix coordinate integer general\n3 3 1\n"
-     "1 2 99999999999999999999\n", 3, "value 99999999999999999999 does not fit in int64"),
+    ("width.mtx", MTXR + "3 3 2\n1 2 1\n2 3\n", 4, "expected 3 tokens ('row column value'); got 2"),
+    (
+        "square.mtx",
+        "%%MatrixMarket matrix coordinate real symmetric\n% c\n2 3 1\n1 1 1\n",
+        3,
+        "a symmetric matrix must be square; got 2 x 3",
+    ),
+    (
+        "remark.mtx",
+        MTX + "3 3 2\n1 2\n% between\n2 3\n",
+        4,
+        "a '%' comment among the entries (comments belong to the header)",
+    ),
+    (
+        "int.mtx",
+        "%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 2 99999999999999999999\n",
+        3,
+        "value 99999999999999999999 does not fit in int64",
+    ),
     ("word.mtx", MTXR + "3 3 2\n1 2 0.5\n2 3 abc\n", 4, "value must be a number; got 'abc'"),
     ("zero.mtx", MTX + "3 3 2\n1 2\n0 3\n", 4, "row index 0 is below 1 (ids are 1-based)"),
-    ("beyond.mtx", MTX + "3 3 2\n1 2\n2 4\n", 4,
-     "column index 4 exceeds the declared column count 3"),
-    ("fewer.mtx", MTX + "% c\n3 3 3\n1 2\n2 3\n", 5,
-     "the file ends after 2 entries; line 3 declares 3"),
+    (
+        "beyond.mtx",
+        MTX + "3 3 2\n1 2\n2 4\n",
+        4,
+        "column index 4 exceeds the declared column count 3",
+    ),
+    (
+        "fewer.mtx",
+        MTX + "% c\n3 3 3\n1 2\n2 3\n",
+        5,
+        "the file ends after 2 entries; line 3 declares 3",
+    ),
     ("more.mtx", MTX + "3 3 2\n1 2\n2 3\n3 1\n", 5, "more entries than the 2 declared on line 2"),
     ("nop.gr", "c comment\nc another\n", 2, "no problem line 'p sp <nodes> <arcs>'"),
     ("arcfirst.gr", "c comment\na 1 2 3\np sp 2 1\n", 2, "an arc before the problem line"),
@@ -362,12 +451,24 @@ MALFORMED = [
     ("kind.gr", "p sp 3 2\na 1 2 3\ne 2 3 1\n", 3, "expected an arc 'a u v w' or a 'c' comment"),
     ("weight.gr", "p sp 3 2\na 1 2 3\na 2 3 1.5\n", 3, "arc weight must be an integer; got '1.5'"),
     ("zero.gr", "p sp 3 2\na 1 2 3\na 0 3 1\n", 3, "arc endpoint 0 is below 1"),
-    ("beyond.gr", "p sp 3 2\na 1 2 3\na 2 4 1\n", 3,
-     "arc endpoint 4 exceeds the declared vertex count 3"),
-    ("fewer.gr", "p sp 3 3\na 1 2 3\na 2 3 1\nc end\n", 4,
-     "the file ends after 2 arcs; line 1 declares 3"),
-    ("more.gr", "c x\np sp 3 1\na 1 2 3\nc between\na 2 3 1\n", 5,
-     "more arcs than the 1 declared on line 2"),
+    (
+        "beyond.gr",
+        "p sp 3 2\na 1 2 3\na 2 4 1\n",
+        3,
+        "arc endpoint 4 exceeds the declared vertex count 3",
+    ),
+    (
+        "fewer.gr",
+        "p sp 3 3\na 1 2 3\na 2 3 1\nc end\n",
+        4,
+        "the file ends after 2 arcs; line 1 declares 3",
+    ),
+    (
+        "more.gr",
+        "c x\np sp 3 1\na 1 2 3\nc between\na 2 3 1\n",
+        5,
+        "more arcs than the 1 declared on line 2",
+    ),
     ("width.txt", "# x\n0 1\n1 2 3\n", 3, "expected 2 tokens ('u v' like line 2); got 3"),
     ("four.txt", "0 1 2 3\n", 1, "expected 2 or 3 tokens ('u v' or 'u v w'); got 4"),
     ("word.txt", "0 1\n1 two\n", 2, "vertex id must be an integer; got 'two'"),
@@ -377,20 +478,23 @@ MALFORMED = [
     ("fmt.graph", "3 1 2\n", 1, "fmt must be up to three 0/1 digits"),
     ("zero.graph", "3 1\n2\n0\n\n", 3, "neighbour 0 is below 1 (ids are 1-based)"),
     ("beyond.graph", "3 1\n2\n1 4\n\n", 3, "neighbour 4 exceeds the declared vertex count 3"),
-    ("pairs.graph", "3 1 1\n2 5\n1 5 3\n\n", 3,
-     "expected 'neighbour weight' pairs; got 3 tokens"),
+    ("pairs.graph", "3 1 1\n2 5\n1 5 3\n\n", 3, "expected 'neighbour weight' pairs; got 3 tokens"),
     ("word.graph", "2 1\n2\nx\n", 3, "neighbour must be an integer; got 'x'"),
     ("fewer.graph", "4 1\n2\n1\n", 3, "the file ends after 2 vertex lines; line 1 declares 4"),
     ("more.graph", "2 1\n2\n1\n1\n", 4, "vertex line 3 exceeds the 2 vertices declared on line 1"),
-    ("edges.graph", "% c\n3 2\n2\n1\n\n", 2,
-     "the header declares 2 edges but the lists hold 2 entries (4 expected"),
+    (
+        "edges.graph",
+        "% c\n3 2\n2\n1\n\n",
+        2,
+        "the header declares 2 edges but the lists hold 2 entries (4 expected",
+    ),
 ]
 
 
-@pytest.mark.parametrize("name, text, line, reason", MALFORMED,
-                         ids=[case[0] for case in MALFORMED])
-def test_malformed_files_raise_format_error_naming_file_line_and_reason(tmp_path, name, text,
-                                                                        line, reason):
+@pytest.mark.parametrize("name, text, line, reason", MALFORMED, ids=[case[0] for case in MALFORMED])
+def test_malformed_files_raise_format_error_naming_file_line_and_reason(
+    tmp_path, name, text, line, reason
+):
     path = write(tmp_path, name, text)
     with pytest.raises(FormatError) as info:
         read(path)
@@ -410,10 +514,13 @@ def test_malformed_gzip_files_raise_format_error_with_line_numbers_of_the_text(t
         read(garbage)
 
 
-@pytest.mark.parametrize("text, line", [
-    ("0 1\n0 1 2\n1 x\n", 2),       # a bad token count before a bad token
-    ("0 1\n1 x\n0 1 2\n", 2),       # a bad token before a bad token count
-])
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        ("0 1\n0 1 2\n1 x\n", 2),  # a bad token count before a bad token
+        ("0 1\n1 x\n0 1 2\n", 2),  # a bad token before a bad token count
+    ],
+)
 def test_the_first_bad_line_is_reported_whichever_rule_it_breaks(tmp_path, text, line):
     with pytest.raises(FormatError, match=f"g.txt: line {line}: "):
         read(write(tmp_path, "g.txt", text))
@@ -474,9 +581,12 @@ def test_a_damaged_cache_is_replaced_and_a_damaged_npz_raises(tmp_path):
     assert dense(read(cache))[0, 1] == 4
     bad = tmp_path / "other.npz"
     np.savez(bad, something=np.arange(3))
-    with pytest.raises(FormatError, match="other.npz: holds neither a sparse matrix of "
-                                          r"scipy.sparse.save_npz nor a gbla graph cache \("
-                                          "arrays: something\\)"):
+    with pytest.raises(
+        FormatError,
+        match="other.npz: holds neither a sparse matrix of "
+        r"scipy.sparse.save_npz nor a gbla graph cache \("
+        "arrays: something\\)",
+    ):
         read(bad)
 
 
@@ -488,8 +598,9 @@ def test_a_cache_that_cannot_be_written_warns_and_the_graph_is_still_read(tmp_pa
     assert dense(A)[0, 1] == 4
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0,
-                    reason="root writes into read-only directories")
+@pytest.mark.skipif(
+    os.name != "posix" or os.geteuid() == 0, reason="root writes into read-only directories"
+)
 def test_a_read_only_directory_warns_and_the_graph_is_still_read(tmp_path):
     folder = tmp_path / "ro"
     folder.mkdir()
@@ -550,11 +661,20 @@ def test_repeated_entries_of_a_scipy_coo_npz_follow_dup_op(tmp_path):
         read(path, dup_op=None)
 
 
-@pytest.mark.parametrize("S, reason", [
-    (sp.csr_array(np.ones((2, 3))), r"a graph's matrix must be square \(n x n\); got shape 2 x 3"),
-    (sp.csr_array(np.eye(2, dtype=np.complex128)),
-     "values must be bool, integer or real; got complex128"),
-], ids=["rectangular", "complex"])
+@pytest.mark.parametrize(
+    "S, reason",
+    [
+        (
+            sp.csr_array(np.ones((2, 3))),
+            r"a graph's matrix must be square \(n x n\); got shape 2 x 3",
+        ),
+        (
+            sp.csr_array(np.eye(2, dtype=np.complex128)),
+            "values must be bool, integer or real; got complex128",
+        ),
+    ],
+    ids=["rectangular", "complex"],
+)
 def test_a_scipy_npz_that_is_no_graph_raises_format_error(tmp_path, S, reason):
     path = tmp_path / "m.npz"
     sp.save_npz(path, S)
@@ -582,18 +702,25 @@ def test_a_scipy_npz_where_the_cache_would_go_is_never_replaced(tmp_path):
     assert A.shape == (3, 3) and mine.read_bytes() == before
 
 
-@pytest.mark.parametrize("argv", [
-    ["bench", "{path}", "--algo", "bfs", "--sources", "2", "--device", "cpu", "--no-progress"],
-    ["bfs", "{path}", "--source", "0", "--device", "cpu"],
-    ["sssp", "{path}", "--source", "0", "--device", "cpu"],
-], ids=["bench", "bfs", "sssp"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bench", "{path}", "--algo", "bfs", "--sources", "2", "--device", "cpu", "--no-progress"],
+        ["bfs", "{path}", "--source", "0", "--device", "cpu"],
+        ["sssp", "{path}", "--source", "0", "--device", "cpu"],
+    ],
+    ids=["bench", "bfs", "sssp"],
+)
 def test_the_command_line_takes_a_scipy_npz_as_its_graph(tmp_path, capsys, argv):
     from gbla import cli
+
     path = tmp_path / "ring.npz"
     #   a directed ring 0 -> 1 -> ... -> 7 -> 0 with weights 1..8
     n = 8
-    sp.save_npz(path, sp.coo_array((np.arange(1.0, n + 1), (np.arange(n), (np.arange(n) + 1) % n)),
-                                   shape=(n, n)))
+    sp.save_npz(
+        path,
+        sp.coo_array((np.arange(1.0, n + 1), (np.arange(n), (np.arange(n) + 1) % n)), shape=(n, n)),
+    )
     status = cli.main([a.format(path=path) for a in argv])
     out, err = capsys.readouterr()
     assert status == 0, err
@@ -607,18 +734,25 @@ def _skip_if_memory_holds(gib):
         pytest.skip(f"this machine has more than {gib} GiB of memory")
 
 
-@pytest.mark.parametrize("name, text, line", [
-    ("huge.txt", "# the issue's file\n0 1\n1 100000000000\n2 0\n", 3),
-    ("huge.wel", "0 1 5\n100000000000 2 7\n", 2),
-    ("huge.el.gz", "0 1\n1 2\n100000000000 0\n", 3),
-])
-def test_an_edge_list_id_too_large_for_memory_raises_format_error_naming_the_gib(tmp_path, name,
-                                                                              text, line):
+@pytest.mark.parametrize(
+    "name, text, line",
+    [
+        ("huge.txt", "# the issue's file\n0 1\n1 100000000000\n2 0\n", 3),
+        ("huge.wel", "0 1 5\n100000000000 2 7\n", 2),
+        ("huge.el.gz", "0 1\n1 2\n100000000000 0\n", 3),
+    ],
+)
+def test_an_edge_list_id_too_large_for_memory_raises_format_error_naming_the_gib(
+    tmp_path, name, text, line
+):
     # n is the largest id + 1: 100000000001 row pointers alone are 745.1 GiB
     _skip_if_memory_holds(745)
-    with pytest.raises(FormatError, match=rf"{re.escape(name)}: line {line}: vertex id "
-                                          r"100000000000 \(a graph of 100000000001 vertices\) "
-                                          r"needs 745.1 GiB to read; this machine has [\d,.]+ GiB"):
+    with pytest.raises(
+        FormatError,
+        match=rf"{re.escape(name)}: line {line}: vertex id "
+        r"100000000000 \(a graph of 100000000001 vertices\) "
+        r"needs 745.1 GiB to read; this machine has [\d,.]+ GiB",
+    ):
         read(write(tmp_path, name, text))
 
 
@@ -635,8 +769,11 @@ def test_a_scipy_npz_shape_too_large_for_memory_raises_format_error_naming_the_g
     _skip_if_memory_holds(7450)
     path = tmp_path / "huge.npz"
     sp.save_npz(path, sp.coo_array(([1.0], ([0], [1])), shape=(10**12, 10**12)))
-    with pytest.raises(FormatError, match=r"huge.npz: a 1000000000000 x 1000000000000 matrix "
-                                          r"needs 7,450.6 GiB to read; this machine has"):
+    with pytest.raises(
+        FormatError,
+        match=r"huge.npz: a 1000000000000 x 1000000000000 matrix "
+        r"needs 7,450.6 GiB to read; this machine has",
+    ):
         read(path)
 
 
@@ -646,18 +783,24 @@ def matrix(rows, cols, values, n, dtype=None):
     return gbla.Matrix.from_edges(np.array(rows), np.array(cols), values, n, device="cpu")
 
 
-@pytest.mark.parametrize("name, A, dtype", [
-    ("pattern.mtx", matrix([0, 1, 3], [1, 2, 0], None, 4), np.bool_),
-    ("int.mtx", matrix([0, 1, 3], [1, 2, 0], [5, -2, 2**40], 4, np.int64), np.int64),
-    ("int32.mtx", matrix([0, 2], [1, 2], [7, 0], 3, np.int32), np.int64),
-    ("float.mtx", matrix([0, 1, 2, 3], [1, 2, 3, 0], [0.1, -1e-300, np.inf, np.nan], 4),
-     np.float64),
-    ("float32.mtx", matrix([0, 1], [1, 0], [0.1, 3.5], 2, np.float32), np.float64),
-    ("symmetric.mtx", matrix([0, 1, 1, 2], [1, 0, 2, 1], [1.5, 1.5, 2.0, 2.0], 3), np.float64),
-    ("empty.mtx", matrix([], [], None, 5), np.bool_),
-    ("zero.mtx", matrix([], [], None, 0), np.bool_),
-    ("compressed.mtx.gz", matrix([0, 4], [4, 0], [3, 9], 5, np.int64), np.int64),
-])
+@pytest.mark.parametrize(
+    "name, A, dtype",
+    [
+        ("pattern.mtx", matrix([0, 1, 3], [1, 2, 0], None, 4), np.bool_),
+        ("int.mtx", matrix([0, 1, 3], [1, 2, 0], [5, -2, 2**40], 4, np.int64), np.int64),
+        ("int32.mtx", matrix([0, 2], [1, 2], [7, 0], 3, np.int32), np.int64),
+        (
+            "float.mtx",
+            matrix([0, 1, 2, 3], [1, 2, 3, 0], [0.1, -1e-300, np.inf, np.nan], 4),
+            np.float64,
+        ),
+        ("float32.mtx", matrix([0, 1], [1, 0], [0.1, 3.5], 2, np.float32), np.float64),
+        ("symmetric.mtx", matrix([0, 1, 1, 2], [1, 0, 2, 1], [1.5, 1.5, 2.0, 2.0], 3), np.float64),
+        ("empty.mtx", matrix([], [], None, 5), np.bool_),
+        ("zero.mtx", matrix([], [], None, 0), np.bool_),
+        ("compressed.mtx.gz", matrix([0, 4], [4, 0], [3, 9], 5, np.int64), np.int64),
+    ],
+)
 def test_write_mtx_round_trips_through_read(tmp_path, name, A, dtype):
     path = tmp_path / name
     gbla.io.write_mtx(path, A, comment="written by\ngbla's tests")
@@ -703,43 +846,80 @@ def test_a_missing_file_names_the_path(tmp_path):
         read(tmp_path / "nope.gr")
 
 
-@pytest.mark.parametrize("kwargs, arg", [
-    (dict(weighted=1), "weighted"), (dict(weighted=0), "weighted"),
-    (dict(weighted="yes"), "weighted"), (dict(directed=0), "directed"),
-    (dict(cache=1), "cache"),
-])
+@pytest.mark.parametrize(
+    "kwargs, arg",
+    [
+        (dict(weighted=1), "weighted"),
+        (dict(weighted=0), "weighted"),
+        (dict(weighted="yes"), "weighted"),
+        (dict(directed=0), "directed"),
+        (dict(cache=1), "cache"),
+    ],
+)
 def test_bad_choices_raise_invalid_value(tmp_path, kwargs, arg):
     path = write(tmp_path, "g.txt", "0 1\n")
     with pytest.raises(gbla.InvalidValue, match=f"{arg} must be"):
         read(path, **kwargs)
 
 
-@pytest.mark.parametrize("text, declared", [
-    ("%%MatrixMarket matrix coordinate real general\n1000000000000 1000000000000 3\n1 1 1.0\n",
-     "a 1000000000000 x 1000000000000 matrix of 3 entries"),
-    ("%%MatrixMarket matrix coordinate pattern symmetric\n5 5 999999999999\n1 1\n",
-     "a 5 x 5 matrix of 999999999999 entries"),
-    ("p sp 1000000000000 2\na 1 2 3\n", "a graph of 1000000000000 nodes and 2 arcs"),
-    ("1000000000000 1\n2\n1\n", "a graph of 1000000000000 vertices and 1 edges"),
-], ids=["mtx rows", "mtx entries", "dimacs", "metis"])
-def test_a_header_larger_than_memory_raises_a_format_error_naming_the_size(tmp_path, text,
-                                                                         declared):
+@pytest.mark.parametrize(
+    "text, declared",
+    [
+        (
+            "%%MatrixMarket matrix coordinate real general\n"
+            "1000000000000 1000000000000 3\n1 1 1.0\n",
+            "a 1000000000000 x 1000000000000 matrix of 3 entries",
+        ),
+        (
+            "%%MatrixMarket matrix coordinate pattern symmetric\n5 5 999999999999\n1 1\n",
+            "a 5 x 5 matrix of 999999999999 entries",
+        ),
+        ("p sp 1000000000000 2\na 1 2 3\n", "a graph of 1000000000000 nodes and 2 arcs"),
+        ("1000000000000 1\n2\n1\n", "a graph of 1000000000000 vertices and 1 edges"),
+    ],
+    ids=["mtx rows", "mtx entries", "dimacs", "metis"],
+)
+def test_a_header_larger_than_memory_raises_a_format_error_naming_the_size(
+    tmp_path, text, declared
+):
     suffix = ".mtx" if text.startswith("%%") else (".gr" if text.startswith("p") else ".graph")
     path = tmp_path / f"huge{suffix}"
     path.write_text(text)
-    with pytest.raises(FormatError, match=rf"line \d: {declared} needs [\d,.]+ GiB to read; "
-                                          r"this machine has [\d,.]+ GiB"):
+    with pytest.raises(
+        FormatError,
+        match=rf"line \d: {declared} needs [\d,.]+ GiB to read; "
+        r"this machine has [\d,.]+ GiB",
+    ):
         gbla.io.read(path)
 
 
 def test_the_test_summary_says_how_many_skipped_for_want_of_data(tmp_path):
     import subprocess
     import sys
+
     root = Path(__file__).resolve().parents[1]
     env = dict(os.environ, GBLA_DATA=str(tmp_path))  # an empty folder: every data test skips
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                             "-n", "0", "tests/test_io.py", "-k", "real or snap"],
-                            cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "0",
+            "tests/test_io.py",
+            "-k",
+            "real or snap",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     found = re.search(r"(\d+) tests skipped: graph files not found under (\S+)", result.stdout)
-    assert found and int(found.group(1)) > 0 and found.group(2) == str(tmp_path), \
-        result.stdout[-2000:]
+    assert found and int(found.group(1)) > 0 and found.group(2) == str(tmp_path), result.stdout[
+        -2000:
+    ]

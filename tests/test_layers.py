@@ -43,12 +43,13 @@ def _imports(name):
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base_parts = package.split(".")
-                base_parts = base_parts[:len(base_parts) - (node.level - 1)]
+                base_parts = base_parts[: len(base_parts) - (node.level - 1)]
                 base = ".".join(base_parts + ([node.module] if node.module else []))
             else:
                 base = node.module or ""
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
-                       for a in node.names]
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names
+            ]
         else:
             continue
         for target in targets:
@@ -75,7 +76,7 @@ def _cycle():
         stack.append(node)
         for nxt in sorted(GRAPH[node]):
             if state.get(nxt) == "open":
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state:
                 found = visit(nxt, stack)
                 if found:
@@ -93,8 +94,7 @@ def _cycle():
 
 
 def test_the_import_graph_sees_the_package():
-    assert {"gbla.ops", "gbla.methods", "gbla.kernels._bfs", "gbla.algorithms.bfs"} <= \
-        set(GRAPH)
+    assert {"gbla.ops", "gbla.methods", "gbla.kernels._bfs", "gbla.algorithms.bfs"} <= set(GRAPH)
     assert "gbla.methods" in GRAPH["gbla.algorithms.bfs"]
     assert "gbla.kernels._spmv" in GRAPH["gbla.ops"]
 
@@ -120,35 +120,49 @@ def test_algorithms_are_written_against_ops_and_semirings_only():
         if name.startswith("gbla.algorithms"):
             direct = {m for m in GRAPH[name] if not m.startswith("gbla.algorithms")}
             assert not {m for m in direct if m.startswith("gbla.kernels")}, name
-            assert direct <= {"gbla._validation", "gbla._backend", "gbla.direction",
-                              "gbla.methods", "gbla.ops", "gbla.semirings", "gbla.matrix",
-                              "gbla.vector", "gbla.scalar", "gbla.exceptions", "gbla.runtime"}, \
-                (name, direct)
+            assert direct <= {
+                "gbla._validation",
+                "gbla._backend",
+                "gbla.direction",
+                "gbla.methods",
+                "gbla.ops",
+                "gbla.semirings",
+                "gbla.matrix",
+                "gbla.vector",
+                "gbla.scalar",
+                "gbla.exceptions",
+                "gbla.runtime",
+            }, (name, direct)
 
 
-@pytest.mark.parametrize("lower, upper", [
-    ("gbla.kernels", "gbla.ops"),              # kernels below the operations
-    ("gbla.runtime", "gbla.ops"),              # how ops execute sits below them
-    ("gbla.runtime", "gbla.algorithms"),
-    ("gbla.kernels", "gbla.runtime"),
-    ("gbla.kernels", "gbla.algorithms"),
-    ("gbla.outofcore", "gbla.ops"),            # out-of-core traversal: arrays, not the algebra
-    ("gbla.outofcore", "gbla.algorithms"),
-    ("gbla.distributed", "gbla.ops"),          # several GPUs: arrays and a communicator
-    ("gbla.distributed", "gbla.algorithms"),
-    ("gbla.methods", "gbla.algorithms"),       # the registry knows neither side
-    ("gbla.methods", "gbla.kernels"),
-    ("gbla.matrix", "gbla.ops"),               # storage below the operations
-    ("gbla.vector", "gbla.ops"),
-    ("gbla.scalar", "gbla.ops"),
-    ("gbla.scalar", "gbla.vector"),            # a value, below what holds many
-    ("gbla._storage", "gbla.matrix"),
-    ("gbla.direction", "gbla.ops"),
-    ("gbla.semirings", "gbla.matrix"),
-    ("gbla._validation", "gbla.semirings"),
-])
+@pytest.mark.parametrize(
+    "lower, upper",
+    [
+        ("gbla.kernels", "gbla.ops"),  # kernels below the operations
+        ("gbla.runtime", "gbla.ops"),  # how ops execute sits below them
+        ("gbla.runtime", "gbla.algorithms"),
+        ("gbla.kernels", "gbla.runtime"),
+        ("gbla.kernels", "gbla.algorithms"),
+        ("gbla.outofcore", "gbla.ops"),  # out-of-core traversal: arrays, not the algebra
+        ("gbla.outofcore", "gbla.algorithms"),
+        ("gbla.distributed", "gbla.ops"),  # several GPUs: arrays and a communicator
+        ("gbla.distributed", "gbla.algorithms"),
+        ("gbla.methods", "gbla.algorithms"),  # the registry knows neither side
+        ("gbla.methods", "gbla.kernels"),
+        ("gbla.matrix", "gbla.ops"),  # storage below the operations
+        ("gbla.vector", "gbla.ops"),
+        ("gbla.scalar", "gbla.ops"),
+        ("gbla.scalar", "gbla.vector"),  # a value, below what holds many
+        ("gbla._storage", "gbla.matrix"),
+        ("gbla.direction", "gbla.ops"),
+        ("gbla.semirings", "gbla.matrix"),
+        ("gbla._validation", "gbla.semirings"),
+    ],
+)
 def test_arrows_point_down(lower, upper):
-    reached = {m for name in GRAPH if name == lower or name.startswith(lower + ".")
-               for m in _reaches(name)}
-    assert not any(m == upper or m.startswith(upper + ".") for m in reached), \
+    reached = {
+        m for name in GRAPH if name == lower or name.startswith(lower + ".") for m in _reaches(name)
+    }
+    assert not any(m == upper or m.startswith(upper + ".") for m in reached), (
         f"{lower} reaches {upper}"
+    )

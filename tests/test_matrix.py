@@ -37,8 +37,9 @@ def test_from_scipy_takes_sparse_arrays_and_keeps_explicit_zeros(device):
 
 def test_from_scipy_merges_duplicates_sorts_indices_and_leaves_the_input_alone(device):
     # (0, 1) given twice: min(1, 2) = 1 by default, 1 + 2 = 3 with plus; row 0 unsorted.
-    S = sp.csr_matrix((np.array([1.0, 4.0, 2.0]), np.array([1, 0, 1]), np.array([0, 3, 3])),
-                      shape=(2, 2))
+    S = sp.csr_matrix(
+        (np.array([1.0, 4.0, 2.0]), np.array([1, 0, 1]), np.array([0, 3, 3])), shape=(2, 2)
+    )
     before = (S.data.copy(), S.indices.copy(), S.indptr.copy())
     A = gbla.Matrix.from_scipy(S, device=device)
     np.testing.assert_array_equal(A.to_scipy().toarray(), [[4.0, 1.0], [0.0, 0.0]])
@@ -50,29 +51,37 @@ def test_from_scipy_merges_duplicates_sorts_indices_and_leaves_the_input_alone(d
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("dup_op, expected", [
-    ("default", [0., 3., 4.]),   # the lightest parallel edge: 1 -> 2 weighs 1
-    ("plus", [0., 3., 9.]),      # SciPy's sum: 1 -> 2 weighs 6
-    ("max", [0., 3., 8.]),
-])
-def test_every_entry_point_merges_parallel_edges_by_the_same_rule(device, tmp_path, dup_op,
-                                                                  expected):
+@pytest.mark.parametrize(
+    "dup_op, expected",
+    [
+        ("default", [0.0, 3.0, 4.0]),  # the lightest parallel edge: 1 -> 2 weighs 1
+        ("plus", [0.0, 3.0, 9.0]),  # SciPy's sum: 1 -> 2 weighs 6
+        ("max", [0.0, 3.0, 8.0]),
+    ],
+)
+def test_every_entry_point_merges_parallel_edges_by_the_same_rule(
+    device, tmp_path, dup_op, expected
+):
     #   0 -(3)-> 1, then 1 -> 2 twice, weights 5 and 1
     src, dst, w = [0, 1, 1], [1, 2, 2], [3.0, 5.0, 1.0]
     kwargs = {} if dup_op == "default" else {"dup_op": getattr(gbla.semirings.binary, dup_op)}
     path = tmp_path / "g.txt"
     path.write_text("0 1 3\n1 2 5\n1 2 1\n")
-    built = [gbla.Matrix.from_edges(src, dst, w, 3, device=device, **kwargs),
-             gbla.Matrix.from_scipy(sp.coo_array((w, (src, dst)), shape=(3, 3)), device=device,
-                                    **kwargs),
-             gbla.io.read(path, device=device, **kwargs)]
+    built = [
+        gbla.Matrix.from_edges(src, dst, w, 3, device=device, **kwargs),
+        gbla.Matrix.from_scipy(
+            sp.coo_array((w, (src, dst)), shape=(3, 3)), device=device, **kwargs
+        ),
+        gbla.io.read(path, device=device, **kwargs),
+    ]
     for A in built:
         np.testing.assert_allclose(np.asarray(gbla.sssp(A, 0).tolist()), expected)
     with pytest.raises(gbla.DuplicateIndex):
         gbla.Matrix.from_edges(src, dst, w, 3, dup_op=None, device=device)
     with pytest.raises(gbla.DuplicateIndex):
-        gbla.Matrix.from_scipy(sp.coo_array((w, (src, dst)), shape=(3, 3)), dup_op=None,
-                               device=device)
+        gbla.Matrix.from_scipy(
+            sp.coo_array((w, (src, dst)), shape=(3, 3)), dup_op=None, device=device
+        )
     with pytest.raises(gbla.io.FormatError, match=r"edge \(2, 3\)"):
         gbla.io.read(path, dup_op=None, device=device)
 
@@ -111,17 +120,17 @@ def test_from_edges_builds_an_iso_pattern_and_merges_repeated_unweighted_edges(d
     # edges 0->1, 1->2, 1->2 (repeated), 2->0
     A = gbla.Matrix.from_edges([0, 1, 1, 2], [1, 2, 2, 0], device=device)
     assert A.is_iso and A.dtype == np.bool_ and A.nvals == 3 and A.shape == (3, 3)
-    np.testing.assert_array_equal(A.to_scipy().toarray(),
-                                  [[0, 1, 0], [0, 0, 1], [1, 0, 0]])
+    np.testing.assert_array_equal(A.to_scipy().toarray(), [[0, 1, 0], [0, 0, 1], [1, 0, 0]])
 
 
 def test_from_edges_combines_repeated_weighted_edges_with_dup_op(device):
     src, dst, w = [0, 0, 1], [1, 1, 0], [5.0, 2.0, 7.0]
-    A = gbla.Matrix.from_edges(src, dst, w, n=3, dup_op=gbla.semirings.binary.min,
-                               device=device)
+    A = gbla.Matrix.from_edges(src, dst, w, n=3, dup_op=gbla.semirings.binary.min, device=device)
     np.testing.assert_array_equal(A.to_scipy().toarray(), [[0, 2, 0], [7, 0, 0], [0, 0, 0]])
-    np.testing.assert_array_equal(gbla.Matrix.from_edges(src, dst, w, n=3, device=device)
-                                  .to_scipy().toarray(), A.to_scipy().toarray())  # the default
+    np.testing.assert_array_equal(
+        gbla.Matrix.from_edges(src, dst, w, n=3, device=device).to_scipy().toarray(),
+        A.to_scipy().toarray(),
+    )  # the default
     with pytest.raises(gbla.DuplicateIndex, match=r"\(0, 1\)"):
         gbla.Matrix.from_edges(src, dst, w, n=3, dup_op=None, device=device)
 
@@ -147,6 +156,7 @@ def test_astype_and_pattern_share_structure(device):
 def test_from_cupy_shares_canonical_csr_arrays_and_converts_the_rest():
     import cupy as cp
     import cupyx.scipy.sparse as csp
+
     C = csp.csr_matrix(cp.asarray(_example().toarray()))
     C.sum_duplicates()
     A = gbla.Matrix.from_cupy(C)
@@ -180,14 +190,22 @@ def test_mixing_devices_raises_when_a_gpu_is_present():
         gbla.mxv(A, u, "plus_times")
 
 
-@pytest.mark.parametrize("indices, values, dtype", [
-    ([], 1.5, None), ([3], True, None), ([3], 7, np.int32), ([4, 0, 2], [1., 2., 3.], None),
-    (np.array([2, 0, 2], np.int16), np.array([5, 6, 7], np.int8), None)],
-    ids=["empty", "one-bool", "one-int32", "three", "repeat"])
+@pytest.mark.parametrize(
+    "indices, values, dtype",
+    [
+        ([], 1.5, None),
+        ([3], True, None),
+        ([3], 7, np.int32),
+        ([4, 0, 2], [1.0, 2.0, 3.0], None),
+        (np.array([2, 0, 2], np.int16), np.array([5, 6, 7], np.int8), None),
+    ],
+    ids=["empty", "one-bool", "one-int32", "three", "repeat"],
+)
 def test_vector_from_coo_gives_the_same_entries_on_every_device(device, indices, values, dtype):
     # host inputs are checked and combined on the host, then moved in one piece
-    u = gbla.Vector.from_coo(indices, values, 5, dtype=dtype, dup_op=gbla.semirings.binary.plus,
-                             device=device)
+    u = gbla.Vector.from_coo(
+        indices, values, 5, dtype=dtype, dup_op=gbla.semirings.binary.plus, device=device
+    )
     idx = np.asarray(indices, np.int64)
     vals = np.broadcast_to(np.asarray(values, dtype), idx.shape)
     expected = {}
@@ -196,8 +214,11 @@ def test_vector_from_coo_gives_the_same_entries_on_every_device(device, indices,
     got_idx, got_vals = (host(a) for a in u.to_coo())
     np.testing.assert_array_equal(got_idx, sorted(expected))
     np.testing.assert_array_equal(got_vals, [expected[i] for i in sorted(expected)])
-    assert u.dtype == (np.dtype(dtype) if dtype is not None else
-                       gbla.Vector.from_dense(np.asarray(vals), device="cpu").dtype)
+    assert u.dtype == (
+        np.dtype(dtype)
+        if dtype is not None
+        else gbla.Vector.from_dense(np.asarray(vals), device="cpu").dtype
+    )
 
 
 @pytest.mark.gpu
@@ -207,6 +228,7 @@ def test_a_gpu_vector_kept_on_the_host_until_used_acts_as_one_made_on_the_device
     # up to STAGED_MAX host entries stay on the host until an op asks for them; 65 are moved
     # at once. Either way every read and op sees what a vector from device arrays holds.
     import cupy as cp
+
     rng = np.random.default_rng(count)
     idx = rng.choice(200, count, replace=False)
     vals = rng.integers(-9, 9, count).astype(np.int64)
@@ -222,10 +244,11 @@ def test_a_gpu_vector_kept_on_the_host_until_used_acts_as_one_made_on_the_device
     np.testing.assert_array_equal(host(staged.to_dense(0)), host(made.to_dense(0)))
     np.testing.assert_array_equal(on_cpu.to_dense(0), host(made.to_dense(0)))
     other = gbla.Vector.from_coo(cp.arange(0, 200, 7), 1, 200, device="gpu")
-    for op in (lambda u: gbla.ewise_add(u, other, "plus"),
-               lambda u: gbla.assign(gbla.Vector.new(200, np.int64, device="gpu"), 5,
-                                     mask=u.S),
-               lambda u: gbla.apply(u, gbla.semirings.unary.ainv)):
+    for op in (
+        lambda u: gbla.ewise_add(u, other, "plus"),
+        lambda u: gbla.assign(gbla.Vector.new(200, np.int64, device="gpu"), 5, mask=u.S),
+        lambda u: gbla.apply(u, gbla.semirings.unary.ainv),
+    ):
         assert op(staged).isequal(op(made))
     assert not staged._staged  # moved by the first op that asked
 
@@ -233,9 +256,9 @@ def test_a_gpu_vector_kept_on_the_host_until_used_acts_as_one_made_on_the_device
 @pytest.mark.parametrize("fill", [None, np.inf, -2.5])
 def test_a_vector_of_a_fill_but_a_few_host_entries_holds_them_on_every_device(device, fill):
     # what a search starts from (0 at the source, +inf elsewhere), kept on the host until used
-    u = gbla.Vector._from_host_entries([1, 3], np.array([0., 7.]), 5, fill, device)
+    u = gbla.Vector._from_host_entries([1, 3], np.array([0.0, 7.0]), 5, fill, device)
     expected = np.full(5, np.nan if fill is None else fill)
-    expected[[1, 3]] = [0., 7.]
+    expected[[1, 3]] = [0.0, 7.0]
     assert u.nvals == (2 if fill is None else 5)
     w = u.dup()
     np.testing.assert_array_equal(host(u.to_dense(np.nan)), expected)
@@ -271,8 +294,10 @@ def test_dup_op_sees_repeated_edges_in_the_order_given(device):
     key = src * 3 + dst
     firsts = {k: int(np.flatnonzero(key == k)[0]) for k in np.unique(key)}
     lasts = {k: int(np.flatnonzero(key == k)[-1]) for k in np.unique(key)}
-    for op, expected in ((gbla.semirings.binary.first, firsts),
-                         (gbla.semirings.binary.second, lasts)):
+    for op, expected in (
+        (gbla.semirings.binary.first, firsts),
+        (gbla.semirings.binary.second, lasts),
+    ):
         R = gbla.Matrix.from_edges(src, dst, w, n=3, dup_op=op, device=device).to_scipy()
         assert R.nnz == len(expected)
         for k, t in expected.items():
@@ -283,8 +308,9 @@ def test_dup_op_sees_repeated_edges_in_the_order_given(device):
 nx = pytest.importorskip("networkx")
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=[SKIP_NO_GPU,
-                                                                      pytest.mark.gpu])])
+@pytest.mark.parametrize(
+    "device", ["cpu", pytest.param("gpu", marks=[SKIP_NO_GPU, pytest.mark.gpu])]
+)
 def test_a_networkx_graph_becomes_its_adjacency_matrix_and_back(device):
     #   "a" -(2)- "b" -(w missing: 1)- "c"      "d" alone
     G = nx.Graph()
@@ -293,8 +319,9 @@ def test_a_networkx_graph_becomes_its_adjacency_matrix_and_back(device):
     G.add_edge("b", "c")
     A = gbla.Matrix.from_networkx(G, device=device)
     assert A.device == device
-    np.testing.assert_array_equal(A.to_scipy().toarray(), [[0, 2, 0, 0], [2, 0, 1, 0],
-                                                           [0, 1, 0, 0], [0, 0, 0, 0]])
+    np.testing.assert_array_equal(
+        A.to_scipy().toarray(), [[0, 2, 0, 0], [2, 0, 1, 0], [0, 1, 0, 0], [0, 0, 0, 0]]
+    )
     P = gbla.Matrix.from_networkx(G, weight=None, nodelist=["d", "c", "b", "a"], device=device)
     assert P.is_iso and P.to_scipy().toarray()[2, 3]
     back = A.to_networkx(directed=False)
@@ -308,19 +335,32 @@ def test_parallel_edges_keep_the_lightest_and_directions_stay():
     np.testing.assert_array_equal(A.to_scipy().toarray(), [[0, 1, 0], [0, 0, 0], [5, 0, 0]])
     assert sorted(A.to_networkx().edges(data="weight")) == [(0, 1, 1.0), (2, 0, 5.0)]
     # the SSSP of the matrix is networkx's
-    assert list(gbla.sssp(A, 2)) == [nx.single_source_dijkstra_path_length(G, 2)[v]
-                                     for v in range(3)]
+    assert list(gbla.sssp(A, 2)) == [
+        nx.single_source_dijkstra_path_length(G, 2)[v] for v in range(3)
+    ]
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: gbla.Matrix.from_networkx([(0, 1)]), gbla.DomainMismatch, "G must be a networkx"),
-    (lambda: gbla.Matrix.from_networkx(nx.path_graph(3), nodelist=[0, 1]), gbla.InvalidValue,
-     "nodelist"),
-    (lambda: gbla.Matrix.from_networkx(nx.path_graph(3), nodelist=[0, 1, 1]),
-     gbla.InvalidValue, "nodelist"),
-    (lambda: gbla.Matrix.from_networkx(nx.Graph([(0, 1, {"weight": "x"})])), gbla.InvalidValue,
-     "numeric 'weight'"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: gbla.Matrix.from_networkx([(0, 1)]), gbla.DomainMismatch, "G must be a networkx"),
+        (
+            lambda: gbla.Matrix.from_networkx(nx.path_graph(3), nodelist=[0, 1]),
+            gbla.InvalidValue,
+            "nodelist",
+        ),
+        (
+            lambda: gbla.Matrix.from_networkx(nx.path_graph(3), nodelist=[0, 1, 1]),
+            gbla.InvalidValue,
+            "nodelist",
+        ),
+        (
+            lambda: gbla.Matrix.from_networkx(nx.Graph([(0, 1, {"weight": "x"})])),
+            gbla.InvalidValue,
+            "numeric 'weight'",
+        ),
+    ],
+)
 def test_a_bad_networkx_input_is_rejected_by_name(call, error, match):
     with pytest.raises(error, match=match):
         call()
@@ -329,32 +369,39 @@ def test_a_bad_networkx_input_is_rejected_by_name(call, error, match):
 def test_isequal_compares_shape_dtype_structure_and_values(device):
     # [[0, 1.5], [nan, 0]]
     A = gbla.Matrix.from_edges([0, 1], [1, 0], [1.5, np.nan], n=2, device=device)
-    same = gbla.Matrix.from_edges([1, 0], [0, 1], [np.nan, 1.5], n=2, device=device,
-                                  index_dtype=np.int64)
+    same = gbla.Matrix.from_edges(
+        [1, 0], [0, 1], [np.nan, 1.5], n=2, device=device, index_dtype=np.int64
+    )
     assert A.isequal(same) and same.isequal(A) and A.isequal(A.T.T)
     assert not A.isequal(A.T)  # the structure
-    assert not A.isequal(gbla.Matrix.from_edges([0, 1], [1, 0], [1.5, 0.0], n=2,
-                                                device=device))  # a value
+    assert not A.isequal(
+        gbla.Matrix.from_edges([0, 1], [1, 0], [1.5, 0.0], n=2, device=device)
+    )  # a value
     assert not A.isequal(A.astype(np.float32))  # the dtype
-    assert not A.isequal(gbla.Matrix.from_edges([0, 1], [1, 0], [1.5, np.nan], n=3,
-                                                device=device))  # the shape
+    assert not A.isequal(
+        gbla.Matrix.from_edges([0, 1], [1, 0], [1.5, np.nan], n=3, device=device)
+    )  # the shape
     assert not A.isequal(A.to_scipy())
     P = A.pattern()  # iso: every entry True
     assert P.isequal(gbla.Matrix.from_edges([0, 1], [1, 0], [True, True], n=2, device=device))
 
 
-@pytest.mark.parametrize("weights", [[2.0, -1.5, np.inf, 0.0], [2.0, np.nan, 1.0, -np.inf],
-                                     [3, 1, 4, 1]])
+@pytest.mark.parametrize(
+    "weights", [[2.0, -1.5, np.inf, 0.0], [2.0, np.nan, 1.0, -np.inf], [3, 1, 4, 1]]
+)
 def test_a_matrixs_weights_are_the_facts_a_partitioned_one_gathers(device, weights):
     # what gbla.sssp reads of a Matrix, found once, is what a matrix cut over ranks or kept in
     # host memory reports of the same CSR
     from gbla._weights import weight_facts
+
     S = sp.csr_array((np.array(weights), ([0, 0, 1, 2], [1, 2, 2, 0])), shape=(3, 3))
     A = gbla.Matrix.from_scipy(S, device=device)
     assert A.weights == weight_facts(S.indptr, S.indices, S.data)
     assert A.weights is A.weights
-    assert A.pattern().weights.lowest == 1.0 and gbla.Matrix.from_edges(
-        [], [], [], n=2, device=device).weights.positive_count == 0
+    assert (
+        A.pattern().weights.lowest == 1.0
+        and gbla.Matrix.from_edges([], [], [], n=2, device=device).weights.positive_count == 0
+    )
 
 
 @pytest.mark.parametrize("thunk", [-1.0, 1.5, 10.0])  # every entry, some, none
@@ -374,18 +421,21 @@ def test_select_and_scale_keep_the_right_entries_and_leave_the_matrix_alone(devi
     factor = np.where(np.arange(9) % 2 == 0, np.arange(9) + 1.0, 0)[:, None]
     np.testing.assert_array_equal(left, np.where(dense > thunk, dense, 0) * factor)
     right = gbla.scale(kept, full, "times", side="right")
-    np.testing.assert_array_equal(right.to_scipy().toarray(),
-                                  np.where(dense > thunk, dense, 0) * (np.arange(7) + 1.0))
+    np.testing.assert_array_equal(
+        right.to_scipy().toarray(), np.where(dense > thunk, dense, 0) * (np.arange(7) + 1.0)
+    )
     assert right.nvals == kept.nvals
     again = gbla.select(gbla.scale(kept, v, "plus", side="left"), "<", 6.0)
-    expected = (dense != 0) & (dense > thunk) & (np.arange(9) % 2 == 0)[:, None] & \
-        (dense + factor < 6)
+    expected = (
+        (dense != 0) & (dense > thunk) & (np.arange(9) % 2 == 0)[:, None] & (dense + factor < 6)
+    )
     np.testing.assert_array_equal(host(again.to_scipy().toarray()) != 0, expected)
     np.testing.assert_array_equal(A.to_scipy().toarray(), before)
 
 
 def test_compress_keeps_each_arrays_entries_in_order():
     from gbla._backend import compress
+
     keep = np.array([True, False, True, True, False])
     a, b, none = compress(keep, np.arange(5), np.arange(5.0) * 2, None)
     np.testing.assert_array_equal(a, [0, 2, 3])

@@ -36,8 +36,7 @@ def registered():
 def _scipy_levels(A, source, *, return_parents, depth_limit, direction, stats):
     """A trivial BFS method: SciPy's breadth-first order, as levels and parents."""
     S = A.to_scipy()
-    order, pred = csgraph.breadth_first_order(S, source, directed=True,
-                                              return_predecessors=True)
+    order, pred = csgraph.breadth_first_order(S, source, directed=True, return_predecessors=True)
     levels = np.full(A.nrows, -1, np.int32)
     levels[source] = 0
     for v in order[1:]:
@@ -72,12 +71,19 @@ def test_a_registered_bfs_method_runs_through_gbla_bfs(registered):
 
 
 def test_a_registered_sssp_method_runs_through_gbla_sssp_with_checked_weights(registered):
-    registered(Method("scipy_dijkstra", "sssp", "test: SciPy's Dijkstra", _scipy_dijkstra,
-                      devices=("cpu",), options=("delta",)))
+    registered(
+        Method(
+            "scipy_dijkstra",
+            "sssp",
+            "test: SciPy's Dijkstra",
+            _scipy_dijkstra,
+            devices=("cpu",),
+            options=("delta",),
+        )
+    )
     A = gbla.Matrix.from_edges(SRC, DST, W, n=5, device="cpu")
     stats = {}
-    dist, pred = gbla.sssp(A, 0, method="scipy_dijkstra", return_predecessors=True,
-                           stats=stats)
+    dist, pred = gbla.sssp(A, 0, method="scipy_dijkstra", return_predecessors=True, stats=stats)
     assert host(dist).tolist() == [0, 1, 2, 3, np.inf]
     gbla.verify.sssp(A, 0, dist, pred)
     # a listed delta always arrives: the default width when none is given
@@ -90,13 +96,11 @@ def test_a_registered_sssp_method_runs_through_gbla_sssp_with_checked_weights(re
     gbla.sssp(A.pattern(), 0, method="scipy_dijkstra", stats=stats)
     assert stats["weights"] == np.bool_
     inf = gbla.Matrix.from_edges(SRC, DST, [1.0, 1.0, np.inf, 5.0], n=5, device="cpu")
-    assert host(gbla.sssp(inf, 0, method="scipy_dijkstra")).tolist() == [0, 1, 2, np.inf,
-                                                                         np.inf]
+    assert host(gbla.sssp(inf, 0, method="scipy_dijkstra")).tolist() == [0, 1, 2, np.inf, np.inf]
 
 
 def test_the_dispatcher_refuses_what_a_method_does_not_declare(registered):
-    registered(Method("plain_sssp", "sssp", "test: no options", _scipy_dijkstra,
-                      devices=("cpu",)))
+    registered(Method("plain_sssp", "sssp", "test: no options", _scipy_dijkstra, devices=("cpu",)))
     A = gbla.Matrix.from_edges(SRC, DST, W, n=5, device="cpu")
     with pytest.raises(gbla.InvalidValue, match="delta must be None with method='plain_sssp'"):
         gbla.sssp(A, 0, method="plain_sssp", delta=1.0)
@@ -113,6 +117,7 @@ def test_the_dispatcher_refuses_what_a_method_does_not_declare(registered):
 def test_a_method_for_another_device_is_refused_not_replaced(registered):
     def never(*args, **kwargs):
         raise AssertionError("a GPU-only method ran on the CPU")
+
     registered(Method("gpu_only", "bfs", "test: GPU only", never, devices=("gpu",)))
     A = gbla.Matrix.from_edges(SRC, DST, n=5, device="cpu")
     with pytest.raises(gbla.UnsupportedMethod, match="'gpu_only' runs on the gpu only"):
@@ -161,6 +166,7 @@ def test_a_kernel_of_ones_own_is_one_cu_file_and_one_registration(registered, tm
     import cupy as cp
 
     from gbla.kernels import _frontier, _launch
+
     path = tmp_path / "trivial_bfs.cu"
     path.write_text(TRIVIAL_CU)
 
@@ -174,14 +180,25 @@ def test_a_kernel_of_ones_own_is_one_cu_file_and_one_registration(registered, tm
         while depth_limit is None or depth < depth_limit:
             depth += 1
             changed[0] = 0
-            kernel(_launch.grid(A.nrows), (_launch.THREADS,),
-                   (np.int32(A.nrows), np.int32(depth), levels, indptr, indices, changed))
+            kernel(
+                _launch.grid(A.nrows),
+                (_launch.THREADS,),
+                (np.int32(A.nrows), np.int32(depth), levels, indptr, indices, changed),
+            )
             if not int(changed[0]):  # sync: a test kernel
                 break
         return levels
 
-    registered(Method("trivial_bfs", "bfs", "test: a vertex-push kernel", run,
-                      devices=("gpu",), max_index=methods.INT32_MAX - 1))
+    registered(
+        Method(
+            "trivial_bfs",
+            "bfs",
+            "test: a vertex-push kernel",
+            run,
+            devices=("gpu",),
+            max_index=methods.INT32_MAX - 1,
+        )
+    )
     S = sp.random(300, 300, density=0.01, random_state=3, format="csr")
     A = gbla.Matrix.from_scipy(S, device="gpu")
     d = csgraph.shortest_path(S, unweighted=True, indices=0)

@@ -40,7 +40,8 @@ def reference_product(A, B, semiring):
                 products = np.array(ks, out.dtype)
             else:
                 products = semiring.multiply.apply_numpy(
-                    a[i, ks].astype(dtype), b[ks, j].astype(dtype)).astype(out.dtype)
+                    a[i, ks].astype(dtype), b[ks, j].astype(dtype)
+                ).astype(out.dtype)
             out[i, j] = semiring.add.reduceat(products, np.zeros(1, np.int64))[0]
             present[i, j] = True
     return out, present
@@ -67,25 +68,42 @@ def reference_write(t, out, mask, accum, replace):
 @st.composite
 def matrices(draw, shape, dtype=np.float64):
     m, n = shape
-    cells = draw(st.lists(st.tuples(st.integers(0, m - 1), st.integers(0, n - 1),
-                                    st.integers(0, 9)), max_size=m * n, unique_by=lambda c: c[:2]))
+    cells = draw(
+        st.lists(
+            st.tuples(st.integers(0, m - 1), st.integers(0, n - 1), st.integers(0, 9)),
+            max_size=m * n,
+            unique_by=lambda c: c[:2],
+        )
+    )
     rows = [c[0] for c in cells]
     cols = [c[1] for c in cells]
     vals = np.array([c[2] for c in cells], dtype)
     return sp.csr_array((vals, (rows, cols)), shape=shape)
 
 
-SEMIRINGS = [semirings.plus_times, semirings.min_plus, semirings.max_first, semirings.any_pair,
-             semirings.min_secondi, semirings.lor_land]
+SEMIRINGS = [
+    semirings.plus_times,
+    semirings.min_plus,
+    semirings.max_first,
+    semirings.any_pair,
+    semirings.min_secondi,
+    semirings.lor_land,
+]
 
 
 @G.FIXTURE_OK
-@given(data=st.data(), dims=st.tuples(st.integers(1, 6), st.integers(1, 6), st.integers(1, 6)),
-       semiring=st.sampled_from(SEMIRINGS), mask_kind=st.sampled_from(
-           [None, "S", "V", "~S", "~V"]), accum=st.sampled_from([None, "plus", "min"]),
-       replace=st.booleans(), with_out=st.booleans())
-def test_mxm_equals_the_dense_reference(device, data, dims, semiring, mask_kind, accum, replace,
-                                        with_out):
+@given(
+    data=st.data(),
+    dims=st.tuples(st.integers(1, 6), st.integers(1, 6), st.integers(1, 6)),
+    semiring=st.sampled_from(SEMIRINGS),
+    mask_kind=st.sampled_from([None, "S", "V", "~S", "~V"]),
+    accum=st.sampled_from([None, "plus", "min"]),
+    replace=st.booleans(),
+    with_out=st.booleans(),
+)
+def test_mxm_equals_the_dense_reference(
+    device, data, dims, semiring, mask_kind, accum, replace, with_out
+):
     m, k, n = dims
     as_bool = semiring.add.name in ("lor",)
     dtype = np.bool_ if as_bool else np.float64
@@ -106,16 +124,21 @@ def test_mxm_equals_the_dense_reference(device, data, dims, semiring, mask_kind,
     if as_bool and accum is not None:
         accum_op = semirings.binary.lor
     t = reference_product(A, B, semiring)
-    ev, ep = reference_write(t, None if out is None else dense(out), mask_bool,
-                             accum_op if out is not None else None, replace)
+    ev, ep = reference_write(
+        t,
+        None if out is None else dense(out),
+        mask_bool,
+        accum_op if out is not None else None,
+        replace,
+    )
     directions = ["auto", "push"] + (["pull"] if mask_kind in ("S", "V") else [])
     for direction in directions:
-        C = gbla.mxm(A, B, semiring, mask=mask, accum=accum_op, replace=replace, out=out,
-                     direction=direction)
+        C = gbla.mxm(
+            A, B, semiring, mask=mask, accum=accum_op, replace=replace, out=out, direction=direction
+        )
         cv, cp = dense(C)
         np.testing.assert_array_equal(cp, ep, err_msg=direction)
-        np.testing.assert_allclose(cv[cp].astype(float), ev[ep].astype(float),
-                                   err_msg=direction)
+        np.testing.assert_allclose(cv[cp].astype(float), ev[ep].astype(float), err_msg=direction)
 
 
 @given(st.lists(st.floats(allow_nan=False), min_size=2, max_size=40))
@@ -124,6 +147,7 @@ def test_float64_scatters_compare_words_that_order_as_the_values(values):
     # what keeps gbla's float64 min and max scatters exact on the GPU (CuPy's own round
     # through float32): int64 words of the same order, the mapping its own inverse
     from gbla._backend import _ordered_words, scatter_reduce
+
     x = np.array(values, np.float64)
     words = _ordered_words(x)
     for i in range(len(x) - 1):
@@ -158,8 +182,11 @@ def test_a_float64_min_or_max_product_keeps_every_bit(device, name):
 
 
 @G.FIXTURE_OK
-@given(data=st.data(), shape=st.tuples(st.integers(1, 6), st.integers(1, 6)),
-       op=st.sampled_from(["plus", "min", "first", "second"]))
+@given(
+    data=st.data(),
+    shape=st.tuples(st.integers(1, 6), st.integers(1, 6)),
+    op=st.sampled_from(["plus", "min", "first", "second"]),
+)
 def test_matrix_ewise_add_is_the_union(device, data, shape, op):
     SU, SV = data.draw(matrices(shape)), data.draw(matrices(shape))
     U, W = (gbla.Matrix.from_scipy(S, device=device) for S in (SU, SV))
@@ -262,4 +289,4 @@ def test_several_sources_take_bellman_ford_only():
         gbla.sssp(A, [0, 1], method="delta_stepping")
     with pytest.raises(gbla.InvalidValue, match="delta"):
         gbla.sssp(A, [0, 1], delta=2.0)
-    np.testing.assert_array_equal(gbla.sssp(A, [1, 0]), [[np.inf, 0.], [0., 1.]])
+    np.testing.assert_array_equal(gbla.sssp(A, [1, 0]), [[np.inf, 0.0], [0.0, 1.0]])

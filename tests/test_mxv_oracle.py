@@ -72,6 +72,8 @@ def _bucket_end(x, y, t):
     # the end of x's bucket of width y, (floor(x / y) + 1) * y, and never x or below
     with np.errstate(all="ignore"):
         return float(np.fmax((np.floor(t(x) / t(y)) + 1) * t(y), np.nextafter(t(x), t(np.inf))))
+
+
 BOOL_RESULT = {"eq", "ne", "lt", "le", "gt", "ge"}
 # Monoids as folds over a non-empty list; ``any`` is not a fold (see oracle_product).
 FOLD = {
@@ -163,16 +165,17 @@ def oracle_write(t, out, allowed, accum, replace):
         def combine(o, c):
             return cast(MULTIPLY[accum](cast(o, W), cast(c, W)), R)
 
-        z = [tc if oc is None else oc if tc is None else tuple(combine(oc[0], c) for c in tc)
-             for oc, tc in zip(old, t.cands)]
+        z = [
+            tc if oc is None else oc if tc is None else tuple(combine(oc[0], c) for c in tc)
+            for oc, tc in zip(old, t.cands)
+        ]
     final = []
     for i, (zc, oc) in enumerate(zip(z, old)):
         if allowed is None or allowed[i]:
             final.append(zc)
         else:
             final.append(None if replace else oc)
-    final = [None if c is None else tuple(sorted({cast(v, out_dtype) for v in c}))
-             for c in final]
+    final = [None if c is None else tuple(sorted({cast(v, out_dtype) for v in c})) for c in final]
     return Expected(np.dtype(out_dtype), tuple(final))
 
 
@@ -224,9 +227,9 @@ def test_oracle_on_a_drawn_example():
 @dataclass(frozen=True)
 class Graph:
     label: str
-    values: np.ndarray            # dense values, the Matrix's dtype
-    present: np.ndarray           # dense bool presence
-    build: Callable               # device -> gbla.Matrix
+    values: np.ndarray  # dense values, the Matrix's dtype
+    present: np.ndarray  # dense bool presence
+    build: Callable  # device -> gbla.Matrix
 
 
 @dataclass(frozen=True)
@@ -234,7 +237,7 @@ class Vec:
     label: str
     values: np.ndarray
     present: np.ndarray
-    build: Callable               # device -> gbla.Vector
+    build: Callable  # device -> gbla.Vector
 
 
 def draw_values(rng, shape, dtype):
@@ -260,8 +263,12 @@ def csr_parts(values, present):
 def scipy_graph(label, values, present, index_dtype=None):
     indptr, indices, data = csr_parts(values, present)
     S = sp.csr_matrix((data, indices, indptr), shape=values.shape)
-    return Graph(label, values, present,
-                 lambda device: gbla.Matrix.from_scipy(S, device=device, index_dtype=index_dtype))
+    return Graph(
+        label,
+        values,
+        present,
+        lambda device: gbla.Matrix.from_scipy(S, device=device, index_dtype=index_dtype),
+    )
 
 
 def unsorted_graph(rng, dtype):
@@ -272,9 +279,13 @@ def unsorted_graph(rng, dtype):
         indices[seg], data[seg] = indices[seg][::-1].copy(), data[seg][::-1].copy()
     S = sp.csr_matrix((data, indices, indptr), shape=values.shape)
     S.has_sorted_indices = False
-    assert any((np.diff(indices[indptr[r]:indptr[r + 1]]) < 0).any() for r in range(8))
-    return Graph("unsorted scipy indices", values, present,
-                 lambda device: gbla.Matrix.from_scipy(S, device=device))
+    assert any((np.diff(indices[indptr[r] : indptr[r + 1]]) < 0).any() for r in range(8))
+    return Graph(
+        "unsorted scipy indices",
+        values,
+        present,
+        lambda device: gbla.Matrix.from_scipy(S, device=device),
+    )
 
 
 def split_duplicates(rng, values, present):
@@ -284,7 +295,7 @@ def split_duplicates(rng, values, present):
         v = values[i, j]
         if rng.random() < 0.5:
             if values.dtype == np.bool_:
-                pieces = [v, v and rng.random() < 0.5]   # or-ed back together
+                pieces = [v, v and rng.random() < 0.5]  # or-ed back together
             else:
                 x = values.dtype.type(rng.integers(-1, 3))
                 pieces = [v - x, x]
@@ -294,8 +305,11 @@ def split_duplicates(rng, values, present):
         cols += [j] * len(pieces)
         data += pieces
     order = rng.permutation(len(rows))
-    return (np.array(rows, np.int64)[order], np.array(cols, np.int64)[order],
-            np.array(data, values.dtype)[order])
+    return (
+        np.array(rows, np.int64)[order],
+        np.array(cols, np.int64)[order],
+        np.array(data, values.dtype)[order],
+    )
 
 
 def duplicate_graphs(rng, dtype):
@@ -308,10 +322,20 @@ def duplicate_graphs(rng, dtype):
     S = sp.csr_matrix((data[order], cols[order], indptr), shape=values.shape)
     S.has_sorted_indices = False
     plus = gbla.semirings.binary.plus  # the pieces sum to the value: SciPy's rule
-    return [Graph("duplicate coo entries", values, present,
-                  lambda device: gbla.Matrix.from_scipy(C, dup_op=plus, device=device)),
-            Graph("duplicate csr entries", values, present,
-                  lambda device: gbla.Matrix.from_scipy(S, dup_op=plus, device=device))]
+    return [
+        Graph(
+            "duplicate coo entries",
+            values,
+            present,
+            lambda device: gbla.Matrix.from_scipy(C, dup_op=plus, device=device),
+        ),
+        Graph(
+            "duplicate csr entries",
+            values,
+            present,
+            lambda device: gbla.Matrix.from_scipy(S, dup_op=plus, device=device),
+        ),
+    ]
 
 
 def edge_graphs(rng, dtype):
@@ -321,15 +345,23 @@ def edge_graphs(rng, dtype):
     src, dst = np.nonzero(present)
     order = rng.permutation(len(src))
     src, dst, w = src[order], dst[order], values[src[order], dst[order]]
-    weighted = Graph("from_edges weighted", values, present,
-                     lambda device: gbla.Matrix.from_edges(src, dst, w, n, device=device))
+    weighted = Graph(
+        "from_edges weighted",
+        values,
+        present,
+        lambda device: gbla.Matrix.from_edges(src, dst, w, n, device=device),
+    )
     # Unweighted: a bool pattern, every value True; repeated edges merge.
     pattern = rng.random((n, n)) < 0.3
     pattern[:, 6] = False  # an empty column
     s, d = np.nonzero(pattern)
     s, d = np.concatenate([s, s[:3]]), np.concatenate([d, d[:3]])
-    iso = Graph("from_edges iso pattern", pattern.copy(), pattern,
-                lambda device: gbla.Matrix.from_edges(s, d, None, n, device=device))
+    iso = Graph(
+        "from_edges iso pattern",
+        pattern.copy(),
+        pattern,
+        lambda device: gbla.Matrix.from_edges(s, d, None, n, device=device),
+    )
     return [weighted, iso]
 
 
@@ -345,9 +377,9 @@ def long_row_graph(rng, dtype):
 
 def graphs(dtype, rng):
     values, present = draw_dense(rng, (7, 9), dtype, 0.4)
-    present[2, :] = False       # an empty row
-    present[:, 4] = False       # an empty column
-    present[0, 0], values[0, 0] = True, 0   # an explicit zero: an entry
+    present[2, :] = False  # an empty row
+    present[:, 4] = False  # an empty column
+    present[0, 0], values[0, 0] = True, 0  # an explicit zero: an entry
     square, square_present = draw_dense(rng, (9, 9), dtype, 0.4)
     square_present[5, :] = False
     empty = np.zeros((6, 6), dtype)
@@ -374,20 +406,38 @@ def vectors(size, dtype, rng, at_most=None):
         present[idx] = True
         values = np.where(present, draw_values(rng, size, dtype), np.zeros((), dtype))
         values = values.astype(dtype)
-        return [Vec(f"{at_most} entries", values, present,
-                    lambda device: gbla.Vector.from_coo(idx, values[idx], size, device=device))]
+        return [
+            Vec(
+                f"{at_most} entries",
+                values,
+                present,
+                lambda device: gbla.Vector.from_coo(idx, values[idx], size, device=device),
+            )
+        ]
     full = draw_values(rng, size, dtype)
     values, present = draw_dense(rng, size, dtype, 0.5)
     if size:
         present[0], values[0] = True, 0
     idx = rng.permutation(np.flatnonzero(present))
     return [
-        Vec("no entries", np.zeros(size, dtype), np.zeros(size, bool),
-            lambda device: gbla.Vector.new(size, dtype, device=device)),
-        Vec("full", full, np.ones(size, bool),
-            lambda device: gbla.Vector.from_dense(full, device=device)),
-        Vec("sparse", values, present,
-            lambda device: gbla.Vector.from_coo(idx, values[idx], size, device=device)),
+        Vec(
+            "no entries",
+            np.zeros(size, dtype),
+            np.zeros(size, bool),
+            lambda device: gbla.Vector.new(size, dtype, device=device),
+        ),
+        Vec(
+            "full",
+            full,
+            np.ones(size, bool),
+            lambda device: gbla.Vector.from_dense(full, device=device),
+        ),
+        Vec(
+            "sparse",
+            values,
+            present,
+            lambda device: gbla.Vector.from_coo(idx, values[idx], size, device=device),
+        ),
     ]
 
 
@@ -398,7 +448,7 @@ class Scenario:
     graph: Graph
     vector: Vec
     mask: Vec
-    out_values: np.ndarray        # int64 -1..2, cast to the output dtype when used
+    out_values: np.ndarray  # int64 -1..2, cast to the output dtype when used
     out_present: np.ndarray
 
     @property
@@ -412,16 +462,28 @@ def draw_mask(rng, size, choice):
     dtype = (np.bool_, np.int32, np.float64)[choice % 3]
     kind = choice % 4
     if kind == 3:
-        return Vec("empty mask", np.zeros(size, dtype), np.zeros(size, bool),
-                   lambda device: gbla.Vector.new(size, dtype, device=device))
+        return Vec(
+            "empty mask",
+            np.zeros(size, dtype),
+            np.zeros(size, bool),
+            lambda device: gbla.Vector.new(size, dtype, device=device),
+        )
     values = rng.integers(0, 3, size).astype(dtype)
     if kind == 2:
-        return Vec("full mask", values, np.ones(size, bool),
-                   lambda device: gbla.Vector.from_dense(values, device=device))
+        return Vec(
+            "full mask",
+            values,
+            np.ones(size, bool),
+            lambda device: gbla.Vector.from_dense(values, device=device),
+        )
     present = rng.random(size) < 0.6
     idx = np.flatnonzero(present)
-    return Vec("sparse mask", np.where(present, values, 0).astype(dtype), present,
-               lambda device: gbla.Vector.from_coo(idx, values[idx], size, device=device))
+    return Vec(
+        "sparse mask",
+        np.where(present, values, 0).astype(dtype),
+        present,
+        lambda device: gbla.Vector.from_coo(idx, values[idx], size, device=device),
+    )
 
 
 @functools.lru_cache(maxsize=None)
@@ -442,8 +504,10 @@ def scenarios(dtype_name, kind):
 @functools.lru_cache(maxsize=None)
 def built(dtype_name, kind, device):
     """The scenarios' gbla objects on ``device`` (built once: nothing writes them in place)."""
-    return tuple((s, s.graph.build(device), s.vector.build(device), s.mask.build(device))
-                 for s in scenarios(dtype_name, kind))
+    return tuple(
+        (s, s.graph.build(device), s.vector.build(device), s.mask.build(device))
+        for s in scenarios(dtype_name, kind)
+    )
 
 
 # ============================================================================== running a case
@@ -459,10 +523,18 @@ def expected_result(s, semiring, kind, mask_kind, accum, replace, out):
     A_values, A_present = s.graph.values, s.graph.present
     if kind == "vxm":
         A_values, A_present = A_values.T, A_present.T
-    t = oracle_product(A_values, A_present, s.vector.values, s.vector.present,
-                       semiring.add.name, semiring.multiply.name, vector_first=kind == "vxm")
-    allowed = None if mask_kind is None else oracle_allowed(mask_kind, s.mask.values,
-                                                            s.mask.present)
+    t = oracle_product(
+        A_values,
+        A_present,
+        s.vector.values,
+        s.vector.present,
+        semiring.add.name,
+        semiring.multiply.name,
+        vector_first=kind == "vxm",
+    )
+    allowed = (
+        None if mask_kind is None else oracle_allowed(mask_kind, s.mask.values, s.mask.present)
+    )
     return oracle_write(t, out, allowed, accum, replace)
 
 
@@ -474,16 +546,19 @@ def out_dtype_for(product_dtype, accum, choice):
     """The old output's dtype: the product's, float64 or int32 (rotating), one the accum takes
     together with the product's dtype."""
     options = [product_dtype, np.dtype(np.float64), np.dtype(np.int32)]
-    options = options[choice % 3:] + options[:choice % 3]
+    options = options[choice % 3 :] + options[: choice % 3]
     for d in options:
-        if accum is None or np.result_type(d, product_dtype) in getattr(semirings.binary,
-                                                                         accum).dtypes:
+        if (
+            accum is None
+            or np.result_type(d, product_dtype) in getattr(semirings.binary, accum).dtypes
+        ):
             return d
     raise AssertionError(f"no output dtype for accum {accum} and {product_dtype}")
 
 
-def run_case(s, A, u, mask_vector, semiring, kind, *, mask_kind, accum, replace, with_out,
-             choice, device):
+def run_case(
+    s, A, u, mask_vector, semiring, kind, *, mask_kind, accum, replace, with_out, choice, device
+):
     """One scenario in every direction: each result matches the oracle; with a unique answer
     push, pull and auto agree exactly. Returns the push result."""
     T = np.result_type(A.dtype, u.dtype)
@@ -495,15 +570,25 @@ def run_case(s, A, u, mask_vector, semiring, kind, *, mask_kind, accum, replace,
     expected = expected_result(s, semiring, kind, mask_kind, accum, replace, out_host)
     results = []
     for direction in DIRECTIONS:
-        where = (f"{kind} {semiring.name} {T.name} [{s.label}] mask={mask_kind} accum={accum} "
-                 f"replace={replace} out={with_out} direction={direction} on {device}")
+        where = (
+            f"{kind} {semiring.name} {T.name} [{s.label}] mask={mask_kind} accum={accum} "
+            f"replace={replace} out={with_out} direction={direction} on {device}"
+        )
         out = None
         if with_out:
             idx = np.flatnonzero(out_host[1])
             out = gbla.Vector.from_coo(idx, out_host[0][idx], len(out_host[1]), device=device)
-        w = call(kind, A, u, semiring, mask=make_mask(mask_vector, mask_kind),
-                 accum=None if accum is None else getattr(semirings.binary, accum),
-                 replace=replace, out=out, direction=direction)
+        w = call(
+            kind,
+            A,
+            u,
+            semiring,
+            mask=make_mask(mask_vector, mask_kind),
+            accum=None if accum is None else getattr(semirings.binary, accum),
+            replace=replace,
+            out=out,
+            direction=direction,
+        )
         if with_out:
             assert w is out, where
         assert_matches(w, expected, where)
@@ -525,10 +610,14 @@ COMBOS = list(itertools.product(MASKS, ACCUMS, [False, True]))
 
 
 @pytest.mark.parametrize("kind", ["mxv", "vxm"])
-@pytest.mark.parametrize("mask_kind, accum, replace", COMBOS,
-                         ids=[f"mask={m}-accum={a}-replace={r}" for m, a, r in COMBOS])
-def test_every_semiring_matches_the_oracle_in_every_direction(kind, mask_kind, accum, replace,
-                                                             device):
+@pytest.mark.parametrize(
+    "mask_kind, accum, replace",
+    COMBOS,
+    ids=[f"mask={m}-accum={a}-replace={r}" for m, a, r in COMBOS],
+)
+def test_every_semiring_matches_the_oracle_in_every_direction(
+    kind, mask_kind, accum, replace, device
+):
     # Per semiring one dtype and four scenarios, rotating with the combination, so that across
     # the parametrization every semiring meets every dtype, graph, vector and mask vector.
     p = COMBOS.index((mask_kind, accum, replace))
@@ -538,11 +627,35 @@ def test_every_semiring_matches_the_oracle_in_every_direction(kind, mask_kind, a
         for j in range(4):
             choice = (si * 4 + j) * 7 + p * 5
             s, A, u, m = cases[choice % len(cases)]
-            run_case(s, A, u, m, semiring, kind, mask_kind=mask_kind, accum=accum,
-                     replace=replace, with_out=True, choice=choice, device=device)
+            run_case(
+                s,
+                A,
+                u,
+                m,
+                semiring,
+                kind,
+                mask_kind=mask_kind,
+                accum=accum,
+                replace=replace,
+                with_out=True,
+                choice=choice,
+                device=device,
+            )
             if accum is None and not replace:  # a new output: nothing to accumulate into
-                run_case(s, A, u, m, semiring, kind, mask_kind=mask_kind, accum=None,
-                         replace=False, with_out=False, choice=choice, device=device)
+                run_case(
+                    s,
+                    A,
+                    u,
+                    m,
+                    semiring,
+                    kind,
+                    mask_kind=mask_kind,
+                    accum=None,
+                    replace=False,
+                    with_out=False,
+                    choice=choice,
+                    device=device,
+                )
 
 
 @pytest.mark.parametrize("kind", ["mxv", "vxm"])
@@ -553,15 +666,44 @@ def test_every_semiring_in_every_dtype_matches_the_oracle(kind, device):
             for j in range(2):
                 choice = si * 3 + di * 5 + j * 11
                 s, A, u, m = cases[choice % len(cases)]
-                run_case(s, A, u, m, semiring, kind, mask_kind=MASKS[choice % len(MASKS)],
-                         accum=None, replace=False, with_out=False, choice=choice, device=device)
+                run_case(
+                    s,
+                    A,
+                    u,
+                    m,
+                    semiring,
+                    kind,
+                    mask_kind=MASKS[choice % len(MASKS)],
+                    accum=None,
+                    replace=False,
+                    with_out=False,
+                    choice=choice,
+                    device=device,
+                )
 
 
-MIXED = [("int32", "float64"), ("float32", "int64"), ("int64", "int32"), ("int32", "bool"),
-         ("bool", "float32"), ("float64", "float32")]
+MIXED = [
+    ("int32", "float64"),
+    ("float32", "int64"),
+    ("int64", "int32"),
+    ("int32", "bool"),
+    ("bool", "float32"),
+    ("float64", "float32"),
+]
 # One semiring per add monoid, their multiplies reading A, u, both, neither or the position.
-MIXED_SEMIRINGS = ["min_plus", "max_minus", "plus_times", "times_first", "any_second",
-                   "lor_eq", "land_eq", "lxor_eq", "eq_eq", "plus_pair", "any_secondi"]
+MIXED_SEMIRINGS = [
+    "min_plus",
+    "max_minus",
+    "plus_times",
+    "times_first",
+    "any_second",
+    "lor_eq",
+    "land_eq",
+    "lxor_eq",
+    "eq_eq",
+    "plus_pair",
+    "any_secondi",
+]
 
 
 @pytest.mark.parametrize("A_dtype, u_dtype", MIXED)
@@ -579,13 +721,26 @@ def test_mixed_dtypes_compute_in_the_promoted_dtype(A_dtype, u_dtype, kind, devi
     for vi, v in enumerate(vectors(size, u_dtype, rng)):
         u = v.build(device)
         mask = draw_mask(rng, 7 if kind == "mxv" else 6, vi)
-        s = Scenario(g, v, mask, rng.integers(-1, 3, mask.values.size),
-                     rng.random(mask.values.size) < 0.5)
+        s = Scenario(
+            g, v, mask, rng.integers(-1, 3, mask.values.size), rng.random(mask.values.size) < 0.5
+        )
         for semiring in map(semirings.get, MIXED_SEMIRINGS):
             if T not in semiring.dtypes:
                 continue
-            run_case(s, A, u, mask.build(device), semiring, kind, mask_kind="~V", accum="second",
-                     replace=False, with_out=True, choice=vi, device=device)
+            run_case(
+                s,
+                A,
+                u,
+                mask.build(device),
+                semiring,
+                kind,
+                mask_kind="~V",
+                accum="second",
+                replace=False,
+                with_out=True,
+                choice=vi,
+                device=device,
+            )
             checked += 1
     assert checked > 0
 
@@ -679,17 +834,29 @@ def small_graphs(draw):
     n = draw(st.integers(0, 10))
     if n == 0:
         return 0, [], []
-    edges = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
-                                    st.integers(-3, 9)), max_size=40,
-                          unique_by=lambda e: (e[0], e[1])))
-    frontier = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, 9)), max_size=n,
-                             unique_by=lambda e: e[0]))
+    edges = draw(
+        st.lists(
+            st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.integers(-3, 9)),
+            max_size=40,
+            unique_by=lambda e: (e[0], e[1]),
+        )
+    )
+    frontier = draw(
+        st.lists(
+            st.tuples(st.integers(0, n - 1), st.integers(0, 9)),
+            max_size=n,
+            unique_by=lambda e: e[0],
+        )
+    )
     return n, edges, frontier
 
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(case=small_graphs(), dtype=st.sampled_from(["int64", "float64", "int32"]),
-       kind=st.sampled_from(["mxv", "vxm"]))
+@given(
+    case=small_graphs(),
+    dtype=st.sampled_from(["int64", "float64", "int32"]),
+    kind=st.sampled_from(["mxv", "vxm"]),
+)
 def test_push_equals_pull_for_min_plus_and_any_secondi_is_valid(case, dtype, kind, device):
     n, edges, frontier = case
     src = np.array([e[0] for e in edges], np.int64)
@@ -735,11 +902,13 @@ def test_gpu_equals_cpu_on_every_case(kind, si):
         for ci, ((s, A, u, m), (_, Ag, ug, mg)) in enumerate(zip(cpu_cases, gpu_cases)):
             mask_kind = MASKS[(si + ci) % len(MASKS)]
             accum = ACCUMS[(si + ci) % len(ACCUMS)]
-            kw = dict(mask_kind=mask_kind, accum=accum, replace=bool(ci % 2),
-                      with_out=True, choice=ci)
+            kw = dict(
+                mask_kind=mask_kind, accum=accum, replace=bool(ci % 2), with_out=True, choice=ci
+            )
             w_cpu = run_case(s, A, u, m, semiring, kind, device="cpu", **kw)
             w_gpu = run_case(s, Ag, ug, mg, semiring, kind, device="gpu", **kw)
             assert w_gpu.device == "gpu"
             if unique_answer(semiring):
-                assert w_gpu.to_device("cpu").isequal(w_cpu), \
+                assert w_gpu.to_device("cpu").isequal(w_cpu), (
                     f"{kind} {semiring.name} {dtype} [{s.label}]"
+                )

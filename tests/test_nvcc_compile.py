@@ -21,8 +21,9 @@ EXHAUSTIVE = pytest.mark.exhaustive
 
 
 def _nvcc(path, *flags):
-    result = subprocess.run([NVCC, "-std=c++17", "-arch=sm_90", *flags, str(path)],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [NVCC, "-std=c++17", "-arch=sm_90", *flags, str(path)], capture_output=True, text=True
+    )
     assert result.returncode == 0, f"nvcc {path.name} failed:\n{result.stderr[-4000:]}"
 
 
@@ -49,8 +50,15 @@ def test_cu_file_compiles_to_ptx_as_the_loader_assembles_it(path, tmp_path):
 @pytest.mark.parametrize("path", CU_FILES, ids=lambda p: p.name)
 def test_cu_file_compiles_standalone(path, tmp_path):
     # as written (headers found by nvcc itself), and as the loader assembles it
-    _nvcc(path, "-c", f"-I{_launch.KERNEL_DIR}", "-include", str(_rule_header(tmp_path)),
-          "-o", str(tmp_path / "out.o"))
+    _nvcc(
+        path,
+        "-c",
+        f"-I{_launch.KERNEL_DIR}",
+        "-include",
+        str(_rule_header(tmp_path)),
+        "-o",
+        str(tmp_path / "out.o"),
+    )
     unit = tmp_path / path.name
     unit.write_text(_translation_unit(path))
     _nvcc(unit, "-c", "-o", str(tmp_path / "unit.o"))
@@ -65,8 +73,11 @@ def _rule_header(tmp_path, policy=DEFAULT_POLICY):
 @EXHAUSTIVE
 def test_bfs_compiles_with_a_non_default_direction_policy(tmp_path):
     unit = tmp_path / "bfs.cu"
-    unit.write_text(_translation_unit(_launch.KERNEL_DIR / "bfs.cu",
-                                      DirectionPolicy(alpha=3.5, alpha_no_exit=0.25, beta=100)))
+    unit.write_text(
+        _translation_unit(
+            _launch.KERNEL_DIR / "bfs.cu", DirectionPolicy(alpha=3.5, alpha_no_exit=0.25, beta=100)
+        )
+    )
     _nvcc(unit, "-c", "-o", str(tmp_path / "bfs.o"))
 
 
@@ -77,8 +88,11 @@ def test_spmv_compiles_for_a_type_of_each_add_monoid(tmp_path):
     for types in _codegen.registry_types([semirings.get(n) for n in semirings.names()]):
         by_monoid.setdefault(types.semiring.add.name, []).append(types)
     path = tmp_path / "spmv_sample.cu"
-    path.write_text(_codegen.spmv_translation_unit(
-        [found[k % len(found)] for k, found in enumerate(by_monoid.values())]))
+    path.write_text(
+        _codegen.spmv_translation_unit(
+            [found[k % len(found)] for k, found in enumerate(by_monoid.values())]
+        )
+    )
     _nvcc(path, "--ptx", "-o", str(tmp_path / "spmv_sample.ptx"))
 
 
@@ -86,9 +100,11 @@ def test_spmv_compiles_for_a_type_of_each_add_monoid(tmp_path):
 def test_spmv_compiles_for_the_whole_registry(tmp_path):
     # Front end and NVVM (to PTX) for every instantiation, split in two to use both cores.
     types = _codegen.registry_types([semirings.get(n) for n in semirings.names()])
-    _ptx_on_both_cores(tmp_path, "spmv_registry",
-                       [_codegen.spmv_translation_unit(half) for half in (types[::2],
-                                                                          types[1::2])])
+    _ptx_on_both_cores(
+        tmp_path,
+        "spmv_registry",
+        [_codegen.spmv_translation_unit(half) for half in (types[::2], types[1::2])],
+    )
 
 
 def _ptx_on_both_cores(tmp_path, stem, units):
@@ -110,36 +126,51 @@ def test_spmv_compiles_to_sm90_machine_code_for_one_semiring_per_monoid(tmp_path
         sr = semirings.get(name)
         by_monoid.setdefault(sr.add.name, sr)
     path = tmp_path / "spmv_sass.cu"
-    path.write_text(_codegen.spmv_translation_unit(
-        _codegen.registry_types(list(by_monoid.values()))))
+    path.write_text(
+        _codegen.spmv_translation_unit(_codegen.registry_types(list(by_monoid.values())))
+    )
     _nvcc(path, "-c", "-o", str(tmp_path / "spmv_sass.o"))
 
 
-@pytest.mark.parametrize("stage", ["--ptx", pytest.param("-c", marks=EXHAUSTIVE)],
-                         ids=["ptx", "sass"])
+@pytest.mark.parametrize(
+    "stage", ["--ptx", pytest.param("-c", marks=EXHAUSTIVE)], ids=["ptx", "sass"]
+)
 def test_sssp_compiles_every_instantiation_the_drivers_launch(tmp_path, stage):
     # templates are only parsed until instantiated: take the address of each one, both dtypes
-    names = [name for t in _sssp.CTYPES.values()
-             for name in _sssp.name_expressions(t) + tuple(f"{k}<{t}>" for k in _sssp.COOPERATIVE)]
+    names = [
+        name
+        for t in _sssp.CTYPES.values()
+        for name in _sssp.name_expressions(t) + tuple(f"{k}<{t}>" for k in _sssp.COOPERATIVE)
+    ]
     unit = tmp_path / "sssp_all.cu"
-    unit.write_text(_translation_unit(_launch.KERNEL_DIR / "sssp.cu") + "\nvoid* gbla_all[] = {"
-                    + ", ".join(f"(void*)&{name}" for name in names) + "};\n")
+    unit.write_text(
+        _translation_unit(_launch.KERNEL_DIR / "sssp.cu")
+        + "\nvoid* gbla_all[] = {"
+        + ", ".join(f"(void*)&{name}" for name in names)
+        + "};\n"
+    )
     _nvcc(unit, stage, "-o", str(tmp_path / "sssp_all.out"))
 
 
 def test_outofcore_compiles_every_instantiation_its_launchers_use(tmp_path):
     unit = tmp_path / "outofcore_all.cu"
-    unit.write_text(_translation_unit(_launch.KERNEL_DIR / "outofcore.cu") +
-                    "\nvoid* gbla_all[] = {" + ", ".join(
-                        f"(void*)&{name}" for name in _outofcore.NAME_EXPRESSIONS) + "};\n")
+    unit.write_text(
+        _translation_unit(_launch.KERNEL_DIR / "outofcore.cu")
+        + "\nvoid* gbla_all[] = {"
+        + ", ".join(f"(void*)&{name}" for name in _outofcore.NAME_EXPRESSIONS)
+        + "};\n"
+    )
     _nvcc(unit, "-c", "-o", str(tmp_path / "outofcore_all.o"))
 
 
 def _entry_list_registry():
     """Every struct an element-wise op over entry lists can ask of the builtin ops."""
-    return _entries.registry_types(vars(semirings.unary).values(),
-                                   vars(semirings.binary).values(),
-                                   vars(semirings.monoid).values(), semirings.unary.identity)
+    return _entries.registry_types(
+        vars(semirings.unary).values(),
+        vars(semirings.binary).values(),
+        vars(semirings.monoid).values(),
+        semirings.unary.identity,
+    )
 
 
 @EXHAUSTIVE
@@ -148,21 +179,31 @@ def test_the_entries_kernels_compile_for_the_whole_op_registry(tmp_path):
     # monoid the ops can ask for, and every value and id type of the kernels without a struct;
     # split in two to use both cores
     found = _entry_list_registry()
-    _ptx_on_both_cores(tmp_path, "entries_registry",
-                       [_entries.translation_unit({family: types[k::2]
-                                                   for family, types in found.items()})
-                        for k in (0, 1)])
+    _ptx_on_both_cores(
+        tmp_path,
+        "entries_registry",
+        [
+            _entries.translation_unit({family: types[k::2] for family, types in found.items()})
+            for k in (0, 1)
+        ],
+    )
 
 
-@pytest.mark.parametrize("stage", ["--ptx", pytest.param("-c", marks=EXHAUSTIVE)],
-                         ids=["ptx", "sass"])
+@pytest.mark.parametrize(
+    "stage", ["--ptx", pytest.param("-c", marks=EXHAUSTIVE)], ids=["ptx", "sass"]
+)
 def test_the_entries_kernels_compile_for_each_op_family(tmp_path, stage):
     # one op of each shape, every dtype pair: to PTX, and down to SASS (ptxas included)
-    ops = {"map": semirings.binary.minus, "select": semirings.binary.lt,
-           "union": semirings.binary.min, "reduce": semirings.monoid.plus.op}
-    found = {family: [t for t in types if t.op is ops[family] or
-                      (family == "map" and t.b_dtype is None)]
-             for family, types in _entry_list_registry().items()}
+    ops = {
+        "map": semirings.binary.minus,
+        "select": semirings.binary.lt,
+        "union": semirings.binary.min,
+        "reduce": semirings.monoid.plus.op,
+    }
+    found = {
+        family: [t for t in types if t.op is ops[family] or (family == "map" and t.b_dtype is None)]
+        for family, types in _entry_list_registry().items()
+    }
     assert all(found.values())
     path = tmp_path / "entries_family.cu"
     path.write_text(_entries.translation_unit(found))

@@ -25,13 +25,15 @@ from .conftest import SKIP_NO_GPU
 nx = pytest.importorskip("networkx")
 nx.config.warnings_to_ignore.add("cache")  # conversions kept on the graphs: expected here
 
-NX_TESTS = ["networkx/algorithms/traversal/tests/test_bfs.py",
-            "networkx/algorithms/shortest_paths/tests/test_unweighted.py",
-            "networkx/algorithms/shortest_paths/tests/test_weighted.py",
-            "networkx/algorithms/shortest_paths/tests/test_generic.py",
-            "networkx/algorithms/components/tests/test_connected.py",
-            "networkx/algorithms/link_analysis/tests/test_pagerank.py",
-            "networkx/algorithms/tests/test_cluster.py"]
+NX_TESTS = [
+    "networkx/algorithms/traversal/tests/test_bfs.py",
+    "networkx/algorithms/shortest_paths/tests/test_unweighted.py",
+    "networkx/algorithms/shortest_paths/tests/test_weighted.py",
+    "networkx/algorithms/shortest_paths/tests/test_generic.py",
+    "networkx/algorithms/components/tests/test_connected.py",
+    "networkx/algorithms/link_analysis/tests/test_pagerank.py",
+    "networkx/algorithms/tests/test_cluster.py",
+]
 
 
 def test_networkx_finds_the_backend_through_its_entry_points():
@@ -45,9 +47,26 @@ def test_networkxs_own_tests_pass_against_the_backend():
     root = Path(nx.__file__).parent
     env = dict(os.environ, NETWORKX_TEST_BACKEND="gbla", NETWORKX_FALLBACK_TO_NX="True")
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "log_cli=true",
-         "--log-cli-level=DEBUG", "-n", "0", *NX_TESTS], cwd=root.parent, env=env,
-        capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "log_cli=true",
+            "--log-cli-level=DEBUG",
+            "-n",
+            "0",
+            *NX_TESTS,
+        ],
+        cwd=root.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     summary = result.stdout.strip().splitlines()[-1]
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert "failed" not in summary and "error" not in summary, summary
@@ -80,40 +99,48 @@ def test_traversals_equal_networkx_order_included(H, data):
         ours, theirs = both(name, H, s)
         assert ours == theirs, name
     limit = data.draw(st.integers(0, 4))
-    assert both("bfs_edges", H, s, depth_limit=limit)[0] == \
-        list(nx.bfs_edges(H, s, depth_limit=limit))
+    assert both("bfs_edges", H, s, depth_limit=limit)[0] == list(
+        nx.bfs_edges(H, s, depth_limit=limit)
+    )
     if H.is_directed():
-        assert both("bfs_edges", H, s, reverse=True)[0] == list(nx.bfs_edges(H, s,
-                                                                            reverse=True))
+        assert both("bfs_edges", H, s, reverse=True)[0] == list(nx.bfs_edges(H, s, reverse=True))
     sources = data.draw(st.lists(st.sampled_from(list(H)), min_size=1, max_size=3))
     assert both("bfs_layers", H, sources)[0] == list(nx.bfs_layers(H, sources))
     ours, theirs = both("bfs_tree", H, s)
     assert list(ours.edges) == list(theirs.edges) and list(ours) == list(theirs)
-    assert both("descendants_at_distance", H, s, limit)[0] == \
-        nx.descendants_at_distance(H, s, limit)
+    assert both("descendants_at_distance", H, s, limit)[0] == nx.descendants_at_distance(
+        H, s, limit
+    )
 
 
 @G.FIXTURE_OK
 @given(H=nx_graphs(), data=st.data())
 def test_path_lengths_equal_networkx(H, data):
     s, t = data.draw(st.sampled_from(list(H))), data.draw(st.sampled_from(list(H)))
-    for name, args in [("single_source_shortest_path_length", (H, s)),
-                       ("single_target_shortest_path_length", (H, t)),
-                       ("single_source_dijkstra_path_length", (H, s)),
-                       ("single_source_bellman_ford_path_length", (H, s)),
-                       ("multi_source_dijkstra_path_length", (H, {s, t})),
-                       ("shortest_path", (H, s)),
-                       ("has_path", (H, s, t))]:
+    for name, args in [
+        ("single_source_shortest_path_length", (H, s)),
+        ("single_target_shortest_path_length", (H, t)),
+        ("single_source_dijkstra_path_length", (H, s)),
+        ("single_source_bellman_ford_path_length", (H, s)),
+        ("multi_source_dijkstra_path_length", (H, {s, t})),
+        ("shortest_path", (H, s)),
+        ("has_path", (H, s, t)),
+    ]:
         ours, theirs = both(name, *args)
         assert ours == theirs, name
         if isinstance(theirs, dict):
             assert list(ours) == list(theirs) or name not in (
-                "single_source_shortest_path_length", "single_target_shortest_path_length"), name
+                "single_source_shortest_path_length",
+                "single_target_shortest_path_length",
+            ), name
     for weight in (None, "weight"):
-        assert both("shortest_path_length", H, s, weight=weight) == \
-            (nx.shortest_path_length(H, s, weight=weight),) * 2
-        assert both("shortest_path_length", H, target=t, weight=weight)[0] == \
-            nx.shortest_path_length(H, target=t, weight=weight)
+        assert (
+            both("shortest_path_length", H, s, weight=weight)
+            == (nx.shortest_path_length(H, s, weight=weight),) * 2
+        )
+        assert both("shortest_path_length", H, target=t, weight=weight)[
+            0
+        ] == nx.shortest_path_length(H, target=t, weight=weight)
     cutoff = data.draw(st.sampled_from([None, 0, 1, 1.5, 3, -1]))
     ours = dict(nx.all_pairs_shortest_path_length(H, cutoff=cutoff, backend="gbla"))
     theirs = dict(nx.all_pairs_shortest_path_length(H, cutoff=cutoff))
@@ -125,11 +152,11 @@ def test_path_lengths_equal_networkx(H, data):
         assert list(row) == sorted(theirs[node], key=lambda v: (theirs[node][v], position[v]))
     pred, dist = nx.bellman_ford_predecessor_and_distance(H, s, backend="gbla")
     e_pred, e_dist = nx.bellman_ford_predecessor_and_distance(H, s)
-    assert dist == e_dist and {v: sorted(p) for v, p in pred.items()} == \
-        {v: sorted(p) for v, p in e_pred.items()}
+    assert dist == e_dist and {v: sorted(p) for v, p in pred.items()} == {
+        v: sorted(p) for v, p in e_pred.items()
+    }
     if nx.has_path(H, s, t):
-        assert nx.dijkstra_path_length(H, s, t, backend="gbla") == \
-            nx.dijkstra_path_length(H, s, t)
+        assert nx.dijkstra_path_length(H, s, t, backend="gbla") == nx.dijkstra_path_length(H, s, t)
     else:
         with pytest.raises(nx.NetworkXNoPath):
             nx.dijkstra_path_length(H, s, t, backend="gbla")
@@ -140,8 +167,13 @@ def test_all_pairs_rows_read_like_networkxs_dicts():
     H = nx.DiGraph([("a", "b"), ("b", "c"), ("d", "a")])
     H.add_node(("e", 1))
     ours = dict(nx.all_pairs_shortest_path_length(H, backend="gbla"))
-    assert ours == {"a": {"a": 0, "b": 1, "c": 2}, "b": {"b": 0, "c": 1}, "c": {"c": 0},
-                    "d": {"d": 0, "a": 1, "b": 2, "c": 3}, ("e", 1): {("e", 1): 0}}
+    assert ours == {
+        "a": {"a": 0, "b": 1, "c": 2},
+        "b": {"b": 0, "c": 1},
+        "c": {"c": 0},
+        "d": {"d": 0, "a": 1, "b": 2, "c": 3},
+        ("e", 1): {("e", 1): 0},
+    }
     d = ours["d"]
     assert not isinstance(d, dict) and isinstance(d, Mapping)
     assert len(d) == 4 and list(d) == ["d", "a", "b", "c"] and list(reversed(d)) == list("cbad")
@@ -164,12 +196,17 @@ def test_all_pairs_rows_read_like_networkxs_dicts():
     with pytest.raises(TypeError):
         hash(d)
     # cutoff as networkx reads it: a level is listed while cutoff > the level before it
-    assert dict(nx.all_pairs_shortest_path_length(H, cutoff=1.5, backend="gbla"))["d"] == \
-        {"d": 0, "a": 1, "b": 2}
-    assert dict(nx.all_pairs_shortest_path_length(H, cutoff=-1, backend="gbla"))["d"] == \
-        {"d": 0}
-    assert nx.single_source_shortest_path_length(H, "d", cutoff=1.5, backend="gbla") == \
-        {"d": 0, "a": 1, "b": 2}
+    assert dict(nx.all_pairs_shortest_path_length(H, cutoff=1.5, backend="gbla"))["d"] == {
+        "d": 0,
+        "a": 1,
+        "b": 2,
+    }
+    assert dict(nx.all_pairs_shortest_path_length(H, cutoff=-1, backend="gbla"))["d"] == {"d": 0}
+    assert nx.single_source_shortest_path_length(H, "d", cutoff=1.5, backend="gbla") == {
+        "d": 0,
+        "a": 1,
+        "b": 2,
+    }
     assert list(nx.all_pairs_shortest_path_length(nx.Graph(), backend="gbla")) == []
 
 
@@ -177,8 +214,7 @@ def test_all_pairs_rows_hold_levels_past_255():
     # a path 0 - 1 - ... - 299: levels up to 299 need two bytes a vertex
     H = nx.path_graph(300)
     ours = dict(nx.all_pairs_shortest_path_length(H, backend="gbla"))
-    assert ours[0][299] == 299 and ours[299] == dict(nx.single_source_shortest_path_length(H,
-                                                                                          299))
+    assert ours[0][299] == 299 and ours[299] == dict(nx.single_source_shortest_path_length(H, 299))
     assert list(ours[0].values()) == list(range(300))
 
 
@@ -190,8 +226,7 @@ def test_components_equal_networkx(H):
     if len(U):
         assert both("is_connected", U)[0] == nx.is_connected(U)
         node = next(iter(U))
-        assert both("node_connected_component", U, node)[0] == \
-            nx.node_connected_component(U, node)
+        assert both("node_connected_component", U, node)[0] == nx.node_connected_component(U, node)
 
 
 def test_negative_cycles_and_missing_nodes_raise_as_in_networkx():
@@ -203,11 +238,12 @@ def test_negative_cycles_and_missing_nodes_raise_as_in_networkx():
         nx.single_source_bellman_ford_path_length(H, 0, backend="gbla")
     H.remove_edge(2, 1)
     assert nx.negative_edge_cycle(H, backend="gbla") is False
-    assert nx.single_source_bellman_ford_path_length(H, 0, backend="gbla") == {0: 0, 1: 2,
-                                                                                2: -3}
-    for call in (lambda: nx.single_source_shortest_path_length(H, 9, backend="gbla"),
-                 lambda: nx.dijkstra_path_length(H, 9, 0, backend="gbla"),
-                 lambda: nx.has_path(H, 0, 9, backend="gbla")):
+    assert nx.single_source_bellman_ford_path_length(H, 0, backend="gbla") == {0: 0, 1: 2, 2: -3}
+    for call in (
+        lambda: nx.single_source_shortest_path_length(H, 9, backend="gbla"),
+        lambda: nx.dijkstra_path_length(H, 9, 0, backend="gbla"),
+        lambda: nx.has_path(H, 0, 9, backend="gbla"),
+    ):
         with pytest.raises(nx.NodeNotFound):
             call()
     with pytest.raises(nx.NetworkXError):
@@ -243,8 +279,11 @@ def test_the_backend_runs_on_the_gpu_with_networkxs_results():
         H[u][v]["weight"] = (u * 7 + v) % 10 + 1
     converted = gbla.nx.backend_interface.convert_from_nx(H, {"weight": 1})
     assert converted.matrix.device == "gpu"
-    assert nx.single_source_dijkstra_path_length(H, 0, backend="gbla") == \
-        nx.single_source_dijkstra_path_length(H, 0)
+    assert nx.single_source_dijkstra_path_length(
+        H, 0, backend="gbla"
+    ) == nx.single_source_dijkstra_path_length(H, 0)
     assert list(nx.bfs_edges(H, 0, backend="gbla")) == list(nx.bfs_edges(H, 0))
-    assert np.isclose(len(list(nx.connected_components(H.to_undirected(), backend="gbla"))),
-                      nx.number_connected_components(H.to_undirected()))
+    assert np.isclose(
+        len(list(nx.connected_components(H.to_undirected(), backend="gbla"))),
+        nx.number_connected_components(H.to_undirected()),
+    )

@@ -62,8 +62,14 @@ def test_part_bytes_sets_the_subgraph_size_and_a_hub_is_never_split():
     np.testing.assert_array_equal(p.nbytes(), p.edges() * 4 + (p.vertices() + 1) * 8)
 
 
-@pytest.mark.parametrize("kwargs, arg", [({"parts": 0}, "parts"), ({"part_bytes": 0},
-                                         "part_bytes"), ({"parts": 2, "part_bytes": 9}, "parts")])
+@pytest.mark.parametrize(
+    "kwargs, arg",
+    [
+        ({"parts": 0}, "parts"),
+        ({"part_bytes": 0}, "part_bytes"),
+        ({"parts": 2, "part_bytes": 9}, "parts"),
+    ],
+)
 def test_bad_partition_arguments_raise_naming_them(kwargs, arg):
     with pytest.raises(gbla.InvalidValue, match=f"^{arg} must"):
         oc.partition(np.array([0, 1, 2]), edge_bytes=4, index_bytes=8, **kwargs)
@@ -87,8 +93,7 @@ def test_the_path_is_cut_as_the_accounts_below_assume():
 def path_bfs(strategy, budget, **kwargs):
     g = oc.HostGraph(PATH.indptr, PATH.indices.astype(np.int64))
     stats = {}
-    levels = oc.bfs(g, 0, memory_budget=budget, strategy=strategy, parts=4, stats=stats,
-                    **kwargs)
+    levels = oc.bfs(g, 0, memory_budget=budget, strategy=strategy, parts=4, stats=stats, **kwargs)
     np.testing.assert_array_equal(levels, np.arange(8))
     assert stats["subgraphs"] == 4 and stats["levels"] == 8 and stats["iterations"] == 8
     assert stats["peak_bytes"] <= budget
@@ -98,14 +103,20 @@ def path_bfs(strategy, budget, **kwargs):
 def test_compact_sends_each_levels_edges_and_offsets():
     stats = path_bfs("compact", 10_000)
     # 7 levels of one edge and two offsets (24 bytes), the last of two offsets alone
-    assert (stats["h2d_bytes"], stats["compact_transfers"], stats["whole_transfers"]) == \
-        (7 * 24 + 16, 8, 0)
+    assert (stats["h2d_bytes"], stats["compact_transfers"], stats["whole_transfers"]) == (
+        7 * 24 + 16,
+        8,
+        0,
+    )
 
 
 def test_differential_with_room_sends_each_subgraph_once():
     stats = path_bfs("differential", 10_000)
-    assert (stats["h2d_bytes"], stats["whole_transfers"], stats["resident_hits"]) == \
-        (24 + 40 + 40 + 48, 4, 4)
+    assert (stats["h2d_bytes"], stats["whole_transfers"], stats["resident_hits"]) == (
+        24 + 40 + 40 + 48,
+        4,
+        4,
+    )
 
 
 def test_differential_evicts_an_idle_subgraph_for_a_valuable_one():
@@ -113,8 +124,11 @@ def test_differential_evicts_an_idle_subgraph_for_a_valuable_one():
     # sending whole (whole_ratio 0.5), so {0}, idle, goes; then {3, 4} replaces it; {5, 6, 7}
     # (48 bytes) never fits and is compacted at each of its three levels
     stats = path_bfs("differential", FIXED + 24 + 40, staging_bytes=24)
-    assert (stats["whole_transfers"], stats["resident_hits"], stats["compact_transfers"]) == \
-        (3, 2, 3)
+    assert (stats["whole_transfers"], stats["resident_hits"], stats["compact_transfers"]) == (
+        3,
+        2,
+        3,
+    )
     assert stats["h2d_bytes"] == 24 + 40 + 40 + 24 + 24 + 16
 
 
@@ -139,8 +153,11 @@ def test_zerocopy_moves_nothing_and_counts_what_it_reads():
 
 def test_managed_with_room_prefetches_each_subgraph_once_and_sends_it_back_at_the_end():
     stats = path_bfs("managed", 10_000)
-    assert (stats["h2d_bytes"], stats["whole_transfers"], stats["resident_hits"]) == \
-        (24 + 40 + 40 + 48, 4, 4)
+    assert (stats["h2d_bytes"], stats["whole_transfers"], stats["resident_hits"]) == (
+        24 + 40 + 40 + 48,
+        4,
+        4,
+    )
     # nothing read in place; every resident prefetched back to the host when the search ends
     assert (stats["zerocopy_bytes"], stats["compact_transfers"]) == (0, 0)
     assert stats["d2h_bytes"] == 24 + 40 + 40 + 48
@@ -152,8 +169,11 @@ def test_managed_evicts_to_the_host_and_reads_in_place_what_does_not_fit():
     # {1, 2} (40 back); {5, 6, 7} (48 bytes) never fits: its levels read their edges in place
     # (8 bytes, 8, none for vertex 7); {3, 4} goes back when the search ends
     stats = path_bfs("managed", FIXED + 40)
-    assert (stats["whole_transfers"], stats["resident_hits"], stats["compact_transfers"]) == \
-        (3, 2, 0)
+    assert (stats["whole_transfers"], stats["resident_hits"], stats["compact_transfers"]) == (
+        3,
+        2,
+        0,
+    )
     assert (stats["h2d_bytes"], stats["zerocopy_bytes"]) == (24 + 40 + 40, 8 + 8)
     assert stats["d2h_bytes"] == 24 + 40 + 40
 
@@ -178,7 +198,7 @@ def test_the_scheduler_evicts_the_least_valuable_idle_resident():
     # staging: at least two row pointers (16 bytes), even for vertices without edges
     s = oc.Scheduler(p, 2 * size + 116, fixed_bytes=100, staging_bytes=0, whole_ratio=0.5)
     assert (s.capacity, s.staging) == (2 * size, 16)
-    s.plan([4, 4, 0], [1, 1, 0])          # 0 and 1 sent whole, both resident
+    s.plan([4, 4, 0], [1, 1, 0])  # 0 and 1 sent whole, both resident
     assert set(s.resident) == {0, 1}
     steps = s.plan([0, 1, 4], [0, 1, 1])  # 2 is valuable: 0 (idle) makes room, 1 is in use
     assert set(s.resident) == {1, 2}
@@ -192,26 +212,32 @@ def test_the_managed_scheduler_prefetches_evicts_back_and_reads_in_place():
     s = oc.Scheduler(p, 96 + 100, fixed_bytes=100, strategy="managed", whole_ratio=0.5)
     assert (s.capacity, s.staging) == (96, 0)
     steps = s.plan([4, 4, 0], [1, 1, 0])  # 0 and 1 prefetched, both resident
-    assert [(x.subgraph, x.kind, x.bytes) for x in steps] == [(0, "prefetch", 48),
-                                                              (1, "prefetch", 48)]
+    assert [(x.subgraph, x.kind, x.bytes) for x in steps] == [
+        (0, "prefetch", 48),
+        (1, "prefetch", 48),
+    ]
     assert (s.accounts.h2d_bytes, s.accounts.d2h_bytes) == (96, 0)
     steps = s.plan([0, 1, 4], [0, 1, 1])  # 2 is valuable: 0 (idle) goes back to the host
-    assert [(x.subgraph, x.kind, x.bytes) for x in steps] == [(1, "resident", 0),
-                                                              (2, "prefetch", 48)]
+    assert [(x.subgraph, x.kind, x.bytes) for x in steps] == [
+        (1, "resident", 0),
+        (2, "prefetch", 48),
+    ]
     assert set(s.resident) == {1, 2} and s.accounts.d2h_bytes == 48
     steps = s.plan([1, 0, 0], [1, 0, 0])  # 0, a quarter active, no room: read in place
     assert [(x.subgraph, x.kind, x.bytes) for x in steps] == [(0, "zerocopy", 8)]
-    assert (s.accounts.h2d_bytes, s.accounts.zerocopy_bytes, s.accounts.d2h_bytes) == \
-        (144, 8, 48)
+    assert (s.accounts.h2d_bytes, s.accounts.zerocopy_bytes, s.accounts.d2h_bytes) == (144, 8, 48)
     assert s.release() == [1, 2] and not s.resident  # the search ends: both go back
     assert s.accounts.d2h_bytes == 144 and s.accounts.peak_bytes == 196
 
 
 def test_a_budget_below_one_iterations_working_set_names_the_bytes():
     g = host_graph(PATH)
-    with pytest.raises(oc.MemoryBudgetError, match=r"^memory_budget must hold one "
-                       r"iteration's working set, 120 bytes \(96 for the vertex arrays, 24 to "
-                       r"stage the largest vertex's edges\); got 119$"):
+    with pytest.raises(
+        oc.MemoryBudgetError,
+        match=r"^memory_budget must hold one "
+        r"iteration's working set, 120 bytes \(96 for the vertex arrays, 24 to "
+        r"stage the largest vertex's edges\); got 119$",
+    ):
         oc.bfs(g, 0, memory_budget=FIXED + 23, parts=4)
     assert issubclass(oc.MemoryBudgetError, gbla.InvalidValue)
     with pytest.raises(gbla.InvalidValue, match="^strategy must be one of"):
@@ -230,8 +256,7 @@ def test_bfs_matches_scipy_for_every_strategy_and_budget(strategy, g, data):
     parts = data.draw(st.integers(1, 16), label="parts")
     budget = budget_for(hg, fraction, 12)
     stats = {}
-    levels = oc.bfs(hg, source, memory_budget=budget, strategy=strategy, parts=parts,
-                    stats=stats)
+    levels = oc.bfs(hg, source, memory_budget=budget, strategy=strategy, parts=parts, stats=stats)
     np.testing.assert_array_equal(levels, expected_levels(S, source))
     assert stats["peak_bytes"] <= budget
     # only managed memory moves bytes back: each prefetched subgraph, once, evicted or at the end
@@ -262,8 +287,9 @@ def test_every_bucket_width_gives_dijkstras_distances(g, data):
     source = data.draw(st.integers(0, g.n - 1), label="source")
     delta = data.draw(st.sampled_from([None, "auto", 0.5, 1, 7, 30.5, 1e9]), label="delta")
     stats = {}
-    dist = oc.sssp(hg, source, memory_budget=budget_for(hg, 0.5, 16), parts=6, delta=delta,
-                   stats=stats)
+    dist = oc.sssp(
+        hg, source, memory_budget=budget_for(hg, 0.5, 16), parts=6, delta=delta, stats=stats
+    )
     np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=source))
     assert stats["delta"] is None if delta is None else stats["delta"] > 0
 
@@ -278,8 +304,9 @@ def test_smaller_buckets_move_fewer_bytes_on_a_road_network():
     moved = {}
     for delta in (None, 255.0):
         stats = {}
-        dist = oc.sssp(hg, 0, memory_budget=budget_for(hg, 0.5, 16), parts=64, delta=delta,
-                       stats=stats)
+        dist = oc.sssp(
+            hg, 0, memory_budget=budget_for(hg, 0.5, 16), parts=64, delta=delta, stats=stats
+        )
         np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=0))
         moved[delta] = stats["h2d_bytes"]
     assert moved[255.0] < moved[None] / 2
@@ -302,8 +329,9 @@ def test_sssp_takes_negative_weights(gp, data):
     expected = csgraph.dijkstra(g.scipy(), indices=source) + p[source] - p
     np.testing.assert_array_equal(dist, expected)
     if (w < 0).any():  # buckets need non-negative weights: 'auto' took Bellman-Ford
-        with pytest.raises(gbla.InvalidValue, match="^delta must be None or 'auto' with a "
-                           "negative weight"):
+        with pytest.raises(
+            gbla.InvalidValue, match="^delta must be None or 'auto' with a negative weight"
+        ):
             oc.sssp(hg, source, memory_budget=10**6, delta=2.0)
 
 
@@ -317,8 +345,7 @@ def test_a_host_graph_of_a_gbla_matrix():
     A = gbla.Matrix.from_edges([0, 1, 2], [1, 2, 0], [1.0, 2.0, 3.0], device="cpu")
     hg = oc.HostGraph.of(A)
     np.testing.assert_array_equal(oc.sssp(hg, 0, memory_budget=10_000), [0.0, 1.0, 3.0])
-    assert hg.nbytes == A._indptr.astype(np.int64).nbytes + A._indices.nbytes + \
-        A._values.nbytes
+    assert hg.nbytes == A._indptr.astype(np.int64).nbytes + A._indices.nbytes + A._values.nbytes
 
 
 @pytest.mark.parametrize("relative", ["road/luxembourg_osm.mtx.gz"])
@@ -366,6 +393,7 @@ class _PeakBytes:
 
             def free_postprocess(hook, **kw):
                 hook.now -= hook.live.pop(kw["mem_ptr"], 0)
+
         self.hook = Hook()
 
     def __enter__(self):
@@ -382,14 +410,23 @@ class _PeakBytes:
 @pytest.mark.parametrize("room", ["half", "tight"])
 def test_the_gpu_search_matches_scipy_for_every_strategy_and_budget(strategy, room):
     import cupy as cp
+
     S = _road()
     hg = host_graph(S).pin()
     A = gbla.Matrix.from_scipy(S, device="cpu")
     for source, parts in ((0, 16), (4321, 64)):
         budget = budget_for(hg, 0.5, 24) if room == "half" else _tight(hg, 24)
         stats = {}
-        levels, parents = oc.bfs(hg, source, memory_budget=budget, strategy=strategy,
-                                 parts=parts, xp=cp, stats=stats, return_parents=True)
+        levels, parents = oc.bfs(
+            hg,
+            source,
+            memory_budget=budget,
+            strategy=strategy,
+            parts=parts,
+            xp=cp,
+            stats=stats,
+            return_parents=True,
+        )
         levels, parents = cp.asnumpy(levels), cp.asnumpy(parents)
         np.testing.assert_array_equal(levels, expected_levels(S, source))
         gbla.verify.bfs(A, source, levels, parents)
@@ -398,9 +435,10 @@ def test_the_gpu_search_matches_scipy_for_every_strategy_and_budget(strategy, ro
         if strategy in ("all", "compact"):  # differential may read everything in place
             assert stats["transfer_ms"] > 0
         expected = csgraph.dijkstra(S, indices=source)
-        for delta in ((None, "auto") if parts == 16 else (40.0,)):
-            dist = oc.sssp(hg, source, memory_budget=budget, strategy=strategy, parts=parts,
-                           xp=cp, delta=delta)
+        for delta in (None, "auto") if parts == 16 else (40.0,):
+            dist = oc.sssp(
+                hg, source, memory_budget=budget, strategy=strategy, parts=parts, xp=cp, delta=delta
+            )
             np.testing.assert_array_equal(cp.asnumpy(dist), expected)
 
 
@@ -409,16 +447,19 @@ def test_the_gpu_search_matches_scipy_for_every_strategy_and_budget(strategy, ro
 @pytest.mark.parametrize("strategy", oc.STRATEGIES)
 def test_the_budget_bounds_the_device_memory_the_gpu_search_holds(strategy):
     import cupy as cp
+
     S = _road()
     hg = host_graph(S).pin()
     for per_vertex, fraction in ((24, 0.5), (24, 3 / 64)):
         budget = budget_for(hg, fraction, per_vertex) + 64 * 1024
         oc.bfs(hg, 7, memory_budget=budget, strategy=strategy, parts=64, xp=cp)  # compiled
         cp.cuda.Device().synchronize()
-        for search in (lambda: oc.bfs(hg, 7, memory_budget=budget, strategy=strategy,
-                                      parts=64, xp=cp, return_parents=True),
-                       lambda: oc.sssp(hg, 7, memory_budget=budget, strategy=strategy,
-                                       parts=64, xp=cp)):
+        for search in (
+            lambda: oc.bfs(
+                hg, 7, memory_budget=budget, strategy=strategy, parts=64, xp=cp, return_parents=True
+            ),
+            lambda: oc.sssp(hg, 7, memory_budget=budget, strategy=strategy, parts=64, xp=cp),
+        ):
             with _PeakBytes() as held:
                 out = search()
                 del out
@@ -435,6 +476,7 @@ def test_a_compacted_frontier_without_out_edges_reads_no_stale_staging(ids):
     # or a fault, once the pool held old data. The pool is dirtied first so that stale
     # offsets would be read: [0, 1], whose one "edge" leads to vertex 0 or 1.
     import cupy as cp
+
     # 0 -> 1 -> 2, 4 -> 5; 3 isolated: a search from 3 reaches nothing
     S = G.csr([0, 1, 4], [1, 2, 5], [1.0, 1.0, 1.0], 6)
     hg = oc.HostGraph(S.indptr, S.indices.astype(ids), S.data).pin()
@@ -444,15 +486,12 @@ def test_a_compacted_frontier_without_out_edges_reads_no_stale_staging(ids):
         for a in junk:
             a[1::2] = 1
         del junk, a
-        levels = cp.asnumpy(oc.bfs(hg, 3, memory_budget=budget, strategy="compact", parts=2,
-                                   xp=cp))
+        levels = cp.asnumpy(oc.bfs(hg, 3, memory_budget=budget, strategy="compact", parts=2, xp=cp))
         np.testing.assert_array_equal(levels, [-1, -1, -1, 0, -1, -1])
-        dist = cp.asnumpy(oc.sssp(hg, 3, memory_budget=budget, strategy="compact", parts=2,
-                                  xp=cp))
+        dist = cp.asnumpy(oc.sssp(hg, 3, memory_budget=budget, strategy="compact", parts=2, xp=cp))
         np.testing.assert_array_equal(dist, [np.inf, np.inf, np.inf, 0, np.inf, np.inf])
         # and from 1: the second level's frontier, {2}, has no out-edges
-        levels = cp.asnumpy(oc.bfs(hg, 1, memory_budget=budget, strategy="compact", parts=2,
-                                   xp=cp))
+        levels = cp.asnumpy(oc.bfs(hg, 1, memory_budget=budget, strategy="compact", parts=2, xp=cp))
         np.testing.assert_array_equal(levels, [-1, 0, 1, -1, -1, -1])
 
 
@@ -462,6 +501,7 @@ def test_a_compacted_frontier_without_out_edges_reads_no_stale_staging(ids):
 @given(g=G.medium_graphs(), data=st.data())
 def test_the_gpu_search_on_random_graphs_and_int64_ids(g, data):
     import cupy as cp
+
     S = g.scipy()
     ids = data.draw(st.sampled_from([np.int32, np.int64]), label="id dtype")
     hg = oc.HostGraph(S.indptr, S.indices.astype(ids), S.data.astype(np.float64)).pin()
@@ -473,14 +513,24 @@ def test_the_gpu_search_on_random_graphs_and_int64_ids(g, data):
         fraction = 2.0
     budget = budget_for(hg, fraction, 24) + 64 * 1024
     limit = data.draw(st.sampled_from([None, 1, 2]), label="depth_limit")
-    levels = cp.asnumpy(oc.bfs(hg, source, memory_budget=budget, strategy=strategy,
-                               parts=parts, xp=cp, depth_limit=limit))
+    levels = cp.asnumpy(
+        oc.bfs(
+            hg,
+            source,
+            memory_budget=budget,
+            strategy=strategy,
+            parts=parts,
+            xp=cp,
+            depth_limit=limit,
+        )
+    )
     want = expected_levels(S, source)
     if limit is not None:
         want[want > limit] = -1
     np.testing.assert_array_equal(levels, want)
-    dist = oc.sssp(hg, source, memory_budget=budget, strategy=strategy, parts=parts, xp=cp,
-                   dtype=np.float32)
+    dist = oc.sssp(
+        hg, source, memory_budget=budget, strategy=strategy, parts=parts, xp=cp, dtype=np.float32
+    )
     np.testing.assert_allclose(cp.asnumpy(dist), csgraph.dijkstra(S, indices=source))
 
 
@@ -489,15 +539,27 @@ def test_the_gpu_search_on_random_graphs_and_int64_ids(g, data):
 @pytest.mark.parametrize("room", ["tight", "half", "twice"])
 def test_the_managed_gpu_search_matches_scipy_at_several_budgets(room):
     import cupy as cp
+
     S = _road()
     hg = host_graph(S).pin()
     A = gbla.Matrix.from_scipy(S, device="cpu")
-    budget = {"tight": _tight(hg, 24), "half": budget_for(hg, 0.5, 24),
-              "twice": budget_for(hg, 2.0, 24)}[room]
+    budget = {
+        "tight": _tight(hg, 24),
+        "half": budget_for(hg, 0.5, 24),
+        "twice": budget_for(hg, 2.0, 24),
+    }[room]
     for source, parts in ((0, 16), (4321, 64)):
         stats = {}
-        levels, parents = oc.bfs(hg, source, memory_budget=budget, strategy="managed",
-                                 parts=parts, xp=cp, stats=stats, return_parents=True)
+        levels, parents = oc.bfs(
+            hg,
+            source,
+            memory_budget=budget,
+            strategy="managed",
+            parts=parts,
+            xp=cp,
+            stats=stats,
+            return_parents=True,
+        )
         levels, parents = cp.asnumpy(levels), cp.asnumpy(parents)
         np.testing.assert_array_equal(levels, expected_levels(S, source))
         gbla.verify.bfs(A, source, levels, parents)
@@ -508,8 +570,15 @@ def test_the_managed_gpu_search_matches_scipy_at_several_budgets(room):
         assert 0 < stats["prefetched_peak_bytes"] <= room_for_residents
         expected = csgraph.dijkstra(S, indices=source)
         for delta in (None, "auto"):
-            dist = oc.sssp(hg, source, memory_budget=budget, strategy="managed", parts=parts,
-                           xp=cp, delta=delta)
+            dist = oc.sssp(
+                hg,
+                source,
+                memory_budget=budget,
+                strategy="managed",
+                parts=parts,
+                xp=cp,
+                delta=delta,
+            )
             np.testing.assert_array_equal(cp.asnumpy(dist), expected)
 
 
@@ -517,16 +586,21 @@ def test_the_managed_gpu_search_matches_scipy_at_several_budgets(room):
 @SKIP_NO_GPU
 def test_managed_memory_is_never_asked_for_beyond_the_free_memory(monkeypatch):
     import cupy as cp
+
     S = _road()
     hg = host_graph(S)
     asked = []
     malloc_managed = cp.cuda.malloc_managed
-    monkeypatch.setattr(cp.cuda, "malloc_managed",
-                        lambda size: asked.append(size) or malloc_managed(size))
+    monkeypatch.setattr(
+        cp.cuda, "malloc_managed", lambda size: asked.append(size) or malloc_managed(size)
+    )
     monkeypatch.setattr(oc.gpu, "_free_bytes", lambda cp: 1_000_000)
     budget = budget_for(hg, 0.5, 24)
-    with pytest.raises(oc.MemoryBudgetError, match=r"^the GPU's free memory must hold the "
-                       r"graph's \d+ bytes of managed memory .*; got 1000000$") as e:
+    with pytest.raises(
+        oc.MemoryBudgetError,
+        match=r"^the GPU's free memory must hold the "
+        r"graph's \d+ bytes of managed memory .*; got 1000000$",
+    ) as e:
         oc.bfs(hg, 0, memory_budget=budget, strategy="managed", xp=cp)
     assert asked == []  # refused before any allocation
     needed = int(re.search(r"the graph's (\d+) bytes", str(e.value)).group(1))
@@ -546,15 +620,21 @@ def test_managed_is_refused_without_cuda_bindings_or_concurrent_managed_access(m
     import sys
 
     import cupy as cp
+
     hg = host_graph(PATH)
     with monkeypatch.context() as m:
         m.setitem(sys.modules, "cuda.bindings", None)  # as if not installed
-        with pytest.raises(gbla.InvalidValue, match="^strategy must not be 'managed' without "
-                           "the cuda-bindings package"):
+        with pytest.raises(
+            gbla.InvalidValue,
+            match="^strategy must not be 'managed' without the cuda-bindings package",
+        ):
             oc.bfs(hg, 0, memory_budget=10**6, strategy="managed", xp=cp)
     monkeypatch.setattr(oc.gpu, "_has_concurrent_managed_access", lambda cp, device: False)
-    with pytest.raises(gbla.InvalidValue, match="^strategy must not be 'managed' on device "
-                       r"\d+, which has no concurrent managed access"):
+    with pytest.raises(
+        gbla.InvalidValue,
+        match="^strategy must not be 'managed' on device "
+        r"\d+, which has no concurrent managed access",
+    ):
         oc.sssp(hg, 0, memory_budget=10**6, strategy="managed", xp=cp)
 
 
@@ -562,17 +642,28 @@ def test_managed_is_refused_without_cuda_bindings_or_concurrent_managed_access(m
 @SKIP_NO_GPU
 def test_the_managed_gpu_search_keeps_its_pool_and_prefetched_bytes_within_the_budget():
     import cupy as cp
+
     S = _road()
     hg = host_graph(S).pin()
     for fraction in (0.5, 3 / 64):
         budget = budget_for(hg, fraction, 24) + 64 * 1024
         oc.bfs(hg, 7, memory_budget=budget, strategy="managed", parts=64, xp=cp)  # compiled
         cp.cuda.Device().synchronize()
-        for search in (lambda stats: oc.bfs(hg, 7, memory_budget=budget, strategy="managed",
-                                            parts=64, xp=cp, return_parents=True,
-                                            stats=stats),
-                       lambda stats: oc.sssp(hg, 7, memory_budget=budget, strategy="managed",
-                                             parts=64, xp=cp, stats=stats)):
+        for search in (
+            lambda stats: oc.bfs(
+                hg,
+                7,
+                memory_budget=budget,
+                strategy="managed",
+                parts=64,
+                xp=cp,
+                return_parents=True,
+                stats=stats,
+            ),
+            lambda stats: oc.sssp(
+                hg, 7, memory_budget=budget, strategy="managed", parts=64, xp=cp, stats=stats
+            ),
+        ):
             stats = {}
             with _PeakBytes() as held:
                 out = search(stats)
@@ -580,14 +671,18 @@ def test_the_managed_gpu_search_keeps_its_pool_and_prefetched_bytes_within_the_b
             # the pool's arrays and the pages prefetched to the device (whole pages, each
             # counted once however many residents share it), each at its own peak
             assert stats["prefetched_peak_bytes"] > 0
-            assert held.peak + stats["prefetched_peak_bytes"] <= budget, \
-                (held.peak, stats["prefetched_peak_bytes"], budget)
+            assert held.peak + stats["prefetched_peak_bytes"] <= budget, (
+                held.peak,
+                stats["prefetched_peak_bytes"],
+                budget,
+            )
 
 
 @pytest.mark.gpu
 @SKIP_NO_GPU
 def test_a_thousand_gpu_searches_give_their_memory_back():
     import cupy as cp
+
     S = sp.random_array((2000, 2000), density=0.003, random_state=3, format="csr")
     A = gbla.Matrix.from_scipy(S, device="cpu")
     pool = cp.get_default_memory_pool()
@@ -610,14 +705,14 @@ def test_gbla_bfs_and_sssp_keep_within_a_memory_budget():
     S.data = np.floor(S.data * 9) + 1
     A = gbla.Matrix.from_scipy(S, device="cpu")
     stats = {}
-    levels, parents = gbla.bfs(A, 3, memory_budget=40_000, return_predecessors=True,
-                               stats=stats)
+    levels, parents = gbla.bfs(A, 3, memory_budget=40_000, return_predecessors=True, stats=stats)
     np.testing.assert_array_equal(levels, gbla.bfs(A, 3))
     gbla.verify.bfs(A, 3, levels, parents)
     assert levels.dtype == parents.dtype == np.int32
     assert stats["h2d_bytes"] > 0 and stats["peak_bytes"] <= 40_000
-    np.testing.assert_array_equal(gbla.bfs(A, 3, memory_budget=40_000, depth_limit=2),
-                                  gbla.bfs(A, 3, depth_limit=2))
+    np.testing.assert_array_equal(
+        gbla.bfs(A, 3, memory_budget=40_000, depth_limit=2), gbla.bfs(A, 3, depth_limit=2)
+    )
     dist, pred = gbla.sssp(A, 3, memory_budget=40_000, return_predecessors=True, stats=stats)
     np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=3))
     gbla.verify.sssp(A, 3, dist, pred)
@@ -625,29 +720,45 @@ def test_gbla_bfs_and_sssp_keep_within_a_memory_budget():
 
 
 def test_gbla_sssp_out_of_core_takes_negative_weights_and_zero_weight_cycles():
-    A = gbla.Matrix.from_edges([0, 1, 2, 3, 1, 2], [1, 2, 3, 1, 4, 0],
-                               [1.0, 0.0, 0.0, 0.0, -2.0, 5.0], 5, device="cpu")
+    A = gbla.Matrix.from_edges(
+        [0, 1, 2, 3, 1, 2], [1, 2, 3, 1, 4, 0], [1.0, 0.0, 0.0, 0.0, -2.0, 5.0], 5, device="cpu"
+    )
     dist, pred = gbla.sssp(A, 0, memory_budget=10_000, return_predecessors=True)
     np.testing.assert_array_equal(dist, [0.0, 1, 1, 1, -1])
     gbla.verify.sssp(A, 0, dist, pred)
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda A: gbla.bfs(gbla.outofcore.HostMatrix(A, 10**6), 0, method="algebraic",
-                        memory_budget=10_000),
-     "^memory_budget must be None with method='algebraic'"),  # it has one already
-    (lambda A: gbla.bfs(A, 0, method="out_of_core_bfs"),
-     "^memory_budget must be given with method='out_of_core_bfs'"),
-    (lambda A: gbla.sssp(gbla.outofcore.HostMatrix(A, 10**6), 0, method="bellman_ford",
-                         memory_budget=10_000),
-     "^memory_budget must be None with method='bellman_ford'"),
-    (lambda A: gbla.bfs(A, [0, 1], memory_budget=10_000),
-     "^memory_budget must be None with several sources"),
-    (lambda A: gbla.sssp(A, [0, 1], memory_budget=10_000),
-     "^memory_budget must be None with several sources"),
-    (lambda A: gbla.bfs(A, 0, memory_budget=0), "^memory_budget must be a positive number"),
-    (lambda A: gbla.bfs(A, 0, memory_budget=1.5), "^memory_budget must be bytes"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (
+            lambda A: gbla.bfs(
+                gbla.outofcore.HostMatrix(A, 10**6), 0, method="algebraic", memory_budget=10_000
+            ),
+            "^memory_budget must be None with method='algebraic'",
+        ),  # it has one already
+        (
+            lambda A: gbla.bfs(A, 0, method="out_of_core_bfs"),
+            "^memory_budget must be given with method='out_of_core_bfs'",
+        ),
+        (
+            lambda A: gbla.sssp(
+                gbla.outofcore.HostMatrix(A, 10**6), 0, method="bellman_ford", memory_budget=10_000
+            ),
+            "^memory_budget must be None with method='bellman_ford'",
+        ),
+        (
+            lambda A: gbla.bfs(A, [0, 1], memory_budget=10_000),
+            "^memory_budget must be None with several sources",
+        ),
+        (
+            lambda A: gbla.sssp(A, [0, 1], memory_budget=10_000),
+            "^memory_budget must be None with several sources",
+        ),
+        (lambda A: gbla.bfs(A, 0, memory_budget=0), "^memory_budget must be a positive number"),
+        (lambda A: gbla.bfs(A, 0, memory_budget=1.5), "^memory_budget must be bytes"),
+    ],
+)
 def test_a_memory_budget_where_it_does_not_belong_raises(call, match):
     A = gbla.Matrix.from_edges([0, 1], [1, 2], [1.0, 1.0], device="cpu")
     with pytest.raises(gbla.InvalidValue, match=match):

@@ -19,8 +19,12 @@ if int(setuptools.__version__.split(".")[0]) < 77:
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory):
     out = tmp_path_factory.mktemp("dist")
-    result = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir",
-                             str(out), str(ROOT)], capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return out
 
@@ -30,17 +34,39 @@ def test_the_sdist_holds_the_tests_the_examples_the_kernels_and_the_licence(dist
     with tarfile.open(sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
         tar.extractall(tmp_path, filter="data")
-    for needed in ("LICENSE", "README.md", "tests/conftest.py", "tests/graphs.py",
-                   "examples/bfs_levels.py", "examples/sssp_road.py", "gbla/kernels/spmv.cu",
-                   "gbla/kernels/frontier.cuh", "pyproject.toml"):
+    for needed in (
+        "LICENSE",
+        "README.md",
+        "tests/conftest.py",
+        "tests/graphs.py",
+        "examples/bfs_levels.py",
+        "examples/sssp_road.py",
+        "gbla/kernels/spmv.cu",
+        "gbla/kernels/frontier.cuh",
+        "pyproject.toml",
+    ):
         assert needed in names, needed
     # its own tests run from it: the suite's helpers and the examples import from the sdist
     (root,) = tmp_path.glob("gbla-*")
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                             "-n", "0", "tests/test_layers.py", "tests/test_examples.py"],
-                            cwd=root,
-                            env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
-                            capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "0",
+            "tests/test_layers.py",
+            "tests/test_examples.py",
+        ],
+        cwd=root,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stdout[-3000:]
 
 

@@ -23,14 +23,20 @@ def _reference(H, **kwargs):
     return np.array([ranks[v] for v in range(len(H))])
 
 
-@given(G.graphs(max_n=25, weights=st.integers(1, 9)), st.booleans(), st.booleans(),
-       st.floats(0.05, 0.95))
-@example(G.Graph(3, np.array([1, 0, 2, 0]), np.array([0, 1, 0, 2]), np.ones(4)), False, False,
-         0.9375)  # a star: networkx does not converge either
+@given(
+    G.graphs(max_n=25, weights=st.integers(1, 9)),
+    st.booleans(),
+    st.booleans(),
+    st.floats(0.05, 0.95),
+)
+@example(
+    G.Graph(3, np.array([1, 0, 2, 0]), np.array([0, 1, 0, 2]), np.ones(4)), False, False, 0.9375
+)  # a star: networkx does not converge either
 def test_the_ranks_are_networkxs(g, directed, weighted, alpha):
     H = G.to_networkx(g, directed, weighted)
-    A = gbla.Matrix.from_networkx(H, weight="weight" if weighted else None, nodelist=range(g.n),
-                                  device="cpu")
+    A = gbla.Matrix.from_networkx(
+        H, weight="weight" if weighted else None, nodelist=range(g.n), device="cpu"
+    )
     try:
         expected = _reference(H, alpha=alpha, weight="weight" if weighted else None)
     except nx.PowerIterationFailedConvergence:  # a bipartite graph oscillates at a high alpha
@@ -50,15 +56,19 @@ def test_personalization_dangling_weights_and_a_start(device):
     p[0] = d[1] = x0[2] = 1.0  # none sums to 0
     as_dict = lambda a: dict(enumerate(a.tolist()))  # noqa: E731
     got = host(gbla.pagerank(A, personalization=p, dangling=d, nstart=x0, alpha=0.9))
-    expected = _reference(H, personalization=as_dict(p), dangling=as_dict(d),
-                          nstart=as_dict(x0), alpha=0.9)
+    expected = _reference(
+        H, personalization=as_dict(p), dangling=as_dict(d), nstart=as_dict(x0), alpha=0.9
+    )
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
     assert got.sum() == pytest.approx(1.0, abs=1e-5)
     # a weighted matrix whose weights are ignored gives the pattern's ranks
-    W = gbla.Matrix.from_networkx(nx.DiGraph([(0, 1, {"weight": 5.0}), (0, 2, {"weight": 1.0}),
-                                              (2, 0, {"weight": 1.0})]), device=device)
-    np.testing.assert_allclose(host(gbla.pagerank(W, weighted=False)),
-                               host(gbla.pagerank(W.pattern())), rtol=1e-12)
+    W = gbla.Matrix.from_networkx(
+        nx.DiGraph([(0, 1, {"weight": 5.0}), (0, 2, {"weight": 1.0}), (2, 0, {"weight": 1.0})]),
+        device=device,
+    )
+    np.testing.assert_allclose(
+        host(gbla.pagerank(W, weighted=False)), host(gbla.pagerank(W.pattern())), rtol=1e-12
+    )
     assert not np.allclose(host(gbla.pagerank(W)), host(gbla.pagerank(W.pattern())))
 
 
@@ -81,29 +91,34 @@ def test_not_converging_raises_and_converging_reports_its_iterations(device):
 
 def test_an_empty_graph_and_one_vertex(device):
     assert len(gbla.pagerank(gbla.Matrix.from_edges([], [], n=0, device=device))) == 0
-    np.testing.assert_allclose(host(gbla.pagerank(gbla.Matrix.from_edges([], [], n=1,
-                                                                         device=device))), [1.0])
+    np.testing.assert_allclose(
+        host(gbla.pagerank(gbla.Matrix.from_edges([], [], n=1, device=device))), [1.0]
+    )
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"alpha": 1.5}, "alpha must be in"),
-    ({"alpha": "0.8"}, "alpha must be a real number"),
-    ({"tol": -1.0}, "tol must be a finite number"),
-    ({"max_iter": -1}, "max_iter must be a non-negative integer"),
-    ({"personalization": np.ones(3)}, "personalization must be a 1-D array of n = 4"),
-    ({"personalization": np.zeros(4)}, "personalization must have a positive sum"),
-    ({"dangling": np.array([1.0, -1.0, 0.0, 0.0])}, "dangling must hold finite non-negative"),
-    ({"nstart": np.array([1.0, np.nan, 0.0, 0.0])}, "nstart must hold finite non-negative"),
-    ({"weighted": 1}, "weighted must be True or False"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"alpha": 1.5}, "alpha must be in"),
+        ({"alpha": "0.8"}, "alpha must be a real number"),
+        ({"tol": -1.0}, "tol must be a finite number"),
+        ({"max_iter": -1}, "max_iter must be a non-negative integer"),
+        ({"personalization": np.ones(3)}, "personalization must be a 1-D array of n = 4"),
+        ({"personalization": np.zeros(4)}, "personalization must have a positive sum"),
+        ({"dangling": np.array([1.0, -1.0, 0.0, 0.0])}, "dangling must hold finite non-negative"),
+        ({"nstart": np.array([1.0, np.nan, 0.0, 0.0])}, "nstart must hold finite non-negative"),
+        ({"weighted": 1}, "weighted must be True or False"),
+    ],
+)
 def test_bad_arguments_are_named(kwargs, match):
     A = gbla.Matrix.from_edges([0, 1, 2], [1, 2, 3], n=4, device="cpu")
     with pytest.raises(InvalidValue, match=match):
         gbla.pagerank(A, **kwargs)
 
 
-@pytest.mark.parametrize("path", ["social/email-Eu-core.txt.gz",
-                                  "social/ego-Facebook-combined.mtx.gz"])
+@pytest.mark.parametrize(
+    "path", ["social/email-Eu-core.txt.gz", "social/ego-Facebook-combined.mtx.gz"]
+)
 def test_real_graphs_rank_as_networkx(device, path):
     A = gbla.io.read(data_file(path), device=device)
     S = A.to_scipy()
@@ -117,6 +132,7 @@ def test_real_graphs_rank_as_networkx(device, path):
 @pytest.mark.gpu
 def test_many_calls_on_the_gpu_do_not_grow_the_pool():
     import cupy as cp
+
     H = nx.gnp_random_graph(200, 0.03, directed=True, seed=4)
     A = gbla.Matrix.from_networkx(H, nodelist=range(200), device="gpu")
     pool = cp.get_default_memory_pool()
@@ -134,8 +150,6 @@ def test_many_calls_on_the_gpu_do_not_grow_the_pool():
     assert pool.used_bytes() <= before
 
 
-
-
 def test_one_matrix_serves_calls_with_different_arguments(device):
     # the recording is kept with the matrix: each call's own start, personalization, dangling
     # weights, damping and tolerance must still be the ones used
@@ -147,8 +161,17 @@ def test_one_matrix_serves_calls_with_different_arguments(device):
         p, d, x0 = (rng.random(50) for _ in range(3))
         alpha, tol = (0.85, 0.5)[k % 2], (1e-6, 1e-9)[k // 3]
         kwargs = {"alpha": alpha, "tol": tol}
-        mine = dict(kwargs, personalization=p if k % 3 else None, dangling=d if k % 2 else None,
-                    nstart=x0 if k > 2 else None)
+        mine = dict(
+            kwargs,
+            personalization=p if k % 3 else None,
+            dangling=d if k % 2 else None,
+            nstart=x0 if k > 2 else None,
+        )
         theirs = {key: as_dict(v) if isinstance(v, np.ndarray) else v for key, v in mine.items()}
-        np.testing.assert_allclose(host(gbla.pagerank(A, **mine)), _reference(H, **theirs),
-                                   rtol=1e-9, atol=1e-12, err_msg=str(k))
+        np.testing.assert_allclose(
+            host(gbla.pagerank(A, **mine)),
+            _reference(H, **theirs),
+            rtol=1e-9,
+            atol=1e-12,
+            err_msg=str(k),
+        )

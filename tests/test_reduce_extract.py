@@ -35,14 +35,18 @@ def _pattern(S):
     return P.toarray()
 
 
-@pytest.mark.parametrize("name, ufunc", [("plus", np.add), ("min", np.minimum),
-                                         ("max", np.maximum), ("times", np.multiply)])
+@pytest.mark.parametrize(
+    "name, ufunc",
+    [("plus", np.add), ("min", np.minimum), ("max", np.maximum), ("times", np.multiply)],
+)
 def test_each_row_and_column_reduces_as_scipy_does(device, name, ufunc):
     S = _matrix()
     A = gbla.Matrix.from_scipy(S, device=device)
     dense, pattern = S.toarray(), _pattern(S)
-    for along, M, P, got in ((1, dense, pattern, gbla.reduce_rowwise(A, name)),
-                             (0, dense.T, pattern.T, gbla.reduce_columnwise(A, name))):
+    for along, M, P, got in (
+        (1, dense, pattern, gbla.reduce_rowwise(A, name)),
+        (0, dense.T, pattern.T, gbla.reduce_columnwise(A, name)),
+    ):
         idx, vals = _entries(got)
         has = np.flatnonzero(P.any(axis=1))
         np.testing.assert_array_equal(idx, has, err_msg=f"axis {along}")
@@ -71,11 +75,11 @@ def test_row_reduction_writes_through_mask_accum_and_replace(device):
     S = _matrix(2)
     A = gbla.Matrix.from_scipy(S, device=device)
     sums = S.sum(axis=1)
-    old = gbla.Vector.from_coo([0, 1, 2, 3], [100., 200., 300., 400.], 9, device=device)
+    old = gbla.Vector.from_coo([0, 1, 2, 3], [100.0, 200.0, 300.0, 400.0], 9, device=device)
     m = gbla.Vector.from_coo([0, 2, 4, 6], [True] * 4, 9, device=device)
     # plus-accumulated into old where the mask allows; old kept elsewhere
     w = gbla.reduce_rowwise(A, "plus", mask=m.S, accum="plus", out=old.dup())
-    expected = {0: 100. + sums[0], 1: 200., 2: 300., 3: 400.}
+    expected = {0: 100.0 + sums[0], 1: 200.0, 2: 300.0, 3: 400.0}
     for i in (4, 6):
         if S.indptr[i + 1] > S.indptr[i]:
             expected[i] = sums[i]
@@ -85,7 +89,7 @@ def test_row_reduction_writes_through_mask_accum_and_replace(device):
     w = gbla.reduce_rowwise(A, "plus", mask=m.S, replace=True, out=old.dup())
     idx, _ = _entries(w)
     assert set(idx.tolist()) == {i for i in (0, 4, 6) if S.indptr[i + 1] > S.indptr[i]}
-    np.testing.assert_array_equal(_entries(old)[1], [100., 200., 300., 400.])  # never touched
+    np.testing.assert_array_equal(_entries(old)[1], [100.0, 200.0, 300.0, 400.0])  # never touched
     with pytest.raises(DimensionMismatch, match="mask.size"):
         gbla.reduce_columnwise(A, "plus", mask=m.S)  # 7 columns
 
@@ -112,8 +116,9 @@ def test_apply_on_a_matrix_keeps_its_structure_and_leaves_it_alone(device):
     half = gbla.apply(A, "div", right=2.0)
     np.testing.assert_array_equal(half.to_scipy().toarray(), S.toarray() / 2)
     inv = gbla.apply(A, "minus", left=10)
-    np.testing.assert_array_equal(inv.to_scipy().toarray(), np.where(_pattern(S),
-                                                                     10 - S.toarray(), 0))
+    np.testing.assert_array_equal(
+        inv.to_scipy().toarray(), np.where(_pattern(S), 10 - S.toarray(), 0)
+    )
     rows = gbla.apply(A, semirings.unary.rowindex)
     np.testing.assert_array_equal(rows.to_scipy().data, np.repeat(np.arange(9), np.diff(S.indptr)))
     assert rows.dtype == np.int64
@@ -134,11 +139,16 @@ def test_apply_on_a_matrix_keeps_its_structure_and_leaves_it_alone(device):
 
 @pytest.mark.parametrize("I", [[3, 1, 3, 0], None, slice(1, 8, 2), np.array([], np.int64)])
 def test_extract_of_a_vector_takes_the_entries_named(device, I):
-    u = gbla.Vector.from_coo([0, 2, 3, 7], [1., 2., 3., 4.], 9, device=device)
+    u = gbla.Vector.from_coo([0, 2, 3, 7], [1.0, 2.0, 3.0, 4.0], 9, device=device)
     dense, present = np.zeros(9), np.zeros(9, bool)
-    dense[[0, 2, 3, 7]], present[[0, 2, 3, 7]] = [1., 2., 3., 4.], True
-    sel = np.arange(9) if I is None else np.arange(9)[I] if isinstance(I, slice) else \
-        np.asarray(I, np.int64)
+    dense[[0, 2, 3, 7]], present[[0, 2, 3, 7]] = [1.0, 2.0, 3.0, 4.0], True
+    sel = (
+        np.arange(9)
+        if I is None
+        else np.arange(9)[I]
+        if isinstance(I, slice)
+        else np.asarray(I, np.int64)
+    )
     w = gbla.extract(u, I)
     assert w.size == len(sel)
     idx, vals = _entries(w)
@@ -151,12 +161,15 @@ def test_extract_of_a_vector_through_a_mask_and_accum(device):
     out = gbla.Vector.from_dense(np.full(3, 10.0), device=device)
     m = gbla.Vector.from_coo([0, 2], [True, True], 3, device=device)
     w = gbla.extract(u, [5, 4, 3], mask=m.S, accum="plus", out=out.dup())
-    np.testing.assert_array_equal(host(w.to_dense(0)), [15., 10., 13.])
-    np.testing.assert_array_equal(host(out.to_dense(0)), [10., 10., 10.])
+    np.testing.assert_array_equal(host(w.to_dense(0)), [15.0, 10.0, 13.0])
+    np.testing.assert_array_equal(host(out.to_dense(0)), [10.0, 10.0, 10.0])
 
 
-@given(st.lists(st.integers(0, 8), max_size=12), st.lists(st.integers(0, 6), max_size=10),
-       st.integers(0, 3))
+@given(
+    st.lists(st.integers(0, 8), max_size=12),
+    st.lists(st.integers(0, 6), max_size=10),
+    st.integers(0, 3),
+)
 def test_extract_of_a_matrix_is_numpys_fancy_indexing(I, J, seed):
     S = _matrix(seed)
     A = gbla.Matrix.from_scipy(S, device="cpu")
@@ -177,10 +190,10 @@ def test_extract_of_a_matrix_on_every_device(device):
     I, J = [8, 0, 8, 3, 5], [6, 1, 1, 0]
     C = gbla.extract(A, I, J)
     np.testing.assert_array_equal(C.to_scipy().toarray(), S.toarray()[I][:, J])
-    np.testing.assert_array_equal(gbla.extract(A, None, J).to_scipy().toarray(),
-                                  S.toarray()[:, J])
-    np.testing.assert_array_equal(gbla.extract(A, slice(None, None, -1)).to_scipy().toarray(),
-                                  S.toarray()[::-1])
+    np.testing.assert_array_equal(gbla.extract(A, None, J).to_scipy().toarray(), S.toarray()[:, J])
+    np.testing.assert_array_equal(
+        gbla.extract(A, slice(None, None, -1)).to_scipy().toarray(), S.toarray()[::-1]
+    )
     # the induced subgraph of a pattern stays a pattern
     square = S.toarray()[:7, :7]
     P = gbla.Matrix.from_scipy(sp.csr_array(square + square.T), device=device).pattern()
@@ -199,15 +212,18 @@ def test_extract_of_a_matrix_on_every_device(device):
     np.testing.assert_array_equal(O.to_scipy().toarray(), np.ones((5, 4)))
 
 
-@pytest.mark.parametrize("I, J, error, match", [
-    ([0, -1], None, InvalidIndex, "I must hold no negative index"),
-    ([0, 9], None, InvalidIndex, "I must hold indices < 9"),
-    (None, [7], InvalidIndex, "J must hold indices < 7"),
-    ([True, False], None, InvalidValue, "I must hold integers"),
-    ([0.5], None, InvalidValue, "I must hold integers"),
-    ([[0, 1]], None, InvalidValue, "I must be one-dimensional"),
-    (3, None, InvalidValue, "I must be a sequence"),
-])
+@pytest.mark.parametrize(
+    "I, J, error, match",
+    [
+        ([0, -1], None, InvalidIndex, "I must hold no negative index"),
+        ([0, 9], None, InvalidIndex, "I must hold indices < 9"),
+        (None, [7], InvalidIndex, "J must hold indices < 7"),
+        ([True, False], None, InvalidValue, "I must hold integers"),
+        ([0.5], None, InvalidValue, "I must hold integers"),
+        ([[0, 1]], None, InvalidValue, "I must be one-dimensional"),
+        (3, None, InvalidValue, "I must be a sequence"),
+    ],
+)
 def test_a_bad_index_list_is_named(device, I, J, error, match):
     A = gbla.Matrix.from_scipy(_matrix(), device=device)
     with pytest.raises(error, match=match):

@@ -35,8 +35,14 @@ def bfs_by_iterate(A, source, mode, *, max_iterations=None, direction="auto", st
         s.q = gbla.vxm(s.q, A, "any_pair", mask=~s.levels.S, direction=tracker)
         gbla.assign(s.levels, depth, mask=s.q.S)
 
-    out = gbla.iterate(level, {"q": q, "levels": levels}, while_nonempty="q",
-                       max_iterations=max_iterations, mode=mode, stats=stats)
+    out = gbla.iterate(
+        level,
+        {"q": q, "levels": levels},
+        while_nonempty="q",
+        max_iterations=max_iterations,
+        mode=mode,
+        stats=stats,
+    )
     return host(out["levels"].to_dense(-1))
 
 
@@ -81,11 +87,16 @@ def test_max_iterations_is_exact(mode, limit):
 def test_a_loop_whose_condition_starts_empty_runs_nothing(mode):
     device = device_of(mode)
     empty = gbla.Vector.new(5, bool, device=device)
-    x = gbla.Vector.from_coo([1], 7., 5, device=device)
+    x = gbla.Vector.from_coo([1], 7.0, 5, device=device)
     calls = []
     stats = {}
-    out = gbla.iterate(lambda s, i: calls.append(i), {"q": empty, "x": x},
-                       while_nonempty="q", mode=mode, stats=stats)
+    out = gbla.iterate(
+        lambda s, i: calls.append(i),
+        {"q": empty, "x": x},
+        while_nonempty="q",
+        mode=mode,
+        stats=stats,
+    )
     assert calls == [] and stats["iterations"] == 0
     assert out["x"].isequal(x) and out["q"].nvals == 0
 
@@ -107,8 +118,10 @@ def test_the_callers_state_is_not_modified(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("dtype, fill", [(np.int32, -1), (np.int32, np.inf), (bool, -1),
-                                         (np.float64, np.nan), (np.int64, 7)])
+@pytest.mark.parametrize(
+    "dtype, fill",
+    [(np.int32, -1), (np.int32, np.inf), (bool, -1), (np.float64, np.nan), (np.int64, 7)],
+)
 def test_dense_results_are_what_to_dense_gives(mode, dtype, fill):
     # the same loop twice: its results as Vectors, then "levels" as a dense array (made in one
     # pass on the device), which must equal the Vector's to_dense(fill), dtype and all
@@ -122,20 +135,23 @@ def test_dense_results_are_what_to_dense_gives(mode, dtype, fill):
 
     state = {"q": q, "levels": levels}
     whole = gbla.iterate(level, state, while_nonempty="q", mode=mode)
-    out = gbla.iterate(level, state, while_nonempty="q", mode=mode,
-                       dense={"levels": fill})
+    out = gbla.iterate(level, state, while_nonempty="q", mode=mode, dense={"levels": fill})
     expected = host(whole["levels"].to_dense(fill))
     got = host(out["levels"])
     assert got.dtype == expected.dtype
     np.testing.assert_array_equal(got, expected)
     assert isinstance(out["q"], gbla.Vector) and out["q"].nvals == 0
     # only the names kept come back, dense or not
-    only = gbla.iterate(level, state, while_nonempty="q", mode=mode, keep=["levels"],
-                        dense={"levels": fill})
+    only = gbla.iterate(
+        level, state, while_nonempty="q", mode=mode, keep=["levels"], dense={"levels": fill}
+    )
     assert list(only) == ["levels"]
     np.testing.assert_array_equal(host(only["levels"]), expected)
-    assert list(gbla.iterate(level, state, while_nonempty="q", mode=mode,
-                             keep=("q",), dense={"levels": fill})) == ["q"]
+    assert list(
+        gbla.iterate(
+            level, state, while_nonempty="q", mode=mode, keep=("q",), dense={"levels": fill}
+        )
+    ) == ["q"]
     reached = ~np.isnan(got) if np.isnan(fill) else got != fill
     np.testing.assert_array_equal(reached, [False, True, True, True, False])
 
@@ -171,8 +187,9 @@ def test_device_mode_equals_eager_mode_and_scipy_on_random_graphs(g):
     source = int(np.argmax(np.diff(S.indptr))) if g.n else 0
     expected = expected_levels(S, source)
     for direction in ("auto", "push", "pull"):
-        eager = bfs_by_iterate(gbla.Matrix.from_scipy(S, device="cpu"), source, "eager",
-                               direction=direction)
+        eager = bfs_by_iterate(
+            gbla.Matrix.from_scipy(S, device="cpu"), source, "eager", direction=direction
+        )
         device = bfs_by_iterate(A, source, "device", direction=direction)
         np.testing.assert_array_equal(eager, expected)
         np.testing.assert_array_equal(device, expected)
@@ -180,15 +197,17 @@ def test_device_mode_equals_eager_mode_and_scipy_on_random_graphs(g):
 
 @pytest.mark.gpu
 @SKIP_NO_GPU
-@pytest.mark.parametrize("case", ["one vertex", "no edges", "isolated source", "directed",
-                                  "self loops"])
+@pytest.mark.parametrize(
+    "case", ["one vertex", "no edges", "isolated source", "directed", "self loops"]
+)
 def test_the_library_bfs_and_bellman_ford_run_on_the_device_on_degenerate_graphs(case):
-    S = {"one vertex": sp.csr_array((1, 1)),
-         "no edges": sp.csr_array((6, 6)),
-         "isolated source": PATH,
-         "directed": PATH,
-         "self loops": sp.csr_array((np.ones(4), ([0, 0, 1, 2], [0, 1, 1, 0])), shape=(3, 3)),
-         }[case]
+    S = {
+        "one vertex": sp.csr_array((1, 1)),
+        "no edges": sp.csr_array((6, 6)),
+        "isolated source": PATH,
+        "directed": PATH,
+        "self loops": sp.csr_array((np.ones(4), ([0, 0, 1, 2], [0, 1, 1, 0])), shape=(3, 3)),
+    }[case]
     source = 4 if case == "isolated source" else 0
     for mode_device in ("cpu", "gpu"):
         A = gbla.Matrix.from_scipy(S, device=mode_device)
@@ -211,6 +230,7 @@ def test_device_products_over_rows_past_huge_row_give_scipys_results(direction):
     # every other: their rows take a block each in the device product's pull (past HUGE_ROW),
     # others a warp (past LONG_ROW) or a thread; weights 1..20, the same both ways
     from gbla.kernels._spmv import HUGE_ROW, LONG_ROW
+
     rng = np.random.default_rng(5)
     n, m = 3000, 45000
     src = np.concatenate([rng.integers(3, n, m), np.repeat([0, 1, 2], n - 3)])
@@ -222,15 +242,13 @@ def test_device_products_over_rows_past_huge_row_give_scipys_results(direction):
     assert (degrees > HUGE_ROW).sum() == 3 and (degrees > LONG_ROW).sum() > 3
     A = gbla.Matrix.from_scipy(W, device="gpu")
     stats = {}
-    levels, parents = gbla.bfs(A, 17, return_predecessors=True, direction=direction,
-                               stats=stats)
+    levels, parents = gbla.bfs(A, 17, return_predecessors=True, direction=direction, stats=stats)
     assert stats["mode"] == "device"
     np.testing.assert_array_equal(host(levels), expected_levels(W, 17))
     gbla.verify.bfs(A, 17, levels, parents)
     expected = csgraph.dijkstra(W, indices=17)
     for method in ("bellman_ford", "delta_stepping"):
-        dist, pred = gbla.sssp(A, 17, method=method, direction=direction,
-                               return_predecessors=True)
+        dist, pred = gbla.sssp(A, 17, method=method, direction=direction, return_predecessors=True)
         np.testing.assert_array_equal(host(dist), expected)
         gbla.verify.sssp(A, 17, dist, pred)
 
@@ -238,8 +256,10 @@ def test_device_products_over_rows_past_huge_row_give_scipys_results(direction):
 @pytest.mark.gpu
 @SKIP_NO_GPU
 @G.FIXTURE_OK
-@given(g=G.graphs(max_n=40, weights=G.st.integers(1, 20)),
-       delta=G.st.sampled_from([None, 0.5, 3.0, 1e9]))
+@given(
+    g=G.graphs(max_n=40, weights=G.st.integers(1, 20)),
+    delta=G.st.sampled_from([None, 0.5, 3.0, 1e9]),
+)
 def test_bellman_ford_and_delta_stepping_on_the_device_equal_scipy_and_eager_mode(g, delta):
     # delta 0.5: every positive weight heavy; 1e9: every weight light (one bucket)
     S = g.scipy()
@@ -247,14 +267,18 @@ def test_bellman_ford_and_delta_stepping_on_the_device_equal_scipy_and_eager_mod
     expected = csgraph.shortest_path(S, indices=0)
     for method, options in (("bellman_ford", {}), ("delta_stepping", {"delta": delta})):
         stats = {}
-        dist, pred = gbla.sssp(A, 0, method=method, return_predecessors=True, stats=stats,
-                               **options)
+        dist, pred = gbla.sssp(
+            A, 0, method=method, return_predecessors=True, stats=stats, **options
+        )
         np.testing.assert_allclose(host(dist), expected)
         gbla.verify.sssp(A, 0, dist, pred)
         eager = {}  # the CPU runs the same body eagerly: the same rounds, the same distances
         np.testing.assert_array_equal(
-            gbla.sssp(gbla.Matrix.from_scipy(S, device="cpu"), 0, method=method, stats=eager,
-                      **options), host(dist))
+            gbla.sssp(
+                gbla.Matrix.from_scipy(S, device="cpu"), 0, method=method, stats=eager, **options
+            ),
+            host(dist),
+        )
         assert eager["iterations"] == stats["iterations"], method
         assert stats["mode"] == "device" and eager["mode"] == "eager", method
 
@@ -274,7 +298,7 @@ def test_sssp_passes_its_loops_stats_on():
 @pytest.mark.gpu
 @SKIP_NO_GPU
 def test_a_negative_cycle_is_found_on_the_device():
-    S = sp.csr_array((np.array([1., -3., 1.]), ([0, 1, 2], [1, 2, 1])), shape=(3, 3))
+    S = sp.csr_array((np.array([1.0, -3.0, 1.0]), ([0, 1, 2], [1, 2, 1])), shape=(3, 3))
     with pytest.raises(gbla.NegativeCycleError):
         gbla.sssp(gbla.Matrix.from_scipy(S, device="gpu"), 0, method="bellman_ford")
 
@@ -315,6 +339,7 @@ def test_one_recording_replays_staged_listed_and_dense_start_states_alike():
     # made on the device, or a dense one is copied in before it. The same recording, replayed
     # from each kind in turn (the loaded kind changing between runs), gives SciPy's levels.
     import cupy as cp
+
     S = sp.random_array((400, 400), density=0.01, random_state=5, format="csr")
     A = gbla.Matrix.from_scipy(S, device="gpu")
     n = A.nrows
@@ -337,8 +362,9 @@ def test_one_recording_replays_staged_listed_and_dense_start_states_alike():
             mark = np.zeros(n, bool)
             mark[sources] = True
             q = gbla.select(gbla.Vector.from_dense(cp.asarray(mark)), "nonzero")
-            levels = gbla.Vector.from_coo(cp.asarray(sources, np.int64), 0, n, dtype=np.int32,
-                                          device="gpu")
+            levels = gbla.Vector.from_coo(
+                cp.asarray(sources, np.int64), 0, n, dtype=np.int32, device="gpu"
+            )
         return {"q": q, "levels": levels}
 
     cache = gbla.Matrix.from_scipy(PATH, device="gpu")  # a holder for the one recording
@@ -348,12 +374,14 @@ def test_one_recording_replays_staged_listed_and_dense_start_states_alike():
         if kind == "staged" and count > 64:
             kind = "device"
         sources = sorted(rng.choice(n, count, replace=False).tolist())
-        out = gbla.iterate(level, start(sources, kind), while_nonempty="q", cache=cache,
-                           key="mixed")
+        out = gbla.iterate(
+            level, start(sources, kind), while_nonempty="q", cache=cache, key="mixed"
+        )
         expected = csgraph.shortest_path(S, unweighted=True, indices=sources).min(axis=0)
         expected = np.where(np.isinf(expected), -1, expected)
-        np.testing.assert_array_equal(host(out["levels"].to_dense(-1)), expected,
-                                      err_msg=f"{kind} start, {count} sources")
+        np.testing.assert_array_equal(
+            host(out["levels"].to_dense(-1)), expected, err_msg=f"{kind} start, {count} sources"
+        )
         assert out["q"].nvals == 0
     assert len([k for k in cache._cache if k[0] == "gbla.iterate"]) == 1
 
@@ -362,6 +390,7 @@ def test_one_recording_replays_staged_listed_and_dense_start_states_alike():
 @SKIP_NO_GPU
 def test_a_thousand_traversals_give_back_their_memory():
     import cupy as cp
+
     S = sp.random_array((2000, 2000), density=0.002, random_state=2, format="csr")
     A = gbla.Matrix.from_scipy(S, device="gpu")
     pool = cp.get_default_memory_pool()
@@ -400,10 +429,12 @@ def test_a_host_read_inside_a_recorded_body_raises_and_the_gpu_stays_usable(read
 
     def body(s, depth):
         s.q = gbla.vxm(s.q, A, "any_pair", mask=~s.levels.S)
-        {"nvals": lambda: s.q.nvals,
-         "reduce": lambda: gbla.reduce(s.levels, "max"),
-         "to_coo": lambda: s.q.to_coo(),
-         "isequal": lambda: s.q.isequal(s.q)}[read]()
+        {
+            "nvals": lambda: s.q.nvals,
+            "reduce": lambda: gbla.reduce(s.levels, "max"),
+            "to_coo": lambda: s.q.to_coo(),
+            "isequal": lambda: s.q.isequal(s.q),
+        }[read]()
         gbla.assign(s.levels, depth, mask=s.q.S)
 
     with pytest.raises(gbla.CaptureError, match="reads a value back to the host"):
@@ -420,8 +451,9 @@ def test_a_state_vector_that_changes_size_raises_in_either_mode(change, mode):
     A, state = _loop_state(device_of(mode))
 
     def body(s, depth):
-        s.q = {"size": lambda: gbla.Vector.new(6, bool, device=A.device),
-               "type": lambda: 3}[change]()
+        s.q = {"size": lambda: gbla.Vector.new(6, bool, device=A.device), "type": lambda: 3}[
+            change
+        ]()
 
     with pytest.raises(gbla.CaptureError, match="state.q must stay a Vector of size 5"):
         gbla.iterate(body, state, while_nonempty="q", mode=mode)
@@ -439,8 +471,9 @@ def test_a_state_vector_of_another_dtype_is_cast_to_the_names_dtype(mode):
     def body(s, i):
         s.x = gbla.apply(s.x, "plus", right=0.75)
 
-    out = gbla.iterate(body, {"x": x, "count": count}, while_nonempty="count",
-                       max_iterations=2, mode=mode)
+    out = gbla.iterate(
+        body, {"x": x, "count": count}, while_nonempty="count", max_iterations=2, mode=mode
+    )
     assert out["x"].dtype == np.int32
     np.testing.assert_array_equal(host(out["x"].to_dense(-1)), [1, -1, -1, 5, -1])
 
@@ -448,10 +481,11 @@ def test_a_state_vector_of_another_dtype_is_cast_to_the_names_dtype(mode):
 @pytest.mark.gpu
 @SKIP_NO_GPU
 def test_a_semiring_that_fails_to_compile_raises_a_capture_error():
-    bad = semirings.Semiring(semirings.monoid.min,
-                             semirings.BinaryOp("broken", "x +* y", lambda x, y: x + y))
+    bad = semirings.Semiring(
+        semirings.monoid.min, semirings.BinaryOp("broken", "x +* y", lambda x, y: x + y)
+    )
     A, state = _loop_state("gpu")
-    state["d"] = gbla.Vector.from_coo([0], 0., 5)
+    state["d"] = gbla.Vector.from_coo([0], 0.0, 5)
 
     def body(s, depth):
         s.d = gbla.vxm(s.d, A, bad)
@@ -462,25 +496,28 @@ def test_a_semiring_that_fails_to_compile_raises_a_capture_error():
     np.testing.assert_array_equal(bfs_by_iterate(A, 0, "device"), [0, 1, 2, 3, -1])
 
 
-@pytest.mark.parametrize("kwargs, error, name", [
-    ({"body": 3}, gbla.DomainMismatch, "body"),
-    ({"state": {}}, gbla.InvalidValue, "state"),
-    ({"state": {"q": 1}}, gbla.DomainMismatch, "state"),
-    ({"while_nonempty": "x"}, gbla.InvalidValue, "while_nonempty"),
-    ({"max_iterations": -1}, gbla.InvalidValue, "max_iterations"),
-    ({"mode": "fast"}, gbla.InvalidValue, "mode"),
-    ({"mode": "device"}, gbla.InvalidValue, "mode"),
-    ({"cache": 3}, gbla.DomainMismatch, "cache"),
-    ({"key": [1]}, gbla.InvalidValue, "key"),
-    ({"stats": []}, gbla.DomainMismatch, "stats"),
-    ({"dense": [1]}, gbla.DomainMismatch, "dense"),
-    ({"dense": {"x": -1}}, gbla.InvalidValue, "dense"),
-    ({"dense": {"q": "-1"}}, gbla.InvalidValue, r"dense\['q'\]"),
-    ({"dense": {"q": 1j}}, gbla.InvalidValue, r"dense\['q'\]"),
-    ({"dense": {"q": None}}, gbla.InvalidValue, r"dense\['q'\]"),
-    ({"keep": "q"}, gbla.DomainMismatch, "keep"),
-    ({"keep": ["q", "x"]}, gbla.InvalidValue, "keep"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, name",
+    [
+        ({"body": 3}, gbla.DomainMismatch, "body"),
+        ({"state": {}}, gbla.InvalidValue, "state"),
+        ({"state": {"q": 1}}, gbla.DomainMismatch, "state"),
+        ({"while_nonempty": "x"}, gbla.InvalidValue, "while_nonempty"),
+        ({"max_iterations": -1}, gbla.InvalidValue, "max_iterations"),
+        ({"mode": "fast"}, gbla.InvalidValue, "mode"),
+        ({"mode": "device"}, gbla.InvalidValue, "mode"),
+        ({"cache": 3}, gbla.DomainMismatch, "cache"),
+        ({"key": [1]}, gbla.InvalidValue, "key"),
+        ({"stats": []}, gbla.DomainMismatch, "stats"),
+        ({"dense": [1]}, gbla.DomainMismatch, "dense"),
+        ({"dense": {"x": -1}}, gbla.InvalidValue, "dense"),
+        ({"dense": {"q": "-1"}}, gbla.InvalidValue, r"dense\['q'\]"),
+        ({"dense": {"q": 1j}}, gbla.InvalidValue, r"dense\['q'\]"),
+        ({"dense": {"q": None}}, gbla.InvalidValue, r"dense\['q'\]"),
+        ({"keep": "q"}, gbla.DomainMismatch, "keep"),
+        ({"keep": ["q", "x"]}, gbla.InvalidValue, "keep"),
+    ],
+)
 def test_bad_arguments_are_rejected_by_name(kwargs, error, name):
     A, state = _loop_state("cpu")
     args = {"body": lambda s, i: None, "state": state, "while_nonempty": "q"}
@@ -531,6 +568,7 @@ def _listed_body(A, rewrite):
         gbla.assign(s.levels, depth, mask=s.q.S)
         gbla.assign(s.parents, s.q, mask=s.q.S, accum="max")  # accum: no listed write
         gbla.assign(s.extra, False, mask=s.q.S)
+
     return body
 
 
@@ -546,16 +584,16 @@ def test_entry_lists_keep_device_mode_equal_to_eager_mode_whatever_the_body_writ
     for device in ("cpu", "gpu"):
         A = gbla.Matrix.from_scipy(S, device=device)
         q = gbla.Vector.from_coo([3], True, n, device=device)
-        state = {"q": q,
-                 "levels": gbla.assign(gbla.Vector.new(n, np.int32, device=device), 0,
-                                       mask=q.S),
-                 "parents": gbla.Vector.new(n, np.int32, device=device),
-                 "extra": gbla.Vector.from_coo(np.arange(0, n, 37), True, n, device=device)}
+        state = {
+            "q": q,
+            "levels": gbla.assign(gbla.Vector.new(n, np.int32, device=device), 0, mask=q.S),
+            "parents": gbla.Vector.new(n, np.int32, device=device),
+            "extra": gbla.Vector.from_coo(np.arange(0, n, 37), True, n, device=device),
+        }
         runs = []
         for _ in range(2):  # the second run replays the recording with lists from the first
             stats = {}
-            out = gbla.iterate(_listed_body(A, rewrite), state, while_nonempty="q",
-                               stats=stats)
+            out = gbla.iterate(_listed_body(A, rewrite), state, while_nonempty="q", stats=stats)
             runs.append({k: host(v.to_dense(-1)) for k, v in out.items()})
             assert stats["mode"] == ("device" if device == "gpu" else "eager")
         for k in runs[0]:
@@ -596,8 +634,7 @@ def _listed_ops_body(A, r):
         u3 = gbla.ewise_add(a, s.d, "min", mask=f.V)  # one list, one vector without
         # lists with entries of their own on both sides (z's once stored: the state's list),
         # summed over the iterations into the state, rebound to the result's list
-        s.z = gbla.ewise_add(s.z, gbla.ewise_add(gbla.ewise_add(k2, g, "minus"), b, "plus"),
-                             "plus")
+        s.z = gbla.ewise_add(s.z, gbla.ewise_add(gbla.ewise_add(k2, g, "minus"), b, "plus"), "plus")
         w = gbla.ewise_mult(u1, s.x, "lt")
         gbla.assign(s.x, u3, mask=w.V)  # the state in place, a value mask
         t = gbla.apply(u2, u.identity)
@@ -609,6 +646,7 @@ def _listed_ops_body(A, r):
         gbla.reduce(u1, "max", out=r)
         gbla.assign(s.r, r, mask=f.S)
         s.q = f
+
     return body
 
 
@@ -618,13 +656,17 @@ def _listed_ops_state(S, device, index_dtype):
     at = rng.choice(n, n // 3, replace=False)
     q = gbla.Vector.from_coo([0], True, n, device=device)
     return gbla.Matrix.from_scipy(S, device=device, index_dtype=index_dtype), {
-        "q": q, "seen": q.dup(),
-        "x": gbla.Vector.from_coo(at, rng.integers(-3, 4, len(at)).astype(np.int32), n,
-                                  device=device),
+        "q": q,
+        "seen": q.dup(),
+        "x": gbla.Vector.from_coo(
+            at, rng.integers(-3, 4, len(at)).astype(np.int32), n, device=device
+        ),
         "d": gbla.Vector.from_coo(at[::2], rng.uniform(-2, 9, len(at[::2])), n, device=device),
-        "y": gbla.Vector.new(n, device=device), "z": gbla.Vector.new(n, device=device),
+        "y": gbla.Vector.new(n, device=device),
+        "z": gbla.Vector.new(n, device=device),
         "sel": gbla.Vector.new(n, np.int64, device=device),
-        "r": gbla.Vector.new(n, device=device)}
+        "r": gbla.Vector.new(n, device=device),
+    }
 
 
 def _run_listed_ops(S, device, mode, index_dtype=None, runs=1):
@@ -633,8 +675,15 @@ def _run_listed_ops(S, device, mode, index_dtype=None, runs=1):
     results = []
     for _ in range(runs):  # a cached recording's later runs start from lists of unknown count
         stats = {}
-        out = gbla.iterate(_listed_ops_body(A, r), state, while_nonempty="q", mode=mode,
-                           cache=A, key=("listed ops", mode), stats=stats)
+        out = gbla.iterate(
+            _listed_ops_body(A, r),
+            state,
+            while_nonempty="q",
+            mode=mode,
+            cache=A,
+            key=("listed ops", mode),
+            stats=stats,
+        )
         assert stats["mode"] == ("eager" if mode == "eager" else "device")
         results.append({name: tuple(host(a) for a in v.to_coo()) for name, v in out.items()})
     return results, stats["iterations"]
@@ -667,23 +716,29 @@ def test_the_listed_ops_give_device_mode_the_states_of_eager_mode(index_dtype): 
 @SKIP_NO_GPU
 def test_the_listed_ops_ask_only_for_structs_the_compile_test_instantiates(monkeypatch):
     from gbla.kernels import _codegen, _entries
+
     asked = []
     make = _codegen.map_struct
 
     def spy(types):
         asked.append(types)
         return make(types)
+
     monkeypatch.setattr(_codegen, "map_struct", spy)
     rng = np.random.default_rng(4)
-    S = sp.csr_array((np.ones(200), (rng.integers(0, 80, 200), rng.integers(0, 80, 200))),
-                     shape=(80, 80))
+    S = sp.csr_array(
+        (np.ones(200), (rng.integers(0, 80, 200), rng.integers(0, 80, 200))), shape=(80, 80)
+    )
     _run_listed_ops(S, "gpu", "device")
     for method, options in (("bellman_ford", {}), ("delta_stepping", {"delta": 0.5})):
         gbla.sssp(gbla.Matrix.from_scipy(S, device="gpu"), 0, method=method, **options)
     gbla.bfs(gbla.Matrix.from_scipy(S, device="gpu"), [0, 1, 2])  # bit-parallel: bitwise ops
-    found = _entries.registry_types(vars(semirings.unary).values(),
-                                    vars(semirings.binary).values(),
-                                    vars(semirings.monoid).values(), semirings.unary.identity)
+    found = _entries.registry_types(
+        vars(semirings.unary).values(),
+        vars(semirings.binary).values(),
+        vars(semirings.monoid).values(),
+        semirings.unary.identity,
+    )
     known = {t for types in found.values() for t in types}
     assert asked and not [t for t in asked if t not in known]
 
@@ -721,6 +776,7 @@ def test_a_listed_reduction_gives_the_monoids_reduction_of_the_listed_entries(li
     import cupy as cp
 
     from gbla.kernels import _entries
+
     rng = np.random.default_rng(9)
     n = 5000
     present = rng.random(n) < 0.3
@@ -734,14 +790,18 @@ def test_a_listed_reduction_gives_the_monoids_reduction_of_the_listed_entries(li
     for name in ("plus", "times", "min", "max", "lor", "land", "lxor", "eq"):
         monoid = vars(semirings.monoid)[name]
         for dtype in monoid.dtypes:
-            values = rng.integers(-4, 5, n).astype(dtype) if dtype != np.bool_ else \
-                rng.random(n) < 0.5
+            values = (
+                rng.integers(-4, 5, n).astype(dtype) if dtype != np.bool_ else rng.random(n) < 0.5
+            )
             if name == "times" and dtype.kind == "i":
                 values = np.where(rng.random(n) < 0.05, -1, 1).astype(dtype)  # no overflow
             got = _entries.reduce(entries, cp.asarray(values), cp.asarray(present), monoid)
             assert got.shape == () and got.dtype == dtype
-            want = monoid.reduceat(values[present], np.zeros(1, np.int64))[0] if \
-                present.any() else monoid.identity_for(dtype)
+            want = (
+                monoid.reduceat(values[present], np.zeros(1, np.int64))[0]
+                if present.any()
+                else monoid.identity_for(dtype)
+            )
             np.testing.assert_array_equal(host(got), want, err_msg=f"{name} {dtype}")
 
 
@@ -753,11 +813,15 @@ def test_a_runs_copies_go_the_way_their_kind_says(monkeypatch):
     from gbla.runtime import workspace
 
     calls = []
-    runtime = SimpleNamespace(memcpyHostToDevice=1, memcpyDeviceToDevice=3,
-                              memcpyDeviceToHost=2,
-                              memcpyAsync=lambda *args: calls.append(args))
-    fake = SimpleNamespace(cuda=SimpleNamespace(
-        runtime=runtime, get_current_stream=lambda: SimpleNamespace(ptr=77)))
+    runtime = SimpleNamespace(
+        memcpyHostToDevice=1,
+        memcpyDeviceToDevice=3,
+        memcpyDeviceToHost=2,
+        memcpyAsync=lambda *args: calls.append(args),
+    )
+    fake = SimpleNamespace(
+        cuda=SimpleNamespace(runtime=runtime, get_current_stream=lambda: SimpleNamespace(ptr=77))
+    )
     monkeypatch.setattr(workspace, "_cupy", lambda: fake)
     for kind in ("HtoD", "DtoD", "DtoH"):
         workspace._memcpy(10, 20, 8, kind)

@@ -55,8 +55,9 @@ def test_reduce_into_a_scalar_equals_reduce(device, monoid, expected):
     # cast to the scalar's dtype, and the identity of an empty vector
     i = gbla.reduce(u, monoid, out=gbla.Scalar.new(np.int64, device=device))
     assert i.value == int(expected)
-    empty = gbla.reduce(gbla.Vector.new(N, device=device), "min",
-                        out=gbla.Scalar.new(device=device))
+    empty = gbla.reduce(
+        gbla.Vector.new(N, device=device), "min", out=gbla.Scalar.new(device=device)
+    )
     assert empty.value == np.inf
 
 

@@ -22,8 +22,9 @@ from gbla.semirings import ANY_VALUE, BinaryOp, Monoid, Semiring
 
 from .conftest import DEVICES, SKIP_NO_GPU, host
 
-BOOL, INT32, INT64, FP32, FP64 = (np.dtype(t) for t in (np.bool_, np.int32, np.int64,
-                                                         np.float32, np.float64))
+BOOL, INT32, INT64, FP32, FP64 = (
+    np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.float32, np.float64)
+)
 INF = np.inf
 REGISTRY = [semirings.get(name) for name in semirings.names()]
 ARITHMETIC = {"plus", "minus", "times"}  # ops that overflow integers and mix infinities to NaN
@@ -32,8 +33,9 @@ ARITHMETIC = {"plus", "minus", "times"}  # ops that overflow integers and mix in
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 
 # The device fixture is a plain string, so sharing it across hypothesis examples is safe.
-fixture_ok = settings(suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                             HealthCheck.too_slow])
+fixture_ok = settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 
 
 def _monoid_cases():
@@ -101,8 +103,10 @@ def assert_equal(actual, expected, what, *operands):
     assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
     same = (actual == expected) | ((actual != actual) & (expected != expected))
     bad = np.flatnonzero(~same)
-    assert not len(bad), (f"{what}: at {bad[0]}, operands {[o[bad[0]] for o in operands]}: "
-                          f"{actual[bad[0]]!r} != {expected[bad[0]]!r}")
+    assert not len(bad), (
+        f"{what}: at {bad[0]}, operands {[o[bad[0]] for o in operands]}: "
+        f"{actual[bad[0]]!r} != {expected[bad[0]]!r}"
+    )
 
 
 def assert_one_of(actual, choices, what):
@@ -118,8 +122,7 @@ def assert_one_of(actual, choices, what):
 @given(codes=CODES)
 def test_add_is_associative_and_commutative(via, codes):
     for monoid, dtype in MONOID_CASES:
-        a, b, c = (values(row, dtype, extremes=monoid.op.name not in ARITHMETIC)
-                   for row in codes)
+        a, b, c = (values(row, dtype, extremes=monoid.op.name not in ARITHMETIC) for row in codes)
         left = add(monoid, add(monoid, a, b, via), c, via)
         right = add(monoid, a, add(monoid, b, c, via), via)
         ab, ba = add(monoid, a, b, via), add(monoid, b, a, via)
@@ -230,8 +233,9 @@ def test_every_cuda_expression_computes_what_its_numpy_reference_computes(codes)
     ops = {}
     for sr in REGISTRY:
         for op in (sr.add.op, sr.multiply):
-            ops.setdefault(id(op), (op, set()))[1].update(sr.dtypes if op is sr.multiply else
-                                                         map(sr.output_dtype, sr.dtypes))
+            ops.setdefault(id(op), (op, set()))[1].update(
+                sr.dtypes if op is sr.multiply else map(sr.output_dtype, sr.dtypes)
+            )
     for op, dtypes in ops.values():
         for dtype in sorted(dtypes, key=str):
             # no integer overflow: that is undefined behaviour in C
@@ -265,8 +269,7 @@ def test_reduce_equals_a_left_fold_of_the_present_values(device, codes, present)
         if monoid.is_any:
             assert got in x[idx], what
             continue
-        expected = functools.reduce(lambda s, v: monoid.op.apply_numpy(s, v), x[idx[1:]],
-                                    x[idx[0]])
+        expected = functools.reduce(lambda s, v: monoid.op.apply_numpy(s, v), x[idx[1:]], x[idx[0]])
         assert_equal(np.atleast_1d(got), np.atleast_1d(expected), what, x[idx])
 
 
@@ -279,7 +282,7 @@ IDENTITY = {
     "plus": {INT32: 0, INT64: 0, FP32: 0.0, FP64: 0.0},
     "times": {INT32: 1, INT64: 1, FP32: 1.0, FP64: 1.0},
     "min": {BOOL: True, INT32: 2**31 - 1, INT64: 2**63 - 1, FP32: INF, FP64: INF},
-    "max": {BOOL: False, INT32: -2**31, INT64: -2**63, FP32: -INF, FP64: -INF},
+    "max": {BOOL: False, INT32: -(2**31), INT64: -(2**63), FP32: -INF, FP64: -INF},
     "any": {BOOL: ANYTHING, INT32: ANYTHING, INT64: ANYTHING, FP32: ANYTHING, FP64: ANYTHING},
     "lor": {BOOL: False},
     "land": {BOOL: True},
@@ -292,7 +295,7 @@ IDENTITY = {
 TERMINAL = {
     "plus": {INT32: None, INT64: None, FP32: None, FP64: None},
     "times": {INT32: 0, INT64: 0, FP32: None, FP64: None},  # 0 * inf is NaN: no float terminal
-    "min": {BOOL: False, INT32: -2**31, INT64: -2**63, FP32: -INF, FP64: -INF},
+    "min": {BOOL: False, INT32: -(2**31), INT64: -(2**63), FP32: -INF, FP64: -INF},
     "max": {BOOL: True, INT32: 2**31 - 1, INT64: 2**63 - 1, FP32: INF, FP64: INF},
     "any": {d: ANY_VALUE for d in (BOOL, INT32, INT64, FP32, FP64)},
     "lor": {BOOL: True},
@@ -319,8 +322,9 @@ def test_monoid_identity_is_the_expected_value_in_each_dtype(name):
         e = monoid.identity_for(dtype)
         assert np.asarray(e).dtype == dtype
         if expected is not ANYTHING:
-            assert e == expected and type(e.item()) is type(np.asarray(expected, dtype).item()), \
+            assert e == expected and type(e.item()) is type(np.asarray(expected, dtype).item()), (
                 f"identity of {name} on {dtype} is {e!r}, expected {expected!r}"
+            )
 
 
 @pytest.mark.parametrize("name", sorted(TERMINAL))
@@ -333,8 +337,9 @@ def test_monoid_terminal_is_the_expected_value_in_each_dtype(name):
         if expected is None or expected is ANY_VALUE:
             assert t is expected, f"terminal of {name} on {dtype} is {t!r}"
         else:
-            assert np.asarray(t).dtype == dtype and t == expected, \
+            assert np.asarray(t).dtype == dtype and t == expected, (
                 f"terminal of {name} on {dtype} is {t!r}, expected {expected!r}"
+            )
 
 
 @pytest.mark.parametrize("name", sorted(IDENTITY))
@@ -350,10 +355,12 @@ def test_reduce_of_an_empty_vector_is_the_identity(device, name):
 # ------------------------------------------------------------------ a user-defined semiring
 def succ_plus_times():
     """add(x, y) = x + y + 1 (associative, commutative, identity -1), multiply = x * y."""
-    succ = BinaryOp("laws_succ", "(x + y + 1)", lambda x, y: x + y + 1, dtypes=(np.int64,),
-                    commutative=True)
-    times = BinaryOp("laws_times", "(x * y)", lambda x, y: x * y, dtypes=(np.int64,),
-                     commutative=True)
+    succ = BinaryOp(
+        "laws_succ", "(x + y + 1)", lambda x, y: x + y + 1, dtypes=(np.int64,), commutative=True
+    )
+    times = BinaryOp(
+        "laws_times", "(x * y)", lambda x, y: x * y, dtypes=(np.int64,), commutative=True
+    )
     return Semiring(Monoid(succ, identity={np.int64: -1}, terminal=None), times)
 
 
@@ -394,7 +401,8 @@ def test_user_defined_semiring_works_in_mxv_and_vxm(device, direction):
     a_present = rng.random((40, 30)) < 0.3
     x, x_present = rng.integers(-5, 6, 40), rng.random(40) < 0.7
     A = gbla.Matrix.from_scipy(
-        sp.coo_array((dense[a_present], np.nonzero(a_present)), shape=(40, 30)), device=device)
+        sp.coo_array((dense[a_present], np.nonzero(a_present)), shape=(40, 30)), device=device
+    )
     ux = gbla.Vector.from_coo(np.flatnonzero(x_present), x[x_present], 40, device=device)
     w = gbla.vxm(ux, A, sr, direction=direction)
     expected, present = _dense_succ_plus_times(dense.T, a_present.T, x, x_present)

@@ -31,15 +31,25 @@ DIRECTIONS = ("push", "pull", "auto", gbla.DirectionPolicy(alpha=1e9, beta=1.0))
 NEGATIVE_CYCLE = r"^A must have no negative cycle reachable from the source"
 
 
-def check_sssp(A, source, expected, *, methods=METHODS, directions=DIRECTIONS, rtol=None,
-               dtype=np.float64, **kwargs):
+def check_sssp(
+    A,
+    source,
+    expected,
+    *,
+    methods=METHODS,
+    directions=DIRECTIONS,
+    rtol=None,
+    dtype=np.float64,
+    **kwargs,
+):
     """Distances equal ``expected`` (within rtol when given) for every method and direction,
     with and without predecessors; every predecessor tree validates."""
     for method in methods:
         for direction in directions:
             where = f"method={method}, direction={direction}"
-            dist, pred = gbla.sssp(A, source, return_predecessors=True, method=method,
-                                   direction=direction, **kwargs)
+            dist, pred = gbla.sssp(
+                A, source, return_predecessors=True, method=method, direction=direction, **kwargs
+            )
             assert host(pred).dtype == np.int32, where
             assert_distances(dist, expected, rtol, dtype, where)
             gbla.verify.sssp(A, source, dist, pred, rtol=rtol or 1e-9)
@@ -65,8 +75,10 @@ def no_endless_loop(seconds=240):
     timing check: the cases under it take milliseconds once compiled, but the first call on a
     GPU with a cold kernel cache compiles every kernel of the loop (tens of seconds when many
     test workers compile at once). A no-op off the main thread."""
-    if not hasattr(signal, "setitimer") or \
-            threading.current_thread() is not threading.main_thread():
+    if (
+        not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
         yield
         return
 
@@ -104,24 +116,23 @@ def test_medium_graphs_match_dijkstra_for_every_method_and_direction(device, g, 
 @given(g=G.graphs(weights=st.floats(0, 1e3, allow_subnormal=False)), data=st.data())
 def test_float_weights_match_dijkstra_within_rounding(device, g, data):
     source = data.draw(st.integers(0, g.n - 1), label="source")
-    check_sssp(g.matrix(device), source, dijkstra(g.scipy(), source), rtol=1e-9,
-               directions=("auto",))
+    check_sssp(
+        g.matrix(device), source, dijkstra(g.scipy(), source), rtol=1e-9, directions=("auto",)
+    )
 
 
 @G.FIXTURE_OK
 @given(g=G.graphs(weights=st.sampled_from([0, 0, 0, 1, 3])), data=st.data())
 def test_zero_weight_edges_and_cycles(device, g, data):
     source = data.draw(st.integers(0, g.n - 1), label="source")
-    check_sssp(g.matrix(device), source, dijkstra(g.scipy(), source),
-               directions=("push", "pull"))
+    check_sssp(g.matrix(device), source, dijkstra(g.scipy(), source), directions=("push", "pull"))
 
 
 @pytest.mark.parametrize("method", ["bellman_ford", "delta_stepping"])
 def test_an_edge_too_light_for_a_long_path_leaves_a_valid_tree(device, method):
     # 0 -1e20-> 1 <-1-> 2, 2 -1-> 3: 1e20 + 1 rounds to 1e20, so 1 -> 2 and 2 -> 1 are both
     # tight (a cycle of tight edges off the tree); predecessors must still lead to 0
-    A = gbla.Matrix.from_edges([0, 1, 2, 2], [1, 2, 1, 3], [1e20, 1.0, 1.0, 1.0],
-                               device=device)
+    A = gbla.Matrix.from_edges([0, 1, 2, 2], [1, 2, 1, 3], [1e20, 1.0, 1.0, 1.0], device=device)
     dist, pred = gbla.sssp(A, 0, method=method, return_predecessors=True)
     np.testing.assert_array_equal(host(dist), [0.0, 1e20, 1e20, 1e20])
     gbla.verify.sssp(A, 0, dist, pred)
@@ -130,8 +141,9 @@ def test_an_edge_too_light_for_a_long_path_leaves_a_valid_tree(device, method):
 
 def test_predecessors_of_positive_weights_form_a_tree_of_tight_edges(device):
     # 0 -2-> 1 -3-> 3, 0 -4-> 2 -1-> 3, 3 -0.5-> 4: both ways into 3 are shortest (5)
-    A = gbla.Matrix.from_edges([0, 1, 0, 2, 3], [1, 3, 2, 3, 4], [2.0, 3.0, 4.0, 1.0, 0.5],
-                               n=6, device=device)
+    A = gbla.Matrix.from_edges(
+        [0, 1, 0, 2, 3], [1, 3, 2, 3, 4], [2.0, 3.0, 4.0, 1.0, 0.5], n=6, device=device
+    )
     for sources in (0, [0, 2]):
         dist, pred = gbla.sssp(A, sources, return_predecessors=True)
         dist, pred = np.atleast_2d(host(dist)), np.atleast_2d(host(pred))
@@ -145,8 +157,10 @@ DELTAS = (None, 1e-300, 1e-3, 0.3, 1.0, 7.0, 1e300)
 
 
 @settings(G.FIXTURE_OK, max_examples=25)
-@given(g=G.graphs(weights=st.one_of(st.integers(0, 20), st.sampled_from([0.1, 0.3, 174.9]))),
-       data=st.data())
+@given(
+    g=G.graphs(weights=st.one_of(st.integers(0, 20), st.sampled_from([0.1, 0.3, 174.9]))),
+    data=st.data(),
+)
 def test_every_delta_gives_the_same_distances(device, g, data):
     # Widths far below the weights (1e-300 is below the float spacing of any distance here),
     # between them, and far above (one bucket: Bellman-Ford); 0.1, 0.3 and 174.9 make sums
@@ -158,8 +172,9 @@ def test_every_delta_gives_the_same_distances(device, g, data):
     np.testing.assert_allclose(expected, dijkstra(g.scipy(), source), rtol=1e-12)
     for delta in DELTAS + (drawn,):
         with no_endless_loop():
-            dist, pred = gbla.sssp(A, source, method="delta_stepping", delta=delta,
-                                   return_predecessors=True)
+            dist, pred = gbla.sssp(
+                A, source, method="delta_stepping", delta=delta, return_predecessors=True
+            )
         np.testing.assert_allclose(host(dist), expected, rtol=1e-12, err_msg=f"delta={delta}")
         gbla.verify.sssp(A, source, dist, pred)
 
@@ -218,8 +233,7 @@ def test_an_unweighted_graph_has_hop_distances(device, g, data):
 def test_false_entries_of_a_bool_matrix_weigh_one(device):
     # 0 -True-> 1 -False-> 2: an unweighted graph, so both edges weigh 1.
     S = sp.csr_array((np.array([True, False]), ([0, 1], [1, 2])), shape=(3, 3))
-    check_sssp(gbla.Matrix.from_scipy(S, device=device), 0, [0.0, 1.0, 2.0],
-               directions=("auto",))
+    check_sssp(gbla.Matrix.from_scipy(S, device=device), 0, [0.0, 1.0, 2.0], directions=("auto",))
 
 
 # ============================================================================== negative weights
@@ -242,7 +256,8 @@ def test_negative_weights_without_negative_cycles(device, gp, data):
     A = gbla.Matrix.from_edges(g.src, g.dst, w, g.n, device=device)
     expected = dijkstra(g.scipy(), source) + p[source] - p
     np.testing.assert_array_equal(
-        expected, csgraph.bellman_ford(G.csr(g.src, g.dst, w, g.n), indices=source))
+        expected, csgraph.bellman_ford(G.csr(g.src, g.dst, w, g.n), indices=source)
+    )
     check_sssp(A, source, expected, methods=("bellman_ford", "auto"))
     if (w < 0).any():
         with pytest.raises(gbla.InvalidValue, match=r"^A must hold no negative weight"):
@@ -256,22 +271,23 @@ def test_a_reachable_negative_cycle_raises(device, g, data):
     reached = np.flatnonzero(np.isfinite(dijkstra(g.scipy(), source)))
     a = data.draw(st.sampled_from(list(reached)), label="first cycle vertex")
     others = [v for v in range(g.n) if v != a]
-    rest = data.draw(st.lists(st.sampled_from(others), max_size=2, unique=True) if others
-                     else st.just([]), label="other cycle vertices")
+    rest = data.draw(
+        st.lists(st.sampled_from(others), max_size=2, unique=True) if others else st.just([]),
+        label="other cycle vertices",
+    )
     cycle = [a] + rest  # a self-loop on a, or a cycle through 2 or 3 distinct vertices
     w = data.draw(st.lists(st.integers(-10, 10), min_size=len(cycle), max_size=len(cycle)))
     w[-1] = -sum(w[:-1]) - data.draw(st.integers(1, 5), label="cycle weight")
     edges = {(u, v): x for u, v, x in zip(g.src, g.dst, g.w)}
-    edges.update({(u, cycle[(k + 1) % len(cycle)]): x for k, (u, x) in
-                  enumerate(zip(cycle, w))})
+    edges.update({(u, cycle[(k + 1) % len(cycle)]): x for k, (u, x) in enumerate(zip(cycle, w))})
     src, dst = np.array(list(edges)).reshape(-1, 2).T
-    A = gbla.Matrix.from_edges(src, dst, np.array(list(edges.values()), np.float64), g.n,
-                               device=device)
+    A = gbla.Matrix.from_edges(
+        src, dst, np.array(list(edges.values()), np.float64), g.n, device=device
+    )
     for method in ("bellman_ford", "auto"):
         for direction in ("push", "pull"):
             with pytest.raises(gbla.NegativeCycleError, match=NEGATIVE_CYCLE):
-                gbla.sssp(A, source, method=method, direction=direction,
-                          return_predecessors=True)
+                gbla.sssp(A, source, method=method, direction=direction, return_predecessors=True)
 
 
 @G.FIXTURE_OK
@@ -294,8 +310,7 @@ def test_an_unreachable_negative_cycle_is_harmless(device, g, data):
 
 def test_a_zero_weight_cycle_keeps_the_tree_acyclic(device):
     # 0 -1-> 1 -0-> 2 -0-> 3 -0-> 1 (a zero-weight cycle: 3 -> 1 is tight too), 3 -2-> 4
-    A = gbla.Matrix.from_edges([0, 1, 2, 3, 3], [1, 2, 3, 1, 4], [1.0, 0, 0, 0, 2],
-                               device=device)
+    A = gbla.Matrix.from_edges([0, 1, 2, 3, 3], [1, 2, 3, 1, 4], [1.0, 0, 0, 0, 2], device=device)
     check_sssp(A, 0, [0.0, 1, 1, 1, 3])
     _, pred = gbla.sssp(A, 0, return_predecessors=True)
     np.testing.assert_array_equal(host(pred), [0, 0, 1, 2, 3])
@@ -319,8 +334,13 @@ def test_a_negative_edge_of_an_undirected_graph_is_a_negative_cycle(device):
 # ============================================================================== degenerate graphs
 @pytest.mark.parametrize("loop", [None, 0.0, 5.0])
 def test_a_single_vertex(device, loop):
-    A = gbla.Matrix.from_edges([0] * (loop is not None), [0] * (loop is not None),
-                               [] if loop is None else [loop], n=1, device=device)
+    A = gbla.Matrix.from_edges(
+        [0] * (loop is not None),
+        [0] * (loop is not None),
+        [] if loop is None else [loop],
+        n=1,
+        device=device,
+    )
     check_sssp(A, 0, [0.0])
     _, pred = gbla.sssp(A, 0, return_predecessors=True)
     np.testing.assert_array_equal(host(pred), [0])
@@ -351,8 +371,7 @@ def test_an_isolated_source_reaches_nothing(device):
 
 def test_self_loops_change_nothing(device):
     # 0 -2-> 1 -3-> 2, a self-loop (weights 0, 1, 7) on 0, 1, 2
-    A = gbla.Matrix.from_edges([0, 0, 1, 1, 2], [0, 1, 1, 2, 2], [0.0, 2, 1, 3, 7],
-                               device=device)
+    A = gbla.Matrix.from_edges([0, 0, 1, 1, 2], [0, 1, 1, 2, 2], [0.0, 2, 1, 3, 7], device=device)
     check_sssp(A, 0, [0.0, 2, 5])
     _, pred = gbla.sssp(A, 0, return_predecessors=True)
     np.testing.assert_array_equal(host(pred), [0, 0, 1])
@@ -362,12 +381,17 @@ def test_self_loops_change_nothing(device):
 def test_duplicate_scipy_entries_combine_by_dup_op(device, index_dtype):
     # 0 -> 1 given as 2 and 3, 1 -> 2 given as 1 and 1, 0 -> 2 weight 9, unsorted: the lightest
     # by default (2 and 1), SciPy's sum with plus (5 and 2)
-    S = sp.coo_array((np.array([1.0, 2, 9, 3, 1]), ([1, 0, 0, 0, 1], [2, 1, 2, 1, 2])),
-                     shape=(3, 3))
-    check_sssp(gbla.Matrix.from_scipy(S, device=device, index_dtype=index_dtype), 0,
-               [0.0, 2, 3])
-    check_sssp(gbla.Matrix.from_scipy(S, dup_op=gbla.semirings.binary.plus, device=device,
-                                      index_dtype=index_dtype), 0, [0.0, 5, 7])
+    S = sp.coo_array(
+        (np.array([1.0, 2, 9, 3, 1]), ([1, 0, 0, 0, 1], [2, 1, 2, 1, 2])), shape=(3, 3)
+    )
+    check_sssp(gbla.Matrix.from_scipy(S, device=device, index_dtype=index_dtype), 0, [0.0, 2, 3])
+    check_sssp(
+        gbla.Matrix.from_scipy(
+            S, dup_op=gbla.semirings.binary.plus, device=device, index_dtype=index_dtype
+        ),
+        0,
+        [0.0, 5, 7],
+    )
 
 
 def test_duplicate_edges_without_values_are_merged(device):
@@ -376,12 +400,12 @@ def test_duplicate_edges_without_values_are_merged(device):
     check_sssp(A, 2, [1.0, 2, 0])
 
 
-@pytest.mark.parametrize("dup_op, expected", [(binary.min, [0.0, 2, 5]),
-                                              (binary.plus, [0.0, 6, 9])])
+@pytest.mark.parametrize(
+    "dup_op, expected", [(binary.min, [0.0, 2, 5]), (binary.plus, [0.0, 6, 9])]
+)
 def test_duplicate_weighted_edges_combine_with_dup_op(device, dup_op, expected):
     # 0 -> 1 with weights 4 and 2, 1 -> 2 weight 3
-    A = gbla.Matrix.from_edges([0, 1, 0], [1, 2, 1], [4.0, 3, 2], dup_op=dup_op,
-                               device=device)
+    A = gbla.Matrix.from_edges([0, 1, 0], [1, 2, 1], [4.0, 3, 2], dup_op=dup_op, device=device)
     check_sssp(A, 0, expected)
 
 
@@ -400,8 +424,13 @@ def test_an_explicit_zero_is_a_zero_weight_edge(device, via):
 @pytest.mark.parametrize("index_dtype", [None, np.int64])
 def test_unreachable_components_stay_unreached(device, index_dtype):
     # {0, 1, 2}: 0 -1-> 1 -1-> 2 -1-> 0;  {3, 4}: 3 <-2-> 4;  5 -1-> 0 (5 unreached from 0)
-    A = gbla.Matrix.from_edges([0, 1, 2, 3, 4, 5], [1, 2, 0, 4, 3, 0], [1.0, 1, 1, 2, 2, 1],
-                               device=device, index_dtype=index_dtype)
+    A = gbla.Matrix.from_edges(
+        [0, 1, 2, 3, 4, 5],
+        [1, 2, 0, 4, 3, 0],
+        [1.0, 1, 1, 2, 2, 1],
+        device=device,
+        index_dtype=index_dtype,
+    )
     check_sssp(A, 0, [0.0, 1, 2, np.inf, np.inf, np.inf])
     _, pred = gbla.sssp(A, 0, return_predecessors=True)
     np.testing.assert_array_equal(host(pred), [0, 0, 1, -1, -1, -1])
@@ -409,8 +438,10 @@ def test_unreachable_components_stay_unreached(device, index_dtype):
 
 def test_unsorted_scipy_indices_give_the_same_distances(device):
     # 0 -> {3: 1, 1: 5, 2: 2} stored in that order, 3 -> 4 weight 1, 2 -> 1 weight 1
-    S = sp.csr_array((np.array([1.0, 5, 2, 1, 1]), np.array([3, 1, 2, 1, 4]),
-                      np.array([0, 3, 3, 4, 5, 5])), shape=(5, 5))
+    S = sp.csr_array(
+        (np.array([1.0, 5, 2, 1, 1]), np.array([3, 1, 2, 1, 4]), np.array([0, 3, 3, 4, 5, 5])),
+        shape=(5, 5),
+    )
     assert not S.has_sorted_indices
     check_sssp(gbla.Matrix.from_scipy(S, device=device), 0, [0.0, 3, 2, 1, 2])
 
@@ -468,28 +499,39 @@ def test_a_nan_or_minus_inf_weight_is_rejected_with_its_position(device, bad, dt
     if via == "edges":
         A = gbla.Matrix.from_edges([0, 1, 2], [1, 2, 0], w, device=device)
     else:
-        A = gbla.Matrix.from_scipy(sp.csr_array((w, ([0, 1, 2], [1, 2, 0])), shape=(3, 3)),
-                                   device=device)
+        A = gbla.Matrix.from_scipy(
+            sp.csr_array((w, ([0, 1, 2], [1, 2, 0])), shape=(3, 3)), device=device
+        )
     for method in METHODS:
-        with pytest.raises(gbla.InvalidValue, match=rf"^A must hold no NaN or -inf weight; "
-                           rf"got '{bad} at \(1, 2\)'"):
+        with pytest.raises(
+            gbla.InvalidValue,
+            match=rf"^A must hold no NaN or -inf weight; "
+            rf"got '{bad} at \(1, 2\)'",
+        ):
             gbla.sssp(A, 0, method=method)
 
 
-@pytest.mark.parametrize("kwargs, error, match", [
-    ({"method": "dijkstra"}, gbla.UnknownName, "^method must"),
-    ({"method": None}, gbla.UnknownName, "^method must"),
-    ({"direction": "sideways"}, gbla.InvalidValue, "^direction must"),
-    ({"return_predecessors": 1}, gbla.InvalidValue, "^return_predecessors must"),
-    ({"delta": 0}, gbla.InvalidValue, "^delta must be a positive finite number"),
-    ({"delta": -1.0}, gbla.InvalidValue, "^delta must be a positive finite number"),
-    ({"delta": np.inf}, gbla.InvalidValue, "^delta must be a positive finite number"),
-    ({"delta": np.nan}, gbla.InvalidValue, "^delta must be a positive finite number"),
-    ({"delta": True}, gbla.InvalidValue, "^delta must be a positive finite number"),
-    ({"delta": "1"}, gbla.InvalidValue, "^delta must be a positive finite number"),
-    ({"delta": 1.0, "method": "bellman_ford"}, gbla.InvalidValue,
-     "^delta must be None with method='bellman_ford'"),
-], ids=repr)
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"method": "dijkstra"}, gbla.UnknownName, "^method must"),
+        ({"method": None}, gbla.UnknownName, "^method must"),
+        ({"direction": "sideways"}, gbla.InvalidValue, "^direction must"),
+        ({"return_predecessors": 1}, gbla.InvalidValue, "^return_predecessors must"),
+        ({"delta": 0}, gbla.InvalidValue, "^delta must be a positive finite number"),
+        ({"delta": -1.0}, gbla.InvalidValue, "^delta must be a positive finite number"),
+        ({"delta": np.inf}, gbla.InvalidValue, "^delta must be a positive finite number"),
+        ({"delta": np.nan}, gbla.InvalidValue, "^delta must be a positive finite number"),
+        ({"delta": True}, gbla.InvalidValue, "^delta must be a positive finite number"),
+        ({"delta": "1"}, gbla.InvalidValue, "^delta must be a positive finite number"),
+        (
+            {"delta": 1.0, "method": "bellman_ford"},
+            gbla.InvalidValue,
+            "^delta must be None with method='bellman_ford'",
+        ),
+    ],
+    ids=repr,
+)
 def test_a_bad_keyword_is_rejected_by_name(device, kwargs, error, match):
     A = gbla.Matrix.from_edges([0, 1], [1, 2], [1.0, 2.0], n=3, device=device)
     with pytest.raises(error, match=match):
@@ -498,8 +540,11 @@ def test_a_bad_keyword_is_rejected_by_name(device, kwargs, error, match):
 
 def test_a_negative_weight_is_rejected_by_delta_stepping(device):
     A = gbla.Matrix.from_edges([0, 1], [1, 2], [1.0, -2.0], device=device)
-    with pytest.raises(gbla.InvalidValue, match=r"^A must hold no negative weight with "
-                       r"method='delta_stepping'; got -2.0"):
+    with pytest.raises(
+        gbla.InvalidValue,
+        match=r"^A must hold no negative weight with "
+        r"method='delta_stepping'; got -2.0",
+    ):
         gbla.sssp(A, 0, method="delta_stepping")
 
 
@@ -513,8 +558,11 @@ def test_auto_runs_the_rule_or_delta_stepping_when_a_delta_is_given(device):
         np.testing.assert_array_equal(host(dist), [0.0, 1.0, 3.0])
         assert stats["method"] == method
     negative = gbla.Matrix.from_edges([0, 1], [1, 2], [1.0, -2.0], device=device)
-    with pytest.raises(gbla.InvalidValue, match=r"^delta must be None where a weight is "
-                       r"negative \(method='auto' then runs Bellman-Ford.*; got 0.5$"):
+    with pytest.raises(
+        gbla.InvalidValue,
+        match=r"^delta must be None where a weight is "
+        r"negative \(method='auto' then runs Bellman-Ford.*; got 0.5$",
+    ):
         gbla.sssp(negative, 0, delta=0.5)
 
 
@@ -562,10 +610,18 @@ LDBC_CASES = {
     # name: (vertex file, edge file, expected output, directed)
     "sssp-dir": ("sssp__dir-input.v", "sssp__dir-input.e", "sssp__dir-output", True),
     "sssp-undir": ("sssp__undir-input.v", "sssp__undir-input.e", "sssp__undir-output", False),
-    "example-directed": ("example__example-directed.v", "example__example-directed.e",
-                         "example__example-directed-SSSP", True),
-    "example-undirected": ("example__example-undirected.v", "example__example-undirected.e",
-                           "example__example-undirected-SSSP", False),
+    "example-directed": (
+        "example__example-directed.v",
+        "example__example-directed.e",
+        "example__example-directed-SSSP",
+        True,
+    ),
+    "example-undirected": (
+        "example__example-undirected.v",
+        "example__example-undirected.e",
+        "example__example-undirected-SSSP",
+        False,
+    ),
 }
 
 
@@ -581,8 +637,9 @@ def test_ldbc_graphalytics_expected_distances(device, case):
     check_sssp(gbla.Matrix.from_scipy(S, device=device), source, expected, rtol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["karate", "dolphins", "netscience", "karate-disjoint",
-                                  "polbooks"])
+@pytest.mark.parametrize(
+    "name", ["karate", "dolphins", "netscience", "karate-disjoint", "polbooks"]
+)
 def test_cugraph_weighted_csv(device, name):
     src, dst, w, n = G.read_weighted_edges(f"tiny/cugraph/{name}.csv")
     A = gbla.Matrix.from_edges(src, dst, w, n, device=device)
@@ -592,8 +649,11 @@ def test_cugraph_weighted_csv(device, name):
 
 
 def test_cugraph_networkx_dijkstra_distances(device):
-    cases = [(args, values) for args, values in
-             G.cugraph_results("single_source_dijkstra_path_length") if "test" not in args]
+    cases = [
+        (args, values)
+        for args, values in G.cugraph_results("single_source_dijkstra_path_length")
+        if "test" not in args
+    ]
     assert len(cases) == 3
     for args, values in cases:
         src, dst, w, n = G.read_weighted_edges(f"tiny/cugraph/{args['graph_dataset']}.csv")
@@ -617,19 +677,23 @@ def test_gapbs_weighted_multigraph(device):
         check_sssp(A, source, dijkstra(S, source), directions=("push", "pull"))
 
 
-@pytest.mark.parametrize("shape, expected", [
-    ("small", "single_block_bellman_ford"),      # at most AUTO_SMALL stored edges
-    ("sparse", "async_delta_stepping"),          # average out-degree at most AUTO_SPARSE
-    ("dense", "edge_bellman_ford"),
-])
+@pytest.mark.parametrize(
+    "shape, expected",
+    [
+        ("small", "single_block_bellman_ford"),  # at most AUTO_SMALL stored edges
+        ("sparse", "async_delta_stepping"),  # average out-degree at most AUTO_SPARSE
+        ("dense", "edge_bellman_ford"),
+    ],
+)
 def test_auto_picks_a_kernel_by_size_and_degree_on_the_gpu(shape, expected):
     rule = importlib.import_module("gbla.algorithms.sssp")  # the module, not the function
     n = {"small": 100, "sparse": 60_000, "dense": 20_000}[shape]
     degree = {"small": 3, "sparse": 3, "dense": 8}[shape]
     rng = np.random.default_rng(2)
     src = np.repeat(np.arange(n), degree)
-    A = gbla.Matrix.from_edges(src, rng.integers(0, n, len(src)), np.ones(len(src)), n,
-                               device="cpu")
+    A = gbla.Matrix.from_edges(
+        src, rng.integers(0, n, len(src)), np.ones(len(src)), n, device="cpu"
+    )
     assert rule.auto_method(A, 1.0) == "bellman_ford"  # the CPU: the algebra
     if not gbla.gpu_available():
         return

@@ -18,14 +18,25 @@ from . import graphs as G
 from .conftest import SKIP_NO_GPU, host
 from .test_sssp import NEGATIVE_CYCLE, assert_distances, dijkstra, potential_graphs
 
-KERNELS = [name for name in gbla.methods.names("sssp") if not gbla.methods.get(name).algebraic
-           and "gpu" in gbla.methods.get(name).devices]
-ABLATION = ["edge_bellman_ford", "edge_bellman_ford_no_reorder", "edge_bellman_ford_no_ldg",
-            "edge_bellman_ford_plain"]
+KERNELS = [
+    name
+    for name in gbla.methods.names("sssp")
+    if not gbla.methods.get(name).algebraic and "gpu" in gbla.methods.get(name).devices
+]
+ABLATION = [
+    "edge_bellman_ford",
+    "edge_bellman_ford_no_reorder",
+    "edge_bellman_ford_no_ldg",
+    "edge_bellman_ford_plain",
+]
 NEGATIVE = [name for name in KERNELS if gbla.methods.get(name).negative_weights]
 ASYNC = ["async_delta_stepping", "async_delta_stepping_fixed", "async_fifo"]
-BUCKETED = ["near_far", "persistent_delta_stepping", "async_delta_stepping",
-            "async_delta_stepping_fixed"]
+BUCKETED = [
+    "near_far",
+    "persistent_delta_stepping",
+    "async_delta_stepping",
+    "async_delta_stepping_fixed",
+]
 
 
 def on_gpu(names):
@@ -56,9 +67,11 @@ def test_every_kernel_is_registered_after_the_algebraic_methods():
     names = gbla.methods.names("sssp")
     assert names[:2] == ["delta_stepping", "bellman_ford"]
     assert set(names) == {"delta_stepping", "bellman_ford", "out_of_core_sssp"} | set(KERNELS)
-    assert set(KERNELS) == set(ABLATION) | {"frontier_bellman_ford", "persistent_bellman_ford",
-                                            "single_block_bellman_ford"} | set(BUCKETED) | \
-        set(ASYNC)
+    assert set(KERNELS) == set(ABLATION) | {
+        "frontier_bellman_ford",
+        "persistent_bellman_ford",
+        "single_block_bellman_ford",
+    } | set(BUCKETED) | set(ASYNC)
     # buckets need non-negative weights, and so does the asynchronous kernel
     assert set(KERNELS) - set(NEGATIVE) == set(BUCKETED) | set(ASYNC)
 
@@ -66,8 +79,12 @@ def test_every_kernel_is_registered_after_the_algebraic_methods():
 @pytest.mark.parametrize("name", KERNELS)
 def test_a_kernel_entry_describes_itself(name):
     entry = gbla.methods.get(name)
-    assert (entry.algorithm, entry.devices, entry.algebraic, entry.directions) == \
-        ("sssp", ("gpu",), False, False)
+    assert (entry.algorithm, entry.devices, entry.algebraic, entry.directions) == (
+        "sssp",
+        ("gpu",),
+        False,
+        False,
+    )
     assert entry.options == (("delta",) if name in BUCKETED else ())
     assert entry.description and "\n" not in entry.description
 
@@ -88,10 +105,11 @@ def test_a_kernel_refuses_a_direction_and_a_delta():
             gbla.sssp(A, 0, method="edge_bellman_ford", delta=2.0)
 
 
-@given(st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 5000)), max_size=60),
-       st.sampled_from([1024, 2048, 4096]))
-def test_the_segment_order_groups_edges_by_segment_pair_and_keeps_csr_order_inside(pairs,
-                                                                                   segment):
+@given(
+    st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 5000)), max_size=60),
+    st.sampled_from([1024, 2048, 4096]),
+)
+def test_the_segment_order_groups_edges_by_segment_pair_and_keeps_csr_order_inside(pairs, segment):
     src = np.array([p[0] for p in pairs], np.int32)
     dst = np.array([p[1] for p in pairs], np.int32)
     order = _sssp.segment_order(src, dst, segment)
@@ -125,8 +143,7 @@ def test_float_weights_match_dijkstra_within_rounding(method, g, data):
 def test_float32_weights_give_float32_distances(method, g, data):
     source = data.draw(st.integers(0, g.n - 1), label="source")
     A = gbla.Matrix.from_edges(g.src, g.dst, g.w.astype(np.float32), g.n, device="gpu")
-    check(method, A, source, dijkstra(g.scipy(), source).astype(np.float32),
-          dtype=np.float32)
+    check(method, A, source, dijkstra(g.scipy(), source).astype(np.float32), dtype=np.float32)
 
 
 @pytest.mark.parametrize("method", ON_GPU)
@@ -136,8 +153,9 @@ def test_integer_and_unweighted_graphs(method, dtype):
     S.data = np.floor(S.data * 9) + 1
     S = S.astype(dtype)
     A = gbla.Matrix.from_scipy(S, device="gpu")
-    expected = dijkstra(S.astype(np.float64) if dtype is not bool else
-                        S.astype(np.float64).sign(), 0)
+    expected = dijkstra(
+        S.astype(np.float64) if dtype is not bool else S.astype(np.float64).sign(), 0
+    )
     check(method, A, 0, expected)
 
 
@@ -173,18 +191,25 @@ def test_every_delta_gives_the_same_distances(method, delta, g, data):
 
 
 @pytest.mark.parametrize("method", on_gpu(BUCKETED))
-@pytest.mark.parametrize("src, dst, w, delta, expected", [
-    # floor(d / delta) * delta = 174.9 > d: the bucket computed for d must still hold it
-    ([0], [1], [174.89999999999998], 0.3, [0.0, 174.89999999999998]),
-    # widths below the float spacing of the distances (d / delta overflowing to inf)
-    ([0, 1], [1, 2], [1e10, 3.0], 1e-300, [0.0, 1e10, 1e10 + 3]),
-    ([0, 1], [1, 2], [1e10, 3.0], 5e-324, [0.0, 1e10, 1e10 + 3]),
-    # a float32 width that underflows to 0
-    ([0, 1], [1, 2], np.array([1e6, 0.5], np.float32), 1e-30,
-     np.array([0, 1e6, 1e6 + 0.5], np.float32)),
-])
-def test_a_bucket_boundary_or_a_width_below_the_float_spacing(method, src, dst, w, delta,
-                                                             expected):
+@pytest.mark.parametrize(
+    "src, dst, w, delta, expected",
+    [
+        # floor(d / delta) * delta = 174.9 > d: the bucket computed for d must still hold it
+        ([0], [1], [174.89999999999998], 0.3, [0.0, 174.89999999999998]),
+        # widths below the float spacing of the distances (d / delta overflowing to inf)
+        ([0, 1], [1, 2], [1e10, 3.0], 1e-300, [0.0, 1e10, 1e10 + 3]),
+        ([0, 1], [1, 2], [1e10, 3.0], 5e-324, [0.0, 1e10, 1e10 + 3]),
+        # a float32 width that underflows to 0
+        (
+            [0, 1],
+            [1, 2],
+            np.array([1e6, 0.5], np.float32),
+            1e-30,
+            np.array([0, 1e6, 1e6 + 0.5], np.float32),
+        ),
+    ],
+)
+def test_a_bucket_boundary_or_a_width_below_the_float_spacing(method, src, dst, w, delta, expected):
     A = gbla.Matrix.from_edges(src, dst, w, device="gpu")
     dist = host(gbla.sssp(A, 0, method=method, delta=delta))
     assert dist.dtype == np.asarray(expected).dtype
@@ -192,11 +217,14 @@ def test_a_bucket_boundary_or_a_width_below_the_float_spacing(method, src, dst, 
 
 
 @pytest.mark.parametrize("method", on_gpu(NEGATIVE))
-@pytest.mark.parametrize("edges", [
-    ([0, 1, 2], [1, 2, 1], [1.0, 2.0, -3.0]),   # a directed cycle of weight -1
-    ([0, 1], [1, 1], [4.0, -0.5]),              # a negative self-loop
-    ([0, 1, 1], [1, 0, 2], [-1.0, -1.0, 5.0]),  # an undirected negative edge
-])
+@pytest.mark.parametrize(
+    "edges",
+    [
+        ([0, 1, 2], [1, 2, 1], [1.0, 2.0, -3.0]),  # a directed cycle of weight -1
+        ([0, 1], [1, 1], [4.0, -0.5]),  # a negative self-loop
+        ([0, 1, 1], [1, 0, 2], [-1.0, -1.0, 5.0]),  # an undirected negative edge
+    ],
+)
 def test_a_reachable_negative_cycle_raises(method, edges):
     A = gbla.Matrix.from_edges(*edges, 3, device="gpu")
     with pytest.raises(gbla.NegativeCycleError, match=NEGATIVE_CYCLE):
@@ -205,23 +233,22 @@ def test_a_reachable_negative_cycle_raises(method, edges):
 
 @pytest.mark.parametrize("method", on_gpu(NEGATIVE))
 def test_an_unreachable_negative_cycle_is_harmless(method):
-    A = gbla.Matrix.from_edges([0, 2, 3, 3], [1, 3, 2, 0], [2.0, -4.0, 3.0, -7.0], 4,
-                               device="gpu")
+    A = gbla.Matrix.from_edges([0, 2, 3, 3], [1, 3, 2, 0], [2.0, -4.0, 3.0, -7.0], 4, device="gpu")
     check(method, A, 0, [0.0, 2.0, np.inf, np.inf])
 
 
 @pytest.mark.parametrize("method", ON_GPU)
 def test_a_zero_weight_cycle_keeps_the_tree_acyclic(method):
-    A = gbla.Matrix.from_edges([0, 1, 2, 3, 1], [1, 2, 3, 1, 4], [1.0, 0.0, 0.0, 0.0, 2.0], 5,
-                               device="gpu")
+    A = gbla.Matrix.from_edges(
+        [0, 1, 2, 3, 1], [1, 2, 3, 1, 4], [1.0, 0.0, 0.0, 0.0, 2.0], 5, device="gpu"
+    )
     check(method, A, 0, [0.0, 1, 1, 1, 3])
 
 
 @pytest.mark.parametrize("method", ON_GPU)
 def test_an_edge_too_light_for_a_long_path_keeps_the_tree_acyclic(method):
     # 1e20 + 1 rounds to 1e20: 1 -> 2 and 2 -> 1 are both tight, a cycle off the tree
-    A = gbla.Matrix.from_edges([0, 1, 2, 2], [1, 2, 1, 3], [1e20, 1.0, 1.0, 1.0], 4,
-                               device="gpu")
+    A = gbla.Matrix.from_edges([0, 1, 2, 2], [1, 2, 1, 3], [1e20, 1.0, 1.0, 1.0], 4, device="gpu")
     check(method, A, 0, [0.0, 1e20, 1e20, 1e20])
 
 
@@ -240,8 +267,7 @@ def test_degenerate_graphs(method):
 @SKIP_NO_GPU
 @pytest.mark.parametrize("method", ABLATION)
 @pytest.mark.parametrize("directed", [True, False])
-def test_the_cache_blocked_order_on_a_graph_of_several_segments(tiny_segments, method,
-                                                                directed):
+def test_the_cache_blocked_order_on_a_graph_of_several_segments(tiny_segments, method, directed):
     n = 5000
     rng = np.random.default_rng(7)
     src, dst = rng.integers(0, n, 4 * n), rng.integers(0, n, 4 * n)
@@ -273,8 +299,9 @@ def _low_degree(rng, n):
 
 @pytest.mark.gpu
 @SKIP_NO_GPU
-@pytest.mark.parametrize("plan", ["all in shared memory", "queues in global memory",
-                                  "past the block"])
+@pytest.mark.parametrize(
+    "plan", ["all in shared memory", "queues in global memory", "past the block"]
+)
 @pytest.mark.parametrize("shape", [_hub_and_path, _low_degree], ids=["hub", "low degree"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_the_single_block_bellman_ford_in_each_of_its_plans(monkeypatch, plan, shape, dtype):
@@ -289,13 +316,16 @@ def test_the_single_block_bellman_ford_in_each_of_its_plans(monkeypatch, plan, s
     real = _sssp.single_block_plan
     size = np.dtype(dtype).itemsize
     assert real(n, S.nnz, dtype) == (1, n * (size + 4) + 8 * n)
-    forced = {"all in shared memory": real,
-              "queues in global memory": lambda n, edges, dtype: (0, n * (size + 4)),
-              "past the block": lambda n, edges, dtype: None}[plan]
+    forced = {
+        "all in shared memory": real,
+        "queues in global memory": lambda n, edges, dtype: (0, n * (size + 4)),
+        "past the block": lambda n, edges, dtype: None,
+    }[plan]
     monkeypatch.setattr(_sssp, "single_block_plan", forced)
     for source in (0, 7, 1500):
-        check("single_block_bellman_ford", A, source, dijkstra(S, source).astype(dtype),
-              dtype=dtype)
+        check(
+            "single_block_bellman_ford", A, source, dijkstra(S, source).astype(dtype), dtype=dtype
+        )
 
 
 @pytest.mark.gpu
@@ -314,6 +344,7 @@ def test_agrees_with_the_algebraic_methods_on_rmat(method):
 @pytest.mark.parametrize("method", KERNELS)
 def test_the_callers_matrix_is_not_modified_and_memory_is_given_back(method):
     import cupy as cp
+
     S = sp.random_array((500, 500), density=0.01, random_state=4, format="csr")
     A = gbla.Matrix.from_scipy(S, device="gpu")
     before = [host(a).copy() for a in (A._indptr, A._indices, A._values)]
@@ -369,13 +400,18 @@ def test_the_asynchronous_kernel_expands_a_path_once_a_vertex(method):
     # 0 -> 1 -> ... -> 99 and nothing else: each vertex is lowered once, queued once, expanded
     # once, and no id is ever stale
     n = 100
-    A = gbla.Matrix.from_edges(np.arange(n - 1), np.arange(1, n), np.full(n - 1, 2.0), n,
-                               device="gpu")
+    A = gbla.Matrix.from_edges(
+        np.arange(n - 1), np.arange(1, n), np.full(n - 1, 2.0), n, device="gpu"
+    )
     stats = {}
     dist = host(gbla.sssp(A, 0, method=method, stats=stats))
     np.testing.assert_array_equal(dist, 2.0 * np.arange(n))
-    assert (stats["edges_relaxed"], stats["pushes"], stats["expanded"], stats["stale"]) == \
-        (n - 1, n - 1, n, 0)
+    assert (stats["edges_relaxed"], stats["pushes"], stats["expanded"], stats["stale"]) == (
+        n - 1,
+        n - 1,
+        n,
+        0,
+    )
     assert stats["restarts"] == 0
 
 

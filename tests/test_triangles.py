@@ -60,8 +60,9 @@ def test_a_real_graph_counts_as_networkx(device):
     np.testing.assert_array_equal(got, _networkx_counts(A.to_scipy()))
     assert got.sum() // 3 == 1612010  # SNAP's count for ego-Facebook
     assert float(host(gbla.clustering(A)).mean()) == pytest.approx(0.6055, abs=1e-4)  # SNAP's
-    assert gbla.transitivity(A) == pytest.approx(nx.transitivity(_undirected(A.to_scipy())),
-                                                 rel=1e-15)
+    assert gbla.transitivity(A) == pytest.approx(
+        nx.transitivity(_undirected(A.to_scipy())), rel=1e-15
+    )
 
 
 def test_bad_input_is_named():

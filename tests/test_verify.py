@@ -53,19 +53,29 @@ BFS_CORRUPTIONS = {
     # rule: (changes to levels, changes to parents, the message naming the culprit)
     "source not at level 0": ({0: 1}, {}, r"^levels\[source\] must be 0; got 1$"),
     "level below -1": ({5: -2}, {}, r"^levels must be >= -1; got -2$"),
-    "edge to an unreached vertex": ({4: -1}, {4: -1},
-                                    r"^edge \(3, 4\) leaves the reached set: level 2 to "),
+    "edge to an unreached vertex": (
+        {4: -1},
+        {4: -1},
+        r"^edge \(3, 4\) leaves the reached set: level 2 to ",
+    ),
     "edge skipping a level": ({3: 3}, {}, r"^edge \(1, 3\) skips a level: 1 -> 3$"),
-    "no in-edge from the level above": ({4: 2}, {},
-                                        r"^vertex 4 at level 2 has no in-edge from level 1$"),
+    "no in-edge from the level above": (
+        {4: 2},
+        {},
+        r"^vertex 4 at level 2 has no in-edge from level 1$",
+    ),
     "source not its own parent": ({}, {0: 4}, r"^parents\[source\] must be the source 0; got 4$"),
     "parent out of range": ({}, {2: 7}, r"^parents must hold vertex ids or -1$"),
     "parent below -1": ({}, {2: -3}, r"^parents must hold vertex ids or -1$"),
     "reached without parent": ({}, {3: -1}, r"vertex 3 has level 2 and parent -1$"),
     "unreached with a parent": ({}, {5: 4}, r"vertex 5 has level -1 and parent 4$"),
     # 1 -> 3 -> 4 -> 1 are all edges: only the cycle rule catches it
-    "cycle in the tree": ({}, {1: 4, 3: 1, 4: 3}, r"^the parent tree has a cycle through "
-                          r"vertex 1$"),
+    "cycle in the tree": (
+        {},
+        {1: 4, 3: 1, 4: 3},
+        r"^the parent tree has a cycle through "
+        r"vertex 1$",
+    ),
     "tree edge within a level": ({}, {2: 1}, r"^tree edge \(1, 2\) joins levels 1 and 1, "),
     # 4 -> 1 is an edge and 1 -> 4 -> 3 -> 2 -> 0 reaches the source: only the levels differ
     "tree edge up the levels": ({}, {1: 4, 3: 2}, r"^tree edge \(4, 1\) joins levels 3 and 1, "),
@@ -106,8 +116,17 @@ def test_a_validation_error_is_an_assertion_error():
 #   +------3------+  5   +--0---+        3 <-> 4 is a zero-weight cycle: 4 -> 3 is tight too
 #                     v
 #   1 -6-> 3          6 (a sink)         5 -1-> 0 (5 unreached)
-SSSP_EDGES = [(0, 1, 1.0), (0, 2, 3.0), (1, 2, 2.0), (1, 3, 6.0), (2, 3, 3.0), (2, 6, 5.0),
-              (3, 4, 0.0), (4, 3, 0.0), (5, 0, 1.0)]
+SSSP_EDGES = [
+    (0, 1, 1.0),
+    (0, 2, 3.0),
+    (1, 2, 2.0),
+    (1, 3, 6.0),
+    (2, 3, 3.0),
+    (2, 6, 5.0),
+    (3, 4, 0.0),
+    (4, 3, 0.0),
+    (5, 0, 1.0),
+]
 DIST = [0.0, 1.0, 3.0, 6.0, 6.0, np.inf, 8.0]
 PRED = [0, 0, 1, 2, 3, -1, 2]
 
@@ -121,8 +140,9 @@ def sssp_graph(device):
 @pytest.mark.parametrize("method", ["bellman_ford", "delta_stepping"])
 @pytest.mark.parametrize("direction", ["push", "pull", "auto"])
 def test_sssp_results_pass(sssp_graph, method, direction):
-    dist, pred = gbla.sssp(sssp_graph, 0, return_predecessors=True, method=method,
-                           direction=direction)
+    dist, pred = gbla.sssp(
+        sssp_graph, 0, return_predecessors=True, method=method, direction=direction
+    )
     np.testing.assert_array_equal(host(dist), DIST)
     gbla.verify.sssp(sssp_graph, 0, dist, pred)
     gbla.verify.sssp(sssp_graph, 0, dist)
@@ -141,21 +161,31 @@ SSSP_CORRUPTIONS = {
     "source not at distance 0": ({0: 1.0}, {}, r"^dist\[source\] must be 0; got 1\.0$"),
     "NaN distance": ({6: np.nan}, {}, r"^dist must hold finite values or \+inf$"),
     "-inf distance": ({6: -np.inf}, {}, r"^dist must hold finite values or \+inf$"),
-    "distance too large": ({6: 9.0}, {}, r"^edge \(2, 6\) of weight 5\.0 relaxes further: "
-                           r"dist 9\.0 > 3\.0 \+ 5\.0$"),
-    "reached vertex reported unreached": ({6: np.inf}, {6: -1},
-                                          r"^edge \(2, 6\) of weight 5\.0 relaxes further"),
+    "distance too large": (
+        {6: 9.0},
+        {},
+        r"^edge \(2, 6\) of weight 5\.0 relaxes further: "
+        r"dist 9\.0 > 3\.0 \+ 5\.0$",
+    ),
+    "reached vertex reported unreached": (
+        {6: np.inf},
+        {6: -1},
+        r"^edge \(2, 6\) of weight 5\.0 relaxes further",
+    ),
     "distance too small": ({6: 7.0}, {}, r"^vertex 6 has dist 7\.0 but no in-edge achieves it$"),
-    "source not its own predecessor": ({}, {0: 5},
-                                       r"^pred\[source\] must be the source 0; got 5$"),
+    "source not its own predecessor": ({}, {0: 5}, r"^pred\[source\] must be the source 0; got 5$"),
     "predecessor out of range": ({}, {2: 7}, r"^pred must hold vertex ids or -1$"),
     "reached without predecessor": ({}, {6: -1}, r"vertex 6 has dist 8\.0 and pred -1$"),
     "unreached with a predecessor": ({}, {5: 0}, r"vertex 5 has dist inf and pred 0$"),
     # 3 -> 4 and 4 -> 3 are both tight edges: only the cycle rule catches it
     "cycle in the tree": ({}, {3: 4}, r"^the predecessor tree has a cycle through vertex 3$"),
     "predecessor not an edge": ({}, {6: 1}, r"^predecessor link \(1, 6\) is not an edge of A$"),
-    "predecessor not tight": ({}, {3: 1}, r"^predecessor link \(1, 3\) is not tight: "
-                              r"1\.0 \+ weight != 6\.0$"),
+    "predecessor not tight": (
+        {},
+        {3: 1},
+        r"^predecessor link \(1, 3\) is not tight: "
+        r"1\.0 \+ weight != 6\.0$",
+    ),
 }
 
 

@@ -24,8 +24,16 @@ from gbla.bench.chart import label as _label
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = "benchmarks/results"
-ORDER = ("bfs_", "sssp_", "multisource_", "pagerank_", "triangles_", "readers", "outofcore_",
-         "distributed_")
+ORDER = (
+    "bfs_",
+    "sssp_",
+    "multisource_",
+    "pagerank_",
+    "triangles_",
+    "readers",
+    "outofcore_",
+    "distributed_",
+)
 PAGERANK = "pagerank"  # the "benchmark" benchmarks/bench_pagerank.py writes
 
 MULTISOURCE = "gbla-multisource/1"  # the schema benchmarks/bench_multisource.py writes
@@ -36,12 +44,17 @@ READERS = "gbla-readers/1"  # the schema benchmarks/bench_readers.py writes
 
 def _machine(m):
     host = f"{m['cpu']} ({m['cpu_count']} CPUs)"
-    gpu = (f"{m['gpu']} ({m['gpu_memory_bytes'] / 2**30:.0f} GiB), CUDA runtime "
-           f"{m['cuda_runtime']}, driver {m['cuda_driver']}, CuPy {m['cupy']}; "
-           if m.get("gpu") else "no GPU; ")
+    gpu = (
+        f"{m['gpu']} ({m['gpu_memory_bytes'] / 2**30:.0f} GiB), CUDA runtime "
+        f"{m['cuda_runtime']}, driver {m['cuda_driver']}, CuPy {m['cupy']}; "
+        if m.get("gpu")
+        else "no GPU; "
+    )
     peers = f", python-graphblas {m['python_graphblas']}" if m.get("python_graphblas") else ""
-    return (f"{gpu}{host}; Python {m['python']}, NumPy {m['numpy']}, SciPy {m['scipy']}"
-            f"{peers}; gbla {m['gbla']}")
+    return (
+        f"{gpu}{host}; Python {m['python']}, NumPy {m['numpy']}, SciPy {m['scipy']}"
+        f"{peers}; gbla {m['gbla']}"
+    )
 
 
 def _ablation(doc, path, i):
@@ -51,17 +64,28 @@ def _ablation(doc, path, i):
     methods = list(dict.fromkeys(r["method"] for r in rows))
     scales = sorted({r["scale"] for r in rows})
     by = {(r["scale"], r["method"]): r for r in rows}
-    out = ["## edge_bellman_ford ablation, R-MAT average degree 32, weights 1..255",
-           "", "Median ms of a whole call (CUDA events, after a warm-up) and, in brackets, "
-           "G edges relaxed per second (rounds x stored edges / time).", "",
-           "| scale | vertices | stored edges | " + " | ".join(f"`{m}`" for m in methods) + " |",
-           "|---:|---:|---:|" + "---:|" * len(methods)]
+    out = [
+        "## edge_bellman_ford ablation, R-MAT average degree 32, weights 1..255",
+        "",
+        "Median ms of a whole call (CUDA events, after a warm-up) and, in brackets, "
+        "G edges relaxed per second (rounds x stored edges / time).",
+        "",
+        "| scale | vertices | stored edges | " + " | ".join(f"`{m}`" for m in methods) + " |",
+        "|---:|---:|---:|" + "---:|" * len(methods),
+    ]
     for scale in scales:
         first = next(r for r in rows if r["scale"] == scale)
-        cells = [f"{by[scale, m]['median_ms']:.2f} ({by[scale, m]['relaxed_per_s'] / 1e9:.1f})"
-                 if (scale, m) in by else "-" for m in methods]
-        out.append(f"| {scale} | {first['vertices']:,} | {first['stored_edges']:,} | "
-                   + " | ".join(cells) + " |")
+        cells = [
+            f"{by[scale, m]['median_ms']:.2f} ({by[scale, m]['relaxed_per_s'] / 1e9:.1f})"
+            if (scale, m) in by
+            else "-"
+            for m in methods
+        ]
+        out.append(
+            f"| {scale} | {first['vertices']:,} | {first['stored_edges']:,} | "
+            + " | ".join(cells)
+            + " |"
+        )
     png = _chart(path)
     if png:
         out += ["", f"![edge_bellman_ford ablation]({png})"]
@@ -70,31 +94,43 @@ def _ablation(doc, path, i):
 
 def _chart(path):
     """The plot drawn beside a JSON (its name with .png for .json), or None when there is none."""
-    png = path[:-len(".json")] + ".png" if path.endswith(".json") else None
+    png = path[: -len(".json")] + ".png" if path.endswith(".json") else None
     return png if png and os.path.exists(png) else None
 
 
 def _built_by(doc):
     """How a run's graph was built: from each rank's whole part of the edges (runs before the
     piece-wise build recorded its stored bytes), or a piece at a time."""
-    return "DistMatrix.from_edge_pieces, a piece of edges at a time" if "stored_bytes" in doc \
+    return (
+        "DistMatrix.from_edge_pieces, a piece of edges at a time"
+        if "stored_bytes" in doc
         else "DistMatrix.from_edges"
+    )
 
 
 def _distributed(doc, i):
     """A benchmarks/bench_distributed.py run: each search's time, GTEPS, levels and traffic."""
-    out = [f"## rmat({doc['scale']}) over {doc['ranks']} rank(s) on the {doc['device'].upper()}",
-           "", f"{doc['undirected_edges']:,} undirected edges; the build (generation of each "
-           f"rank's part and {_built_by(doc)}) took {doc['build_seconds']:.1f} s"
-           + (f", {doc['stored_bytes'] / 1e9:.1f} GB stored over the ranks"
-              if "stored_bytes" in doc else "")
-           + ". Bytes: payload every rank together sent in the search.", "",
-           "| algorithm | source | ms | GTEPS | levels | bytes sent | collectives / rank |",
-           "|---|---:|---:|---:|---:|---:|---:|"]
+    out = [
+        f"## rmat({doc['scale']}) over {doc['ranks']} rank(s) on the {doc['device'].upper()}",
+        "",
+        f"{doc['undirected_edges']:,} undirected edges; the build (generation of each "
+        f"rank's part and {_built_by(doc)}) took {doc['build_seconds']:.1f} s"
+        + (
+            f", {doc['stored_bytes'] / 1e9:.1f} GB stored over the ranks"
+            if "stored_bytes" in doc
+            else ""
+        )
+        + ". Bytes: payload every rank together sent in the search.",
+        "",
+        "| algorithm | source | ms | GTEPS | levels | bytes sent | collectives / rank |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in doc["rows"]:
-        out.append(f"| {r['algo']} | {r['source']} | {r['seconds'] * 1e3:.2f} | "
-                   f"{r['gteps'] or 0:.3f} | {r['levels']} | {r['bytes_total']:,} | "
-                   f"{r['collectives']} |")
+        out.append(
+            f"| {r['algo']} | {r['source']} | {r['seconds'] * 1e3:.2f} | "
+            f"{r['gteps'] or 0:.3f} | {r['levels']} | {r['bytes_total']:,} | "
+            f"{r['collectives']} |"
+        )
     return out + [""]
 
 
@@ -106,27 +142,32 @@ def _multisource(doc, i):
         g = run["graph_info"]
         count = "levels" if run["algo"] == "bfs" else "rounds"
         weights = f"; weights: {run['weights']}" if run.get("weights") else ""
-        out += [f"## {run['graph']}, {run['algo']} from many sources at once", "",
-                f"{g['n']:,} vertices, {g['nvals']:,} stored entries; {g['device']}{weights}. "
-                f"one: the median of a call from each of the {len(run['sources'])} sources "
-                "alone; k: one call from the first k of them (median of "
-                f"{doc['settings']['repeats']}, after a warm-up); x one: ms per call over "
-                "one source's ms; check: each row equal to (BFS) or close to (SSSP) the "
-                "single-source result.", "",
-                f"| k | method | ms per call | ms per source | x one source | {count} | check |",
-                "|---:|---|---:|---:|---:|---:|---|"]
+        out += [
+            f"## {run['graph']}, {run['algo']} from many sources at once",
+            "",
+            f"{g['n']:,} vertices, {g['nvals']:,} stored entries; {g['device']}{weights}. "
+            f"one: the median of a call from each of the {len(run['sources'])} sources "
+            "alone; k: one call from the first k of them (median of "
+            f"{doc['settings']['repeats']}, after a warm-up); x one: ms per call over "
+            "one source's ms; check: each row equal to (BFS) or close to (SSSP) the "
+            "single-source result.",
+            "",
+            f"| k | method | ms per call | ms per source | x one source | {count} | check |",
+            "|---:|---|---:|---:|---:|---:|---|",
+        ]
         for r in run["rows"]:
             k = r["k"] if r["batch"] else "one"
             if r["ms"] is None:  # the batch raised (out of memory, most often)
                 out.append(f"| {k} | - | - | - | - | - | {r['check']}: {r['note']} |")
                 continue
-            out.append(f"| {k} | {r['method']} | {r['ms']:.2f} | {r['ms_per_source']:.3f} | "
-                       f"{r['ratio']:.2f} | {r['count']} | {r['check']} |")
+            out.append(
+                f"| {k} | {r['method']} | {r['ms']:.2f} | {r['ms_per_source']:.3f} | "
+                f"{r['ratio']:.2f} | {r['count']} | {r['check']} |"
+            )
         out.append("")
     p = doc.get("all_pairs")
     if p:
-        out += ["## networkx all_pairs_shortest_path_length", "",
-                _all_pairs_line(p), ""]
+        out += ["## networkx all_pairs_shortest_path_length", "", _all_pairs_line(p), ""]
     return out
 
 
@@ -137,97 +178,137 @@ def _outofcore(doc, path, i):
     out = []
     chart = _chart(path)
     if chart and doc["results"]:
-        out += [f"![host-to-device bytes per strategy, {i}]({chart})", "",
-                f"(`python tools/plot_outofcore.py {path} {chart}`)", ""]
+        out += [
+            f"![host-to-device bytes per strategy, {i}]({chart})",
+            "",
+            f"(`python tools/plot_outofcore.py {path} {chart}`)",
+            "",
+        ]
     for r in doc["results"]:
         g = r["graph_info"]
-        out += [f"## {r['graph']}, {r['algo']} out of core, every strategy", "",
-                f"{g['n']:,} vertices, {g['nvals']:,} stored entries; the graph as the device "
-                f"holds it {r['graph_bytes'] / 1e9:.3g} GB; budget {r['budget'] / 1e9:.3g} GB "
-                f"(the vertex arrays, {r['vertex_bytes'] / 1e9:.3g} GB, + {r['fraction']} of "
-                f"the graph); in memory (gbla's default method, the graph on the GPU) "
-                f"{r['in_memory_ms']:.2f} ms. Medians over {len(r['sources'])} sources. "
-                f"Bus ms: the bytes moved (H2D and zero-copy) at {doc['pinned_gbps']} GB/s, the "
-                "measured pinned bandwidth; x bus: ms over bus ms; copy ms: the copy "
-                "stream's busy time; D2H GB: what `managed` prefetched back to the host."
-                + next((f" `algebraic`: `gbla.bfs(method='algebraic')` / `gbla.sssp(method="
-                        f"'delta_stepping')` on a `gbla.outofcore.HostMatrix` (the algebra's "
-                        f"products streaming, differential schedule), budget "
-                        f"{row['budget'] / 1e9:.3g} GB: its vectors at 96 bytes a vertex + "
-                        f"{r['fraction']} of the graph." for row in r["rows"]
-                        if row["strategy"] == "algebraic" and "budget" in row), ""), "",
-                "| strategy | ms | H2D GB | H2D / graph | zero-copy GB | D2H GB | copy ms | bus ms "
-                "| x bus | iterations | check |",
-                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        out += [
+            f"## {r['graph']}, {r['algo']} out of core, every strategy",
+            "",
+            f"{g['n']:,} vertices, {g['nvals']:,} stored entries; the graph as the device "
+            f"holds it {r['graph_bytes'] / 1e9:.3g} GB; budget {r['budget'] / 1e9:.3g} GB "
+            f"(the vertex arrays, {r['vertex_bytes'] / 1e9:.3g} GB, + {r['fraction']} of "
+            f"the graph); in memory (gbla's default method, the graph on the GPU) "
+            f"{r['in_memory_ms']:.2f} ms. Medians over {len(r['sources'])} sources. "
+            f"Bus ms: the bytes moved (H2D and zero-copy) at {doc['pinned_gbps']} GB/s, the "
+            "measured pinned bandwidth; x bus: ms over bus ms; copy ms: the copy "
+            "stream's busy time; D2H GB: what `managed` prefetched back to the host."
+            + next(
+                (
+                    f" `algebraic`: `gbla.bfs(method='algebraic')` / `gbla.sssp(method="
+                    f"'delta_stepping')` on a `gbla.outofcore.HostMatrix` (the algebra's "
+                    f"products streaming, differential schedule), budget "
+                    f"{row['budget'] / 1e9:.3g} GB: its vectors at 96 bytes a vertex + "
+                    f"{r['fraction']} of the graph."
+                    for row in r["rows"]
+                    if row["strategy"] == "algebraic" and "budget" in row
+                ),
+                "",
+            ),
+            "",
+            "| strategy | ms | H2D GB | H2D / graph | zero-copy GB | D2H GB | copy ms | bus ms "
+            "| x bus | iterations | check |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        ]
         for row in r["rows"]:
             if "error" in row:
-                out.append(f"| {row['strategy']} | - | - | - | - | - | - | - | - | - | "
-                           f"ERROR: {row['error']} |")
+                out.append(
+                    f"| {row['strategy']} | - | - | - | - | - | - | - | - | - | "
+                    f"ERROR: {row['error']} |"
+                )
                 continue
-            out.append(f"| {row['strategy']} | {row['ms']:.1f} | {row['h2d_bytes'] / 1e9:.3f} | "
-                       f"{row['h2d_ratio']:.2f} | {row['zerocopy_bytes'] / 1e9:.3f} | "
-                       f"{row.get('d2h_bytes', 0) / 1e9:.3f} | "
-                       f"{row['transfer_ms']:.1f} | {row['bus_bound_ms']:.2f} | "
-                       f"{row['ratio_to_bound']:.1f} | {row['iterations']:.0f} | "
-                       f"{row['check']} |")
+            out.append(
+                f"| {row['strategy']} | {row['ms']:.1f} | {row['h2d_bytes'] / 1e9:.3f} | "
+                f"{row['h2d_ratio']:.2f} | {row['zerocopy_bytes'] / 1e9:.3f} | "
+                f"{row.get('d2h_bytes', 0) / 1e9:.3f} | "
+                f"{row['transfer_ms']:.1f} | {row['bus_bound_ms']:.2f} | "
+                f"{row['ratio_to_bound']:.1f} | {row['iterations']:.0f} | "
+                f"{row['check']} |"
+            )
         out.append("")
     b = doc.get("beyond")
     if b:
         st = b["stats"]
-        out += [f"## rmat({b['scale']}), larger than the GPU's free memory", "",
-                f"{b['n']:,} vertices, {b['stored_edges']:,} stored edges, "
-                f"{b['host_bytes'] / 1e9:.1f} GB in pinned host memory, built a part at a time "
-                f"(`gbla.generators.rmat_host_csr`, {b['generate_s']:.0f} s). The GPU "
-                f"({b['card_bytes'] / 1e9:.0f} GB) had {b['free_bytes'] / 1e9:.1f} GB free"
-                + (f" (a ballast allocation took the rest of its "
-                   f"{b['free_bytes_before_ballast'] / 1e9:.1f} GB free)" if b["ballast"]
-                   else "") +
-                f"; budget {b['budget'] / 1e9:.1f} GB. BFS from vertex {b['source']}: "
-                f"**{b['ms']:.0f} ms**, {st['levels']} levels, {b['reached']:,} vertices "
-                f"reached, {st['h2d_bytes'] / 1e9:.2f} GB host to device "
-                f"({st['h2d_bytes'] / st['graph_bytes']:.2f}x the graph) in "
-                f"{st['transfers']} transfers ({st['whole_transfers']} whole subgraphs of "
-                f"{st['subgraphs']}), copies {st['transfer_ms']:.0f} ms; levels checked "
-                f"exactly on the host: {b['check']}.", ""]
+        out += [
+            f"## rmat({b['scale']}), larger than the GPU's free memory",
+            "",
+            f"{b['n']:,} vertices, {b['stored_edges']:,} stored edges, "
+            f"{b['host_bytes'] / 1e9:.1f} GB in pinned host memory, built a part at a time "
+            f"(`gbla.generators.rmat_host_csr`, {b['generate_s']:.0f} s). The GPU "
+            f"({b['card_bytes'] / 1e9:.0f} GB) had {b['free_bytes'] / 1e9:.1f} GB free"
+            + (
+                f" (a ballast allocation took the rest of its "
+                f"{b['free_bytes_before_ballast'] / 1e9:.1f} GB free)"
+                if b["ballast"]
+                else ""
+            )
+            + f"; budget {b['budget'] / 1e9:.1f} GB. BFS from vertex {b['source']}: "
+            f"**{b['ms']:.0f} ms**, {st['levels']} levels, {b['reached']:,} vertices "
+            f"reached, {st['h2d_bytes'] / 1e9:.2f} GB host to device "
+            f"({st['h2d_bytes'] / st['graph_bytes']:.2f}x the graph) in "
+            f"{st['transfers']} transfers ({st['whole_transfers']} whole subgraphs of "
+            f"{st['subgraphs']}), copies {st['transfer_ms']:.0f} ms; levels checked "
+            f"exactly on the host: {b['check']}.",
+            "",
+        ]
     return out
 
 
 def _all_pairs_line(p):
     """The all-pairs paragraph: the time to produce the rows and, where the run measured it
     (from the runs that return lazy rows on), the time to read every entry after it."""
-    head = ("`dict(nx.all_pairs_shortest_path_length(G))` on "
-            f"`nx.gnm_random_graph({p['n']}, {p['edges']}, seed={p['seed']})` "
-            f"({p['entries']:,} entries), networkx {p['networkx']}: ")
+    head = (
+        "`dict(nx.all_pairs_shortest_path_length(G))` on "
+        f"`nx.gnm_random_graph({p['n']}, {p['edges']}, seed={p['seed']})` "
+        f"({p['entries']:,} entries), networkx {p['networkx']}: "
+    )
     if "gbla_read_s" not in p:
-        return (head + f"plain networkx {p['networkx_s']:.3g} s, `backend=\"gbla\"` "
-                f"{p['gbla_s']:.3g} s on the {p['device'].upper()} (conversion included), "
-                f"**{p['speedup']:.1f}x**; the dicts "
-                f"{'equal' if p['check'] == 'ok' else 'DIFFER'}.")
-    rows = ("dicts" if p["gbla_row_type"] == "dict" else
-            f"`{p['gbla_row_type']}` mappings, whose entries become Python objects only as "
-            "they are read")
-    return (head + f"produced by plain networkx in {p['networkx_s']:.3g} s, by "
-            f"`backend=\"gbla\"` in {p['gbla_s']:.3g} s on the {p['device'].upper()} "
-            f"(conversion included), **{p['speedup']:.1f}x**; then every entry read "
-            f"(`sum(len(d))` and a whole `d.items()` pass): {p['networkx_read_s']:.3g} s and "
-            f"{p['gbla_read_s']:.3g} s; produce + read **{p['speedup_with_read']:.1f}x**. "
-            f"gbla's rows are {rows}; the results "
-            f"{'equal' if p['check'] == 'ok' else 'DIFFER'}.")
+        return (
+            head + f'plain networkx {p["networkx_s"]:.3g} s, `backend="gbla"` '
+            f"{p['gbla_s']:.3g} s on the {p['device'].upper()} (conversion included), "
+            f"**{p['speedup']:.1f}x**; the dicts "
+            f"{'equal' if p['check'] == 'ok' else 'DIFFER'}."
+        )
+    rows = (
+        "dicts"
+        if p["gbla_row_type"] == "dict"
+        else f"`{p['gbla_row_type']}` mappings, whose entries become Python objects only as "
+        "they are read"
+    )
+    return (
+        head + f"produced by plain networkx in {p['networkx_s']:.3g} s, by "
+        f'`backend="gbla"` in {p["gbla_s"]:.3g} s on the {p["device"].upper()} '
+        f"(conversion included), **{p['speedup']:.1f}x**; then every entry read "
+        f"(`sum(len(d))` and a whole `d.items()` pass): {p['networkx_read_s']:.3g} s and "
+        f"{p['gbla_read_s']:.3g} s; produce + read **{p['speedup_with_read']:.1f}x**. "
+        f"gbla's rows are {rows}; the results "
+        f"{'equal' if p['check'] == 'ok' else 'DIFFER'}."
+    )
 
 
 def _async(doc, i):
     """The asynchronous SSSP ablation: per graph, median ms and edges relaxed per stored edge
     of each method and plan."""
-    out = [f"## Asynchronous delta-stepping: ablation and plans, weights "
-           f"{doc['weights'][0]}..{doc['weights'][1]}", "",
-           "Median ms of a whole call over the sources (CUDA events, after a warm-up) and the "
-           "median edges relaxed per stored edge; `async k=v` rows are async_delta_stepping "
-           "with one setting of its plan changed (gbla.kernels._sssp.AsyncPlan).", "",
-           "| graph | method | median ms | relaxed / edge | check |", "|---|---|---:|---:|---|"]
+    out = [
+        f"## Asynchronous delta-stepping: ablation and plans, weights "
+        f"{doc['weights'][0]}..{doc['weights'][1]}",
+        "",
+        "Median ms of a whole call over the sources (CUDA events, after a warm-up) and the "
+        "median edges relaxed per stored edge; `async k=v` rows are async_delta_stepping "
+        "with one setting of its plan changed (gbla.kernels._sssp.AsyncPlan).",
+        "",
+        "| graph | method | median ms | relaxed / edge | check |",
+        "|---|---|---:|---:|---|",
+    ]
     for r in doc["rows"]:
         work = "-" if r["relaxed_per_edge"] is None else f"{r['relaxed_per_edge']:.2f}"
-        out.append(f"| {r['graph']} | {r['method']} | {r['median_ms']:.2f} | {work} | "
-                   f"{r['check']} |")
+        out.append(
+            f"| {r['graph']} | {r['method']} | {r['median_ms']:.2f} | {work} | {r['check']} |"
+        )
     return out + [""]
 
 
@@ -277,32 +358,44 @@ def _pagerank(doc, i):
     nx.pagerank where timed), every rank checked against SciPy's."""
     rows = doc["rows"]
     nx = any("networkx_ms" in r for r in rows)
-    out = [f"## PageRank, tol {doc['tol']:g}, on the {doc['device']}", "",
-           "Unweighted, alpha 0.85; gbla's call by CUDA events after a warm-up, SciPy (networkx's "
-           "power iteration on a CSR built beforehand) by perf_counter on the same host; "
-           "medians. max diff: the largest difference from SciPy's ranks.", "",
-           "| graph | n | stored edges | iterations | gbla ms | us an iteration | SciPy ms | "
-           "x SciPy |" + (" nx.pagerank ms |" if nx else "") + " max diff |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if nx else "") + "---:|"]
+    out = [
+        f"## PageRank, tol {doc['tol']:g}, on the {doc['device']}",
+        "",
+        "Unweighted, alpha 0.85; gbla's call by CUDA events after a warm-up, SciPy (networkx's "
+        "power iteration on a CSR built beforehand) by perf_counter on the same host; "
+        "medians. max diff: the largest difference from SciPy's ranks.",
+        "",
+        "| graph | n | stored edges | iterations | gbla ms | us an iteration | SciPy ms | "
+        "x SciPy |" + (" nx.pagerank ms |" if nx else "") + " max diff |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if nx else "") + "---:|",
+    ]
     for r in rows:
-        out.append(f"| {r['graph']} | {r['n']:,} | {r['nnz']:,} | {r['iterations']} | "
-                   f"{r['gbla_gpu_ms']:.3g} | {r['gpu_us_per_iteration']:.0f} | "
-                   f"{_ms(r['scipy_ms'])} | {r['speedup_vs_scipy']:.1f} |"
-                   + (f" {r['networkx_ms']:.0f} |" if r.get("networkx_ms") else
-                      (" - |" if nx else "")) + f" {r['max_abs_diff']:.1e} |")
+        out.append(
+            f"| {r['graph']} | {r['n']:,} | {r['nnz']:,} | {r['iterations']} | "
+            f"{r['gbla_gpu_ms']:.3g} | {r['gpu_us_per_iteration']:.0f} | "
+            f"{_ms(r['scipy_ms'])} | {r['speedup_vs_scipy']:.1f} |"
+            + (f" {r['networkx_ms']:.0f} |" if r.get("networkx_ms") else (" - |" if nx else ""))
+            + f" {r['max_abs_diff']:.1e} |"
+        )
     return out + [""]
 
 
 def _triangles(doc, i):
     """The triangle counts: gbla.triangles by direction against networkx.triangles."""
-    out = ["## Triangles, gbla.triangles against networkx", "",
-           "ms of a whole call; equal: every vertex's count equals networkx's.", "",
-           "| graph | n | stored edges | triangles | gbla auto | push | pull | networkx | equal |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    out = [
+        "## Triangles, gbla.triangles against networkx",
+        "",
+        "ms of a whole call; equal: every vertex's count equals networkx's.",
+        "",
+        "| graph | n | stored edges | triangles | gbla auto | push | pull | networkx | equal |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
     for r in doc:
-        out.append(f"| {r['graph']} | {r['n']:,} | {r['nnz']:,} | {r['triangles']:,} | "
-                   f"{r['gpu auto ms']:.3g} | {r['gpu push ms']:.3g} | {r['gpu pull ms']:.3g} | "
-                   f"{r['networkx ms']:.4g} | {r['equal']} |")
+        out.append(
+            f"| {r['graph']} | {r['n']:,} | {r['nnz']:,} | {r['triangles']:,} | "
+            f"{r['gpu auto ms']:.3g} | {r['gpu push ms']:.3g} | {r['gpu pull ms']:.3g} | "
+            f"{r['networkx ms']:.4g} | {r['equal']} |"
+        )
     return out + [""]
 
 
@@ -314,25 +407,37 @@ def _volume(doc, i):
     groups = {}
     for r in doc["rows"]:
         groups.setdefault((r["algo"], r["scale"], r["ranks"]), []).append(r)
-    out = ["## Communication volume over ranks (R-MAT, average degree 32)", "",
-           "Bytes every rank together sent over a whole search, per undirected edge, and the "
-           "collectives a rank made (range over the sources); ms: that traffic priced on each "
-           "assumed link (" + "; ".join(f"{k}: {v['bytes_per_s'] / 1e9:.0f} GB/s a GPU, "
-                                         f"{v['latency_s'] * 1e6:.0f} us a collective"
-                                         for k, v in links.items()) + "), the slowest source.",
-           "", "| algorithm | graph | ranks | bytes / edge | collectives | "
-           + " | ".join(f"ms, {k}" for k in names) + " |",
-           "|---|---|---:|---:|---:|" + "---:|" * len(names)]
+    out = [
+        "## Communication volume over ranks (R-MAT, average degree 32)",
+        "",
+        "Bytes every rank together sent over a whole search, per undirected edge, and the "
+        "collectives a rank made (range over the sources); ms: that traffic priced on each "
+        "assumed link ("
+        + "; ".join(
+            f"{k}: {v['bytes_per_s'] / 1e9:.0f} GB/s a GPU, "
+            f"{v['latency_s'] * 1e6:.0f} us a collective"
+            for k, v in links.items()
+        )
+        + "), the slowest source.",
+        "",
+        "| algorithm | graph | ranks | bytes / edge | collectives | "
+        + " | ".join(f"ms, {k}" for k in names)
+        + " |",
+        "|---|---|---:|---:|---:|" + "---:|" * len(names),
+    ]
 
     def span(values, fmt):
         lo, hi = min(values), max(values)
         return format(lo, fmt) if lo == hi else f"{format(lo, fmt)}-{format(hi, fmt)}"
+
     for (algo, scale, ranks), rs in sorted(groups.items()):
-        out.append(f"| {algo} | rmat({scale}), {rs[0]['undirected_edges']:,} edges | {ranks} | "
-                   f"{span([r['bytes_per_edge'] for r in rs], '.3f')} | "
-                   f"{span([r['collectives'] for r in rs], 'd')} | "
-                   + " | ".join(f"{max(r['comm_seconds'][k] for r in rs) * 1e3:.2f}"
-                                for k in names) + " |")
+        out.append(
+            f"| {algo} | rmat({scale}), {rs[0]['undirected_edges']:,} edges | {ranks} | "
+            f"{span([r['bytes_per_edge'] for r in rs], '.3f')} | "
+            f"{span([r['collectives'] for r in rs], 'd')} | "
+            + " | ".join(f"{max(r['comm_seconds'][k] for r in rs) * 1e3:.2f}" for k in names)
+            + " |"
+        )
     return out + [""]
 
 
@@ -340,22 +445,32 @@ def _readers(doc, name):
     """benchmarks/bench_readers.py: gbla.io.read against SciPy's own path to the same CSR
     matrix, per graph and case, and the aim it was held to."""
     aim = doc.get("aim")
-    held = (f" Aim: gbla.io.read on {aim['graph']} ({aim['case']}) at most {aim['max_ratio']}x "
-            f"SciPy's time: **{aim['ratio']:.2f}x**, {'met' if aim['met'] else 'NOT met'}."
-            if aim else "")
+    held = (
+        f" Aim: gbla.io.read on {aim['graph']} ({aim['case']}) at most {aim['max_ratio']}x "
+        f"SciPy's time: **{aim['ratio']:.2f}x**, {'met' if aim['met'] else 'NOT met'}."
+        if aim
+        else ""
+    )
     load = ", ".join(f"{x:.1f}" for x in doc.get("load_average", []))
-    out = ["## Readers: gbla.io.read against SciPy", "",
-           f"Median seconds of a whole call over {doc['settings']['repeats']} (wall clock, the "
-           "file in the page cache; gbla's and SciPy's calls alternate). as stored: "
-           "`scipy.io.mmread(path).tocsr()`; undirected: that plus `S + S.T` (gbla: "
-           "`directed=False`); npz: `scipy.sparse.load_npz` of the graph `save_npz` wrote. "
-           "x SciPy: gbla's time over SciPy's (below 1: gbla faster); check: the same matrix."
-           + (f" Load average at the end: {load}." if load else "") + held, "",
-           "| graph | n | stored entries | case | gbla s | SciPy s | x SciPy | check |",
-           "|---|---:|---:|---|---:|---:|---:|---|"]
+    out = [
+        "## Readers: gbla.io.read against SciPy",
+        "",
+        f"Median seconds of a whole call over {doc['settings']['repeats']} (wall clock, the "
+        "file in the page cache; gbla's and SciPy's calls alternate). as stored: "
+        "`scipy.io.mmread(path).tocsr()`; undirected: that plus `S + S.T` (gbla: "
+        "`directed=False`); npz: `scipy.sparse.load_npz` of the graph `save_npz` wrote. "
+        "x SciPy: gbla's time over SciPy's (below 1: gbla faster); check: the same matrix."
+        + (f" Load average at the end: {load}." if load else "")
+        + held,
+        "",
+        "| graph | n | stored entries | case | gbla s | SciPy s | x SciPy | check |",
+        "|---|---:|---:|---|---:|---:|---:|---|",
+    ]
     for r in doc["rows"]:
-        out.append(f"| {r['graph']} | {r['n']:,} | {r['nvals']:,} | {r['case']} | "
-                   f"{r['gbla_s']:.3f} | {r['scipy_s']:.3f} | {r['ratio']:.2f} | {r['check']} |")
+        out.append(
+            f"| {r['graph']} | {r['n']:,} | {r['nvals']:,} | {r['case']} | "
+            f"{r['gbla_s']:.3f} | {r['scipy_s']:.3f} | {r['ratio']:.2f} | {r['check']} |"
+        )
     return out + [""]
 
 
@@ -383,30 +498,44 @@ def _about(doc, kind, path):
     note = NOTES.get(os.path.basename(path))
     if kind in ("bench", MULTISOURCE, OUTOFCORE, READERS):
         timing = ", sources back to back" if doc.get("timing") == bench.BACK_TO_BACK else ""
-        return [f"Command: `{doc['command']}` ({doc.get('created') or doc.get('date')}{timing})",
-                "", f"Machine: {_machine(doc['machine'])}"]
+        return [
+            f"Command: `{doc['command']}` ({doc.get('created') or doc.get('date')}{timing})",
+            "",
+            f"Machine: {_machine(doc['machine'])}",
+        ]
     if kind in (ASYNC, "ablation"):
         m = doc["machine"]
-        command = (f"`{doc['command']}`" if "command" in doc else
-                   f"`python benchmarks/bench_sssp_ablation.py` ({doc.get('runs', '')})")
-        return [f"Command: {command}", "", f"Machine: {m['gpu']}, CuPy {m['cupy']}, Python "
-                f"{m['python']}; gbla {m['gbla']}"]
+        command = (
+            f"`{doc['command']}`"
+            if "command" in doc
+            else f"`python benchmarks/bench_sssp_ablation.py` ({doc.get('runs', '')})"
+        )
+        return [
+            f"Command: {command}",
+            "",
+            f"Machine: {m['gpu']}, CuPy {m['cupy']}, Python {m['python']}; gbla {m['gbla']}",
+        ]
     if kind == "distributed":
         algos = list(dict.fromkeys(r["algo"] for r in doc["rows"]))
-        return [f"Command: `python -m gbla.distributed.launch -n {doc['ranks']} "
-                f"benchmarks/bench_distributed.py --scale {doc['scale']}"
-                + (f" --edge-factor {doc['edge_factor']}" if doc.get("edge_factor", 16) != 16
-                   else "")
-                + ("" if algos == ["bfs", "bfs_bitmap", "sssp"] else " --algos " + " ".join(algos))
-                + "`", "",
-                f"Machine: {doc.get('machine', 'not recorded')}; Python {doc['python']}; "
-                f"gbla {doc['gbla']}"]
+        return [
+            f"Command: `python -m gbla.distributed.launch -n {doc['ranks']} "
+            f"benchmarks/bench_distributed.py --scale {doc['scale']}"
+            + (f" --edge-factor {doc['edge_factor']}" if doc.get("edge_factor", 16) != 16 else "")
+            + ("" if algos == ["bfs", "bfs_bitmap", "sssp"] else " --algos " + " ".join(algos))
+            + "`",
+            "",
+            f"Machine: {doc.get('machine', 'not recorded')}; Python {doc['python']}; "
+            f"gbla {doc['gbla']}",
+        ]
     if kind == PAGERANK:
         return [f"Command: {note or 'not recorded'}", "", f"Machine: one {doc['device']}"]
     if kind == "volume":
         m = doc["machine"]
-        return [f"Command: {note}", "", f"Machine: the CPU; Python {m['python']}, NumPy "
-                f"{m['numpy']}; gbla {m['gbla']}"]
+        return [
+            f"Command: {note}",
+            "",
+            f"Machine: the CPU; Python {m['python']}, NumPy {m['numpy']}; gbla {m['gbla']}",
+        ]
     return [f"Command: {note or doc.get('command', 'not recorded')}"]
 
 
@@ -433,9 +562,14 @@ def _tables(doc, kind, path, name):
     else:
         lines = []
         for (graph, algo), records in bench.group(doc["records"]).items():
-            lines += [f"## {graph}, {algo}", "",
-                      bench.describe(records).replace("\n  ", "; "), "",
-                      bench.format_table(records, style="markdown"), ""]
+            lines += [
+                f"## {graph}, {algo}",
+                "",
+                bench.describe(records).replace("\n  ", "; "),
+                "",
+                bench.format_table(records, style="markdown"),
+                "",
+            ]
     return ["#" + line if line.startswith("## ") else line for line in lines]
 
 
@@ -448,15 +582,34 @@ def _summary_rows(documents, paths):
         doc = by_name.get(file)
         if doc is None:
             continue
-        records = [r for r in doc["records"] if _label(r["graph"]) == label and r["algo"] == algo
-                   and r["status"] == "ok" and r["check"] == "ok"]
+        records = [
+            r
+            for r in doc["records"]
+            if _label(r["graph"]) == label
+            and r["algo"] == algo
+            and r["status"] == "ok"
+            and r["check"] == "ok"
+        ]
         algebra = next(r for r in records if r["method"] == ALGEBRA[algo])
-        kernels = [r for r in records if r["kind"] == "kernel"
-                   and not r["method"].startswith("out_of_core")]
+        kernels = [
+            r
+            for r in records
+            if r["kind"] == "kernel" and not r["method"].startswith("out_of_core")
+        ]
         best = min(kernels, key=lambda r: r["median_ms"])
         scipy = next(r for r in records if r["method"] == "scipy")
-        rows.append((algo, shown, algebra["median_ms"], best["median_ms"], best["method"],
-                     scipy["median_ms"], GPU_PEERS.get((algo, shown)), file))
+        rows.append(
+            (
+                algo,
+                shown,
+                algebra["median_ms"],
+                best["median_ms"],
+                best["method"],
+                scipy["median_ms"],
+                GPU_PEERS.get((algo, shown)),
+                file,
+            )
+        )
     return rows
 
 
@@ -471,35 +624,50 @@ def _summary(documents, paths):
     if not rows:
         return []
     files = list(dict.fromkeys(row[-1] for row in rows))
-    out = ["## Summary: gbla against SciPy and GPU peers", "",
-           "Median ms per source, one NVIDIA H100 80GB HBM3 (SciPy on its host's CPU), every gbla "
-           "and SciPy result checked; x SciPy: SciPy's time over gbla's faster column. From "
-           + ", ".join(f"[{f}](#{f[:-len('.json')]})" for f in files) + "; SSSP with weights "
-           "1..255. GPU peers: measured on the same H100 with their own builds and quoted here "
-           "(" + ", ".join(sorted({p[1] for p in GPU_PEERS.values()})) + "); no command in "
-           "this repository remakes them.", "",
-           "| algorithm | graph | gbla, algebra | gbla, fastest kernel | SciPy | x SciPy "
-           "| GPU peer |", "|---|---|---:|---:|---:|---:|---|"]
+    out = [
+        "## Summary: gbla against SciPy and GPU peers",
+        "",
+        "Median ms per source, one NVIDIA H100 80GB HBM3 (SciPy on its host's CPU), every gbla "
+        "and SciPy result checked; x SciPy: SciPy's time over gbla's faster column. From "
+        + ", ".join(f"[{f}](#{f[: -len('.json')]})" for f in files)
+        + "; SSSP with weights "
+        "1..255. GPU peers: measured on the same H100 with their own builds and quoted here "
+        "(" + ", ".join(sorted({p[1] for p in GPU_PEERS.values()})) + "); no command in "
+        "this repository remakes them.",
+        "",
+        "| algorithm | graph | gbla, algebra | gbla, fastest kernel | SciPy | x SciPy | GPU peer |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
     for algo, graph, algebra, best, method, scipy, peer, _ in rows:
         name = "BFS" if algo == "bfs" else "SSSP"
         peer_cell = f"{_ms(peer[0])} ({peer[1]})" if peer else ""
         speedup = scipy / min(algebra, best)
         times = f"{speedup:.1f}x" if speedup < 10 else f"{speedup:,.0f}x"
-        out.append(f"| {name} | {graph} | {_ms(algebra)} (`{ALGEBRA[algo]}`) | {_ms(best)} "
-                   f"(`{method}`) | {_ms(scipy)} | {times} | {peer_cell} |")
+        out.append(
+            f"| {name} | {graph} | {_ms(algebra)} (`{ALGEBRA[algo]}`) | {_ms(best)} "
+            f"(`{method}`) | {_ms(scipy)} | {times} | {peer_cell} |"
+        )
     if os.path.exists(os.path.join(RESULTS, SUMMARY_PNG)):
-        out += ["", f"![gbla against SciPy and GPU peers]({RESULTS}/{SUMMARY_PNG})", "",
-                "(`python tools/benchmarks_md.py --plot` draws it.)"]
+        out += [
+            "",
+            f"![gbla against SciPy and GPU peers]({RESULTS}/{SUMMARY_PNG})",
+            "",
+            "(`python tools/benchmarks_md.py --plot` draws it.)",
+        ]
     return out + [""]
 
 
 def plot_summary(documents, paths, png):
     """The summary as a grouped bar chart (log-scale ms) at ``png``; needs matplotlib."""
     from matplotlib.figure import Figure
+
     rows = _summary_rows(documents, paths)
-    series = [("gbla, algebra", 2, "tab:blue"), ("gbla, fastest kernel", 3, "tab:cyan"),
-              ("SciPy (CPU)", 5, "tab:gray"),
-              ("GPU peer (Gunrock; Gardenia: SSSP on NE)", 6, "tab:orange")]
+    series = [
+        ("gbla, algebra", 2, "tab:blue"),
+        ("gbla, fastest kernel", 3, "tab:cyan"),
+        ("SciPy (CPU)", 5, "tab:gray"),
+        ("GPU peer (Gunrock; Gardenia: SSSP on NE)", 6, "tab:orange"),
+    ]
     fig = Figure(figsize=(9.0, 4.2), layout="constrained")
     ax = fig.subplots()
     width = 0.2
@@ -512,11 +680,15 @@ def plot_summary(documents, paths, png):
                 ys.append(value)
         ax.bar(xs, ys, width, label=label, color=color)
     ax.set_yscale("log")
-    ax.set_xticks(range(len(rows)), [f"{'BFS' if r[0] == 'bfs' else 'SSSP'}\n{r[1]}"
-                                     for r in rows], fontsize="small")
+    ax.set_xticks(
+        range(len(rows)),
+        [f"{'BFS' if r[0] == 'bfs' else 'SSSP'}\n{r[1]}" for r in rows],
+        fontsize="small",
+    )
     ax.set_ylabel("median ms per source (log scale)")
-    ax.set_title("gbla on one H100 against SciPy and GPU peers (lower is better)",
-                 fontsize="medium")
+    ax.set_title(
+        "gbla on one H100 against SciPy and GPU peers (lower is better)", fontsize="medium"
+    )
     ax.legend(fontsize="small")
     fig.savefig(png, dpi=110, metadata={"Software": None})
     return png
@@ -530,16 +702,21 @@ def _order(path):
 
 def render(documents, paths, summary=True):
     """BENCHMARKS.md as a string from the loaded JSON ``documents`` (read from ``paths``)."""
-    names = [os.path.basename(p)[:-len(".json")] for p in paths]
-    out = ["# Benchmarks", "",
-           "Generated by `python tools/benchmarks_md.py` from every JSON file in "
-           f"[{RESULTS}/]({RESULTS}/) (what each is: [its README]({RESULTS}/README.md)); do not "
-           "edit by hand. Each section names the command that made its file and the machine it "
-           "ran on. Older runs are in git history; the A/B logs that the docs cite are in "
-           f"[{RESULTS}/ab/]({RESULTS}/ab/).", "",
-           bench.TIMING_NOTE + " " + bench.GTEPS_NOTE + " " + bench.MEMORY_NOTE + " check: the "
-           "first method's result is checked by `gbla.verify`, every other result equal to "
-           "it.", ""]
+    names = [os.path.basename(p)[: -len(".json")] for p in paths]
+    out = [
+        "# Benchmarks",
+        "",
+        "Generated by `python tools/benchmarks_md.py` from every JSON file in "
+        f"[{RESULTS}/]({RESULTS}/) (what each is: [its README]({RESULTS}/README.md)); do not "
+        "edit by hand. Each section names the command that made its file and the machine it "
+        "ran on. Older runs are in git history; the A/B logs that the docs cite are in "
+        f"[{RESULTS}/ab/]({RESULTS}/ab/).",
+        "",
+        bench.TIMING_NOTE + " " + bench.GTEPS_NOTE + " " + bench.MEMORY_NOTE + " check: the "
+        "first method's result is checked by `gbla.verify`, every other result equal to "
+        "it.",
+        "",
+    ]
     if summary:
         out += _summary(documents, paths)
     out += ["## Files", ""] + [f"- [{n}](#{n})" for n in names] + [""]
@@ -553,8 +730,11 @@ def render(documents, paths, summary=True):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("json", nargs="*", help="render these files only, to standard output")
-    p.add_argument("--plot", action="store_true",
-                   help=f"also draw the summary's chart, {RESULTS}/{SUMMARY_PNG}")
+    p.add_argument(
+        "--plot",
+        action="store_true",
+        help=f"also draw the summary's chart, {RESULTS}/{SUMMARY_PNG}",
+    )
     args = p.parse_args(argv)
     paths = args.json
     if not paths:  # the whole folder, from the checkout's root

@@ -33,7 +33,7 @@ def _name(graph):
     name = graph.rsplit("/", 1)[-1]
     for suffix in SUFFIXES:
         if name.endswith(suffix):
-            return name[:-len(suffix)]
+            return name[: -len(suffix)]
     return name
 
 
@@ -62,21 +62,25 @@ def _cells(records, algo, wins):
 
 def table(bfs, sssp):
     """The table's lines and the summary's, from the two documents' {graph: {method: record}}."""
-    lines = ["| graph | n | BFS levels | BFS algebraic | best BFS kernel | SciPy BFS | "
-             "Bellman-Ford (algebra) | best SSSP kernel | SciPy Dijkstra |",
-             "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| graph | n | BFS levels | BFS algebraic | best BFS kernel | SciPy BFS | "
+        "Bellman-Ford (algebra) | best SSSP kernel | SciPy Dijkstra |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
     wins = {"bfs": [0, 0], "sssp": [0, 0]}
     for graph, records in bfs.items():
         first = records.get(ALGEBRA["bfs"]) or next(iter(records.values()))
         levels = first.get("counts") or []
         span = f"{min(levels)}-{max(levels)}" if levels else "-"
         row = [_name(graph), f"{first['graph_info']['n']:,}", span]
-        row += _cells(records, "bfs", wins["bfs"]) + _cells(sssp.get(graph), "sssp",
-                                                             wins["sssp"])
+        row += _cells(records, "bfs", wins["bfs"]) + _cells(sssp.get(graph), "sssp", wins["sssp"])
         lines.append("| " + " | ".join(row) + " |")
     counts = {"bfs": len(bfs), "sssp": sum(graph in sssp for graph in bfs)}
-    summary = [f"{algo.upper()}: the algebra beats SciPy on {w[0]} of {counts[algo]} graphs, "
-               f"the kernels on {w[1]}" for algo, w in wins.items()]
+    summary = [
+        f"{algo.upper()}: the algebra beats SciPy on {w[0]} of {counts[algo]} graphs, "
+        f"the kernels on {w[1]}"
+        for algo, w in wins.items()
+    ]
     return lines, summary
 
 

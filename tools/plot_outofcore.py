@@ -18,8 +18,10 @@ import numpy as np
 
 def plot(doc, path):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     results = doc["results"]
     strategies = [r["strategy"] for r in results[0]["rows"]]
     fig, ax = plt.subplots(figsize=(8, 4))
@@ -36,8 +38,11 @@ def plot(doc, path):
     ax.set_yscale("log")
     ax.set_xticks(x, [f"{r['graph'].split('/')[-1].split('.')[0]}\n{r['algo']}" for r in results])
     ax.set_ylabel("bytes over the bus / graph bytes")
-    ax.set_title(f"Out of core at {results[0]['fraction']} of the graph's bytes "
-                 f"({doc['machine'].get('gpu', 'GPU')})", fontsize=10)
+    ax.set_title(
+        f"Out of core at {results[0]['fraction']} of the graph's bytes "
+        f"({doc['machine'].get('gpu', 'GPU')})",
+        fontsize=10,
+    )
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

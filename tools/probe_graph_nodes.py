@@ -67,6 +67,7 @@ def main(argv=None):
                 for _ in range(k):
                     touch((blocks,), (256,), (x,))
                 step((1,), (32,), (c, np.int64(n), np.uint64(int(handle))))
+
             with stream:
                 _capture(rt, stream.ptr, body, relaxed, record)
             exe = _check(rt, rt.cudaGraphInstantiate(graph, 0))
@@ -92,8 +93,11 @@ def main(argv=None):
                         stop.record(stream)
                     stop.synchronize()
                     times[kind].append(cp.cuda.get_elapsed_time(start, stop) * 1e3 / n)
-            print(f"{k:7d} {blocks:6d} {statistics.median(times['while'][1:]):13.2f} "
-                  f"{statistics.median(times['plain'][1:]):13.2f}", flush=True)
+            print(
+                f"{k:7d} {blocks:6d} {statistics.median(times['while'][1:]):13.2f} "
+                f"{statistics.median(times['plain'][1:]):13.2f}",
+                flush=True,
+            )
             rt.cudaGraphExecDestroy(exe)
             rt.cudaGraphDestroy(graph)
 

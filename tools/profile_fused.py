@@ -26,22 +26,31 @@ def instrument(source):
     parts = body.split("__syncthreads();")
 
     def tick(k):
-        return (f"__syncthreads(); if (threadIdx.x == 0) {{ long long t = clock64(); "
-                f"gbla_prof[{k}] += t - gbla_t0; gbla_t0 = t; }}")
+        return (
+            f"__syncthreads(); if (threadIdx.x == 0) {{ long long t = clock64(); "
+            f"gbla_prof[{k}] += t - gbla_t0; gbla_t0 = t; }}"
+        )
 
     steps = parts[0]
     for k, part in enumerate(parts[1:]):
         steps += tick(k) + part
     steps = steps.rstrip()
     last = steps.rfind(";\n", 0, steps.rfind("}"))  # after the last step's call
-    steps = steps[:last + 1] + "\n        " + tick(len(parts) - 1) + "\n    }\n};\n\n"
+    steps = steps[: last + 1] + "\n        " + tick(len(parts) - 1) + "\n    }\n};\n\n"
     top = "__syncthreads();  // the test's control words seen by every thread"
     if top not in head:
         raise SystemExit("fused.cu's loop changed: update tools/profile_fused.py")
-    head = head.replace(top, "__syncthreads(); if (threadIdx.x == 0) { gbla_t0 = clock64(); "
-                             f"gbla_prof[{TOP}] += 1; }}", 1)
-    head = head.replace("#undef __global__", f"__device__ unsigned long long gbla_prof[{COUNTERS}];"
-                        "\n__device__ long long gbla_t0;\n#undef __global__", 1)
+    head = head.replace(
+        top,
+        f"__syncthreads(); if (threadIdx.x == 0) {{ gbla_t0 = clock64(); gbla_prof[{TOP}] += 1; }}",
+        1,
+    )
+    head = head.replace(
+        "#undef __global__",
+        f"__device__ unsigned long long gbla_prof[{COUNTERS}];"
+        "\n__device__ long long gbla_t0;\n#undef __global__",
+        1,
+    )
     return head + "struct gbla_fused_steps {" + steps + 'extern "C" __global__' + tail
 
 
@@ -89,9 +98,11 @@ def main(argv=None):
 
         programs.clear()
         run(0)  # records (and compiles the counted unit)
-        counters = {text: cp.ndarray((COUNTERS,), cp.uint64,
-                                     modules[text].get_global("gbla_prof"))
-                    for text in programs if text in modules}
+        counters = {
+            text: cp.ndarray((COUNTERS,), cp.uint64, modules[text].get_global("gbla_prof"))
+            for text in programs
+            if text in modules
+        }
         for c in counters.values():
             c.fill(0)
         sources = np.random.default_rng(1).integers(0, n, args.sources).tolist()
@@ -102,8 +113,10 @@ def main(argv=None):
             run(s)
             cp.cuda.Device().synchronize()
             times.append(time.perf_counter() - t0)
-        print(f"{os.path.basename(path)} {args.algo}: {np.median(times) * 1e6:.0f} us a call "
-              f"(median of {args.sources} sources, the counters' cost included)")
+        print(
+            f"{os.path.basename(path)} {args.algo}: {np.median(times) * 1e6:.0f} us a call "
+            f"(median of {args.sources} sources, the counters' cost included)"
+        )
         if not counters:
             print("  the loop did not fuse")
         for text, c in counters.items():
@@ -112,9 +125,11 @@ def main(argv=None):
             runs = int(counts[TOP])
             if not runs:
                 continue
-            names = ["+".join(launch.kernel.split("<")[0] for launch in step)
-                     for step in program._steps()]
-            per = counts[:len(names)] / runs / clock_khz * 1e3
+            names = [
+                "+".join(launch.kernel.split("<")[0] for launch in step)
+                for step in program._steps()
+            ]
+            per = counts[: len(names)] / runs / clock_khz * 1e3
             print(f"  {runs} loop tops, {per.sum():.2f} us an iteration:")
             for k, (name, us) in enumerate(zip(names, per)):
                 note = " (with the size test and the walks)" if k == 0 else ""

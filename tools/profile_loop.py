@@ -31,8 +31,9 @@ def _search(algo, method):
     return (lambda A, s, stats: gbla.sssp(A, s, method=method, stats=stats)), "iterations"
 
 
-def measure(graph, sources, once, per_iteration, blocks_per_sm=None, algo="bfs",
-            method="auto", weights=None):
+def measure(
+    graph, sources, once, per_iteration, blocks_per_sm=None, algo="bfs", method="auto", weights=None
+):
     import cupy as cp
 
     from gbla.kernels import _spmv
@@ -53,9 +54,11 @@ def measure(graph, sources, once, per_iteration, blocks_per_sm=None, algo="bfs",
     picks = [int(s) for s in picks]
     stats = {}
     search(A, int(warmup), stats)  # compiles and records
-    print(f"{graph}: {A.nrows:,} vertices, {A.nvals:,} entries; one iteration's graph: "
-          f"{stats.get('body_nodes')} ({stats.get('graph')}); fused: {stats.get('fused')} "
-          f"{stats.get('not_fused', '')}")
+    print(
+        f"{graph}: {A.nrows:,} vertices, {A.nvals:,} entries; one iteration's graph: "
+        f"{stats.get('body_nodes')} ({stats.get('graph')}); fused: {stats.get('fused')} "
+        f"{stats.get('not_fused', '')}"
+    )
     if once:
         search(A, picks[0], {})
         cp.cuda.Device().synchronize()
@@ -69,13 +72,16 @@ def measure(graph, sources, once, per_iteration, blocks_per_sm=None, algo="bfs",
         stop.record()
         stop.synchronize()
         ms = cp.cuda.get_elapsed_time(start, stop)
-        per_level.append((1000 * ms / max(stats[count], 1), ms, stats[count],
-                          stats.get("fused_iterations")))
+        per_level.append(
+            (1000 * ms / max(stats[count], 1), ms, stats[count], stats.get("fused_iterations"))
+        )
     us = [p[0] for p in per_level]
-    print(f"us per {count[:-1]}: median {statistics.median(us):.1f} "
-          f"(min {min(us):.1f}, max {max(us):.1f}, {len(picks)} sources); ms a search: median "
-          f"{statistics.median(p[1] for p in per_level):.2f}; {count}: "
-          f"{[p[2] for p in per_level]}; fused: {[p[3] for p in per_level]}")
+    print(
+        f"us per {count[:-1]}: median {statistics.median(us):.1f} "
+        f"(min {min(us):.1f}, max {max(us):.1f}, {len(picks)} sources); ms a search: median "
+        f"{statistics.median(p[1] for p in per_level):.2f}; {count}: "
+        f"{[p[2] for p in per_level]}; fused: {[p[3] for p in per_level]}"
+    )
 
 
 def summarize(path):
@@ -95,32 +101,56 @@ def summarize(path):
     total = sum(sum(v) for v in times.values()) or 1.0
     print(f"{'kernel':40s} {'launches':>8s} {'mean us':>9s} {'share':>6s}")
     for name, v in sorted(times.items(), key=lambda kv: -sum(kv[1])):
-        print(f"{name:40s} {len(v):8d} {statistics.mean(v) / 1e3:9.2f} "
-              f"{100 * sum(v) / total:5.1f}%")
+        print(
+            f"{name:40s} {len(v):8d} {statistics.mean(v) / 1e3:9.2f} {100 * sum(v) / total:5.1f}%"
+        )
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("graph", nargs="?", default="rmat:16")
     p.add_argument("--sources", type=int, default=8)
-    p.add_argument("--once", action="store_true", help="one traversal after the warm-up "
-                   "(what ncu profiles)")
-    p.add_argument("--per-iteration", action="store_true", help="no conditional node: one "
-                   "graph launch an iteration (what ncu can profile node by node)")
-    p.add_argument("--blocks-per-sm", type=int, nargs="+", metavar="B",
-                   help="measure with each of these device product grids in turn")
+    p.add_argument(
+        "--once", action="store_true", help="one traversal after the warm-up (what ncu profiles)"
+    )
+    p.add_argument(
+        "--per-iteration",
+        action="store_true",
+        help="no conditional node: one "
+        "graph launch an iteration (what ncu can profile node by node)",
+    )
+    p.add_argument(
+        "--blocks-per-sm",
+        type=int,
+        nargs="+",
+        metavar="B",
+        help="measure with each of these device product grids in turn",
+    )
     p.add_argument("--summarize", metavar="CSV", help="summarise an ncu --csv log instead")
     p.add_argument("--algo", choices=("bfs", "sssp"), default="bfs")
     p.add_argument("--method", default="auto", help="the SSSP method (an algebraic one)")
-    p.add_argument("--weights", type=int, nargs=2, metavar=("LO", "HI"),
-                   help="random integer weights in [LO, HI] (seed 0), as gbla bench gives")
+    p.add_argument(
+        "--weights",
+        type=int,
+        nargs=2,
+        metavar=("LO", "HI"),
+        help="random integer weights in [LO, HI] (seed 0), as gbla bench gives",
+    )
     args = p.parse_args(argv)
     if args.summarize:
         summarize(args.summarize)
     else:
         for blocks in args.blocks_per_sm or [None]:
-            measure(args.graph, args.sources, args.once, args.per_iteration, blocks,
-                    args.algo, args.method, args.weights)
+            measure(
+                args.graph,
+                args.sources,
+                args.once,
+                args.per_iteration,
+                blocks,
+                args.algo,
+                args.method,
+                args.weights,
+            )
 
 
 if __name__ == "__main__":

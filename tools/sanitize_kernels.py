@@ -19,6 +19,7 @@ if os.environ.get("GBLA_SANITIZE_TOOL") == "racecheck":
     # 13) where memcheck ran them through: their loops are checked here as one graph launch
     # an iteration (no conditional WHILE node), the same kernels
     from gbla.runtime import capture
+
     capture.conditional_graphs = lambda: None
 
 
@@ -29,12 +30,16 @@ def graphs():
     path = sp.csr_array((np.ones(n - 1), (np.arange(n - 1), np.arange(1, n))), shape=(n, n))
     yield "path", path + path.T, 0
     leaves = 9000
-    star = sp.csr_array((np.ones(leaves), (np.zeros(leaves, int), np.arange(1, leaves + 1))),
-                        shape=(leaves + 1, leaves + 1))
+    star = sp.csr_array(
+        (np.ones(leaves), (np.zeros(leaves, int), np.arange(1, leaves + 1))),
+        shape=(leaves + 1, leaves + 1),
+    )
     yield "star", (star + star.T).tocsr(), 5
     leaves = 33000
-    out = sp.csr_array((np.ones(leaves), (np.zeros(leaves, int), np.arange(1, leaves + 1))),
-                       shape=(leaves + 1, leaves + 1))
+    out = sp.csr_array(
+        (np.ones(leaves), (np.zeros(leaves, int), np.arange(1, leaves + 1))),
+        shape=(leaves + 1, leaves + 1),
+    )
     yield "out_star", out, 0
     yield "rmat_9", gbla.generators.rmat(9, device="cpu").to_scipy(), 1
 
@@ -59,8 +64,9 @@ def check(method, name, A, S, source):
         gbla.verify.bfs(A, source, levels, parents)
         return np.array_equal(cupy.asnumpy(levels), expected)
     W = weighted(S, len(name))
-    dist, pred = gbla.sssp(gbla.Matrix.from_scipy(W, device="gpu"), source, method=method,
-                           return_predecessors=True)
+    dist, pred = gbla.sssp(
+        gbla.Matrix.from_scipy(W, device="gpu"), source, method=method, return_predecessors=True
+    )
     gbla.verify.sssp(W, source, dist, pred)
     return np.array_equal(cupy.asnumpy(dist), csgraph.dijkstra(W, indices=source))
 
@@ -79,8 +85,12 @@ def main(methods):
 def kernels():
     """The hand-written methods that run on a GPU matrix (the out-of-core ones take a host
     matrix and have their own tests)."""
-    return [name for algo in ("bfs", "sssp") for name in gbla.methods.names(algo)
-            if not gbla.methods.get(name).algebraic and "gpu" in gbla.methods.get(name).devices]
+    return [
+        name
+        for algo in ("bfs", "sssp")
+        for name in gbla.methods.names(algo)
+        if not gbla.methods.get(name).algebraic and "gpu" in gbla.methods.get(name).devices
+    ]
 
 
 if __name__ == "__main__":

@@ -7,5 +7,12 @@ from .pagerank import pagerank
 from .sssp import sssp
 from .triangles import clustering, transitivity, triangles
 
-__all__ = ["bfs", "sssp", "connected_components", "pagerank", "triangles", "clustering",
-           "transitivity"]
+__all__ = [
+    "bfs",
+    "sssp",
+    "connected_components",
+    "pagerank",
+    "triangles",
+    "clustering",
+    "transitivity",
+]

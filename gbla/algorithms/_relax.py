@@ -26,25 +26,40 @@ def improve(dist, t, better, *, full=False):
 
 def relax(dist, frontier, A, semiring, better, direction, *, full=False):
     """d = better-of(d, frontier (+).(x) A): :func:`improve` with one vxm."""
-    return improve(dist, ops.vxm(frontier, A, semiring, direction=direction), better,
-                   full=full)
+    return improve(dist, ops.vxm(frontier, A, semiring, direction=direction), better, full=full)
 
 
-def relax_all(start, product, *, better=binary.lt, frontier=None, full=False,
-              max_iterations=None, cache=None, key=None, stats=None):
+def relax_all(
+    start,
+    product,
+    *,
+    better=binary.lt,
+    frontier=None,
+    full=False,
+    max_iterations=None,
+    cache=None,
+    key=None,
+    stats=None,
+):
     """Rounds of ``improve(d, product(f), better, full=full)`` from ``start`` (the values, and
     the first frontier unless ``frontier`` is given) until nothing improves or
     ``max_iterations``; returns (the values, the last frontier, the rounds run). With ``cache``
     (a Matrix), the recording is kept there under ``key``, which must name everything
     ``product`` depends on besides that matrix."""
+
     def round_(s, _):
         s.frontier = improve(s.dist, product(s.frontier), better, full=full)
 
     run = {}
-    out = runtime.iterate(round_, {"dist": start, "frontier": start if frontier is None else
-                                   frontier}, while_nonempty="frontier",
-                          max_iterations=max_iterations, cache=cache,
-                          key=(key, better.name, full), stats=run)
+    out = runtime.iterate(
+        round_,
+        {"dist": start, "frontier": start if frontier is None else frontier},
+        while_nonempty="frontier",
+        max_iterations=max_iterations,
+        cache=cache,
+        key=(key, better.name, full),
+        stats=run,
+    )
     if stats is not None:
         stats.update(run)
     return out["dist"], out["frontier"], run["iterations"]

@@ -29,9 +29,18 @@ from ..vector import Vector
 from ._relax import policy_of
 
 
-def bfs(A: Any, source: Any, *, return_predecessors: bool = False, method: str | None = None,
-        direction: Any = "auto", depth_limit: int | None = None, stats: dict | None = None,
-        memory_budget: int | None = None, return_parents: bool | None = None) -> Any:
+def bfs(
+    A: Any,
+    source: Any,
+    *,
+    return_predecessors: bool = False,
+    method: str | None = None,
+    direction: Any = "auto",
+    depth_limit: int | None = None,
+    stats: dict | None = None,
+    memory_budget: int | None = None,
+    return_parents: bool | None = None,
+) -> Any:
     """Levels (and parents) of a breadth-first search from ``source``.
 
     Parameters
@@ -102,8 +111,15 @@ def bfs(A: Any, source: Any, *, return_predecessors: bool = False, method: str |
         method = "algebraic" if memory_budget is None else "out_of_core_bfs"
     if _several(source):
         _no_budget_with_several(memory_budget)
-        return _bfs_many(A, source, return_parents=return_parents, method=method,
-                         direction=direction, depth_limit=depth_limit, stats=stats)
+        return _bfs_many(
+            A,
+            source,
+            return_parents=return_parents,
+            method=method,
+            direction=direction,
+            depth_limit=depth_limit,
+            stats=stats,
+        )
     source = V.source(source, n)
     if depth_limit is not None:
         depth_limit = V.size(depth_limit, "depth_limit")
@@ -113,8 +129,15 @@ def bfs(A: Any, source: Any, *, return_predecessors: bool = False, method: str |
     # the out-of-core kernel takes the budget; the algebra runs on A kept in host memory
     A, options = methods.with_budget(entry, A, memory_budget)
     run_stats = {}
-    result = entry.run(A, source, return_parents=return_parents, depth_limit=depth_limit,
-                       direction=direction, stats=run_stats, **options)
+    result = entry.run(
+        A,
+        source,
+        return_parents=return_parents,
+        depth_limit=depth_limit,
+        direction=direction,
+        stats=run_stats,
+        **options,
+    )
     if stats is not None:
         levels = result[0] if return_parents else result
         stats.update(run_stats)
@@ -135,6 +158,7 @@ def _bfs_algebraic(A, source, *, return_parents, depth_limit, direction, stats):
     semiring = any_secondi if return_parents else any_pair
     # The frontier keeps one dtype throughout: a parent id under secondi, True under pair.
     q_dtype = semiring.output_dtype(np.dtype(np.int64 if return_parents else bool))
+
     # the start, one entry each, stays on the host until used: a recorded loop loads it
     # inside its launch
     def at_source(value, dtype):
@@ -151,10 +175,18 @@ def _bfs_algebraic(A, source, *, return_parents, depth_limit, direction, stats):
         if return_parents:
             ops.assign(s.parents, s.q, mask=s.q.S)
 
-    wanted = ("levels", "parents")[:1 + return_parents]
-    out = runtime.iterate(level, state, while_nonempty="q", max_iterations=depth_limit,
-                          cache=P, key=("gbla.bfs", semiring.name, policy_of(tracker)),
-                          stats=stats, keep=wanted, dense=dict.fromkeys(wanted, -1))
+    wanted = ("levels", "parents")[: 1 + return_parents]
+    out = runtime.iterate(
+        level,
+        state,
+        while_nonempty="q",
+        max_iterations=depth_limit,
+        cache=P,
+        key=("gbla.bfs", semiring.name, policy_of(tracker)),
+        stats=stats,
+        keep=wanted,
+        dense=dict.fromkeys(wanted, -1),
+    )
     if return_parents:
         return out["levels"], out["parents"]
     return out["levels"]
@@ -164,18 +196,23 @@ def _predecessors_flag(return_predecessors, return_parents):
     """The one flag, from the name both searches take or the former one."""
     if return_parents is None:
         return V.flag(return_predecessors, "return_predecessors")
-    warnings.warn("bfs(return_parents=) is now return_predecessors=, as in sssp",
-                  DeprecationWarning, stacklevel=3)
+    warnings.warn(
+        "bfs(return_parents=) is now return_predecessors=, as in sssp",
+        DeprecationWarning,
+        stacklevel=3,
+    )
     V.flag(return_parents, "return_parents")
     if return_predecessors and not return_parents:
-        raise V.invalid_value("return_parents", "agree with return_predecessors or be None",
-                              return_parents)
+        raise V.invalid_value(
+            "return_parents", "agree with return_predecessors or be None", return_parents
+        )
     return return_parents
 
 
 def _several(source):
-    return isinstance(source, (list, tuple, range)) or \
-        (hasattr(source, "ndim") and getattr(source, "ndim", 0) == 1)
+    return isinstance(source, (list, tuple, range)) or (
+        hasattr(source, "ndim") and getattr(source, "ndim", 0) == 1
+    )
 
 
 def _no_budget_with_several(memory_budget):
@@ -188,8 +225,9 @@ def _sources(sources, n):
     """Several sources as a list of checked vertex ids."""
     if B.array_device(sources) == "gpu":
         sources = B.to_host(sources)  # sync: the ids, once
-    return [V.source(s, n) for s in (sources.tolist() if hasattr(sources, "tolist")
-                                       else list(sources))]
+    return [
+        V.source(s, n) for s in (sources.tolist() if hasattr(sources, "tolist") else list(sources))
+    ]
 
 
 # Sources one bit-parallel search runs: the bits of an int64 word.
@@ -210,25 +248,36 @@ def _bfs_many(A, sources, *, return_parents, method, direction, depth_limit, sta
     if stats is not None and not isinstance(stats, dict):
         raise V.domain("stats", "be a dict or None", type(stats).__name__)
     if return_parents and n >= 2**32:  # _parents_from_levels packs an id in 32 bits
-        raise V.invalid_value("return_predecessors", "be False with several sources on a "
-                              "graph of 2**32 vertices or more", return_parents)
+        raise V.invalid_value(
+            "return_predecessors",
+            "be False with several sources on a graph of 2**32 vertices or more",
+            return_parents,
+        )
     level_dtype = np.int32 if n < 2**31 else np.int64
     xp = B.xp_of(A.device)
     P = A.pattern()
     rows, products = [], 0
     for at in range(0, len(sources), BATCH):
-        levels, iterations = _bit_levels(P, sources[at:at + BATCH], direction, depth_limit,
-                                         level_dtype)
+        levels, iterations = _bit_levels(
+            P, sources[at : at + BATCH], direction, depth_limit, level_dtype
+        )
         rows.append(levels)
         products += iterations
-    levels = rows[0] if len(rows) == 1 else xp.concatenate(rows) if rows else \
-        xp.zeros((0, n), level_dtype)
+    levels = (
+        rows[0]
+        if len(rows) == 1
+        else xp.concatenate(rows)
+        if rows
+        else xp.zeros((0, n), level_dtype)
+    )
     if stats is not None:  # sync: only when asked for
         stats.update(levels=int(levels.max()) + 1 if levels.size else 0, products=products)
     if not return_parents:
         return levels
-    parents = [_parents_from_levels(P, levels[row], s, direction, level_dtype)
-               for row, s in enumerate(sources)]
+    parents = [
+        _parents_from_levels(P, levels[row], s, direction, level_dtype)
+        for row, s in enumerate(sources)
+    ]
     return levels, (xp.stack(parents) if parents else xp.zeros((0, n), level_dtype))
 
 
@@ -265,8 +314,7 @@ def _bit_levels(P, batch, direction, depth_limit, level_dtype):
     q = Vector.from_coo(vertices, words, n, device=device)
     seen = Vector.from_dense(xp.full(n, pad, np.int64), device=device)
     ops.assign(seen, ops.apply(q, binary.bor, right=pad), mask=q.S)
-    done = ops.assign(Vector.new(n, bool, device=device), True,
-                      mask=ops.select(seen, "==", -1).S)
+    done = ops.assign(Vector.new(n, bool, device=device), True, mask=ops.select(seen, "==", -1).S)
     # (width, n) levels, a row per bit; the width a power of two, so that the recordings kept
     # with P are few
     width = 1 << (k - 1).bit_length()
@@ -281,10 +329,17 @@ def _bit_levels(P, batch, direction, depth_limit, level_dtype):
         ops.assign_bits(s.levels, depth, s.q)
 
     run_stats = {}
-    out = runtime.iterate(level, {"q": q, "seen": seen, "done": done, "levels": levels},
-                          while_nonempty="q", max_iterations=depth_limit, cache=P,
-                          key=("gbla.bfs.bits", policy_of(tracker)), stats=run_stats,
-                          keep=("levels",), dense={"levels": -1})
+    out = runtime.iterate(
+        level,
+        {"q": q, "seen": seen, "done": done, "levels": levels},
+        while_nonempty="q",
+        max_iterations=depth_limit,
+        cache=P,
+        key=("gbla.bfs.bits", policy_of(tracker)),
+        stats=run_stats,
+        keep=("levels",),
+        dense={"levels": -1},
+    )
     return out["levels"].reshape(width, n)[:k], run_stats["iterations"]
 
 
@@ -295,17 +350,28 @@ def _parents_from_levels(P, levels, source, direction, level_dtype):
     valid parent (Graph500's rules). -1 = unreached; parents[source] == source."""
     n = P.nrows
     reached = ops.select(Vector.from_dense(levels, device=P.device), ">=", 0)
-    key = ops.ewise_add(ops.apply(reached, binary.times, right=2**32),
-                        ops.apply(reached, unary.rowindex), binary.plus)
+    key = ops.ewise_add(
+        ops.apply(reached, binary.times, right=2**32),
+        ops.apply(reached, unary.rowindex),
+        binary.plus,
+    )
     nearest = ops.vxm(key, P, min_first, mask=reached.S, direction=direction)
     parents = ops.apply(nearest, binary.band, right=2**32 - 1)
     ops.assign(parents, source, mask=Vector.from_coo([source], True, n, device=P.device).S)
     return parents.to_dense(-1).astype(level_dtype, copy=False)
 
 
-methods.register(methods.Method(
-    "algebraic", "bfs", "masked vxm over any.pair (any.secondi for parents), push/pull chosen "
-    "per level by the direction policy; on a directed graph pull builds A's transpose once and "
-    "keeps it with A, by an int64 sort of the entries (the peak, about 6x a graph of int32 "
-    "ids)", _bfs_algebraic, algebraic=True, directions=True,
-    partitioned=True))
+methods.register(
+    methods.Method(
+        "algebraic",
+        "bfs",
+        "masked vxm over any.pair (any.secondi for parents), push/pull chosen "
+        "per level by the direction policy; on a directed graph pull builds A's transpose once and "
+        "keeps it with A, by an int64 sort of the entries (the peak, about 6x a graph of int32 "
+        "ids)",
+        _bfs_algebraic,
+        algebraic=True,
+        directions=True,
+        partitioned=True,
+    )
+)

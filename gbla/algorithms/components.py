@@ -36,8 +36,9 @@ __all__ = ["connected_components"]
 CONNECTIONS = ("weak", "strong")
 
 
-def connected_components(A: Any, *, directed: bool = True, connection: str = "weak",
-                         direction: Any = "auto") -> tuple[int, Any]:
+def connected_components(
+    A: Any, *, directed: bool = True, connection: str = "weak", direction: Any = "auto"
+) -> tuple[int, Any]:
     """The connected components of a graph.
 
     Parameters
@@ -86,19 +87,28 @@ def connected_components(A: Any, *, directed: bool = True, connection: str = "we
 
 def _ids(n, device):
     """Every vertex, valued by its own id (int64)."""
-    return ops.apply(Vector.from_dense(B.xp_of(device).zeros(n, np.int64), device=device),
-                     unary.rowindex)
+    return ops.apply(
+        Vector.from_dense(B.xp_of(device).zeros(n, np.int64), device=device), unary.rowindex
+    )
 
 
 def _weak(P, direction):
     forward, backward = _direction.start(direction), _direction.start(direction)
 
     def neighbours_min(f):  # the smallest label among in- and out-neighbours
-        return ops.ewise_add(ops.vxm(f, P, min_first, direction=forward),
-                             ops.mxv(P, f, min_second, direction=backward), binary.min)
+        return ops.ewise_add(
+            ops.vxm(f, P, min_first, direction=forward),
+            ops.mxv(P, f, min_second, direction=backward),
+            binary.min,
+        )
 
-    labels, _, _ = relax_all(_ids(P.nrows, P.device), neighbours_min, full=True, cache=P,
-                             key=("gbla.weak_components", policy_of(forward)))
+    labels, _, _ = relax_all(
+        _ids(P.nrows, P.device),
+        neighbours_min,
+        full=True,
+        cache=P,
+        key=("gbla.weak_components", policy_of(forward)),
+    )
     return labels
 
 
@@ -114,12 +124,19 @@ def _strong(P, direction):
             return labels
         colour = ops.apply(ids, unary.identity, mask=left.S)
         colour, _, _ = relax_all(
-            colour, lambda f: ops.vxm(f, P, max_first, mask=left.S, direction=tracker),
-            better=binary.gt, cache=None)  # the mask changes each round: nothing to keep
+            colour,
+            lambda f: ops.vxm(f, P, max_first, mask=left.S, direction=tracker),
+            better=binary.gt,
+            cache=None,
+        )  # the mask changes each round: nothing to keep
         roots = ops.select(ops.ewise_mult(colour, ids, binary.eq), "nonzero")
         # the edges inside one colour, then every vertex that reaches its root through them
-        same = ops.select(ops.scale(ops.scale(P, colour, binary.first, side="left"), colour,
-                                    binary.eq, side="right"), "nonzero")
+        same = ops.select(
+            ops.scale(
+                ops.scale(P, colour, binary.first, side="left"), colour, binary.eq, side="right"
+            ),
+            "nonzero",
+        )
         reached = _reach_backwards(same, roots, tracker)
         ops.assign(labels, colour, mask=reached.S)
         left = ops.apply(left, unary.identity, mask=~reached.S)
@@ -128,6 +145,7 @@ def _strong(P, direction):
 def _trim(P, left, labels, tracker, ids):
     """Label, round after round, the unlabelled vertices with no in-edge or no out-edge from an
     unlabelled vertex: each is a strong component alone (labelled by its id, from ``ids``)."""
+
     def round_(s, _):
         has_in = ops.vxm(s.left, P, any_pair, mask=s.left.S, direction=tracker)
         has_out = ops.mxv(P, s.left, any_pair, mask=s.left.S, direction=tracker)
@@ -136,22 +154,26 @@ def _trim(P, left, labels, tracker, ids):
         ops.assign(s.labels, ids, mask=s.trimmed.S)
         s.left = ops.apply(s.left, unary.identity, mask=both.S)
 
-    out = runtime.iterate(round_, {"left": left, "trimmed": left, "labels": labels},
-                          while_nonempty="trimmed", cache=P,
-                          key=("gbla.strong_trim", policy_of(tracker)))
+    out = runtime.iterate(
+        round_,
+        {"left": left, "trimmed": left, "labels": labels},
+        while_nonempty="trimmed",
+        cache=P,
+        key=("gbla.strong_trim", policy_of(tracker)),
+    )
     return out["left"], out["labels"]
 
 
 def _reach_backwards(R, roots, tracker):
     """The vertices that reach a root through R's edges (roots included)."""
+
     def level(s, _):
         s.frontier = ops.mxv(R, s.frontier, any_pair, mask=~s.reached.S, direction=tracker)
         ops.assign(s.reached, True, mask=s.frontier.S)
 
     start = ops.apply(roots, unary.one)
     start = ops.assign(Vector.new(roots.size, bool, device=roots.device), True, mask=start.S)
-    out = runtime.iterate(level, {"frontier": start, "reached": start},
-                          while_nonempty="frontier")
+    out = runtime.iterate(level, {"frontier": start, "reached": start}, while_nonempty="frontier")
     return out["reached"]
 
 

@@ -32,9 +32,19 @@ from ._relax import policy_of
 __all__ = ["pagerank"]
 
 
-def pagerank(A: Any, *, alpha: float = 0.85, personalization: Any = None, max_iter: int = 100,
-             tol: float = 1e-6, nstart: Any = None, dangling: Any = None, weighted: bool = True,
-             direction: Any = "auto", stats: dict | None = None) -> Any:
+def pagerank(
+    A: Any,
+    *,
+    alpha: float = 0.85,
+    personalization: Any = None,
+    max_iter: int = 100,
+    tol: float = 1e-6,
+    nstart: Any = None,
+    dangling: Any = None,
+    weighted: bool = True,
+    direction: Any = "auto",
+    stats: dict | None = None,
+) -> Any:
     """PageRank of every vertex by power iteration (networkx's ``pagerank``, on arrays).
 
     Parameters
@@ -110,32 +120,48 @@ def pagerank(A: Any, *, alpha: float = 0.85, personalization: Any = None, max_it
     lost, change = (Scalar.new(np.float64, device=A.device) for _ in range(2))
 
     def iteration(s, _):
-        y = ops.vxm(ops.ewise_mult(s.x, s.share, binary.times), W, plus_times,
-                    direction=direction)
+        y = ops.vxm(ops.ewise_mult(s.x, s.share, binary.times), W, plus_times, direction=direction)
         ops.reduce(ops.apply(s.x, unary.identity, mask=s.dangling.S), monoid.plus, out=lost)
-        x = ops.ewise_add(ops.apply(y, binary.times, right=alpha),
-                          ops.apply(ops.apply(s.dw, binary.times, right=lost), binary.times,
-                                    right=alpha), binary.plus)
+        x = ops.ewise_add(
+            ops.apply(y, binary.times, right=alpha),
+            ops.apply(ops.apply(s.dw, binary.times, right=lost), binary.times, right=alpha),
+            binary.plus,
+        )
         x = ops.ewise_add(x, s.teleport, binary.plus)
-        ops.reduce(ops.apply(ops.ewise_add(x, s.x, binary.minus), unary.abs), monoid.plus,
-                   out=change)
+        ops.reduce(
+            ops.apply(ops.ewise_add(x, s.x, binary.minus), unary.abs), monoid.plus, out=change
+        )
         ops.assign(s.going, change)
         s.going = ops.select(s.going, ">=", n * tol)  # networkx stops once change < n tol
         s.x = x
 
     # what differs between two calls on one matrix is the state (the start, the personalization
     # and the dangling weights) or in the key: the recording is kept with the matrix
-    state = {"x": x0, "going": Vector.from_dense(xp.ones(1), device=A.device), "share": share,
-             "dangling": is_dangling, "teleport": teleport, "dw": dw}
+    state = {
+        "x": x0,
+        "going": Vector.from_dense(xp.ones(1), device=A.device),
+        "share": share,
+        "dangling": is_dangling,
+        "teleport": teleport,
+        "dw": dw,
+    }
     run = {}
-    out = runtime.iterate(iteration, state, while_nonempty="going", max_iterations=max_iter,
-                          cache=W, key=("gbla.pagerank", alpha, n * tol, policy_of(direction)),
-                          stats=run, keep=("x", "going"))
+    out = runtime.iterate(
+        iteration,
+        state,
+        while_nonempty="going",
+        max_iterations=max_iter,
+        cache=W,
+        key=("gbla.pagerank", alpha, n * tol, policy_of(direction)),
+        stats=run,
+        keep=("x", "going"),
+    )
     if stats is not None:
         stats.update(run)
     if out["going"].nvals:  # sync: whether the last change was still too large
-        raise ConvergenceError(f"pagerank did not converge to tol={tol} in max_iter={max_iter} "
-                               "iterations", max_iter)
+        raise ConvergenceError(
+            f"pagerank did not converge to tol={tol} in max_iter={max_iter} iterations", max_iter
+        )
     return out["x"].to_dense(0.0)
 
 
@@ -147,8 +173,10 @@ def _out_shares(W, direction):
         n, device = W.nrows, W.device
         ones = Vector.from_dense(B.xp_of(device).ones(n), device=device)
         linked = ops.select(ops.mxv(W, ones, plus_times, direction=direction), "!=", 0)
-        W._cache[key] = (ops.apply(linked, binary.div, left=1.0),
-                         ops.assign(Vector.new(n, bool, device=device), True, mask=~linked.S))
+        W._cache[key] = (
+            ops.apply(linked, binary.div, left=1.0),
+            ops.assign(Vector.new(n, bool, device=device), True, mask=~linked.S),
+        )
     return W._cache[key]
 
 
@@ -170,8 +198,9 @@ def _distribution(values, n, arg, device):
         raise V.invalid_value(arg, "hold numbers", f"dtype {a.dtype.name}")
     a = a.astype(np.float64)
     if not np.isfinite(a).all() or (a < 0).any():
-        raise V.invalid_value(arg, "hold finite non-negative numbers",
-                              float(a[~(np.isfinite(a) & (a >= 0))][0]))
+        raise V.invalid_value(
+            arg, "hold finite non-negative numbers", float(a[~(np.isfinite(a) & (a >= 0))][0])
+        )
     total = a.sum()
     if n and not total > 0:
         raise V.invalid_value(arg, "have a positive sum", float(total))

@@ -30,9 +30,17 @@ from ._relax import policy_of, relax, relax_all
 from .bfs import _no_budget_with_several, _several, _sources, bfs
 
 
-def sssp(A: Any, source: Any, *, return_predecessors: bool = False, method: str = "auto",
-         delta: float | None = None, direction: Any = "auto", stats: dict | None = None,
-         memory_budget: int | None = None) -> Any:
+def sssp(
+    A: Any,
+    source: Any,
+    *,
+    return_predecessors: bool = False,
+    method: str = "auto",
+    delta: float | None = None,
+    direction: Any = "auto",
+    stats: dict | None = None,
+    memory_budget: int | None = None,
+) -> Any:
     """Shortest-path distances (and predecessors) from ``source``.
 
     Parameters
@@ -95,8 +103,15 @@ def sssp(A: Any, source: Any, *, return_predecessors: bool = False, method: str 
     n = A.nrows
     if _several(source):
         _no_budget_with_several(memory_budget)
-        return _sssp_many(A, source, return_predecessors=return_predecessors, method=method,
-                          delta=delta, direction=direction, stats=stats)
+        return _sssp_many(
+            A,
+            source,
+            return_predecessors=return_predecessors,
+            method=method,
+            delta=delta,
+            direction=direction,
+            stats=stats,
+        )
     source = V.source(source, n)
     V.flag(return_predecessors, "return_predecessors")
     if stats is not None and not isinstance(stats, dict):
@@ -112,8 +127,12 @@ def sssp(A: Any, source: Any, *, return_predecessors: bool = False, method: str 
     A, dtype, lowest = _weights(A)
     if auto:
         if delta is not None and lowest < 0:
-            raise V.invalid_value("delta", "be None where a weight is negative (method='auto' "
-                                  "then runs Bellman-Ford, which takes no delta)", delta)
+            raise V.invalid_value(
+                "delta",
+                "be None where a weight is negative (method='auto' "
+                "then runs Bellman-Ford, which takes no delta)",
+                delta,
+            )
         method = auto_method(A, lowest, direction) if delta is None else "delta_stepping"
         entry, resolved = methods.resolve(method, "sssp", A, direction)
     if lowest < 0 and not entry.negative_weights:
@@ -123,8 +142,15 @@ def sssp(A: Any, source: Any, *, return_predecessors: bool = False, method: str 
     elif delta is not None:
         raise V.invalid_value("delta", f"be None with method={method!r}", delta)
     run_stats = {}
-    result = entry.run(A, source, dtype=dtype, return_predecessors=return_predecessors,
-                       direction=resolved, stats=run_stats, **options)
+    result = entry.run(
+        A,
+        source,
+        dtype=dtype,
+        return_predecessors=return_predecessors,
+        direction=resolved,
+        stats=run_stats,
+        **options,
+    )
     if stats is not None:
         stats.update(run_stats, method=method)
         traffic = getattr(A, "traffic", None)  # kept in host memory: what crossed the bus
@@ -158,8 +184,12 @@ def auto_method(A, lowest, direction="auto"):
     >>> auto_method(A, 2.0)
     'bellman_ford'
     """
-    if (A.device != "gpu" or getattr(A, "partitioned", False) or lowest < 0
-            or not (isinstance(direction, str) and direction == "auto")):
+    if (
+        A.device != "gpu"
+        or getattr(A, "partitioned", False)
+        or lowest < 0
+        or not (isinstance(direction, str) and direction == "auto")
+    ):
         return "bellman_ford"
     if not methods.get("edge_bellman_ford").supports(A):  # past int32 ids
         return "bellman_ford"
@@ -198,8 +228,7 @@ def _sssp_many(A, sources, *, return_predecessors, method, delta, direction, sta
     sources = _sources(sources, n)
     V.flag(return_predecessors, "return_predecessors")
     if not (isinstance(method, str) and method in ("auto", "bellman_ford")):
-        raise V.invalid_value("method", "be 'auto' or 'bellman_ford' with several sources",
-                              method)
+        raise V.invalid_value("method", "be 'auto' or 'bellman_ford' with several sources", method)
     if delta is not None:
         raise V.invalid_value("delta", "be None with several sources", delta)
     if stats is not None and not isinstance(stats, dict):
@@ -210,8 +239,14 @@ def _sssp_many(A, sources, *, return_predecessors, method, delta, direction, sta
     dists, preds, rounds = [], [], 0
     for s in sources:
         run_stats = {}
-        out = entry.run(A, s, dtype=dtype, return_predecessors=return_predecessors,
-                        direction=resolved, stats=run_stats)
+        out = entry.run(
+            A,
+            s,
+            dtype=dtype,
+            return_predecessors=return_predecessors,
+            direction=resolved,
+            stats=run_stats,
+        )
         dist, pred = out if return_predecessors else (out, None)
         dists.append(dist.astype(dtype, copy=False))
         preds.append(pred)
@@ -229,11 +264,13 @@ def _run(solve):
     """A registry entry's run: ``solve(A, source, dtype, direction, stats, **options)`` gives
     the distance Vector and puts its loop's stats in ``stats`` (gbla.iterate's: its iterations,
     one min-plus product each); predecessors are shared."""
+
     def run(A, source, *, dtype, return_predecessors, direction, stats, **options):
         dist = solve(A, source, dtype, _direction.start(direction), stats, **options)
         if return_predecessors:
             return dist.to_dense(np.inf), _predecessors(A, source, dist)
         return dist.to_dense(np.inf)
+
     return run
 
 
@@ -274,8 +311,12 @@ def _check_weights(A):
 
 
 def _check_delta(delta):
-    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(delta) or delta <= 0:
+    if (
+        isinstance(delta, bool)
+        or not isinstance(delta, (int, float, np.integer, np.floating))
+        or not math.isfinite(delta)
+        or delta <= 0
+    ):
         raise V.invalid_value("delta", "be a positive finite number", delta)
     return float(delta)
 
@@ -287,12 +328,23 @@ def _bellman_ford(A, source, dtype, direction, stats):
     # Without a negative cycle, n - 1 rounds settle every shortest path; a change in round n
     # proves a reachable negative cycle. The loop is bounded either way.
     dist, frontier, rounds = relax_all(
-        dist, lambda f: ops.vxm(f, A, min_plus, direction=direction), frontier=first,
-        full=True, max_iterations=n, cache=A, key=("gbla.bellman_ford", policy_of(direction)),
-        stats=stats)
+        dist,
+        lambda f: ops.vxm(f, A, min_plus, direction=direction),
+        frontier=first,
+        full=True,
+        max_iterations=n,
+        cache=A,
+        key=("gbla.bellman_ford", policy_of(direction)),
+        stats=stats,
+    )
     if rounds == n and frontier.nvals:  # sync: a change in round n
-        raise NegativeCycleError(V.message("A", "have no negative cycle reachable from the "
-                                           "source", f"distances still falling after {n} rounds"))
+        raise NegativeCycleError(
+            V.message(
+                "A",
+                "have no negative cycle reachable from the source",
+                f"distances still falling after {n} rounds",
+            )
+        )
     return dist
 
 
@@ -327,11 +379,18 @@ def _delta_stepping(A, source, dtype, direction, stats, delta):
         fell = relax(s.dist, front, A, min_plus, binary.lt, direction, full=True)
         s.pending = ops.ewise_add(s.pending, fell, binary.second)
 
-    state = {"dist": _unreached_but(source, n, dtype, A.device),
-             "pending": _at_source(source, n, dtype, A.device)}
-    out = runtime.iterate(round_, state, while_nonempty="pending", cache=A,
-                          key=("gbla.delta_stepping", policy_of(direction), delta),
-                          stats=stats)
+    state = {
+        "dist": _unreached_but(source, n, dtype, A.device),
+        "pending": _at_source(source, n, dtype, A.device),
+    }
+    out = runtime.iterate(
+        round_,
+        state,
+        while_nonempty="pending",
+        cache=A,
+        key=("gbla.delta_stepping", policy_of(direction), delta),
+        stats=stats,
+    )
     return out["dist"]
 
 
@@ -363,14 +422,32 @@ def _climbing(A, dist):
     return A.weights.climbs(float(farthest), dist.dtype)
 
 
-methods.register(methods.Method(
-    "delta_stepping", "sssp", "delta-stepping in min.plus products (near-far form): each "
-    "round relaxes the pending vertices of the lowest bucket of width delta; on the CPU a "
-    "product over a dense frontier gathers its edges' int64 columns, weights and "
-    "products at once (about 6x the graph on R-MAT)", _run(_delta_stepping), algebraic=True,
-    directions=True, options=("delta",), partitioned=True))
-methods.register(methods.Method(
-    "bellman_ford", "sssp", "Bellman-Ford as repeated masked min.plus vxm until no distance "
-    "changes; on the CPU a product over a dense frontier gathers its edges' int64 columns, "
-    "weights and products at once (about 6x the graph on R-MAT)", _run(_bellman_ford),
-    algebraic=True, directions=True, negative_weights=True, partitioned=True))
+methods.register(
+    methods.Method(
+        "delta_stepping",
+        "sssp",
+        "delta-stepping in min.plus products (near-far form): each "
+        "round relaxes the pending vertices of the lowest bucket of width delta; on the CPU a "
+        "product over a dense frontier gathers its edges' int64 columns, weights and "
+        "products at once (about 6x the graph on R-MAT)",
+        _run(_delta_stepping),
+        algebraic=True,
+        directions=True,
+        options=("delta",),
+        partitioned=True,
+    )
+)
+methods.register(
+    methods.Method(
+        "bellman_ford",
+        "sssp",
+        "Bellman-Ford as repeated masked min.plus vxm until no distance "
+        "changes; on the CPU a product over a dense frontier gathers its edges' int64 columns, "
+        "weights and products at once (about 6x the graph on R-MAT)",
+        _run(_bellman_ford),
+        algebraic=True,
+        directions=True,
+        negative_weights=True,
+        partitioned=True,
+    )
+)

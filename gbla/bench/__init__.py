@@ -42,9 +42,32 @@ from .report import (
 )
 from .run import PEERS, resolve_methods, run_bench, run_method, run_peer, skip_note
 
-__all__ = ["GraphSpec", "PEERS", "parse_graph_spec", "default_graphs", "load_graph",
-           "sssp_weights", "graph_info", "pick_sources", "resolve_methods", "run_method",
-           "skip_note", "run_peer", "run_bench", "format_table", "describe", "group",
-           "machine_info", "bench_document", "plot", "command_line",
-           "DEFAULT_WEIGHTS", "SCHEMA", "GTEPS_NOTE", "TIMING_NOTE", "MEMORY_NOTE",
-           "BACK_TO_BACK", "PER_METHOD"]
+__all__ = [
+    "GraphSpec",
+    "PEERS",
+    "parse_graph_spec",
+    "default_graphs",
+    "load_graph",
+    "sssp_weights",
+    "graph_info",
+    "pick_sources",
+    "resolve_methods",
+    "run_method",
+    "skip_note",
+    "run_peer",
+    "run_bench",
+    "format_table",
+    "describe",
+    "group",
+    "machine_info",
+    "bench_document",
+    "plot",
+    "command_line",
+    "DEFAULT_WEIGHTS",
+    "SCHEMA",
+    "GTEPS_NOTE",
+    "TIMING_NOTE",
+    "MEMORY_NOTE",
+    "BACK_TO_BACK",
+    "PER_METHOD",
+]

@@ -29,11 +29,14 @@ def plot(records, path, machine=None):
         if r["mean_ms"] is not None and r["method"] not in names:
             names.append(r["method"])
     width = 0.8 / max(len(names), 1)
-    fig = Figure(figsize=(max(6.0, 1.2 + 1.1 * len(groups) * max(len(names), 1) ** 0.5), 4.5),
-                 layout="constrained")
+    fig = Figure(
+        figsize=(max(6.0, 1.2 + 1.1 * len(groups) * max(len(names), 1) ** 0.5), 4.5),
+        layout="constrained",
+    )
     ax = fig.subplots()
     # tab20: one distinct colour a method up to 20 (tab10 repeats after 10, and there are 12)
     from matplotlib import colormaps
+
     colors = colormaps["tab20"]
     for j, name in enumerate(names):
         xs, ys = [], []
@@ -44,9 +47,12 @@ def plot(records, path, machine=None):
                 ys.append(r["mean_ms"])
         ax.bar(xs, ys, width, label=name, color=colors(j % 20))
     ax.set_yscale("log")
-    ax.set_xticks(range(len(groups)), [f"{label(g)}\n{a}" for g, a in groups],
-                  rotation=30 if len(groups) > 4 else 0,
-                  ha="right" if len(groups) > 4 else "center")
+    ax.set_xticks(
+        range(len(groups)),
+        [f"{label(g)}\n{a}" for g, a in groups],
+        rotation=30 if len(groups) > 4 else 0,
+        ha="right" if len(groups) > 4 else "center",
+    )
     ax.set_ylabel("mean ms per source (log scale)")
     title = "gbla bench: time per source, lower is better"
     if machine:

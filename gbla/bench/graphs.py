@@ -137,8 +137,16 @@ def graph_info(A):
     n_loops = int(loops.sum())
     edges = (A.nvals + n_loops) // 2 if symmetric else A.nvals
     stored = sum(int(a.nbytes) for a in (A._indptr, A._indices, A._values) if a is not None)
-    return dict(n=A.nrows, nvals=A.nvals, symmetric=symmetric, self_loops=n_loops, edges=edges,
-                dtype=A.dtype.name, device=A.device, stored_bytes=stored)
+    return dict(
+        n=A.nrows,
+        nvals=A.nvals,
+        symmetric=symmetric,
+        self_loops=n_loops,
+        edges=edges,
+        dtype=A.dtype.name,
+        device=A.device,
+        stored_bytes=stored,
+    )
 
 
 def _loops_per_vertex(A):
@@ -173,8 +181,10 @@ def pick_sources(A, count, seed=0):
         raise V.invalid_value("sources", "be a positive integer", count)
     candidates = np.flatnonzero(B.to_host(A._degrees()))
     if candidates.size == 0:
-        raise V.invalid_value("A", "have a vertex with an out-edge to search from",
-                              f"{A.nvals} edges")
-    picks = np.random.default_rng(seed).choice(candidates, count + 1,
-                                               replace=candidates.size < count + 1)
+        raise V.invalid_value(
+            "A", "have a vertex with an out-edge to search from", f"{A.nvals} edges"
+        )
+    picks = np.random.default_rng(seed).choice(
+        candidates, count + 1, replace=candidates.size < count + 1
+    )
     return int(picks[0]), [int(s) for s in picks[1:]]

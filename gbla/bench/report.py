@@ -15,32 +15,38 @@ from .. import _validation as V
 from .._version import __version__
 
 SCHEMA = "gbla-bench/1"
-GTEPS_NOTE = ("GTEPS counts each undirected edge of the reached component once (a self-loop "
-              "once, an arc of a directed graph once); harmonic mean over sources, as Graph500.")
-TIMING_NOTE = ("Times are whole calls, device synchronized before and after, after one untimed "
-               "warm-up source per method; every method runs on the same random sources. In "
-               "the runs marked \"sources back to back\" a method's sources run one after "
-               "the other and their results are checked after the last; the earlier runs "
-               "checked each result between two timed calls, which left the GPU idle "
-               "meanwhile (an H100 idle for 20 ms runs its next kernels several times slower "
-               "for a while: benchmarks/results/ab/fused_block_bounds_and_idle_gpu.log) and "
-               "the CPU's caches cold for SciPy.")
-MEMORY_NOTE = ("Peak MiB: the most memory a method held at once in a call, above what was in "
-               "use before its first call (the graph itself not counted; what the method "
-               "builds and keeps on it, such as a transpose, an int32 copy, a recorded loop or "
-               "a worklist, counted), the largest over its warm-up and every source, each "
-               "measured in an untimed call of its own after the timed ones, on a view of the "
-               "graph without what earlier methods cached: CuPy's pool bytes in use on the "
-               "GPU, tracemalloc's traced bytes on the CPU (NumPy's buffers). peak/graph: "
-               "that over the graph's stored bytes (row pointers, column indices, values); "
-               "the aim is at most 4 plus O(n) vectors, a method above it says why in its "
-               "description. Rows without peak/graph come from runs before it: their peak "
-               "MiB is the device memory in use in CuPy's pool at the peak of the method's "
-               "runs, the graph and what earlier methods cached on it included (GPU only).")
+GTEPS_NOTE = (
+    "GTEPS counts each undirected edge of the reached component once (a self-loop "
+    "once, an arc of a directed graph once); harmonic mean over sources, as Graph500."
+)
+TIMING_NOTE = (
+    "Times are whole calls, device synchronized before and after, after one untimed "
+    "warm-up source per method; every method runs on the same random sources. In "
+    'the runs marked "sources back to back" a method\'s sources run one after '
+    "the other and their results are checked after the last; the earlier runs "
+    "checked each result between two timed calls, which left the GPU idle "
+    "meanwhile (an H100 idle for 20 ms runs its next kernels several times slower "
+    "for a while: benchmarks/results/ab/fused_block_bounds_and_idle_gpu.log) and "
+    "the CPU's caches cold for SciPy."
+)
+MEMORY_NOTE = (
+    "Peak MiB: the most memory a method held at once in a call, above what was in "
+    "use before its first call (the graph itself not counted; what the method "
+    "builds and keeps on it, such as a transpose, an int32 copy, a recorded loop or "
+    "a worklist, counted), the largest over its warm-up and every source, each "
+    "measured in an untimed call of its own after the timed ones, on a view of the "
+    "graph without what earlier methods cached: CuPy's pool bytes in use on the "
+    "GPU, tracemalloc's traced bytes on the CPU (NumPy's buffers). peak/graph: "
+    "that over the graph's stored bytes (row pointers, column indices, values); "
+    "the aim is at most 4 plus O(n) vectors, a method above it says why in its "
+    "description. Rows without peak/graph come from runs before it: their peak "
+    "MiB is the device memory in use in CuPy's pool at the peak of the method's "
+    "runs, the graph and what earlier methods cached on it included (GPU only)."
+)
 # What a document's peak_bytes mean ("memory"; documents without it: the pool's bytes in use,
 # the graph included).
 PER_METHOD = "per method, above the graph"
-_MIB = 2.0 ** 20
+_MIB = 2.0**20
 
 
 def _ms(x):
@@ -76,12 +82,19 @@ def _row(r):
     us = r.get("us_per_level")
     if "us_per_level" not in r and r.get("kind") != "peer":  # a record older than the column
         us = us_per_level(r["times_ms"], r["counts"])
-    return [r["method"], r["device"], _ms(r["mean_ms"]), _ms(r["median_ms"]),
-            "-" if r["gteps"] is None else f"{r['gteps']:.3g}", _counts(r["counts"]),
-            "-" if us is None else f"{us:.1f}",
-            "-" if r["peak_bytes"] is None else f"{r['peak_bytes'] / _MIB:.1f}",
-            "-" if r.get("peak_ratio") is None else f"{r['peak_ratio']:.2f}",
-            r["check"] or r["status"], r["note"] or ""]
+    return [
+        r["method"],
+        r["device"],
+        _ms(r["mean_ms"]),
+        _ms(r["median_ms"]),
+        "-" if r["gteps"] is None else f"{r['gteps']:.3g}",
+        _counts(r["counts"]),
+        "-" if us is None else f"{us:.1f}",
+        "-" if r["peak_bytes"] is None else f"{r['peak_bytes'] / _MIB:.1f}",
+        "-" if r.get("peak_ratio") is None else f"{r['peak_ratio']:.2f}",
+        r["check"] or r["status"],
+        r["note"] or "",
+    ]
 
 
 def _relaxed(r):
@@ -98,9 +111,19 @@ def format_table(records, style="text"):
     ``style`` 'text' aligns plain columns; 'markdown' writes a pipe table."""
     count_name = next((r["count_name"] for r in records if r.get("count_name")), "levels")
     levels = "levels" if count_name == "levels" else "iters"
-    header = ["method", "device", "mean ms", "median ms", "GTEPS", levels,
-              "us/level" if levels == "levels" else "us/iter", "peak MiB", "peak/graph", "check",
-              "note"]
+    header = [
+        "method",
+        "device",
+        "mean ms",
+        "median ms",
+        "GTEPS",
+        levels,
+        "us/level" if levels == "levels" else "us/iter",
+        "peak MiB",
+        "peak/graph",
+        "check",
+        "note",
+    ]
     rows = [_row(r) for r in records]
     numeric = 9  # the right-aligned columns end here
     if count_name != "levels":  # SSSP: the work beside the time
@@ -113,17 +136,20 @@ def format_table(records, style="text"):
         numeric += 2
     if style == "markdown":
         right = set(range(2, numeric))
-        lines = ["| " + " | ".join(header) + " |",
-                 "|" + "|".join("---:" if i in right else "---" for i in range(len(header)))
-                 + "|"]
+        lines = [
+            "| " + " | ".join(header) + " |",
+            "|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|",
+        ]
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
         return "\n".join(lines)
     V.one_of(style, ("text", "markdown"), "style")
     widths = [max(len(str(row[i])) for row in [header] + rows) for i in range(len(header))]
     lines = []
     for row in [header] + rows:
-        cells = [c.rjust(w) if 2 <= i < numeric else c.ljust(w)
-                 for i, (c, w) in enumerate(zip(row, widths))]
+        cells = [
+            c.rjust(w) if 2 <= i < numeric else c.ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths))
+        ]
         lines.append("  ".join(cells).rstrip())
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
@@ -135,20 +161,29 @@ def describe(records):
     g = r["graph_info"]
     if g is None:  # the graph could not be read
         return f"{r['algo']} on {r['graph']}: could not be read ({r['note']})"
-    shape = (f"symmetric, {g['edges']:,} undirected edges" if g["symmetric"]
-             else f"directed, {g['edges']:,} arcs")
+    shape = (
+        f"symmetric, {g['edges']:,} undirected edges"
+        if g["symmetric"]
+        else f"directed, {g['edges']:,} arcs"
+    )
     loops = f", {g['self_loops']:,} self-loops" if g["self_loops"] else ""
     stored = f", {g['stored_bytes'] / _MIB:.1f} MiB stored" if g.get("stored_bytes") else ""
-    line = (f"{r['algo']} on {r['graph']}: {g['n']:,} vertices, {g['nvals']:,} stored entries "
-            f"({shape}{loops}{stored}); {g['device']}, {len(r['sources'])} sources + 1 "
-            "warm-up")
+    line = (
+        f"{r['algo']} on {r['graph']}: {g['n']:,} vertices, {g['nvals']:,} stored entries "
+        f"({shape}{loops}{stored}); {g['device']}, {len(r['sources'])} sources + 1 "
+        "warm-up"
+    )
     w = g.get("weights")
     if r["algo"] == "sssp" and w is not None:
-        line += ("\n  weights: the graph has none; random integers drawn uniformly from "
-                 f"[{w['lo']}, {w['hi']}] as --weights asked (gbla.generators.with_weights, "
-                 f"seed {w['seed']})" if w["source"] == "generated" else
-                 "\n  weights: the graph has none; every edge weighs 1" if w["source"] == "unit"
-                 else f"\n  weights: the graph's ({w['dtype']})")
+        line += (
+            "\n  weights: the graph has none; random integers drawn uniformly from "
+            f"[{w['lo']}, {w['hi']}] as --weights asked (gbla.generators.with_weights, "
+            f"seed {w['seed']})"
+            if w["source"] == "generated"
+            else "\n  weights: the graph has none; every edge weighs 1"
+            if w["source"] == "unit"
+            else f"\n  weights: the graph's ({w['dtype']})"
+        )
     return line
 
 
@@ -163,11 +198,19 @@ def group(records):
 def machine_info():
     """The machine as a dict: Python, NumPy, SciPy, gbla, CPU model and count, and (with a
     GPU) its name and memory, the CUDA runtime and driver versions, CuPy's version."""
-    info = dict(gbla=__version__, python=platform.python_version(), numpy=np.__version__,
-                scipy=scipy.__version__, platform=platform.platform(), cpu=_cpu_model(),
-                cpu_count=os.cpu_count(), gpu=None)
+    info = dict(
+        gbla=__version__,
+        python=platform.python_version(),
+        numpy=np.__version__,
+        scipy=scipy.__version__,
+        platform=platform.platform(),
+        cpu=_cpu_model(),
+        cpu_count=os.cpu_count(),
+        gpu=None,
+    )
     try:
         import graphblas
+
         info["python_graphblas"] = graphblas.__version__
     except ImportError:
         info["python_graphblas"] = None
@@ -175,11 +218,13 @@ def machine_info():
         cp = B._cupy()
         props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
         name = props["name"]
-        info.update(gpu=name.decode() if isinstance(name, bytes) else str(name),
-                    gpu_memory_bytes=int(props["totalGlobalMem"]),
-                    cuda_runtime=_cuda_version(cp.cuda.runtime.runtimeGetVersion()),
-                    cuda_driver=_cuda_version(cp.cuda.runtime.driverGetVersion()),
-                    cupy=cp.__version__)
+        info.update(
+            gpu=name.decode() if isinstance(name, bytes) else str(name),
+            gpu_memory_bytes=int(props["totalGlobalMem"]),
+            cuda_runtime=_cuda_version(cp.cuda.runtime.runtimeGetVersion()),
+            cuda_driver=_cuda_version(cp.cuda.runtime.driverGetVersion()),
+            cupy=cp.__version__,
+        )
     return info
 
 
@@ -206,12 +251,16 @@ BACK_TO_BACK = "back to back"
 def bench_document(records, *, command, settings):
     """The JSON document of a run: schema, command line, time, machine, settings, timing,
     memory, records."""
-    return dict(schema=SCHEMA, command=command,
-                created=datetime.datetime.now(datetime.timezone.utc).isoformat(
-                    timespec="seconds"),
-                machine=machine_info(), settings=settings, timing=BACK_TO_BACK,
-                memory=PER_METHOD, records=records)
-
+    return dict(
+        schema=SCHEMA,
+        command=command,
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        machine=machine_info(),
+        settings=settings,
+        timing=BACK_TO_BACK,
+        memory=PER_METHOD,
+        records=records,
+    )
 
 
 def command_line(argv, prog="gbla"):

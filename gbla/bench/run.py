@@ -50,8 +50,9 @@ def resolve_methods(algo, methods="all"):
     chosen = []
     for name in methods:
         if name not in valid:
-            raise UnknownName(V.message("--methods", f"be 'all' or {algo} methods from {valid}",
-                                        name))
+            raise UnknownName(
+                V.message("--methods", f"be 'all' or {algo} methods from {valid}", name)
+            )
         if name not in chosen:
             chosen.append(name)
     return [registry.get(name, algo) for name in chosen]
@@ -83,8 +84,7 @@ class _PeakMemory:
         self.device = device
         self.held = 0
         gc.collect()  # what an earlier method left in cycles goes now, not during a measure
-        self.base = B._cupy().get_default_memory_pool().used_bytes() if device == "gpu" \
-            else None
+        self.base = B._cupy().get_default_memory_pool().used_bytes() if device == "gpu" else None
 
     def measure(self, call):
         """Run ``call()``, dropping what it returns; its peak bytes above the first call's
@@ -137,6 +137,7 @@ def _pool_peak_hook():
             if self.bound > self.peak:
                 self.bound = self.pool.used_bytes()
                 self.peak = max(self.peak, self.bound)
+
     return PoolPeak
 
 
@@ -145,11 +146,9 @@ def _uncached(A):
     transpose): what a method builds on it counts in that method's memory and goes with it."""
     if not isinstance(A, Matrix):
         return A
-    view = Matrix._wrap(A._indptr, A._indices, A._values, A.shape, A.dtype, A.device,
-                        A._symmetric)
+    view = Matrix._wrap(A._indptr, A._indices, A._values, A.shape, A.dtype, A.device, A._symmetric)
     if A._symmetric:
-        view._T = Matrix._wrap(A._indptr, A._indices, A._values, A.shape, A.dtype, A.device,
-                               True)
+        view._T = Matrix._wrap(A._indptr, A._indices, A._values, A.shape, A.dtype, A.device, True)
         view._T._T = view
     return view
 
@@ -159,13 +158,22 @@ def _call(algo, A, method, source, options):
     it has options (out of core: the traffic), since its stats cost a device sync."""
     stats = {}
     if algo == "bfs":
-        return bfs(A, source, method=method, stats=stats if options else None,
-                   **options), stats
+        return bfs(A, source, method=method, stats=stats if options else None, **options), stats
     return sssp(A, source, method=method, stats=stats, **options), stats
 
 
-def run_method(A, algo, method, sources, *, warmup=None, on_result=None, progress=None,
-               options=None, memory_device=None):
+def run_method(
+    A,
+    algo,
+    method,
+    sources,
+    *,
+    warmup=None,
+    on_result=None,
+    progress=None,
+    options=None,
+    memory_device=None,
+):
     """Time the registered ``method`` (a name) on every source, after one untimed run from
     ``warmup`` (so that compilation stays out of the times), then measure its peak memory
     from each source in untimed calls of their own.
@@ -217,8 +225,9 @@ def run_method(A, algo, method, sources, *, warmup=None, on_result=None, progres
             progress()
     # BFS levels come from the result rather than stats=, whose reduction would add a device
     # sync to the timed call; the number is the same.
-    counts = [_levels(result) if algo == "bfs" else stats.get("iterations")
-              for result, stats in results]
+    counts = [
+        _levels(result) if algo == "bfs" else stats.get("iterations") for result, stats in results
+    ]
     if on_result is not None:
         for i, (result, _) in enumerate(results):
             on_result(i, result)
@@ -228,9 +237,14 @@ def run_method(A, algo, method, sources, *, warmup=None, on_result=None, progres
         per_source.append(memory.measure(lambda s=source: _call(algo, A, method, s, options)))
         if progress is not None:
             progress()
-    out = dict(times_ms=times, counts=counts, relaxed=relaxed,
-               peak_bytes=max(peaks + per_source, default=None),
-               peak_bytes_per_source=per_source, base_bytes=memory.base)
+    out = dict(
+        times_ms=times,
+        counts=counts,
+        relaxed=relaxed,
+        peak_bytes=max(peaks + per_source, default=None),
+        peak_bytes_per_source=per_source,
+        base_bytes=memory.base,
+    )
     if h2d:
         out.update(h2d_bytes=h2d, graph_bytes=graph_bytes)
     return out
@@ -263,8 +277,14 @@ def run_peer(S, algo, peer, sources, *, on_result=None, progress=None):
         counts.append(count)
         if on_result is not None:
             on_result(i, result)
-    return dict(times_ms=times, counts=counts, relaxed=[None] * len(times), peak_bytes=None,
-                peak_bytes_per_source=[], base_bytes=None)
+    return dict(
+        times_ms=times,
+        counts=counts,
+        relaxed=[None] * len(times),
+        peak_bytes=None,
+        peak_bytes_per_source=[],
+        base_bytes=None,
+    )
 
 
 def _peer_search(S, algo, peer):
@@ -272,21 +292,27 @@ def _peer_search(S, algo, peer):
     timed part)."""
     if peer == "scipy":
         if algo == "bfs":
+
             def search(source):
-                _, pred = csgraph.breadth_first_order(S, source, directed=True,
-                                                      return_predecessors=True)
+                _, pred = csgraph.breadth_first_order(
+                    S, source, directed=True, return_predecessors=True
+                )
 
                 def levels():
                     pred[source] = source
                     depth, _ = verify._tree_depths(np.where(pred < 0, -1, pred), source)
                     return depth, _levels(depth)
+
                 return levels
+
             return search
         return lambda source: (csgraph.dijkstra(S, directed=True, indices=source), None)
     import graphblas as gb
+
     G = gb.io.from_scipy_sparse(S)
     n = S.shape[0]
     if algo == "bfs":
+
         def search(source):
             levels = gb.Vector(gb.dtypes.INT64, n)
             q = gb.Vector(gb.dtypes.BOOL, n)
@@ -297,6 +323,7 @@ def _peer_search(S, algo, peer):
                 depth += 1
                 q(~levels.S, replace=True) << q.vxm(G, gb.semiring.any_pair)
             return levels.to_dense(fill_value=-1), depth
+
         return search
 
     def search(source):
@@ -312,6 +339,7 @@ def _peer_search(S, algo, peer):
             frontier(gb.binary.lt(new & dist).new().V) << new
             dist = new
         return dist.to_dense(fill_value=np.inf), rounds
+
     return search
 
 
@@ -335,25 +363,56 @@ def _summary(run, edges, level_synchronous=True):
     times = run["times_ms"]
     per_source = [e / (t / 1e3) / 1e9 if t > 0 else None for t, e in zip(times, edges)]
     seconds_per_edge = sum(t / 1e3 / e for t, e in zip(times, edges) if e)
-    return dict(mean_ms=statistics.fmean(times), median_ms=statistics.median(times),
-                gteps=len(times) / seconds_per_edge / 1e9 if seconds_per_edge else None,
-                gteps_per_source=per_source,
-                us_per_level=us_per_level(times, run["counts"]) if level_synchronous else None)
+    return dict(
+        mean_ms=statistics.fmean(times),
+        median_ms=statistics.median(times),
+        gteps=len(times) / seconds_per_edge / 1e9 if seconds_per_edge else None,
+        gteps_per_source=per_source,
+        us_per_level=us_per_level(times, run["counts"]) if level_synchronous else None,
+    )
 
 
 def _unreadable(spec, algo, device, error):
     """The record of a graph that could not be read (check 'UNREADABLE', the reason in note)."""
-    return dict(graph=spec.text, graph_info=None, algo=algo, kind="graph", method="-",
-                device=device, status="unreadable", check="UNREADABLE",
-                note=f"{type(error).__name__}: {error}", sources=[], times_ms=[], counts=[],
-                edges=[], mean_ms=None, median_ms=None, gteps=None, peak_bytes=None,
-                peak_ratio=None, us_per_level=None,
-                count_name="levels" if algo == "bfs" else "iterations")
+    return dict(
+        graph=spec.text,
+        graph_info=None,
+        algo=algo,
+        kind="graph",
+        method="-",
+        device=device,
+        status="unreadable",
+        check="UNREADABLE",
+        note=f"{type(error).__name__}: {error}",
+        sources=[],
+        times_ms=[],
+        counts=[],
+        edges=[],
+        mean_ms=None,
+        median_ms=None,
+        gteps=None,
+        peak_bytes=None,
+        peak_ratio=None,
+        us_per_level=None,
+        count_name="levels" if algo == "bfs" else "iterations",
+    )
 
 
-def run_bench(graphs, *, algo="bfs", methods="all", sources=16, seed=0, peers=(),
-              peer_sources=None, device=None, weights=None, progress=None,
-              on_graph=None, memory_budget=None):
+def run_bench(
+    graphs,
+    *,
+    algo="bfs",
+    methods="all",
+    sources=16,
+    seed=0,
+    peers=(),
+    peer_sources=None,
+    device=None,
+    weights=None,
+    progress=None,
+    on_graph=None,
+    memory_budget=None,
+):
     """Benchmark ``methods`` of ``algo`` (and ``peers``) on each graph.
 
     Parameters
@@ -420,8 +479,19 @@ def run_bench(graphs, *, algo="bfs", methods="all", sources=16, seed=0, peers=()
         if progress is not None:
             progress(done[0], total, f"loading {spec.text}")
         try:
-            graph_records = _bench_graph(spec, algo, chosen, sources, seed, peers, n_peer,
-                                         device, weights, tick, memory_budget)
+            graph_records = _bench_graph(
+                spec,
+                algo,
+                chosen,
+                sources,
+                seed,
+                peers,
+                n_peer,
+                device,
+                weights,
+                tick,
+                memory_budget,
+            )
         except (FormatError, OSError, MemoryError) as e:  # this graph only: the rest still run
             graph_records = [_unreadable(spec, algo, device, e)]
         records.extend(graph_records)
@@ -430,28 +500,49 @@ def run_bench(graphs, *, algo="bfs", methods="all", sources=16, seed=0, peers=()
     return records
 
 
-def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, weights, tick,
-                 memory_budget=None):
+def _bench_graph(
+    spec, algo, chosen, n_sources, seed, peers, n_peer, device, weights, tick, memory_budget=None
+):
     A = load_graph(spec, device=device, seed=seed)
     generated = False
     if algo == "sssp":
         A, generated = sssp_weights(A, weights, seed)
     info = graph_info(A)
-    info["weights"] = (dict(source="generated", lo=int(weights[0]), hi=int(weights[1]),
-                            seed=seed) if generated else
-                       dict(source="graph", dtype=A.dtype.name) if A.dtype != np.bool_ else
-                       dict(source="unit") if algo == "sssp" else None)
+    info["weights"] = (
+        dict(source="generated", lo=int(weights[0]), hi=int(weights[1]), seed=seed)
+        if generated
+        else dict(source="graph", dtype=A.dtype.name)
+        if A.dtype != np.bool_
+        else dict(source="unit")
+        if algo == "sssp"
+        else None
+    )
     vertex_edges = _edge_weights(A, info["symmetric"])
     divisor = 2 if info["symmetric"] else 1
     warmup, sources = pick_sources(A, n_sources, seed)
-    base = dict(graph=spec.text, graph_info=info, algo=algo, warmup_source=warmup,
-                count_name="levels" if algo == "bfs" else "iterations")
+    base = dict(
+        graph=spec.text,
+        graph_info=info,
+        algo=algo,
+        warmup_source=warmup,
+        count_name="levels" if algo == "bfs" else "iterations",
+    )
     reference = dict(name=None, results={})  # the first method that runs, its results
     records = []
 
     def contender(name, kind, dev, runner, k):
-        record = dict(base, method=name, kind=kind, device=dev, sources=sources[:k],
-                      status="ok", reason=None, check="ok", mismatches=[], note=None)
+        record = dict(
+            base,
+            method=name,
+            kind=kind,
+            device=dev,
+            sources=sources[:k],
+            status="ok",
+            reason=None,
+            check="ok",
+            mismatches=[],
+            note=None,
+        )
         edges = [None] * k
         first = reference["name"] is None
 
@@ -459,8 +550,7 @@ def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, wei
             edges[i] = int(vertex_edges[_reached(algo, result)].sum()) // divisor
             if first:
                 reference["results"][i] = result
-            elif i in reference["results"] and not _same(algo, result,
-                                                         reference["results"][i]):
+            elif i in reference["results"] and not _same(algo, result, reference["results"][i]):
                 record["mismatches"].append(sources[i])
 
         try:
@@ -468,28 +558,37 @@ def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, wei
         except Exception as e:  # noqa: BLE001  (reported in the table, exit status nonzero)
             if first:
                 reference["results"].clear()
-            record.update(_empty(), status="error", reason=_one_line(e), check="ERROR",
-                          note=_one_line(e))
+            record.update(
+                _empty(), status="error", reason=_one_line(e), check="ERROR", note=_one_line(e)
+            )
             records.append(record)
             return
-        record.update(run, edges=edges, **_summary(run, edges, kind != "peer"),
-                      relaxed_per_edge=_per_edge(run["relaxed"], A.nvals),
-                      peak_ratio=_ratio(run["peak_bytes"], info["stored_bytes"]))
+        record.update(
+            run,
+            edges=edges,
+            **_summary(run, edges, kind != "peer"),
+            relaxed_per_edge=_per_edge(run["relaxed"], A.nvals),
+            peak_ratio=_ratio(run["peak_bytes"], info["stored_bytes"]),
+        )
         bad = record["mismatches"]
         if first:
             reference["name"] = name
             valid = _validate(algo, A, sources[0], reference["results"][0])
-            record["note"] = "; ".join(filter(None, [
-                f"reference; {valid or 'valid by gbla.verify'}", record["note"]]))
+            record["note"] = "; ".join(
+                filter(None, [f"reference; {valid or 'valid by gbla.verify'}", record["note"]])
+            )
             record["check"] = "INVALID" if valid else "ok"
         elif bad:
             record["check"] = "MISMATCH"
-            record["note"] = (f"{'levels' if algo == 'bfs' else 'distances'} differ from "
-                              f"{reference['name']} on {len(bad)} of {k} sources "
-                              f"(first: {bad[0]})")
+            record["note"] = (
+                f"{'levels' if algo == 'bfs' else 'distances'} differ from "
+                f"{reference['name']} on {len(bad)} of {k} sources "
+                f"(first: {bad[0]})"
+            )
         if k < n_sources:
-            record["note"] = "; ".join(filter(None, [record["note"],
-                                                     f"first {k} of {n_sources} sources"]))
+            record["note"] = "; ".join(
+                filter(None, [record["note"], f"first {k} of {n_sources} sources"])
+            )
         records.append(record)
 
     host = {}  # a CPU copy of A for the out-of-core methods, made once
@@ -503,30 +602,73 @@ def _bench_graph(spec, algo, chosen, n_sources, seed, peers, n_peer, device, wei
         kind = "algebraic" if method.algebraic else "kernel"
         note = skip_note(method, A, memory_budget)
         if note is not None:
-            records.append(dict(base, **_empty(), method=method.name, kind=kind,
-                                device=",".join(method.devices),
-                                sources=sources, status="skipped",
-                                reason=method.unsupported_reason(A) or note, check=None,
-                                note=note))
+            records.append(
+                dict(
+                    base,
+                    **_empty(),
+                    method=method.name,
+                    kind=kind,
+                    device=",".join(method.devices),
+                    sources=sources,
+                    status="skipped",
+                    reason=method.unsupported_reason(A) or note,
+                    check=None,
+                    note=note,
+                )
+            )
             tick(f"{spec.text} {method.name} (skipped)", 2 * n_sources + 1)
             continue
         if "memory_budget" in method.options:
-            contender(method.name, "out of core", "cpu",
-                      lambda on_result, name=method.name: run_method(
-                          on_host(), algo, name, sources, warmup=warmup, on_result=on_result,
-                          progress=lambda: tick(f"{spec.text} {name}"),
-                          options={"memory_budget": memory_budget}, memory_device=device),
-                      n_sources)
+            contender(
+                method.name,
+                "out of core",
+                "cpu",
+                lambda on_result, name=method.name: run_method(
+                    on_host(),
+                    algo,
+                    name,
+                    sources,
+                    warmup=warmup,
+                    on_result=on_result,
+                    progress=lambda: tick(f"{spec.text} {name}"),
+                    options={"memory_budget": memory_budget},
+                    memory_device=device,
+                ),
+                n_sources,
+            )
             continue
-        contender(method.name, kind, A.device, lambda on_result, name=method.name: run_method(
-            A, algo, name, sources, warmup=warmup, on_result=on_result,
-            progress=lambda: tick(f"{spec.text} {name}")), n_sources)
+        contender(
+            method.name,
+            kind,
+            A.device,
+            lambda on_result, name=method.name: run_method(
+                A,
+                algo,
+                name,
+                sources,
+                warmup=warmup,
+                on_result=on_result,
+                progress=lambda: tick(f"{spec.text} {name}"),
+            ),
+            n_sources,
+        )
     if peers:
         S = A.to_scipy()
         for peer in peers:
-            contender(peer, "peer", "cpu", lambda on_result, peer=peer: run_peer(
-                S, algo, peer, sources[:n_peer], on_result=on_result,
-                progress=lambda: tick(f"{spec.text} {peer}")), n_peer)
+            contender(
+                peer,
+                "peer",
+                "cpu",
+                lambda on_result, peer=peer: run_peer(
+                    S,
+                    algo,
+                    peer,
+                    sources[:n_peer],
+                    on_result=on_result,
+                    progress=lambda: tick(f"{spec.text} {peer}"),
+                ),
+                n_peer,
+            )
     return records
 
 
@@ -544,10 +686,23 @@ def _ratio(peak, stored):
 
 def _empty():
     """The numbers of a method that did not run."""
-    return dict(mismatches=[], times_ms=[], counts=[], relaxed=[], edges=[], mean_ms=None,
-                median_ms=None, gteps=None, gteps_per_source=[], us_per_level=None,
-                relaxed_per_edge=None, peak_bytes=None, peak_bytes_per_source=[],
-                base_bytes=None, peak_ratio=None)
+    return dict(
+        mismatches=[],
+        times_ms=[],
+        counts=[],
+        relaxed=[],
+        edges=[],
+        mean_ms=None,
+        median_ms=None,
+        gteps=None,
+        gteps_per_source=[],
+        us_per_level=None,
+        relaxed_per_edge=None,
+        peak_bytes=None,
+        peak_bytes_per_source=[],
+        base_bytes=None,
+        peak_ratio=None,
+    )
 
 
 def _validate(algo, A, source, result):

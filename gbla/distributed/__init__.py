@@ -22,14 +22,26 @@ from .comm import Counted, NcclComm, SelfComm, ThreadComm
 from .matrix import DistMatrix, DistVector, vxm
 from .traverse import bfs, sssp
 
-__all__ = ["SelfComm", "ThreadComm", "NcclComm", "Counted", "DistMatrix", "DistVector", "vxm",
-           "bfs", "sssp", "bitmap_bfs", "run_threads"]
+__all__ = [
+    "SelfComm",
+    "ThreadComm",
+    "NcclComm",
+    "Counted",
+    "DistMatrix",
+    "DistVector",
+    "vxm",
+    "bfs",
+    "sssp",
+    "bitmap_bfs",
+    "run_threads",
+]
 
 
 def run_threads(size, work, xp=None):
     """Run ``work(comm)`` on ``size`` ranks, a thread each with its :class:`ThreadComm`; the
     results in rank order. An exception on any rank is raised here (the first by rank)."""
     import numpy as np
+
     comms = ThreadComm.group(size, np if xp is None else xp)
     results, errors = [None] * size, [None] * size
 
@@ -45,8 +57,10 @@ def run_threads(size, work, xp=None):
         t.start()
     for t in threads:
         t.join()
-    first = next((e for e in errors if e is not None and
-                  not isinstance(e, threading.BrokenBarrierError)), None)
+    first = next(
+        (e for e in errors if e is not None and not isinstance(e, threading.BrokenBarrierError)),
+        None,
+    )
     if first is None:
         first = next((e for e in errors if e is not None), None)
     if first is not None:

@@ -108,12 +108,12 @@ class HostSteps:
         before) and parents, each gets its first in-neighbour there. Returns (count, out-edges)
         of them."""
         new = np.bitwise_or.reduce(np.stack(received), axis=0)
-        new &= self.mask & ~known[self.w0:self.w0 + len(front)]
+        new &= self.mask & ~known[self.w0 : self.w0 + len(front)]
         front[:] = new
-        known[self.w0:self.w0 + len(front)] |= new
+        known[self.w0 : self.w0 + len(front)] |= new
         ids = self._ids(new)
         self.levels[ids] = depth
-        queue[:len(ids)] = ids
+        queue[: len(ids)] = ids
         if frontier is not None and self.parents is not None:
             at, parent = self._first_in(ids, frontier)  # every one of them has one
             self.parents[ids[at]] = parent
@@ -132,7 +132,7 @@ class HostSteps:
         g = ids + self.lo
         np.bitwise_or.at(front, (g >> 5) - self.w0, _bits(g))
         np.bitwise_or.at(known, g >> 5, _bits(g))
-        queue[:len(ids)] = ids
+        queue[: len(ids)] = ids
         return len(ids), self._edges(ids)
 
     def _first_in(self, ids, frontier):
@@ -165,13 +165,15 @@ def _graph(A):
     def common(*arrays):
         both = {np.dtype(a.dtype) for a in arrays if a is not None}
         return np.dtype(np.int32) if both == {np.dtype(np.int32)} else np.dtype(np.int64)
+
     offsets, ids = common(A.indptr, t_indptr), common(A.indices, t_indices)
     wanted = (offsets, ids, offsets, ids)
     if all(a is None or a.dtype == d for a, d in zip(parts, wanted)):
         return parts
     if "bitmap_bfs" not in A._cache:
-        A._cache["bitmap_bfs"] = tuple(None if a is None else a.astype(d)
-                                       for a, d in zip(parts, wanted))
+        A._cache["bitmap_bfs"] = tuple(
+            None if a is None else a.astype(d) for a, d in zip(parts, wanted)
+        )
     return A._cache["bitmap_bfs"]
 
 
@@ -228,11 +230,10 @@ class _Search:
         got = self.comm.alltoallv(sends)
         frontier = None
         if self.parents is not None:
-            frontier = self._assemble([g[self.words:] for g in got])
-            got = [g[:self.words] for g in got]
+            frontier = self._assemble([g[self.words :] for g in got])
+            got = [g[: self.words] for g in got]
         self.fronts[1].fill(0)
-        return self.steps.claim(got, depth, self.known, self.fronts[1], self.queues[1],
-                                frontier)
+        return self.steps.claim(got, depth, self.known, self.fronts[1], self.queues[1], frontier)
 
     def pull(self, depth):
         """A pull level: every rank's frontier words gathered, then this rank's unvisited
@@ -249,7 +250,7 @@ class _Search:
         frontier = self.frontier
         frontier.fill(0)
         for (first, _), part in zip(self.spans, parts):
-            frontier[first:first + len(part)] |= part
+            frontier[first : first + len(part)] |= part
         self.known |= frontier
         return frontier
 
@@ -260,8 +261,9 @@ class _Search:
         self.count = count
 
 
-def bitmap_bfs(A, source, *, return_predecessors=False, depth_limit=None, direction="auto",
-               stats=None):
+def bitmap_bfs(
+    A, source, *, return_predecessors=False, depth_limit=None, direction="auto", stats=None
+):
     """Breadth-first search over a matrix cut over ranks, direction-optimizing, its frontiers
     exchanged as bitmaps (the module says how); collective.
 
@@ -318,9 +320,12 @@ def bitmap_bfs(A, source, *, return_predecessors=False, depth_limit=None, direct
         raise V.domain("stats", "be a dict or None", type(stats).__name__)
     steps = _direction.start(direction)
     if A.transpose is None and (parents or steps != "push"):
-        raise V.invalid_value("A", "hold its transpose's rows to pull or find parents "
-                              "(DistMatrix.from_csr and from_edges build them)",
-                              "a DistMatrix without them")
+        raise V.invalid_value(
+            "A",
+            "hold its transpose's rows to pull or find parents "
+            "(DistMatrix.from_csr and from_edges build them)",
+            "a DistMatrix without them",
+        )
     edges_total = A.nvals
     if edges_total is None and not isinstance(steps, str):  # a DistMatrix made by hand
         edges_total = comm.allreduce_sum(len(A.indices))
@@ -334,8 +339,13 @@ def bitmap_bfs(A, source, *, return_predecessors=False, depth_limit=None, direct
         if isinstance(steps, str):
             way = steps
         else:  # the same choice on every rank: from sums over all of them
-            way = steps.choose(frontier_vertices=found, frontier_edges=edges,
-                               edges=edges_total, n=n, early_exit=True)
+            way = steps.choose(
+                frontier_vertices=found,
+                frontier_edges=edges,
+                edges=edges_total,
+                n=n,
+                early_exit=True,
+            )
         mine = search.pull(depth) if way == "pull" else search.push(depth)
         search.advance(mine[0])
         found, edges = comm.allreduce_sums(mine)  # the next direction, and the end
@@ -354,8 +364,16 @@ def _one_rank(A):
     """A gbla.Matrix as a DistMatrix of one rank over the matrix's own arrays (none copied;
     the in-edges from A.T, which A builds once and keeps)."""
     T = A.T
-    return DistMatrix(SelfComm(B.xp_of(A.device)), [0, A.nrows], A._indptr, A._indices, None,
-                      A.nrows, transpose=(T._indptr, T._indices, None), nvals=A.nvals)
+    return DistMatrix(
+        SelfComm(B.xp_of(A.device)),
+        [0, A.nrows],
+        A._indptr,
+        A._indices,
+        None,
+        A.nrows,
+        transpose=(T._indptr, T._indices, None),
+        nvals=A.nvals,
+    )
 
 
 def _run(A, source, *, return_parents, depth_limit, direction, stats):
@@ -363,19 +381,33 @@ def _run(A, source, *, return_parents, depth_limit, direction, stats):
     rank; levels and parents of gbla.bfs's dtype (int32, int64 from 2**31 vertices)."""
     if not isinstance(A, DistMatrix):  # the registry let no other partitioned matrix in
         A = _one_rank(A)
-    out = bitmap_bfs(A, source, return_predecessors=return_parents, depth_limit=depth_limit,
-                     direction=direction, stats=stats)
+    out = bitmap_bfs(
+        A,
+        source,
+        return_predecessors=return_parents,
+        depth_limit=depth_limit,
+        direction=direction,
+        stats=stats,
+    )
     dtype = np.int32 if A.n < 2**31 else np.int64
     if not return_parents:
         return out.astype(dtype, copy=False)
     return tuple(x.astype(dtype, copy=False) for x in out)
 
 
-methods.register(methods.Method(
-    "distributed_bitmap", "bfs", "direction-optimizing BFS over rows cut over ranks (a "
-    "DistMatrix; a Matrix as one rank) with bitmap frontiers: a push's bits go to their owners "
-    "in one all-to-all, a pull gathers the frontier's bits; distributed.cu on the GPU; on the "
-    "CPU a pull expands every unvisited vertex's in-edges at once (int64 edge ids, rows and "
-    "sources: 6x to 10x a graph of int32 ids), and a Matrix's in-edges are its transpose, "
-    "built once and kept",
-    _run, devices=("cpu", "gpu"), directions=True, partitioned=("DistMatrix",)))
+methods.register(
+    methods.Method(
+        "distributed_bitmap",
+        "bfs",
+        "direction-optimizing BFS over rows cut over ranks (a "
+        "DistMatrix; a Matrix as one rank) with bitmap frontiers: a push's bits go to their owners "
+        "in one all-to-all, a pull gathers the frontier's bits; distributed.cu on the GPU; on the "
+        "CPU a pull expands every unvisited vertex's in-edges at once (int64 edge ids, rows and "
+        "sources: 6x to 10x a graph of int32 ids), and a Matrix's in-edges are its transpose, "
+        "built once and kept",
+        _run,
+        devices=("cpu", "gpu"),
+        directions=True,
+        partitioned=("DistMatrix",),
+    )
+)

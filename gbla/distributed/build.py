@@ -31,9 +31,23 @@ _CHUNK = 2**28
 # Edges of a caller's arrays placed at a time (what ``slices`` cuts them into).
 PIECE = 2**26
 # Value dtypes the ranks agree on (each votes for its pieces' dtypes).
-_DTYPES = [np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8,
-                                 np.uint16, np.uint32, np.uint64, np.float16, np.float32,
-                                 np.float64)]
+_DTYPES = [
+    np.dtype(t)
+    for t in (
+        np.bool_,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+        np.uint8,
+        np.uint16,
+        np.uint32,
+        np.uint64,
+        np.float16,
+        np.float32,
+        np.float64,
+    )
+]
 
 
 def slices(src, dst, values, piece=None):
@@ -43,8 +57,12 @@ def slices(src, dst, values, piece=None):
 
     def pieces():
         for i in range(0, max(len(src), 1), piece):
-            yield src[i:i + piece], dst[i:i + piece], \
-                None if values is None else values[i:i + piece]
+            yield (
+                src[i : i + piece],
+                dst[i : i + piece],
+                None if values is None else values[i : i + piece],
+            )
+
     return pieces
 
 
@@ -57,18 +75,23 @@ def build(comm, pieces, n, dup_op, blocks, problem=None):
     if total_n != n * comm.size:
         raise V.invalid_value("n", "be the same on every rank", n)
     if problems:
-        raise problem or V.invalid_value("src, dst, values", "be valid on every rank",
-                                         "a problem on another rank")
+        raise problem or V.invalid_value(
+            "src, dst, values", "be valid on every rank", "a problem on another rank"
+        )
     counted = None
     try:
         counted = _count(comm, pieces, n)
         bounds, out_counts, in_counts, dtype = _cut(comm, counted, n, blocks)
-        own, transpose, problem = _place(comm, pieces, bounds, out_counts, in_counts, dtype,
-                                         n, counted["pieces"])
+        own, transpose, problem = _place(
+            comm, pieces, bounds, out_counts, in_counts, dtype, n, counted["pieces"]
+        )
         del out_counts, in_counts
         if comm.allreduce_sum(problem is not None):
-            raise problem or V.invalid_value("pieces", "yield the same edges each time it is "
-                                             "called", "other edges on another rank")
+            raise problem or V.invalid_value(
+                "pieces",
+                "yield the same edges each time it is called",
+                "other edges on another rank",
+            )
         own, problem = _tidy(comm, own, bounds, n, dup_op, transposed=False)
         if problem is None:
             transpose, problem = _tidy(comm, transpose, bounds, n, dup_op, transposed=True)
@@ -76,17 +99,22 @@ def build(comm, pieces, n, dup_op, blocks, problem=None):
         raise _out_of_memory(comm, counted, n) from e
     nvals, problems = comm.allreduce_sums([len(own[1]), problem is not None])
     if problems:
-        raise problem or DuplicateIndex(V.message(
-            "src, dst", "hold each edge once, or give dup_op", "a repeat on another rank"))
+        raise problem or DuplicateIndex(
+            V.message("src, dst", "hold each edge once, or give dup_op", "a repeat on another rank")
+        )
     return bounds, own, transpose, nvals
 
 
 def _unpacked(piece, xp):
     """(src, dst, values or None) of a piece, on the communicator's array module."""
     if not isinstance(piece, (tuple, list)) or len(piece) not in (2, 3):
-        raise V.invalid_value("pieces", "yield (src, dst) or (src, dst, values) tuples",
-                              type(piece).__name__ if not isinstance(piece, (tuple, list))
-                              else f"a tuple of {len(piece)}")
+        raise V.invalid_value(
+            "pieces",
+            "yield (src, dst) or (src, dst, values) tuples",
+            type(piece).__name__
+            if not isinstance(piece, (tuple, list))
+            else f"a tuple of {len(piece)}",
+        )
     src, dst = xp.asarray(piece[0]), xp.asarray(piece[1])
     return src, dst, None if len(piece) == 2 or piece[2] is None else xp.asarray(piece[2])
 
@@ -98,11 +126,16 @@ def _checked(src, dst, values, n, xp):
     if values is not None:
         V.same_length(src, values, "src", "values")
         if np.dtype(values.dtype) not in _DTYPES:
-            raise V.invalid_value("values", "hold booleans, integers or real numbers",
-                                  f"dtype {values.dtype}")
+            raise V.invalid_value(
+                "values", "hold booleans, integers or real numbers", f"dtype {values.dtype}"
+            )
     # two scalars read back each, not the ids; integer ids keep their dtype (no int64 copy)
-    return tuple(V.indices_in_range(ids, xp, n, name) if ids.dtype.kind in "iu" else
-                 V.index_array(ids, xp, n, name) for ids, name in ((src, "src"), (dst, "dst")))
+    return tuple(
+        V.indices_in_range(ids, xp, n, name)
+        if ids.dtype.kind in "iu"
+        else V.index_array(ids, xp, n, name)
+        for ids, name in ((src, "src"), (dst, "dst"))
+    )
 
 
 def _count(comm, pieces, n):
@@ -133,15 +166,23 @@ def _count(comm, pieces, n):
     every = comm.allreduce_sums([problem is not None, with_values, without, *votes, *one_hot])
     problems, with_values, without = every[:3]
     if problems:
-        raise problem or V.invalid_value("src, dst, values", "be valid on every rank",
-                                         "a problem on another rank")
+        raise problem or V.invalid_value(
+            "src, dst, values", "be valid on every rank", "a problem on another rank"
+        )
     if with_values and without:
-        raise V.invalid_value("values", "be given for every piece on every rank or for none",
-                              f"{with_values} pieces with values and {without} without")
-    dtypes = [t for t, v in zip(_DTYPES, every[3:3 + len(_DTYPES)]) if v]
-    return {"out": out_deg, "in": in_deg, "pieces": every[3 + len(_DTYPES):],
-            "dtype": np.result_type(*dtypes) if dtypes else None,
-            "edges": int(out_deg.sum()) if n else 0}  # sync: the message on running out
+        raise V.invalid_value(
+            "values",
+            "be given for every piece on every rank or for none",
+            f"{with_values} pieces with values and {without} without",
+        )
+    dtypes = [t for t, v in zip(_DTYPES, every[3 : 3 + len(_DTYPES)]) if v]
+    return {
+        "out": out_deg,
+        "in": in_deg,
+        "pieces": every[3 + len(_DTYPES) :],
+        "dtype": np.result_type(*dtypes) if dtypes else None,
+        "edges": int(out_deg.sum()) if n else 0,
+    }  # sync: the message on running out
 
 
 def _cut(comm, counted, n, blocks):
@@ -162,12 +203,12 @@ def _cut(comm, counted, n, blocks):
     lo, hi = int(bounds[comm.rank]), int(bounds[comm.rank + 1])
 
     def mine_summed(deg):
-        got = comm.alltoallv([deg[int(bounds[r]):int(bounds[r + 1])]
-                              for r in range(comm.size)])
+        got = comm.alltoallv([deg[int(bounds[r]) : int(bounds[r + 1])] for r in range(comm.size)])
         total = xp.zeros(hi - lo, np.int64)
         for part in got:
             total += part
         return total
+
     out_counts = mine_summed(counted.pop("out"))
     in_counts = mine_summed(counted.pop("in"))
     return bounds, out_counts, in_counts, counted["dtype"]
@@ -229,16 +270,27 @@ def _place(comm, pieces, bounds, out_counts, in_counts, dtype, n, piece_counts):
                 ok = False
         if not ok or piece is None:  # keep meeting the others, sending nothing
             src, dst, values = empty, empty, None
-        values = None if dtype is None else (
-            xp.zeros(len(src), dtype) if values is None else values.astype(dtype, copy=False))
+        values = (
+            None
+            if dtype is None
+            else (xp.zeros(len(src), dtype) if values is None else values.astype(dtype, copy=False))
+        )
         for rows, cols, part in ((src, dst, own), (dst, src, transpose)):
             rows, cols, vals = _to_owners(comm, bounds, rows, cols, values)
             ok = part.place(rows.astype(np.int64, copy=False) - lo, cols, vals) and ok
     ok = ok and next(stream, None) is None and own.full() and transpose.full()
-    problem = None if ok else V.invalid_value(
-        "pieces", "yield the same edges each time it is called", "other edges the second time")
-    return ((own.indptr, own.cols, own.values), (transpose.indptr, transpose.cols,
-                                                 transpose.values), problem)
+    problem = (
+        None
+        if ok
+        else V.invalid_value(
+            "pieces", "yield the same edges each time it is called", "other edges the second time"
+        )
+    )
+    return (
+        (own.indptr, own.cols, own.values),
+        (transpose.indptr, transpose.cols, transpose.values),
+        problem,
+    )
 
 
 def _to_owners(comm, bounds, rows, cols, values):
@@ -254,8 +306,8 @@ def _to_owners(comm, bounds, rows, cols, values):
     def exchange(array):
         array = array[order]
         return xp.concatenate(comm.alltoallv([array[p] for p in parts]))
-    return (exchange(rows), exchange(cols),
-            None if values is None else exchange(values))
+
+    return (exchange(rows), exchange(cols), None if values is None else exchange(values))
 
 
 def _tidy(comm, part, bounds, n, dup_op, *, transposed):
@@ -272,8 +324,12 @@ def _tidy(comm, part, bounds, n, dup_op, *, transposed):
     cuts = [0]
     if rows:
         targets = xp.arange(1, -(-total // _CHUNK), dtype=np.int64) * _CHUNK
-        cuts += [int(c) for c in  # sync: the ranges' rows
-                 B.to_host(xp.searchsorted(indptr, targets, side="left"))]
+        cuts += [
+            int(c)
+            for c in B.to_host(  # sync: the ranges' rows
+                xp.searchsorted(indptr, targets, side="left")
+            )
+        ]
     cuts = sorted(set(cuts + [rows]))
     starts = B.to_host(indptr[xp.asarray(cuts, np.int64)])  # sync: where each range begins
     counts = xp.zeros(rows, np.int64)
@@ -286,19 +342,28 @@ def _tidy(comm, part, bounds, n, dup_op, *, transposed):
         def show(k, r0=r0):
             i, j = k // width + r0 + lo, k % width
             return f"edge ({j}, {i})" if transposed else f"edge ({i}, {j})"
-        key = rows_of_entries(indptr[r0:r1 + 1] - e0, e1 - e0, xp).astype(np.int64) * width \
+
+        key = (
+            rows_of_entries(indptr[r0 : r1 + 1] - e0, e1 - e0, xp).astype(np.int64) * width
             + cols[e0:e1]
+        )
         try:
-            key, kept = combine_duplicates(key, None if values is None else values[e0:e1],
-                                           dup_op, B.array_device(key), arg="src, dst",
-                                           what="edge", show=show)
+            key, kept = combine_duplicates(
+                key,
+                None if values is None else values[e0:e1],
+                dup_op,
+                B.array_device(key),
+                arg="src, dst",
+                what="edge",
+                show=show,
+            )
         except DuplicateIndex as error:
             return part, error
         # written <= e0: the range is read (into key) before anything is written over it
         counts[r0:r1] = xp.bincount(key // width, minlength=r1 - r0)
-        cols[written:written + len(key)] = key % width
+        cols[written : written + len(key)] = key % width
         if values is not None:
-            values[written:written + len(key)] = kept
+            values[written : written + len(key)] = kept
         written += len(key)
         del key, kept
     indptr = xp.zeros(rows + 1, np.int64)
@@ -312,6 +377,7 @@ def _tidy(comm, part, bounds, n, dup_op, *, transposed):
 def _out_of_memory(comm, counted, n):
     """OutOfDeviceMemory naming this rank's part of the build and the free device bytes."""
     import gc
+
     gc.collect()
     free = ""
     if comm.xp is not np:
@@ -321,4 +387,5 @@ def _out_of_memory(comm, counted, n):
     return OutOfDeviceMemory(
         f"DistMatrix build: rank {comm.rank} of {comm.size} ran out of memory holding its "
         f"rows and its transpose's rows of an {n}-vertex graph{edges} beside a piece of them"
-        f"{free}: spread the graph over more ranks, or give smaller pieces")
+        f"{free}: spread the graph over more ranks, or give smaller pieces"
+    )

@@ -84,8 +84,7 @@ class ThreadComm:
     @classmethod
     def group(cls, size, xp=np):
         """``size`` communicators, one for each thread that will run a rank."""
-        shared = {"size": size, "barrier": _Barrier(size),
-                  "slots": [None] * size}
+        shared = {"size": size, "barrier": _Barrier(size), "slots": [None] * size}
         return [cls(r, shared, xp) for r in range(size)]
 
     def _exchange(self, item):
@@ -99,8 +98,7 @@ class ThreadComm:
 
     def alltoallv(self, sends):
         if len(sends) != self.size:
-            raise ValueError(f"sends must hold one array per rank ({self.size}); got "
-                             f"{len(sends)}")
+            raise ValueError(f"sends must hold one array per rank ({self.size}); got {len(sends)}")
         everything = self._exchange(sends)
         return [everything[r][self.rank] for r in range(self.size)]
 
@@ -123,6 +121,7 @@ class NcclComm:
         os.environ["NCCL_NVLS_ENABLE"] = "0"  # no NVLink multicast objects, ever
         import cupy
         from cupy.cuda import nccl
+
         self.xp, self._nccl = cupy, nccl
         self.rank, self.size = rank, size
         self._comm = nccl.NcclCommunicator(size, unique_id, rank)
@@ -131,16 +130,23 @@ class NcclComm:
     def unique_id():
         os.environ["NCCL_NVLS_ENABLE"] = "0"
         from cupy.cuda import nccl
+
         return nccl.get_unique_id()
 
     def _type(self, dtype):
         nccl = self._nccl
-        return {np.dtype(np.int8): nccl.NCCL_INT8, np.dtype(np.uint8): nccl.NCCL_UINT8,
-                np.dtype(np.bool_): nccl.NCCL_UINT8, np.dtype(np.int32): nccl.NCCL_INT32,
-                np.dtype(np.uint32): nccl.NCCL_UINT32, np.dtype(np.int64): nccl.NCCL_INT64,
-                np.dtype(np.uint64): nccl.NCCL_UINT64, np.dtype(np.float16): nccl.NCCL_FLOAT16,
-                np.dtype(np.float32): nccl.NCCL_FLOAT32,
-                np.dtype(np.float64): nccl.NCCL_FLOAT64}[np.dtype(dtype)]
+        return {
+            np.dtype(np.int8): nccl.NCCL_INT8,
+            np.dtype(np.uint8): nccl.NCCL_UINT8,
+            np.dtype(np.bool_): nccl.NCCL_UINT8,
+            np.dtype(np.int32): nccl.NCCL_INT32,
+            np.dtype(np.uint32): nccl.NCCL_UINT32,
+            np.dtype(np.int64): nccl.NCCL_INT64,
+            np.dtype(np.uint64): nccl.NCCL_UINT64,
+            np.dtype(np.float16): nccl.NCCL_FLOAT16,
+            np.dtype(np.float32): nccl.NCCL_FLOAT32,
+            np.dtype(np.float64): nccl.NCCL_FLOAT64,
+        }[np.dtype(dtype)]
 
     def alltoallv(self, sends):
         cp, nccl = self.xp, self._nccl
@@ -149,8 +155,8 @@ class NcclComm:
         got = cp.empty(self.size, np.int64)
         nccl.groupStart()  # the sizes first, one int64 each way
         for r in range(self.size):
-            self._comm.send(counts[r:r + 1].data.ptr, 1, nccl.NCCL_INT64, r, stream)
-            self._comm.recv(got[r:r + 1].data.ptr, 1, nccl.NCCL_INT64, r, stream)
+            self._comm.send(counts[r : r + 1].data.ptr, 1, nccl.NCCL_INT64, r, stream)
+            self._comm.recv(got[r : r + 1].data.ptr, 1, nccl.NCCL_INT64, r, stream)
         nccl.groupEnd()
         lengths = got.get().tolist()  # sync: the sizes to receive
         dtype = sends[0].dtype
@@ -171,8 +177,14 @@ class NcclComm:
     def allreduce_sums(self, values):
         cp, nccl = self.xp, self._nccl
         x = cp.asarray([int(v) for v in values], np.int64)
-        self._comm.allReduce(x.data.ptr, x.data.ptr, len(x), nccl.NCCL_INT64, nccl.NCCL_SUM,
-                             cp.cuda.get_current_stream().ptr)
+        self._comm.allReduce(
+            x.data.ptr,
+            x.data.ptr,
+            len(x),
+            nccl.NCCL_INT64,
+            nccl.NCCL_SUM,
+            cp.cuda.get_current_stream().ptr,
+        )
         return [int(v) for v in x.get()]  # sync: the sums
 
     def allgather(self, array):

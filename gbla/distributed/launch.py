@@ -53,13 +53,15 @@ class SocketComm:
 
     def alltoallv(self, sends):
         if len(sends) != self.size:
-            raise ValueError(f"sends must hold one array per rank ({self.size}); got "
-                             f"{len(sends)}")
+            raise ValueError(f"sends must hold one array per rank ({self.size}); got {len(sends)}")
         # sends on threads, so that two ranks sending large arrays to each other never wait
         # on each other's receive
-        threads = [threading.Thread(target=self._peers[r].send_bytes,
-                                    args=(pickle.dumps(np.asarray(sends[r])),))
-                   for r in self._peers]
+        threads = [
+            threading.Thread(
+                target=self._peers[r].send_bytes, args=(pickle.dumps(np.asarray(sends[r])),)
+            )
+            for r in self._peers
+        ]
         for t in threads:
             t.start()
         got = [None] * self.size
@@ -96,9 +98,13 @@ def _wait_for(path, timeout):
 
 def init(timeout=60.0):
     """This process's communicator, from the launcher's environment."""
-    return connect(int(os.environ["GBLA_RANK"]), int(os.environ["GBLA_WORLD_SIZE"]),
-                   os.environ["GBLA_RENDEZVOUS"], os.environ.get("GBLA_BACKEND", "socket"),
-                   timeout)
+    return connect(
+        int(os.environ["GBLA_RANK"]),
+        int(os.environ["GBLA_WORLD_SIZE"]),
+        os.environ["GBLA_RENDEZVOUS"],
+        os.environ.get("GBLA_BACKEND", "socket"),
+        timeout,
+    )
 
 
 def connect(rank, size, folder, backend, timeout=60.0, device=None):
@@ -111,6 +117,7 @@ def connect(rank, size, folder, backend, timeout=60.0, device=None):
     import cupy
 
     from .comm import NcclComm
+
     cupy.cuda.Device(rank if device is None else device).use()
     if rank == 0:
         (folder / "nccl_id.tmp").write_bytes(pickle.dumps(NcclComm.unique_id()))
@@ -122,11 +129,16 @@ def connect(rank, size, folder, backend, timeout=60.0, device=None):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m gbla.distributed.launch",
-                                description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m gbla.distributed.launch", description=__doc__.split("\n\n")[0]
+    )
     p.add_argument("-n", "--nprocs", type=int, required=True, help="ranks (processes)")
-    p.add_argument("--backend", choices=BACKENDS, default="nccl",
-                   help="nccl (a GPU per rank) or socket (CPU processes)")
+    p.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="nccl",
+        help="nccl (a GPU per rank) or socket (CPU processes)",
+    )
     p.add_argument("script", help="the Python script each rank runs")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
     args = p.parse_args(argv)
@@ -135,9 +147,14 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="gbla-rendezvous-") as folder:
         procs = []
         for rank in range(args.nprocs):
-            env = dict(os.environ, GBLA_RANK=str(rank), GBLA_WORLD_SIZE=str(args.nprocs),
-                       GBLA_RENDEZVOUS=folder, GBLA_BACKEND=args.backend,
-                       NCCL_NVLS_ENABLE="0")
+            env = dict(
+                os.environ,
+                GBLA_RANK=str(rank),
+                GBLA_WORLD_SIZE=str(args.nprocs),
+                GBLA_RENDEZVOUS=folder,
+                GBLA_BACKEND=args.backend,
+                NCCL_NVLS_ENABLE="0",
+            )
             procs.append(subprocess.Popen([sys.executable, args.script, *args.args], env=env))
         return _wait_all(procs)
 

@@ -49,8 +49,7 @@ from ..outofcore.partition import balanced_bounds
 from . import build as _build
 from .comm import Counted
 
-__all__ = ["DistMatrix", "DistVector", "vxm", "frontier_counts", "replicated_vxm",
-           "replicated_mxm"]
+__all__ = ["DistMatrix", "DistVector", "vxm", "frontier_counts", "replicated_vxm", "replicated_mxm"]
 
 
 @dataclass
@@ -83,8 +82,9 @@ class DistMatrix:
     # gbla.sssp run on it as they are written
     partitioned = True
 
-    def __init__(self, comm, bounds, indptr, indices, values, n, transpose=None, nvals=None,
-                 weights=None):
+    def __init__(
+        self, comm, bounds, indptr, indices, values, n, transpose=None, nvals=None, weights=None
+    ):
         # every collective of the products goes through A.comm, counted (Counted.bytes_sent)
         self.comm, self.bounds, self.n = Counted.of(comm), np.asarray(bounds, np.int64), int(n)
         self.lo, self.hi = int(self.bounds[comm.rank]), int(self.bounds[comm.rank + 1])
@@ -143,6 +143,7 @@ class DistMatrix:
         def part(indptr, indices, values, rows_are_rows):
             keep = predicate(xp.ones(len(indices), bool) if values is None else values)
             return _kept(indptr, indices, values, keep, xp)
+
         kept = self._with_parts(part)
         if key is not None:
             self._cache[("select", key)] = kept
@@ -165,6 +166,7 @@ class DistMatrix:
             a = xp.ones(len(indices), bool) if weights is None else weights
             keep = xp.ones(len(indices), bool) if present is None else present[at]
             return _kept(indptr, indices, combine(values[at], a), keep, xp)
+
         return self._with_parts(part)
 
     def _with_parts(self, part):
@@ -174,8 +176,15 @@ class DistMatrix:
         own = part(self.indptr, self.indices, self.values, True)
         t = None if self.transpose is None else part(*self.transpose, False)
         nvals = self.comm.allreduce_sum(len(own[1]))
-        return DistMatrix(self.comm, self.bounds, *own, self.n, transpose=t, nvals=nvals,
-                          weights=_facts_over_ranks(self.comm, own[2]))
+        return DistMatrix(
+            self.comm,
+            self.bounds,
+            *own,
+            self.n,
+            transpose=t,
+            nvals=nvals,
+            weights=_facts_over_ranks(self.comm, own[2]),
+        )
 
     def pattern(self):
         """The structure alone (no values; every weight 1), sharing the index arrays."""
@@ -183,9 +192,17 @@ class DistMatrix:
             return self
         if "pattern" not in self._cache:
             t = None if self.transpose is None else self.transpose[:2] + (None,)
-            self._cache["pattern"] = DistMatrix(self.comm, self.bounds, self.indptr,
-                                                self.indices, None, self.n, transpose=t,
-                                                nvals=self.nvals, weights=_ISO_FACTS)
+            self._cache["pattern"] = DistMatrix(
+                self.comm,
+                self.bounds,
+                self.indptr,
+                self.indices,
+                None,
+                self.n,
+                transpose=t,
+                nvals=self.nvals,
+                weights=_ISO_FACTS,
+            )
         return self._cache["pattern"]
 
     @classmethod
@@ -194,6 +211,7 @@ class DistMatrix:
         rows cut by :func:`~gbla.outofcore.partition.balanced_bounds` over ``comm.size``
         ranks; on the communicator's array module."""
         import scipy.sparse as sp
+
         indptr, indices = _checked_csr(indptr, indices, values)
         n = len(indptr) - 1
         bounds = balanced_bounds(indptr, comm.size)
@@ -202,17 +220,26 @@ class DistMatrix:
 
         def rows(ptr, ind, val):
             e0, e1 = int(ptr[lo]), int(ptr[hi])
-            return (xp.asarray(ptr[lo:hi + 1] - e0), xp.asarray(np.asarray(ind)[e0:e1]),
-                    None if val is None else xp.asarray(np.asarray(val)[e0:e1]))
+            return (
+                xp.asarray(ptr[lo : hi + 1] - e0),
+                xp.asarray(np.asarray(ind)[e0:e1]),
+                None if val is None else xp.asarray(np.asarray(val)[e0:e1]),
+            )
 
         # the in-edges, by the same vertex ranges: the transpose's rows, sources ascending
         data = np.arange(len(indices)) if values is None else np.asarray(values)
         T = sp.csr_array((data, np.asarray(indices), indptr), shape=(n, n)).T.tocsr()
         T.sort_indices()
         t_values = None if values is None else T.data
-        return cls(comm, bounds, *rows(indptr, indices, values), n,
-                   transpose=rows(T.indptr.astype(np.int64), T.indices, t_values),
-                   nvals=int(indptr[-1]), weights=_weight_facts(indptr, indices, values))
+        return cls(
+            comm,
+            bounds,
+            *rows(indptr, indices, values),
+            n,
+            transpose=rows(T.indptr.astype(np.int64), T.indices, t_values),
+            nvals=int(indptr[-1]),
+            weights=_weight_facts(indptr, indices, values),
+        )
 
     @classmethod
     def from_edges(cls, comm, src, dst, values=None, *, n, dup_op=DUP_OP, blocks=65536):
@@ -263,22 +290,36 @@ class DistMatrix:
         True
         """
         if not callable(pieces):
-            raise V.invalid_value("pieces", "be a callable returning an iterable of edge pieces",
-                                  type(pieces).__name__)
+            raise V.invalid_value(
+                "pieces",
+                "be a callable returning an iterable of edge pieces",
+                type(pieces).__name__,
+            )
         return cls._built(Counted.of(comm), pieces, n, dup_op, blocks)
 
     @classmethod
     def _built(cls, comm, pieces, n, dup_op, blocks, problem=None):
         n = V.size(n, "n")
         bounds, own, transpose, nvals = _build.build(comm, pieces, n, dup_op, blocks, problem)
-        return cls(comm, bounds, *own, n, transpose=transpose, nvals=nvals,
-                   weights=_facts_over_ranks(comm, own[2]))
+        return cls(
+            comm,
+            bounds,
+            *own,
+            n,
+            transpose=transpose,
+            nvals=nvals,
+            weights=_facts_over_ranks(comm, own[2]),
+        )
 
     @classmethod
     def of(cls, comm, A):
         """This rank's part of a gbla Matrix (read from the host)."""
-        return cls.from_csr(comm, B.to_host(A._indptr), B.to_host(A._indices),
-                            None if A._values is None else B.to_host(A._values))
+        return cls.from_csr(
+            comm,
+            B.to_host(A._indptr),
+            B.to_host(A._indices),
+            None if A._values is None else B.to_host(A._values),
+        )
 
     def owner(self, ids):
         """The rank owning each global id."""
@@ -288,14 +329,16 @@ class DistMatrix:
     def vector(self, indices, values):
         """A DistVector of this rank's range from global ``indices`` (sorted, inside it)."""
         xp = self.comm.xp
-        return DistVector(xp.asarray(indices, np.int64), xp.asarray(values), self.n, self.lo,
-                          self.hi)
+        return DistVector(
+            xp.asarray(indices, np.int64), xp.asarray(values), self.n, self.lo, self.hi
+        )
 
 
 def _kept(indptr, indices, values, keep, xp):
     """(indptr, indices, values) of a CSR part's entries where ``keep``."""
-    rows, indices, values = B.compress(keep, rows_of_entries(indptr, len(indices), xp),
-                                       indices, values)
+    rows, indices, values = B.compress(
+        keep, rows_of_entries(indptr, len(indices), xp), indices, values
+    )
     return indptr_of_sorted_rows(rows, len(indptr) - 1, indptr.dtype, xp), indices, values
 
 
@@ -308,8 +351,11 @@ def _checked_csr(indptr, indices, values):
     indptr = V.index_array(indptr, np, np.iinfo(np.int64).max, "indptr")
     indices = np.asarray(indices)
     if indptr[0] != 0 or indptr[-1] != len(indices):
-        raise V.invalid_value("indptr", f"run from 0 to len(indices) = {len(indices)}",
-                              f"{int(indptr[0])} .. {int(indptr[-1])}")
+        raise V.invalid_value(
+            "indptr",
+            f"run from 0 to len(indices) = {len(indices)}",
+            f"{int(indptr[0])} .. {int(indptr[-1])}",
+        )
     if (np.diff(indptr) < 0).any():
         raise V.invalid_value("indptr", "never fall", int(np.flatnonzero(np.diff(indptr) < 0)[0]))
     V.index_array(indices, np, len(indptr) - 1, "indices")  # a square matrix: columns < n
@@ -371,8 +417,10 @@ def replicated_vxm(indices, values, A, semiring, *, allow=None, direction="push"
     u = DistVector(indices[first:last].astype(np.int64), values[first:last], A.n, lo, hi)
     w = vxm(u, A, semiring, allow=None if allow is None else allow[lo:hi], direction=direction)
     bounds = [int(b) for b in A.bounds]
-    parts = [_unpack(m, w.values.dtype) for m in
-             A.comm.allgather(_pack(_offsets(w.indices, lo, xp), w.values, xp))]
+    parts = [
+        _unpack(m, w.values.dtype)
+        for m in A.comm.allgather(_pack(_offsets(w.indices, lo, xp), w.values, xp))
+    ]
     keys = xp.concatenate([o.astype(np.int64) + bounds[r] for r, (o, _) in enumerate(parts)])
     return keys, xp.concatenate([v for _, v in parts])
 
@@ -398,8 +446,11 @@ def replicated_mxm(F, A, semiring, dtype, mask=None):
         z = f_cols[owner].astype(z_dtype)
     else:
         x = F._values_or_ones()[owner].astype(dtype, copy=False)
-        y = (xp.ones(len(b_entry), dtype) if A.values is None else
-             A.values[b_entry].astype(dtype, copy=False))
+        y = (
+            xp.ones(len(b_entry), dtype)
+            if A.values is None
+            else A.values[b_entry].astype(dtype, copy=False)
+        )
         z = _apply_binary(mult, x, y, dtype, A.device).astype(z_dtype, copy=False)
     order = xp.argsort(keys, kind="stable")
     keys, z = keys[order], z[order]
@@ -414,8 +465,9 @@ def replicated_mxm(F, A, semiring, dtype, mask=None):
 
 
 def _dtypes(u, A, semiring):
-    dtype = np.result_type(u.values.dtype, A.values.dtype if A.values is not None else
-                           u.values.dtype)
+    dtype = np.result_type(
+        u.values.dtype, A.values.dtype if A.values is not None else u.values.dtype
+    )
     return dtype, semiring.output_dtype(dtype)
 
 
@@ -423,8 +475,13 @@ def _choose(u, A, semiring, tracker, frontier):
     """The tracker's choice from the frontier's vertices and out-edges over every rank."""
     vertices, edges = frontier_counts(u, A) if frontier is None else frontier
     early_exit = semiring.add.terminal_for(_dtypes(u, A, semiring)[1]) is not None
-    return tracker.choose(frontier_vertices=vertices, frontier_edges=edges, edges=A.nvals,
-                          n=A.n, early_exit=early_exit)
+    return tracker.choose(
+        frontier_vertices=vertices,
+        frontier_edges=edges,
+        edges=A.nvals,
+        n=A.n,
+        early_exit=early_exit,
+    )
 
 
 # ------------------------------------------------------------------ what travels
@@ -446,7 +503,7 @@ def _unpack(message, dtype):
     count = len(message) // (4 + np.dtype(dtype).itemsize)
     # the values start 4 * count bytes in: copied, so that an 8-byte dtype is aligned (a GPU
     # kernel reading a misaligned double faults)
-    return message[:4 * count].view(np.int32), message[4 * count:].copy().view(dtype)
+    return message[: 4 * count].view(np.int32), message[4 * count :].copy().view(dtype)
 
 
 def _presence_message(ids, lo, hi, xp):
@@ -469,7 +526,7 @@ def _mark_present(message, lo, hi, present, xp):
     head = int(message[0])  # sync: one byte
     body = message[1:]
     if head == _BITMAP:
-        present[lo:hi] = xp.unpackbits(body)[:hi - lo]  # CuPy's unpackbits takes no count
+        present[lo:hi] = xp.unpackbits(body)[: hi - lo]  # CuPy's unpackbits takes no count
     else:
         present[body.copy().view(np.int32).astype(np.int64) + lo] = True  # copied: aligned
 
@@ -484,8 +541,10 @@ def _pull(u, A, semiring, allow):
     present = xp.zeros(A.n, bool)
     u_values = None
     if semiring.multiply.uses_x:  # the values travel with the ids, in one message
-        parts = [_unpack(m, u.values.dtype) for m in
-                 comm.allgather(_pack(_offsets(u.indices, A.lo, xp), u.values, xp))]
+        parts = [
+            _unpack(m, u.values.dtype)
+            for m in comm.allgather(_pack(_offsets(u.indices, A.lo, xp), u.values, xp))
+        ]
         ids = xp.concatenate([o.astype(np.int64) + bounds[r] for r, (o, _) in enumerate(parts)])
         vals = xp.concatenate([v for _, v in parts])
         u_values = xp.zeros(A.n, vals.dtype)
@@ -496,8 +555,9 @@ def _pull(u, A, semiring, allow):
         for r, m in enumerate(messages):
             _mark_present(m, bounds[r], bounds[r + 1], present, xp)
     if xp is not np:  # gbla's pull kernels over the rank's rows of the transpose
-        keys, values = _device_pull(A, present, u_values, u.values.dtype, allow, semiring,
-                                    dtype, z_dtype)
+        keys, values = _device_pull(
+            A, present, u_values, u.values.dtype, allow, semiring, dtype, z_dtype
+        )
         return DistVector(keys, values, A.n, A.lo, A.hi)
     t_indptr, t_indices, t_values = A.transpose
     local = xp.arange(A.hi - A.lo, dtype=np.int64)
@@ -513,20 +573,22 @@ def _pull(u, A, semiring, allow):
         if semiring.multiply.positional:
             z = k.astype(z_dtype)
         else:
-            x = (xp.ones(len(k), dtype) if u_values is None else
-                 u_values[k].astype(dtype, copy=False))  # not read without values
+            x = (
+                xp.ones(len(k), dtype)
+                if u_values is None
+                else u_values[k].astype(dtype, copy=False)
+            )  # not read without values
             y = (xp.ones(len(k), dtype) if t_values is None else t_values[edge]).astype(
-                dtype, copy=False)
-            z = _apply_binary(semiring.multiply, x, y, dtype, A.device).astype(z_dtype,
-                                                                              copy=False)
+                dtype, copy=False
+            )
+            z = _apply_binary(semiring.multiply, x, y, dtype, A.device).astype(z_dtype, copy=False)
         ids = rows[row] + A.lo  # rows ascending, sources ascending within each: keys sorted
         del edge, row, k, hit
         if len(ids):
             ids, z = reduce_by_key(ids, z, semiring.add, A.device)
         keys.append(ids)
         values.append(z)
-    return DistVector(_joined(keys, xp, np.int64), _joined(values, xp, z_dtype), A.n, A.lo,
-                      A.hi)
+    return DistVector(_joined(keys, xp, np.int64), _joined(values, xp, z_dtype), A.n, A.lo, A.hi)
 
 
 # In-edges (pull) or out-edges (push) a rank expands at once: its working memory, about
@@ -563,11 +625,16 @@ def _push(u, A, semiring, allow):
     bounds = A.bounds
     # owners' ranges (targets are sorted); sync: where each rank's part ends
     cuts = B.to_host(xp.searchsorted(targets, xp.asarray(bounds)))
-    offsets = [_offsets(targets[cuts[r]:cuts[r + 1]], int(bounds[r]), xp)
-               for r in range(comm.size)]
+    offsets = [
+        _offsets(targets[cuts[r] : cuts[r + 1]], int(bounds[r]), xp) for r in range(comm.size)
+    ]
     if mult.uses_x or mult.uses_y or mult.positional:  # offsets and values in one message
-        parts = [_unpack(m, z.dtype) for m in comm.alltoallv(
-            [_pack(offsets[r], z[cuts[r]:cuts[r + 1]], xp) for r in range(comm.size)])]
+        parts = [
+            _unpack(m, z.dtype)
+            for m in comm.alltoallv(
+                [_pack(offsets[r], z[cuts[r] : cuts[r + 1]], xp) for r in range(comm.size)]
+            )
+        ]
         ids = xp.concatenate([o for o, _ in parts]).astype(np.int64) + A.lo
         vals = xp.concatenate([v for _, v in parts])
     else:  # pair: the product is one value, whatever the operands
@@ -603,7 +670,8 @@ def _host_push(A, u, semiring, dtype, z_dtype):
         else:
             x = u.values[entry].astype(dtype, copy=False)
             y = (xp.ones(len(edge), dtype) if A.values is None else A.values[edge]).astype(
-                dtype, copy=False)
+                dtype, copy=False
+            )
             z = _apply_binary(mult, x, y, dtype, A.device).astype(z_dtype, copy=False)
         del edge, entry
         # combined here first, one product per target (a target's products in the order
@@ -627,8 +695,9 @@ def _host_push(A, u, semiring, dtype, z_dtype):
 
 
 def _kernel_types(semiring, a_values, u_dtype, dtype):
-    return _spmv.SpmvTypes(semiring, None if a_values is None else a_values.dtype, u_dtype,
-                           dtype, True)  # vxm: u is the multiply's first operand
+    return _spmv.SpmvTypes(
+        semiring, None if a_values is None else a_values.dtype, u_dtype, dtype, True
+    )  # vxm: u is the multiply's first operand
 
 
 def _device_push(A, u, semiring, dtype, z_dtype):
@@ -646,10 +715,20 @@ def _device_push(A, u, semiring, dtype, z_dtype):
     # the row pointers' address set back by lo: the kernel reads a row at its global id, the
     # id a positional multiply gives (any.secondi's parent)
     indptr = np.uint64((A.indptr.data.ptr - A.lo * A.indptr.itemsize) % 2**64)
-    _spmv.push_into((indptr, A.indices, A.values), cp.ascontiguousarray(u.indices),
-                    cp.ascontiguousarray(u.values), offsets, total,
-                    _kernel_types(semiring, A.values, u.values.dtype, dtype), None, MODE_NONE,
-                    w, present, index_dtype=A.indices.dtype, offset_dtype=A.indptr.dtype)
+    _spmv.push_into(
+        (indptr, A.indices, A.values),
+        cp.ascontiguousarray(u.indices),
+        cp.ascontiguousarray(u.values),
+        offsets,
+        total,
+        _kernel_types(semiring, A.values, u.values.dtype, dtype),
+        None,
+        MODE_NONE,
+        w,
+        present,
+        index_dtype=A.indices.dtype,
+        offset_dtype=A.indptr.dtype,
+    )
     targets = _where_set(present, cp)  # sync: the count
     return targets, w[targets]
 
@@ -666,8 +745,17 @@ def _device_pull(A, present, u_values, u_dtype, allow, semiring, dtype, z_dtype)
     w = cp.empty(m, z_dtype)
     hit = cp.zeros(m, np.uint8)
     mask, mode = (None, MODE_NONE) if allow is None else (allow, MODE_TRUE)
-    _spmv.pull_into((t_indptr, t_indices, t_values), A._cache["pull_rows"], u_values, present,
-                    _kernel_types(semiring, t_values, u_dtype, dtype), mask, mode, w, hit)
+    _spmv.pull_into(
+        (t_indptr, t_indices, t_values),
+        A._cache["pull_rows"],
+        u_values,
+        present,
+        _kernel_types(semiring, t_values, u_dtype, dtype),
+        mask,
+        mode,
+        w,
+        hit,
+    )
     local = _where_set(hit, cp)  # sync: the count
     return local + A.lo, w[local]
 

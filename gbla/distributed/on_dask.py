@@ -27,8 +27,9 @@ def run_dask(client, work, *, size=None, backend="nccl"):
     workers = sorted(client.scheduler_info()["workers"])
     size = len(workers) if size is None else V.integer(size, "size")
     if not 1 <= size <= len(workers):
-        raise V.invalid_value("size", f"be between 1 and the cluster's {len(workers)} workers",
-                              size)
+        raise V.invalid_value(
+            "size", f"be between 1 and the cluster's {len(workers)} workers", size
+        )
     workers = workers[:size]
     devices = [None] * size
     if backend == "nccl":
@@ -36,9 +37,21 @@ def run_dask(client, work, *, size=None, backend="nccl"):
         devices = worker_gpus([visible[w] for w in workers])
     folder = tempfile.mkdtemp(prefix="gbla-dask-")  # the workers share this host's disk
     try:
-        futures = [client.submit(_rank, work, r, size, folder, backend, devices[r],
-                                 workers=[workers[r]], allow_other_workers=False, pure=False)
-                   for r in range(size)]
+        futures = [
+            client.submit(
+                _rank,
+                work,
+                r,
+                size,
+                folder,
+                backend,
+                devices[r],
+                workers=[workers[r]],
+                allow_other_workers=False,
+                pure=False,
+            )
+            for r in range(size)
+        ]
         return client.gather(futures)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

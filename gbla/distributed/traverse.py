@@ -49,8 +49,9 @@ class _Levels:
         # the level's sum was read on the host (a sync): its device work is done
         self.seconds.append(time.perf_counter() - self.t0)
         steps = self.steps
-        self.directions.append(steps.last if isinstance(steps, _direction.DirectionTracker)
-                               else steps)
+        self.directions.append(
+            steps.last if isinstance(steps, _direction.DirectionTracker) else steps
+        )
         self.found.append(int(found))
         self.bytes.append(self.A.comm.bytes_sent - self.bytes0)
         self.collectives.append(self.A.comm.collectives - self.calls0)
@@ -64,13 +65,17 @@ class _Levels:
         mine = xp.asarray(np.asarray(self.bytes, np.int64))
         every = np.sum([B.to_host(x) for x in self.A.comm.allgather(mine)], axis=0)
         per_level = [int(x) for x in np.atleast_1d(every)] if len(self.bytes) else []
-        stats.update(directions=self.directions, found=self.found, bytes=per_level,
-                     collectives=self.collectives, bytes_total=sum(per_level),
-                     seconds=self.seconds)
+        stats.update(
+            directions=self.directions,
+            found=self.found,
+            bytes=per_level,
+            collectives=self.collectives,
+            bytes_total=sum(per_level),
+            seconds=self.seconds,
+        )
 
 
-def bfs(A, source, *, return_predecessors=False, depth_limit=None, direction="auto",
-        stats=None):
+def bfs(A, source, *, return_predecessors=False, depth_limit=None, direction="auto", stats=None):
     """Levels (int32, -1 unreached) and, when asked, parents (int64, parents[source] ==
     source) from ``source``, on every rank; ``direction`` as for :func:`gbla.bfs` (a policy
     chooses push or pull per level, from the whole frontier); ``stats`` as the module says."""
@@ -123,8 +128,7 @@ def sssp(A, source, *, dtype=np.float64, direction="auto", stats=None):
     mine = A.lo <= source < A.hi
     if mine:
         dist[source - A.lo] = 0
-    frontier = A.vector(np.array([source] if mine else [], np.int64),
-                        np.zeros(int(mine), dtype))
+    frontier = A.vector(np.array([source] if mine else [], np.int64), np.zeros(int(mine), dtype))
     steps = _direction.start(direction)
     log = _Levels(A, steps)
     log.start()
@@ -133,9 +137,13 @@ def sssp(A, source, *, dtype=np.float64, direction="auto", stats=None):
     while counts[0]:  # sync: anything fell anywhere
         rounds += 1
         if rounds > n:
-            raise NegativeCycleError(V.message(
-                "A", "have no negative cycle reachable from the source",
-                f"distances still falling after {n} rounds"))
+            raise NegativeCycleError(
+                V.message(
+                    "A",
+                    "have no negative cycle reachable from the source",
+                    f"distances still falling after {n} rounds",
+                )
+            )
         t = vxm(frontier, A, min_plus, direction=steps, frontier=counts)
         better = t.values < dist[t.indices - A.lo]
         ids, values = t.indices[better], t.values[better].astype(dtype)

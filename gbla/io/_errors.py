@@ -34,8 +34,10 @@ def _too_large(declared, n, entries, valued):
     need, have = _bytes_to_read(n, entries, valued), _host_bytes()
     if have is None or need <= have:
         return None
-    return (f"{declared} needs {need / 2**30:,.1f} GiB to read; this machine has "
-            f"{have / 2**30:,.1f} GiB")
+    return (
+        f"{declared} needs {need / 2**30:,.1f} GiB to read; this machine has "
+        f"{have / 2**30:,.1f} GiB"
+    )
 
 
 def _largest_vertex_count(entries, valued):

@@ -14,6 +14,7 @@ from ._text import _INT, _Bad, _Counter, _ids, _map_chunks, _Tokens
 class _Parsed:
     """A graph as its file states it: 0-based arcs src -> dst, values or None, the shape, and
     for an unweighted file where that shows (for weighted=True's error)."""
+
     src: np.ndarray
     dst: np.ndarray
     values: object
@@ -37,8 +38,9 @@ def _header_ints(stream, line, count, form, at_least=None):
     if line is None:
         raise stream.error(max(stream.line - 1, 1), f"the file ends before {form}")
     words = line.split()
-    if not (at_least or count) <= len(words) <= count or \
-            not all(_INT.match(w) and not w.startswith(b"-") for w in words):
+    if not (at_least or count) <= len(words) <= count or not all(
+        _INT.match(w) and not w.startswith(b"-") for w in words
+    ):
         shown = line[:60].decode("ascii", "replace")
         raise stream.error(stream.line - 1, f"expected {form}; got {shown!r}")
     return [int(w) for w in words]
@@ -47,8 +49,13 @@ def _header_ints(stream, line, count, form, at_least=None):
 def _parse_edges(stream):
     line = stream.content_line(b"#")
     if line is None:
-        return _Parsed(np.empty(0, np.int64), np.empty(0, np.int64), None, (0, 0),
-                       "line 1: the file has no edges")
+        return _Parsed(
+            np.empty(0, np.int64),
+            np.empty(0, np.int64),
+            None,
+            (0, 0),
+            "line 1: the file has no edges",
+        )
     first_line = stream.line - 1
     width = len(line.split())
     if width not in (2, 3):
@@ -87,11 +94,14 @@ def _parse_edges(stream):
         at = tok.offset(tok.table(width, ord("#"))[column][row])
         # Relabelling would read it, but ids are the vertices' names (a source given on the
         # command line is one): the file's owner is told how instead.
-        raise stream.error(line + chunk.count(b"\n", 0, at),
-                           _too_large(f"vertex id {big} (a graph of {big + 1} vertices)",
-                                      big + 1, read, width == 3)
-                           + " (ids are vertex numbers, n the largest + 1: number the "
-                           "vertices 0..n-1 to read it)")
+        raise stream.error(
+            line + chunk.count(b"\n", 0, at),
+            _too_large(
+                f"vertex id {big} (a graph of {big + 1} vertices)", big + 1, read, width == 3
+            )
+            + " (ids are vertex numbers, n the largest + 1: number the "
+            "vertices 0..n-1 to read it)",
+        )
 
     parts, _ = _map_chunks(stream, work, check=check)
     src, dst = _join(parts, 0), _join(parts, 1)
@@ -100,8 +110,9 @@ def _parse_edges(stream):
     if width == 3:
         real = any(p[2].dtype.kind == "f" for p in parts)
         values = _join(parts, 2).astype(np.float64 if real else np.int64)
-    return _Parsed(src, dst, values, (n, n),
-                   f"line {first_line}: edge lines hold 'u v' (no weights)")
+    return _Parsed(
+        src, dst, values, (n, n), f"line {first_line}: edge lines hold 'u v' (no weights)"
+    )
 
 
 def _parse_dimacs(stream):
@@ -114,10 +125,16 @@ def _parse_dimacs(stream):
     words = line.split()
     if words[:1] == [b"a"]:
         raise stream.error(p_line, "an arc before the problem line 'p sp <nodes> <arcs>'")
-    if len(words) != 4 or words[:2] != [b"p", b"sp"] or not all(_INT.match(w) and
-                                                              w[:1] != b"-" for w in words[2:]):
-        raise stream.error(p_line, "expected the problem line 'p sp <nodes> <arcs>'; got "
-                           f"{line[:60].decode('ascii', 'replace')!r}")
+    if (
+        len(words) != 4
+        or words[:2] != [b"p", b"sp"]
+        or not all(_INT.match(w) and w[:1] != b"-" for w in words[2:])
+    ):
+        raise stream.error(
+            p_line,
+            "expected the problem line 'p sp <nodes> <arcs>'; got "
+            f"{line[:60].decode('ascii', 'replace')!r}",
+        )
     n, m = int(words[2]), int(words[3])
     _check_fits(stream, p_line, f"a graph of {n} nodes and {m} arcs", n, m, True)
 
@@ -150,14 +167,14 @@ def _parse_metis(stream):
     ncon = rest[1] if len(rest) > 1 else 1
     lead = sizes + vertex_weights * ncon  # tokens before the neighbours on each line
     step = 2 if edge_weights else 1
-    form = ("'neighbour weight' pairs" if edge_weights else "neighbours")
+    form = "'neighbour weight' pairs" if edge_weights else "neighbours"
     if lead:
         form = f"{lead} vertex size/weight token(s), then {form}"
 
     def carry(chunk, vertex):
         # Vertex lines are the lines not starting with '%': counted here, in order, so each
         # worker knows the vertex its chunk starts at.
-        lines = chunk.count(b"\n") + bool(chunk[chunk.rfind(b"\n") + 1:].strip())
+        lines = chunk.count(b"\n") + bool(chunk[chunk.rfind(b"\n") + 1 :].strip())
         remarks = chunk.count(b"\n%") + chunk.startswith(b"%")
         return vertex, vertex + lines - remarks
 
@@ -183,8 +200,10 @@ def _parse_metis(stream):
         beyond = np.flatnonzero(vertex[heads] >= n)
         if beyond.size:
             k = heads[beyond[0]]
-            raise _Bad(tok.offset(t[k]), f"vertex line {vertex[k] + 1} exceeds the {n} "
-                       f"vertices declared on line {h}")
+            raise _Bad(
+                tok.offset(t[k]),
+                f"vertex line {vertex[k] + 1} exceeds the {n} vertices declared on line {h}",
+            )
         position = np.arange(len(t)) - np.repeat(heads, counts)
         listed = position >= lead
         nbr = listed & ((position - lead) % step == 0)
@@ -198,15 +217,21 @@ def _parse_metis(stream):
     # A final blank line (an isolated last vertex) is lost by writers that join lines with
     # newlines: "...\n" then reads as one line short; accept that one.
     if lines < n - (not stream.ends_open):
-        raise stream.error(stream.last_line, f"the file ends after {lines} vertex lines; line {h}"
-                           f" declares {n} vertices")
+        raise stream.error(
+            stream.last_line,
+            f"the file ends after {lines} vertex lines; line {h} declares {n} vertices",
+        )
     src, dst = _join(parts, 0), _join(parts, 1)
     if len(src) != 2 * m:
-        raise stream.error(h, f"the header declares {m} edges but the lists hold {len(src)} "
-                           f"entries ({2 * m} expected: each edge is listed at both ends)")
+        raise stream.error(
+            h,
+            f"the header declares {m} edges but the lists hold {len(src)} "
+            f"entries ({2 * m} expected: each edge is listed at both ends)",
+        )
     values = _join(parts, 2) if edge_weights else None
-    return _Parsed(src, dst, values, (n, n),
-                   f"line {h}: the header's fmt '{fmt}' declares no edge weights")
+    return _Parsed(
+        src, dst, values, (n, n), f"line {h}: the header's fmt '{fmt}' declares no edge weights"
+    )
 
 
 _PARSERS = {"edges": _parse_edges, "dimacs": _parse_dimacs, "metis": _parse_metis}

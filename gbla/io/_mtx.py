@@ -27,6 +27,7 @@ _AT_LINE = re.compile(r"Line (\d+): (.*)", re.S)  # how fast_matrix_market place
 def _read_mtx(path, name):
     """The graph of a Matrix Market file as it states it (both triangles of a symmetric one)."""
     import scipy.io
+
     try:
         with _source(path, name, buffer=1 << 13) as source:  # a header: a small buffer
             nrows, ncols, entries, layout, field, symmetry = scipy.io.mminfo(source)
@@ -35,19 +36,26 @@ def _read_mtx(path, name):
     except (ValueError, OverflowError) as e:
         raise _header_error(path, name, e) from None
     if layout != "coordinate":
-        raise FormatError(f"{name}: line 1: only sparse 'coordinate' files can be read; got "
-                          f"'{layout}'")
+        raise FormatError(
+            f"{name}: line 1: only sparse 'coordinate' files can be read; got '{layout}'"
+        )
     if field not in _FIELDS:
-        raise FormatError(f"{name}: line 1: field must be pattern, integer or real; got "
-                          f"'{field}'")
+        raise FormatError(f"{name}: line 1: field must be pattern, integer or real; got '{field}'")
     if symmetry not in _SYMMETRIES:
-        raise FormatError(f"{name}: line 1: symmetry must be general, symmetric, skew-symmetric "
-                          f"or hermitian; got '{symmetry}'")
+        raise FormatError(
+            f"{name}: line 1: symmetry must be general, symmetric, skew-symmetric "
+            f"or hermitian; got '{symmetry}'"
+        )
     if symmetry != "general" and nrows != ncols:
-        raise _at_size_line(path, name, f"a {symmetry} matrix must be square; got {nrows} x "
-                                        f"{ncols}")
-    too_large = _too_large(f"a {nrows} x {ncols} matrix of {entries} entries", max(nrows, ncols),
-                           entries * (1 if symmetry == "general" else 2), field != "pattern")
+        raise _at_size_line(
+            path, name, f"a {symmetry} matrix must be square; got {nrows} x {ncols}"
+        )
+    too_large = _too_large(
+        f"a {nrows} x {ncols} matrix of {entries} entries",
+        max(nrows, ncols),
+        entries * (1 if symmetry == "general" else 2),
+        field != "pattern",
+    )
     if too_large is not None:
         raise _at_size_line(path, name, too_large)
     try:
@@ -59,8 +67,13 @@ def _read_mtx(path, name):
         raise _body_error(path, name, e, field, (nrows, ncols), entries) from None
     dtype = _FIELDS[field]
     values = None if dtype is None else C.data.astype(dtype, copy=False)
-    return _Parsed(C.row, C.col, values, (nrows, ncols),
-                   "line 1: the header declares a pattern matrix (no values)")
+    return _Parsed(
+        C.row,
+        C.col,
+        values,
+        (nrows, ncols),
+        "line 1: the header declares a pattern matrix (no values)",
+    )
 
 
 @contextlib.contextmanager
@@ -132,12 +145,15 @@ def _body_error(path, name, error, field, shape, entries):
         if short is None:
             return FormatError(f"{name}: {_said(text)}")
         last = sum(1 for _ in _lines(path))
-        return FormatError(f"{name}: line {last}: the file ends after "
-                           f"{entries - int(short[1])} entries; line {_size_line(path)[0]} "
-                           f"declares {entries}")
+        return FormatError(
+            f"{name}: line {last}: the file ends after "
+            f"{entries - int(short[1])} entries; line {_size_line(path)[0]} "
+            f"declares {entries}"
+        )
     line = int(found[1])
-    words = next((content.split() for number, content in enumerate(_lines(path), 1)
-                  if number == line), [])
+    words = next(
+        (content.split() for number, content in enumerate(_lines(path), 1) if number == line), []
+    )
     reason = _entry_problem(words, field, shape)
     if reason is None and "Too many lines" in found[2]:
         reason = f"more entries than the {entries} declared on line {_size_line(path)[0]}"
@@ -166,7 +182,7 @@ def _entry_problem(words, field, shape):
         if field == "integer":
             if not _INT.match(words[2]):
                 return f"value must be an integer; got {shown!r}"
-            if not -2**63 <= int(words[2]) < 2**63:
+            if not -(2**63) <= int(words[2]) < 2**63:
                 return f"value {shown} does not fit in int64"
         else:
             try:

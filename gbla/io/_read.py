@@ -20,14 +20,27 @@ from ._mtx import _read_mtx
 from ._text import _Stream
 
 # Text readers by extension (after any ".gz"); ".npz" is binary (SciPy's or gbla's cache).
-_TEXT_KINDS = {".mtx": "mtx", ".txt": "edges", ".el": "edges", ".wel": "edges", ".gr": "dimacs",
-               ".graph": "metis"}
+_TEXT_KINDS = {
+    ".mtx": "mtx",
+    ".txt": "edges",
+    ".el": "edges",
+    ".wel": "edges",
+    ".gr": "dimacs",
+    ".graph": "metis",
+}
 _EXTENSIONS = tuple(_TEXT_KINDS) + (".npz",)
 
 
 # ================================================================================ public API
-def read(path: str | os.PathLike, weighted: bool | None = None, *, dup_op: Any = DUP_OP,
-         cache: bool = False, device: str | None = None, directed: bool | None = None) -> Matrix:
+def read(
+    path: str | os.PathLike,
+    weighted: bool | None = None,
+    *,
+    dup_op: Any = DUP_OP,
+    cache: bool = False,
+    device: str | None = None,
+    directed: bool | None = None,
+) -> Matrix:
     """Read a graph file into a Matrix; the format follows the extension (``.gz`` after it:
     gzip).
 
@@ -115,8 +128,11 @@ def read(path: str | os.PathLike, weighted: bool | None = None, *, dup_op: Any =
         raise FormatError(f"{path}: {unweighted} (weighted=True needs weights)")
     if directed is False:
         if A.nrows != A.ncols:
-            raise V.invalid_value("directed", f"be None or True for the {A.nrows} x {A.ncols} "
-                                  f"matrix of {path}", directed)
+            raise V.invalid_value(
+                "directed",
+                f"be None or True for the {A.nrows} x {A.ncols} matrix of {path}",
+                directed,
+            )
         A = _symmetrized(A, dup_op)
     return A.to_device(device)
 
@@ -163,8 +179,11 @@ def _kind(path):
     base = name[:-3] if name.endswith(".gz") else name
     kind = _TEXT_KINDS.get(os.path.splitext(base)[1])
     if kind is None:
-        raise V.invalid_value("path", f"end in one of {', '.join(_EXTENSIONS)} (text formats "
-                              "optionally followed by .gz)", str(path))
+        raise V.invalid_value(
+            "path",
+            f"end in one of {', '.join(_EXTENSIONS)} (text formats optionally followed by .gz)",
+            str(path),
+        )
     return kind
 
 
@@ -172,6 +191,7 @@ def _kind(path):
 def _csr(src, dst, values, shape, dup_op=DUP_OP):
     """A canonical scipy CSR array of the arcs, repeated ones merged by ``dup_op``."""
     import scipy.sparse as sp
+
     data = np.ones(len(src), np.bool_) if values is None else values
     # SciPy's conversion (a counting sort by row, then each row sorted) is several times
     # faster than a sort of all the keys, but it sums repeats: kept when there were none (or
@@ -179,8 +199,9 @@ def _csr(src, dst, values, shape, dup_op=DUP_OP):
     S = sp.csr_array((data, (src, dst)), shape=shape)
     if values is None or S.nnz == len(src):
         return S
-    rows, cols, values = _storage.merge_entries(src, dst, values, shape, dup_op, "cpu",
-                                                arg="the file", what="edge", base=1)
+    rows, cols, values = _storage.merge_entries(
+        src, dst, values, shape, dup_op, "cpu", arg="the file", what="edge", base=1
+    )
     return sp.csr_array((values, (rows, cols)), shape=shape)
 
 
@@ -223,9 +244,12 @@ def _read_text(path, kind, cache, dup_op):
     except DuplicateIndex as e:  # dup_op=None: the file's fault, said as FormatError
         raise FormatError(f"{path}: {e}") from None
     if cache and cache_path.is_file() and _holds_scipy_matrix(cache_path):
-        warnings.warn(f"gbla.io.read: {cache_path} holds a SciPy sparse matrix, not a gbla "
-                      "cache; it is left as it is and the graph was read without a cache",
-                      RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"gbla.io.read: {cache_path} holds a SciPy sparse matrix, not a gbla "
+            "cache; it is left as it is and the graph was read without a cache",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     elif cache:
         _write_cache(cache_path, A, parsed.unweighted, stat)
     return A, parsed.unweighted

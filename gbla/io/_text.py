@@ -91,7 +91,7 @@ class _Stream:
                 return None
         end = self._buf.find(b"\n", self._pos)
         end = len(self._buf) if end < 0 else end
-        self._line_start, line = self._pos, self._buf[self._pos:end]
+        self._line_start, line = self._pos, self._buf[self._pos : end]
         self._pos = end + 1
         self.line += 1
         return line.rstrip(b"\r")
@@ -110,7 +110,7 @@ class _Stream:
 
     def chunks(self):
         """The rest of the file as line-aligned chunks (``line`` is the number of the first)."""
-        rest = self._buf[self._pos:]
+        rest = self._buf[self._pos :]
         self._buf, self._pos = b"", 0
         return itertools.chain([rest] if rest else [], self._chunks)
 
@@ -143,8 +143,9 @@ def _map_chunks(stream, work, carry=None, check=None):
             for *_, other in pending:
                 other.cancel()
             bad = _earliest(work, chunk, arg, bad)
-            raise stream.error(stream.line + chunk.count(b"\n", 0, bad.offset),
-                               bad.reason) from None
+            raise stream.error(
+                stream.line + chunk.count(b"\n", 0, bad.offset), bad.reason
+            ) from None
         if check is not None:
             check(result, stream.line, chunk)
         results.append(result)
@@ -233,8 +234,8 @@ class _Tokens:
     def __init__(self, chunk):
         n = len(chunk)
         buf = np.empty(n + 2 * _PAD, np.uint8)
-        buf[:_PAD] = buf[_PAD + n:] = 32
-        buf[_PAD:_PAD + n] = np.frombuffer(chunk, np.uint8)
+        buf[:_PAD] = buf[_PAD + n :] = 32
+        buf[_PAD : _PAD + n] = np.frombuffer(chunk, np.uint8)
         space = buf <= 32  # blank, tab, CR, LF and other control bytes separate tokens
         edges = np.flatnonzero(space[1:] != space[:-1]) + 1
         self.buf, self.starts, self.ends = buf, edges[0::2], edges[1::2]
@@ -246,7 +247,7 @@ class _Tokens:
         return int(self.starts[t]) - _PAD
 
     def text(self, t):
-        raw = self.buf[self.starts[t]:self.ends[t]].tobytes().decode("utf-8", "replace")
+        raw = self.buf[self.starts[t] : self.ends[t]].tobytes().decode("utf-8", "replace")
         return repr(raw if len(raw) <= 40 else raw[:37] + "...")
 
     def gap_newlines(self):
@@ -297,19 +298,21 @@ class _Tokens:
             value[long] += high * 100000000
             ok[long] &= ok_high
             for i in long[length[long] > 16]:
-                raw = b[s[i]:e[i]].tobytes()
+                raw = b[s[i] : e[i]].tobytes()
                 big = int(raw) if _INT.match(raw) and (signed or raw[:1] != b"-") else None
-                ok[i] = big is not None and -2**63 < big < 2**63
+                ok[i] = big is not None and -(2**63) < big < 2**63
                 value[i] = abs(big) if ok[i] else 0
         if signed:
             np.negative(value, out=value, where=neg)
         bad = np.flatnonzero(~ok)
         if bad.size:
             i = t[bad[0]]
-            raw = b[self.starts[i]:self.ends[i]].tobytes()
-            reason = (f"{what} {raw.decode()} does not fit in int64" if _INT.match(raw)
-                      and (signed or raw[:1] != b"-") else
-                      f"{what} must be an integer; got {self.text(i)}")
+            raw = b[self.starts[i] : self.ends[i]].tobytes()
+            reason = (
+                f"{what} {raw.decode()} does not fit in int64"
+                if _INT.match(raw) and (signed or raw[:1] != b"-")
+                else f"{what} must be an integer; got {self.text(i)}"
+            )
             raise _Bad(self.offset(i), reason)
         return value
 
@@ -331,8 +334,9 @@ class _Tokens:
             with warnings.catch_warnings():  # NumPy < 2 warns rather than raises
                 warnings.simplefilter("error", DeprecationWarning)
                 try:
-                    out = np.fromstring(text[:upto] + b"0" if upto < len(text) else text,
-                                        dtype=np.float64, sep=",")
+                    out = np.fromstring(
+                        text[:upto] + b"0" if upto < len(text) else text, dtype=np.float64, sep=","
+                    )
                 except (ValueError, DeprecationWarning):
                     return None
             return out
@@ -364,14 +368,16 @@ class _Tokens:
             other = np.flatnonzero(~data & ~remark)
             if other.size:
                 t = heads[other[0]]
-                raise _Bad(self.offset(t), f"expected {form} or a '{chr(comment)}' comment "
-                           f"line; got a line starting {self.text(t)}")
+                raise _Bad(
+                    self.offset(t),
+                    f"expected {form} or a '{chr(comment)}' comment "
+                    f"line; got a line starting {self.text(t)}",
+                )
         need = width + (prefix is not None)
         wrong = np.flatnonzero(data & (counts != need))
         if wrong.size:
             k = wrong[0]
-            raise _Bad(self.offset(heads[k]),
-                       f"expected {need} tokens ({form}); got {counts[k]}")
+            raise _Bad(self.offset(heads[k]), f"expected {need} tokens ({form}); got {counts[k]}")
         rows = heads if data.all() else heads[data]
         skip = need - width
         return [rows + (skip + j) for j in range(width)]
@@ -384,7 +390,7 @@ def _ids(tok, t, low, high, what, bound):
         ids = tok.ints(t, what, signed=False)  # a sign would be an error: no time spent on it
     except _Bad as bad:
         i = t[int(np.searchsorted(tok.starts[t], bad.offset + _PAD))]
-        raw = tok.buf[tok.starts[i]:tok.ends[i]].tobytes()
+        raw = tok.buf[tok.starts[i] : tok.ends[i]].tobytes()
         if raw[:1] == b"-" and _INT.match(raw):
             raise _Bad(bad.offset, f"{what} {raw.decode()} is below {low} ({base})") from None
         raise
@@ -411,13 +417,16 @@ class _Counter:
         if self.count + rows > self.declared:
             tok = _Tokens(chunk)
             row = int(self.table(tok)[0][self.declared - self.count])
-            raise self.stream.error(line + chunk.count(b"\n", 0, tok.offset(row)),
-                                    f"more {self.what} than the {self.declared} declared on "
-                                    f"line {self.where}")
+            raise self.stream.error(
+                line + chunk.count(b"\n", 0, tok.offset(row)),
+                f"more {self.what} than the {self.declared} declared on line {self.where}",
+            )
         self.count += rows
 
     def at_end(self):
         if self.count < self.declared:
-            raise self.stream.error(self.stream.last_line,
-                                    f"the file ends after {self.count} {self.what}; line "
-                                    f"{self.where} declares {self.declared}")
+            raise self.stream.error(
+                self.stream.last_line,
+                f"the file ends after {self.count} {self.what}; line "
+                f"{self.where} declares {self.declared}",
+            )

@@ -62,10 +62,10 @@ def write_mtx(path: str | os.PathLike, A: Matrix, *, comment: str | None = None)
         # One %-format per block of rows: C-speed formatting without a Python loop per line.
         block = 1 << 18
         for lo in range(0, len(rows), block):
-            parts = [rows[lo:lo + block], cols[lo:lo + block]]
+            parts = [rows[lo : lo + block], cols[lo : lo + block]]
             if values is not None:
-                parts.append(values[lo:lo + block])
+                parts.append(values[lo : lo + block])
             flat = [None] * (len(parts[0]) * len(parts))
             for j, part in enumerate(parts):
-                flat[j::len(parts)] = part.tolist()
+                flat[j :: len(parts)] = part.tolist()
             f.write(((fmt * len(parts[0])) % tuple(flat)).encode())

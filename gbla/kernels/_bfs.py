@@ -42,8 +42,9 @@ def _kernel(name, policy=None):
     (gbla_direction) that a policy generates, so it is compiled per policy, the default one
     for every kernel but the persistent one, which also needs cooperative launch."""
     prelude = (policy or _direction.DEFAULT_POLICY).cuda_source()
-    return _launch.function("bfs.cu", name, prelude=prelude,
-                            cooperative=name == "gbla_bfs_persistent")
+    return _launch.function(
+        "bfs.cu", name, prelude=prelude, cooperative=name == "gbla_bfs_persistent"
+    )
 
 
 class _Search:
@@ -80,8 +81,11 @@ class _Search:
 
     def start(self, bins, slot):
         """The source in the small bin of ``bins`` (or at q[0]) and described in ``slot``."""
-        _kernel("gbla_bfs_init")((1,), (1,), (np.int32(self.source), self.levels,
-                                              ptr(self.parents), bins, self.indptr, slot))
+        _kernel("gbla_bfs_init")(
+            (1,),
+            (1,),
+            (np.int32(self.source), self.levels, ptr(self.parents), bins, self.indptr, slot),
+        )
 
     def binned(self, n_slots=3):
         """A BinnedFrontier holding the source, described in slot 0."""
@@ -121,15 +125,33 @@ def _levelwise(kernel_name):
             depth += 1
             d = np.int32(depth)
             if kernel_name == "gbla_bfs_vertex_push":
-                kernel(grid(s.n), (THREADS,), (np.int32(s.n), d, s.levels, ptr(s.parents),
-                                                 s.indptr, s.indices, flag))
+                kernel(
+                    grid(s.n),
+                    (THREADS,),
+                    (np.int32(s.n), d, s.levels, ptr(s.parents), s.indptr, s.indices, flag),
+                )
             elif kernel_name == "gbla_bfs_vertex_pull":
-                kernel(grid(s.n), (THREADS,), (np.int32(s.n), d, s.levels, ptr(s.parents),
-                                                 s.t_indptr, s.t_indices, flag, ptr(None),
-                                                 ptr(None)))
+                kernel(
+                    grid(s.n),
+                    (THREADS,),
+                    (
+                        np.int32(s.n),
+                        d,
+                        s.levels,
+                        ptr(s.parents),
+                        s.t_indptr,
+                        s.t_indices,
+                        flag,
+                        ptr(None),
+                        ptr(None),
+                    ),
+                )
             else:
-                kernel(grid(s.nnz), (THREADS,), (np.int32(s.nnz), d, s.levels,
-                                                   ptr(s.parents), rows, s.indices, flag))
+                kernel(
+                    grid(s.nnz),
+                    (THREADS,),
+                    (np.int32(s.nnz), d, s.levels, ptr(s.parents), rows, s.indices, flag),
+                )
             if int(flag.get()[0]) != depth:  # sync: did this level label anything
                 break
         return s.result()
@@ -161,8 +183,22 @@ def _queue_levels(s, kernel_name, grid_stride, depth_limit=None):
         depth += 1
         slot, clear = slots[depth % 3], slots[(depth + 1) % 3]
         blocks = grid(count) if grid_stride else (-(-count // THREADS),)
-        kernel(blocks, (THREADS,), (q_in, np.int32(count), np.int32(depth), s.levels,
-                                  ptr(s.parents), s.indptr, s.indices, q_out, slot, clear))
+        kernel(
+            blocks,
+            (THREADS,),
+            (
+                q_in,
+                np.int32(count),
+                np.int32(depth),
+                s.levels,
+                ptr(s.parents),
+                s.indptr,
+                s.indices,
+                q_out,
+                slot,
+                clear,
+            ),
+        )
         count = int(slot[0].get())  # sync: the next frontier's size
         q_in, q_out = q_out, q_in
 
@@ -191,9 +227,11 @@ class _Binned:
         """Bins the frontier a pull level left in the levels."""
         s, f = self.s, self.f
         slot, clear = f.next_slot()
-        _kernel("gbla_bfs_gather")(grid(s.n), (THREADS,),
-                                   (np.int32(s.n), np.int32(self.depth), s.levels, s.indptr,
-                                    f.current[1], slot, clear))
+        _kernel("gbla_bfs_gather")(
+            grid(s.n),
+            (THREADS,),
+            (np.int32(s.n), np.int32(self.depth), s.levels, s.indptr, f.current[1], slot, clear),
+        )
         f.read()
         self.binned = True
 
@@ -208,10 +246,24 @@ class _Binned:
         kernel = _kernel("gbla_bfs_binned_expand")
         for view, count, group in zip(f.bin_views(q), f.counts, (1, WARP, THREADS)):
             if count:
-                kernel(grid(count * group), (THREADS,),
-                       (view, np.int32(count), np.int32(group), np.int32(self.depth),
-                        np.int32(s.n), s.levels, ptr(s.parents), s.indptr, s.indices, out,
-                        slot, clear))
+                kernel(
+                    grid(count * group),
+                    (THREADS,),
+                    (
+                        view,
+                        np.int32(count),
+                        np.int32(group),
+                        np.int32(self.depth),
+                        np.int32(s.n),
+                        s.levels,
+                        ptr(s.parents),
+                        s.indptr,
+                        s.indices,
+                        out,
+                        slot,
+                        clear,
+                    ),
+                )
         f.read()
 
     def pull(self):
@@ -220,9 +272,20 @@ class _Binned:
         slot, clear = f.next_slot()
         self.depth += 1
         _kernel("gbla_bfs_vertex_pull")(
-            grid(s.n), (THREADS,), (np.int32(s.n), np.int32(self.depth), s.levels,
-                                    ptr(s.parents), s.t_indptr, s.t_indices, ptr(None), slot,
-                                    clear))
+            grid(s.n),
+            (THREADS,),
+            (
+                np.int32(s.n),
+                np.int32(self.depth),
+                s.levels,
+                ptr(s.parents),
+                s.t_indptr,
+                s.t_indices,
+                ptr(None),
+                slot,
+                clear,
+            ),
+        )
         f.read(swap=False)  # nothing was written to the bins: keep them where they were
         self.binned = False
 
@@ -235,13 +298,32 @@ class _Binned:
         c0, c1, c2 = f.counts
         cap, words, shared = plan
         _single_block_kernel()(
-            (1,), (SB_THREADS,), (q, np.int32(c0), np.int32(c1), np.int32(c2),
-                                  np.int32(self.depth), np.int32(_limit(depth_limit)),
-                                  np.int32(cap), np.int32(SB_EDGES), np.int32(s.n),
-                                  s.levels, ptr(s.parents), s.indptr, s.indices, out, slot,
-                                  clear, np.int32(words), np.int32(-1), np.int32(0),
-                                  np.int32(0)),
-            shared_mem=shared)
+            (1,),
+            (SB_THREADS,),
+            (
+                q,
+                np.int32(c0),
+                np.int32(c1),
+                np.int32(c2),
+                np.int32(self.depth),
+                np.int32(_limit(depth_limit)),
+                np.int32(cap),
+                np.int32(SB_EDGES),
+                np.int32(s.n),
+                s.levels,
+                ptr(s.parents),
+                s.indptr,
+                s.indices,
+                out,
+                slot,
+                clear,
+                np.int32(words),
+                np.int32(-1),
+                np.int32(0),
+                np.int32(0),
+            ),
+            shared_mem=shared,
+        )
         info = f.read()
         self.depth = int(info[DEPTH])
         return bool(info[DONE])
@@ -312,8 +394,13 @@ def _direction_optimized(A, source, *, return_parents, depth_limit, direction, s
         if isinstance(steps, str):
             choice = steps
         else:
-            choice = steps.choose(frontier_vertices=b.frontier, frontier_edges=b.f.edges,
-                                  edges=b.s.nnz, n=b.s.n, early_exit=True)
+            choice = steps.choose(
+                frontier_vertices=b.frontier,
+                frontier_edges=b.f.edges,
+                edges=b.s.nnz,
+                n=b.s.n,
+                early_exit=True,
+            )
         b.pull() if choice == "pull" else b.push()
     return b.s.result()
 
@@ -343,8 +430,9 @@ def _whole_graph_launch(A):
         plan = block_plan(n)
         indptr, indices = int32_csr(A)
         fits = plan[0] >= n and len(indices) <= SB_WHOLE_EDGES
-        A._cache[key] = _OneLaunch(n, indptr, indices, one_launch_plan(n, len(indices), plan)) \
-            if fits else None
+        A._cache[key] = (
+            _OneLaunch(n, indptr, indices, one_launch_plan(n, len(indices), plan)) if fits else None
+        )
     return A._cache[key]
 
 
@@ -368,10 +456,18 @@ class _OneLaunch:
         cp = _cupy()
         levels = cp.empty(self.n, np.int32)
         parents = cp.empty(self.n, np.int32) if return_parents else None
-        self.kernel((1,), (SB_THREADS,),
-                    self.head + (np.int32(_limit(depth_limit)),) + self.middle
-                    + (levels, ptr(parents)) + self.tail + (np.int32(source),) + self.end,
-                    shared_mem=self.shared)
+        self.kernel(
+            (1,),
+            (SB_THREADS,),
+            self.head
+            + (np.int32(_limit(depth_limit)),)
+            + self.middle
+            + (levels, ptr(parents))
+            + self.tail
+            + (np.int32(source),)
+            + self.end,
+            shared_mem=self.shared,
+        )
         return levels if parents is None else (levels, parents)
 
 
@@ -382,45 +478,109 @@ def _persistent(A, source, *, return_parents, depth_limit, direction, stats):
     fixed = {"push": 1, "pull": 2}.get(policy, 0) if isinstance(policy, str) else 0
     kernel = _kernel("gbla_bfs_persistent", None if fixed else policy)
     blocks = _launch.cooperative_blocks(kernel, PERSISTENT_THREADS, PERSISTENT_BLOCKS_PER_SM)
-    kernel((blocks,), (PERSISTENT_THREADS,),
-           (np.int32(s.n), np.int32(_limit(depth_limit)), s.levels, ptr(s.parents), s.indptr,
-            s.indices, s.t_indptr, s.t_indices, f.bins[0], f.bins[1], f.slots,
-            np.int64(s.nnz), np.int32(fixed)))
+    kernel(
+        (blocks,),
+        (PERSISTENT_THREADS,),
+        (
+            np.int32(s.n),
+            np.int32(_limit(depth_limit)),
+            s.levels,
+            ptr(s.parents),
+            s.indptr,
+            s.indices,
+            s.t_indptr,
+            s.t_indices,
+            f.bins[0],
+            f.bins[1],
+            f.slots,
+            np.int64(s.nnz),
+            np.int32(fixed),
+        ),
+    )
     return s.result()
 
 
 # ------------------------------------------------------------------ the registry entries
 _KERNELS = (
-    ("vertex_push", _levelwise("gbla_bfs_vertex_push"), False,
-     "a thread per vertex every level; level d-1 labels its unvisited out-neighbours (CSR)"),
-    ("vertex_pull", _levelwise("gbla_bfs_vertex_pull"), False,
-     "a thread per unvisited vertex scans its in-neighbours (CSC), stopping at the first hit"),
-    ("edge_centric", _levelwise("gbla_bfs_edge_centric"), False,
-     "a thread per edge (COO): source in level d-1, destination unvisited"),
-    ("frontier_queue", _queue("gbla_bfs_frontier_queue", True), False,
-     "explicit frontier; atomicCAS claims a vertex, atomicAdd on one global tail appends it"),
-    ("block_queue", _queue("gbla_bfs_block_queue", False), False,
-     "frontier_queue with a shared-memory queue per block, overflow to the global queue, one "
-     "coalesced copy-out per block"),
-    ("warp_queue", _queue("gbla_bfs_warp_queue", False), False,
-     "hierarchical queues: lane-indexed warp sub-queues, merged into the block queue, then the "
-     "global queue, each with its own overflow"),
-    ("single_block", _single_block, False,
-     "one block runs level after level in one launch while the frontier fits (up to 8192 "
-     "vertices, 24576 edges; the visited set a bitmap in shared memory where it fits), handing "
-     "over to the load-balanced grid kernel when it outgrows it"),
-    ("persistent", _persistent, True,
-     "one cooperative launch runs every level, grid-wide barrier between levels, push/pull "
-     "chosen on the device by the DirectionPolicy rule"),
-    ("load_balanced", _load_balanced, False,
-     "frontier binned by out-degree: a thread per small vertex, a warp per medium one, a block "
-     "per hub"),
-    ("direction_optimized", _direction_optimized, True,
-     "load_balanced push and vertex_pull, switched per level by the DirectionPolicy the "
-     "algebra uses"),
+    (
+        "vertex_push",
+        _levelwise("gbla_bfs_vertex_push"),
+        False,
+        "a thread per vertex every level; level d-1 labels its unvisited out-neighbours (CSR)",
+    ),
+    (
+        "vertex_pull",
+        _levelwise("gbla_bfs_vertex_pull"),
+        False,
+        "a thread per unvisited vertex scans its in-neighbours (CSC), stopping at the first hit",
+    ),
+    (
+        "edge_centric",
+        _levelwise("gbla_bfs_edge_centric"),
+        False,
+        "a thread per edge (COO): source in level d-1, destination unvisited",
+    ),
+    (
+        "frontier_queue",
+        _queue("gbla_bfs_frontier_queue", True),
+        False,
+        "explicit frontier; atomicCAS claims a vertex, atomicAdd on one global tail appends it",
+    ),
+    (
+        "block_queue",
+        _queue("gbla_bfs_block_queue", False),
+        False,
+        "frontier_queue with a shared-memory queue per block, overflow to the global queue, one "
+        "coalesced copy-out per block",
+    ),
+    (
+        "warp_queue",
+        _queue("gbla_bfs_warp_queue", False),
+        False,
+        "hierarchical queues: lane-indexed warp sub-queues, merged into the block queue, then the "
+        "global queue, each with its own overflow",
+    ),
+    (
+        "single_block",
+        _single_block,
+        False,
+        "one block runs level after level in one launch while the frontier fits (up to 8192 "
+        "vertices, 24576 edges; the visited set a bitmap in shared memory where it fits), handing "
+        "over to the load-balanced grid kernel when it outgrows it",
+    ),
+    (
+        "persistent",
+        _persistent,
+        True,
+        "one cooperative launch runs every level, grid-wide barrier between levels, push/pull "
+        "chosen on the device by the DirectionPolicy rule",
+    ),
+    (
+        "load_balanced",
+        _load_balanced,
+        False,
+        "frontier binned by out-degree: a thread per small vertex, a warp per medium one, a block "
+        "per hub",
+    ),
+    (
+        "direction_optimized",
+        _direction_optimized,
+        True,
+        "load_balanced push and vertex_pull, switched per level by the DirectionPolicy the "
+        "algebra uses",
+    ),
 )
 
 
 for _name, _run, _directions, _description in _KERNELS:
-    methods.register(methods.Method(_name, "bfs", _description, _run, devices=("gpu",),
-                                    directions=_directions, max_index=methods.INT32_MAX - 1))
+    methods.register(
+        methods.Method(
+            _name,
+            "bfs",
+            _description,
+            _run,
+            devices=("gpu",),
+            directions=_directions,
+            max_index=methods.INT32_MAX - 1,
+        )
+    )

@@ -61,8 +61,10 @@ def _atomic(monoid, z):
     if name in _BITWISE_ATOMICS and z == INT32:
         return f"{_BITWISE_ATOMICS[name]}(p, v);"
     if name in _BITWISE_ATOMICS and z == INT64:  # the 64-bit overloads take unsigned words
-        return (f"{_BITWISE_ATOMICS[name]}(reinterpret_cast<unsigned long long*>(p), "
-                "(unsigned long long)v);")
+        return (
+            f"{_BITWISE_ATOMICS[name]}(reinterpret_cast<unsigned long long*>(p), "
+            "(unsigned long long)v);"
+        )
     return "gbla_atomic_cas<Self>(p, v);"
 
 
@@ -113,8 +115,10 @@ def struct(types):
 """
     digest = hashlib.sha1(body.encode()).hexdigest()[:10]
     name = f"gbla_sr_{sr.name}_{t.name}_{digest}"
-    src = (f"struct {name} {{\n    typedef {name} Self;{body}}};\n"
-           "#pragma nv_diag_suppress 177\n")  # unused x or y in a product that ignores them
+    src = (
+        f"struct {name} {{\n    typedef {name} Self;{body}}};\n"
+        "#pragma nv_diag_suppress 177\n"
+    )  # unused x or y in a product that ignores them
     return name, src
 
 
@@ -158,8 +162,10 @@ def map_struct(types):
         const T x = {x}; const T y = {y}; const long long k = i; return (Z)({op.cuda}); }}
 """
     if types.identity is not None:
-        body += (f"    __device__ static __forceinline__ Z identity() "
-                 f"{{ return {cuda_literal(types.identity, z)}; }}\n")
+        body += (
+            f"    __device__ static __forceinline__ Z identity() "
+            f"{{ return {cuda_literal(types.identity, z)}; }}\n"
+        )
     digest = hashlib.sha1(body.encode()).hexdigest()[:10]
     name = f"gbla_map_{op.name}_{digest}"
     # x, y or k unused by most expressions
@@ -178,11 +184,15 @@ def spmv_translation_unit(type_list, index_dtypes=(INT32, INT64)):
         seen.add(name)
         parts.append(src)
         # Taking each kernel's address instantiates it without spelling out its signature.
-        uses = ", ".join(f"(void*)&{kernel}<{name}, {INDEX_CTYPES[idx]}>"
-                         for kernel, idx in itertools.product(SPMV_KERNELS, index_dtypes))
+        uses = ", ".join(
+            f"(void*)&{kernel}<{name}, {INDEX_CTYPES[idx]}>"
+            for kernel, idx in itertools.product(SPMV_KERNELS, index_dtypes)
+        )
         # int32 ids with int64 row pointers (a DistMatrix's rows): the eager kernels
-        uses += "".join(f", (void*)&{kernel}<{name}, int, long long>"
-                        for kernel in EAGER_KERNELS + BLOCK_KERNELS)
+        uses += "".join(
+            f", (void*)&{kernel}<{name}, int, long long>"
+            for kernel in EAGER_KERNELS + BLOCK_KERNELS
+        )
         parts.append(f"void* const {name}_kernels[] = {{{uses}}};")
     return "\n".join(parts) + "\n"
 
@@ -196,5 +206,3 @@ def registry_types(semiring_list):
             out.append(SpmvTypes(sr, dtype, dtype, dtype, flip))
         out.append(SpmvTypes(sr, None, sr.dtypes[0], sr.dtypes[0], False))  # iso pattern
     return out
-
-

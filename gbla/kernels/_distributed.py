@@ -47,8 +47,9 @@ class DeviceSteps:
 
     def __init__(self, lo, hi, w0, indptr, indices, t_indptr, t_indices, levels, parents):
         if hi - lo >= 2**31:
-            raise V.invalid_value("A", "give each rank fewer than 2**31 vertices on the GPU "
-                                  "(int32 queues)", hi - lo)
+            raise V.invalid_value(
+                "A", "give each rank fewer than 2**31 vertices on the GPU (int32 queues)", hi - lo
+            )
         self.lo, self.hi, self.w0 = lo, hi, w0
         self.indptr, self.indices = indptr, indices
         self.t_indptr, self.t_indices = t_indptr, t_indices
@@ -71,12 +72,25 @@ class DeviceSteps:
         if count:
             self.hub_count.fill(0)
             _kernel(f"gbla_dbfs_push<{self.types}>")(
-                grid(count * WARP), (THREADS,),
-                (queue, np.int64(count), self.indptr, self.indices, known, nxt, np.int64(self.hub),
-                 self.hubs, self.hub_count))
+                grid(count * WARP),
+                (THREADS,),
+                (
+                    queue,
+                    np.int64(count),
+                    self.indptr,
+                    self.indices,
+                    known,
+                    nxt,
+                    np.int64(self.hub),
+                    self.hubs,
+                    self.hub_count,
+                ),
+            )
             _kernel(f"gbla_dbfs_push_hubs<{self.types}>")(
-                grid(sm_count() * 8 * THREADS), (THREADS,),
-                (self.hubs, self.hub_count, self.indptr, self.indices, known, nxt))
+                grid(sm_count() * 8 * THREADS),
+                (THREADS,),
+                (self.hubs, self.hub_count, self.indptr, self.indices, known, nxt),
+            )
 
     def claim(self, received, depth, known, front, queue, frontier):
         """Labels the vertices of this rank's range set in any of ``received`` (a word array
@@ -90,16 +104,31 @@ class DeviceSteps:
             # may reuse what they sent)
             block = _cupy().concatenate(received)
             _kernel(f"gbla_dbfs_claim<{self.offset_type}>")(
-                grid(words), (THREADS,),
-                (block, np.int32(len(received)), np.int64(words), np.int64(self.w0),
-                 np.int64(self.lo), np.int64(self.hi), np.int32(depth), self.indptr, known,
-                 front, self.levels, queue, self.tally))
+                grid(words),
+                (THREADS,),
+                (
+                    block,
+                    np.int32(len(received)),
+                    np.int64(words),
+                    np.int64(self.w0),
+                    np.int64(self.lo),
+                    np.int64(self.hi),
+                    np.int32(depth),
+                    self.indptr,
+                    known,
+                    front,
+                    self.levels,
+                    queue,
+                    self.tally,
+                ),
+            )
         count, edges = self._read_tally()
         if frontier is not None and self.parents is not None and count:
             _kernel(f"gbla_dbfs_parents<{self.types}>")(
-                grid(count), (THREADS,),
-                (queue, np.int64(count), self.t_indptr, self.t_indices, frontier,
-                 self.parents))
+                grid(count),
+                (THREADS,),
+                (queue, np.int64(count), self.t_indptr, self.t_indices, frontier, self.parents),
+            )
         return count, edges
 
     def pull(self, frontier, depth, known, front, queue):
@@ -110,8 +139,23 @@ class DeviceSteps:
         self.tally.fill(0)
         if m:
             _kernel(f"gbla_dbfs_pull<{self.types}>")(
-                grid(m), (THREADS,),
-                (np.int64(m), np.int64(self.lo), np.int64(self.w0), np.int32(depth),
-                 self.t_indptr, self.t_indices, frontier, self.indptr, known, front,
-                 self.levels, ptr(self.parents), queue, self.tally))
+                grid(m),
+                (THREADS,),
+                (
+                    np.int64(m),
+                    np.int64(self.lo),
+                    np.int64(self.w0),
+                    np.int32(depth),
+                    self.t_indptr,
+                    self.t_indices,
+                    frontier,
+                    self.indptr,
+                    known,
+                    front,
+                    self.levels,
+                    ptr(self.parents),
+                    queue,
+                    self.tally,
+                ),
+            )
         return self._read_tally()

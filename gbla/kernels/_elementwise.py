@@ -13,15 +13,17 @@ from .._dtypes import CUDA_TYPES, cuda_literal
 def _binary_kernel(name, cuda, positional):
     cp = _cupy()
     body = f"const long long k = i; z = (Z)({cuda});" if positional else f"z = (Z)({cuda});"
-    return cp.ElementwiseKernel("T x, T y", "Z z", body, name=f"gbla_ewise_{name}",
-                                options=("-std=c++17",))
+    return cp.ElementwiseKernel(
+        "T x, T y", "Z z", body, name=f"gbla_ewise_{name}", options=("-std=c++17",)
+    )
 
 
 @functools.lru_cache(maxsize=None)
 def _unary_kernel(name, cuda):
     cp = _cupy()
-    return cp.ElementwiseKernel("T x", "Z z", f"z = (Z)({cuda});", name=f"gbla_apply_{name}",
-                                options=("-std=c++17",))
+    return cp.ElementwiseKernel(
+        "T x", "Z z", f"z = (Z)({cuda});", name=f"gbla_apply_{name}", options=("-std=c++17",)
+    )
 
 
 def binary(op, x, y, dtype):
@@ -45,12 +47,21 @@ def unary(op, x, dtype):
 @functools.lru_cache(maxsize=None)
 def _reduce_kernel(name, cuda, ctype, identity):
     cp = _cupy()
-    preamble = (f"template <typename Z> __device__ __forceinline__ Z gbla_monoid_{name}(Z x, Z y)"
-                f" {{ return (Z)({cuda}); }}")
-    return cp.ReductionKernel("T x, bool p", "T y", f"(p ? x : (T)({identity}))",
-                              f"gbla_monoid_{name}(a, b)", "y = a", identity,
-                              name=f"gbla_reduce_{name}", preamble=preamble,
-                              options=("-std=c++17",))
+    preamble = (
+        f"template <typename Z> __device__ __forceinline__ Z gbla_monoid_{name}(Z x, Z y)"
+        f" {{ return (Z)({cuda}); }}"
+    )
+    return cp.ReductionKernel(
+        "T x, bool p",
+        "T y",
+        f"(p ? x : (T)({identity}))",
+        f"gbla_monoid_{name}(a, b)",
+        "y = a",
+        identity,
+        name=f"gbla_reduce_{name}",
+        preamble=preamble,
+        options=("-std=c++17",),
+    )
 
 
 def reduce(monoid, values, present):
@@ -63,16 +74,18 @@ def reduce(monoid, values, present):
     return _reduce_kernel(monoid.name, monoid.op.cuda, CUDA_TYPES[dtype], lit)(values, present)
 
 
-
 @functools.lru_cache(maxsize=None)
 def _masked_write_kernel():
     cp = _cupy()
     return cp.ElementwiseKernel(
-        "T tv, bool tp, O ov, bool op, bool m, int32 mode, bool replace", "O nv, bool npres",
+        "T tv, bool tp, O ov, bool op, bool m, int32 mode, bool replace",
+        "O nv, bool npres",
         """
         const bool allow = (mode == 0) || (m == (mode == 1));
         if (allow) { nv = (O)tv; npres = tp; } else { nv = ov; npres = replace ? false : op; }
-        """, name="gbla_masked_write")
+        """,
+        name="gbla_masked_write",
+    )
 
 
 @functools.lru_cache(maxsize=None)
@@ -82,11 +95,14 @@ def _masked_update_kernel():
     and a write of the whole output."""
     cp = _cupy()
     return cp.ElementwiseKernel(
-        "T tv, bool tp, bool m, int32 mode, bool replace", "O ov, bool op",
+        "T tv, bool tp, bool m, int32 mode, bool replace",
+        "O ov, bool op",
         """
         const bool allow = (mode == 0) || (m == (mode == 1));
         if (allow) { if (tp) ov = (O)tv; op = tp; } else if (replace) { op = false; }
-        """, name="gbla_masked_update")
+        """,
+        name="gbla_masked_update",
+    )
 
 
 def masked_write(t_values, t_present, o_values, o_present, m, mode, replace, dtype, into=None):
@@ -100,16 +116,23 @@ def masked_write(t_values, t_present, o_values, o_present, m, mode, replace, dty
         t_values = cp.asarray(t_values)
     t_present = True if t_present is None else t_present
     m = False if m is None else m
-    if into is not None and into[0] is o_values and into[1] is o_present and \
-            o_present is not None:
+    if into is not None and into[0] is o_values and into[1] is o_present and o_present is not None:
         _masked_update_kernel()(t_values, t_present, m, mode, replace, o_values, o_present)
         return o_values, o_present
     if into is None:
         into = (cp.empty(n, dtype=dtype), cp.empty(n, dtype=bool))
     values, present = into
-    _masked_write_kernel()(t_values, t_present, o_values,
-                           True if o_present is None else o_present, m, mode, replace, values,
-                           present)
+    _masked_write_kernel()(
+        t_values,
+        t_present,
+        o_values,
+        True if o_present is None else o_present,
+        m,
+        mode,
+        replace,
+        values,
+        present,
+    )
     return values, present
 
 

@@ -60,7 +60,7 @@ class BinnedFrontier:
         self.slots = cp.zeros((n_slots, SLOT), np.uint64)
         # the three bins of each buffer and the slots, as views made once (a view costs a few
         # microseconds, which a level of a road network cannot spare)
-        self.views = {id(b): [b[i * n:] for i in range(3)] for b in self.bins}
+        self.views = {id(b): [b[i * n :] for i in range(3)] for b in self.bins}
         self.slot_views = [self.slots[i] for i in range(n_slots)]
         self.step = 0
         self.counts = (1, 0, 0)

@@ -16,8 +16,20 @@ import numpy as np
 
 from .._backend import _cupy
 
-__all__ = ["KERNEL_DIR", "THREADS", "source", "sources", "function", "Launch", "collecting",
-           "device_id", "sm_count", "grid", "ptr", "cooperative_blocks"]
+__all__ = [
+    "KERNEL_DIR",
+    "THREADS",
+    "source",
+    "sources",
+    "function",
+    "Launch",
+    "collecting",
+    "device_id",
+    "sm_count",
+    "grid",
+    "ptr",
+    "cooperative_blocks",
+]
 
 KERNEL_DIR = Path(__file__).parent
 THREADS = 256
@@ -28,6 +40,7 @@ def _inline(path, seen):
     """The text of kernel file ``path`` with its local includes inlined, each header once
     across everything ``seen`` holds; headers are looked for beside the file, then in
     gbla/kernels (so a new kernel can include frontier.cuh)."""
+
     def inline(match):
         header = match.group(1)
         if header in seen:
@@ -62,9 +75,12 @@ def device_id():
 @functools.lru_cache(maxsize=None)
 def _module(device, name, prelude, epilogue, name_expressions, cooperative):
     cp = _cupy()
-    return cp.RawModule(code=prelude + source(name) + epilogue, options=("-std=c++17",),
-                        name_expressions=name_expressions,
-                        enable_cooperative_groups=cooperative)
+    return cp.RawModule(
+        code=prelude + source(name) + epilogue,
+        options=("-std=c++17",),
+        name_expressions=name_expressions,
+        enable_cooperative_groups=cooperative,
+    )
 
 
 class Launch(NamedTuple):
@@ -125,8 +141,7 @@ def _function(device, name, kernel, prelude, epilogue, name_expressions, coopera
     return Kernel(mod.get_function(kernel), (name, kernel, prelude, epilogue))
 
 
-def function(name, kernel, *, prelude="", epilogue="", name_expressions=None,
-             cooperative=False):
+def function(name, kernel, *, prelude="", epilogue="", name_expressions=None, cooperative=False):
     """Kernel ``kernel`` (a name, or a name expression listed in ``name_expressions``) of file
     ``name`` on the current device, its module compiled on first use. Generated code goes in
     ``prelude`` (before the file: what the file uses) or ``epilogue`` (after it: what uses the
@@ -160,12 +175,15 @@ def ptr(a):
 def _cooperative_blocks(device, kernel, threads, per_sm_cap):
     try:
         from cupy_backends.cuda.api import driver
+
         per_sm = driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, threads, 0)
     except (ImportError, AttributeError):
         per_sm = min(2048 // threads, 65536 // max(kernel.num_regs * threads, 1))
     if per_sm < 1:  # a cooperative launch of even one block an SM would be refused
-        raise RuntimeError(f"a block of {threads} threads of this kernel does not fit on one SM "
-                           f"(registers or shared memory): no cooperative grid can run it")
+        raise RuntimeError(
+            f"a block of {threads} threads of this kernel does not fit on one SM "
+            f"(registers or shared memory): no cooperative grid can run it"
+        )
     return _sm_count(device) * min(int(per_sm), per_sm_cap)
 
 

@@ -12,8 +12,20 @@ from .. import direction as _direction
 from . import _launch
 from ._launch import THREADS, ptr
 
-__all__ = ["CONTROL", "DONE", "MAX", "GO", "ITERATION", "FUSED", "STAGE_HEAD", "test",
-           "load_staged", "dense", "Choice", "gather"]
+__all__ = [
+    "CONTROL",
+    "DONE",
+    "MAX",
+    "GO",
+    "ITERATION",
+    "FUSED",
+    "STAGE_HEAD",
+    "test",
+    "load_staged",
+    "dense",
+    "Choice",
+    "gather",
+]
 
 # control[] fields (loop.cu's GBLA_* defines) and its length
 DONE, MAX, GO, ITERATION = 0, 1, 4, 6
@@ -33,17 +45,28 @@ def test(present, n, control, *, counts, handle=None, count=None):
     # with a count, the scan runs only where it is unknown (the first iteration of a run)
     wide = _launch.sm_count() * (1 if count is not None else 4)
     blocks = max(1, min(-(-n // THREADS), wide))
-    kernel((blocks,), (THREADS,), (ptr(present), np.int64(n), ptr(count), control,
-                                   np.int32(counts), np.int32(handle is not None),
-                                   np.uint64(handle or 0)))
+    kernel(
+        (blocks,),
+        (THREADS,),
+        (
+            ptr(present),
+            np.int64(n),
+            ptr(count),
+            control,
+            np.int32(counts),
+            np.int32(handle is not None),
+            np.uint64(handle or 0),
+        ),
+    )
 
 
 @functools.lru_cache(maxsize=None)
 def _run_edges():
     """The kernels of a run's start and end, every dtype (pair) in one module."""
     types = tuple(_dtypes.CUDA_TYPES.values())
-    return tuple(f"gbla_load_staged_{step}<{c}>" for step in ("clear", "scatter")
-                 for c in types) + tuple(f"gbla_dense<{t}, {o}>" for t in types for o in types)
+    return tuple(
+        f"gbla_load_staged_{step}<{c}>" for step in ("clear", "scatter") for c in types
+    ) + tuple(f"gbla_dense<{t}, {o}>" for t in types for o in types)
 
 
 def load_staged(block, at, values, present, cap, entries=None):
@@ -53,16 +76,33 @@ def load_staged(block, at, values, present, cap, entries=None):
     ``entries`` (the (ids, count) list its buffers keep), the list is made too: the staged
     entries, or unknown (not staged, or filled)."""
     ctype = _dtypes.CUDA_TYPES[np.dtype(values.dtype)]
-    clear, scatter = (_launch.function("loop.cu", f"gbla_load_staged_{step}<{ctype}>",
-                                       prelude=_prelude(), name_expressions=_run_edges())
-                      for step in ("clear", "scatter"))
+    clear, scatter = (
+        _launch.function(
+            "loop.cu",
+            f"gbla_load_staged_{step}<{ctype}>",
+            prelude=_prelude(),
+            name_expressions=_run_edges(),
+        )
+        for step in ("clear", "scatter")
+    )
     n = values.size
     # a fixed grid: a vector that is not staged costs a flag read a thread, whatever its size
     clear(_launch.grid(n), (THREADS,), (block, np.int64(at), values, present, np.int64(n)))
     ids, count = (None, None) if entries is None else entries
-    scatter((-(-cap // THREADS),), (THREADS,), (
-        block, np.int64(at), np.int32(cap), values, present, ptr(ids),
-        np.int32(ids is not None and ids.dtype.itemsize == 8), ptr(count)))
+    scatter(
+        (-(-cap // THREADS),),
+        (THREADS,),
+        (
+            block,
+            np.int64(at),
+            np.int32(cap),
+            values,
+            present,
+            ptr(ids),
+            np.int32(ids is not None and ids.dtype.itemsize == 8),
+            ptr(count),
+        ),
+    )
 
 
 def dense(values, present, fill, out):
@@ -70,7 +110,8 @@ def dense(values, present, fill, out):
     fits): a loop's result as a dense array, in one pass."""
     n = out.size
     _dense_kernel(_launch.device_id(), values.dtype, out.dtype)(
-        _launch.grid(n), (THREADS,), (values, present, out.dtype.type(fill), out, np.int64(n)))
+        _launch.grid(n), (THREADS,), (values, present, out.dtype.type(fill), out, np.int64(n))
+    )
 
 
 @functools.lru_cache(maxsize=None)
@@ -104,15 +145,31 @@ def gather(n_in, present, indptr, bins, info, blocks, choice=None, entries=None)
     index = {4: "int", 8: "long long"}[np.dtype(bins.dtype).itemsize]
     names = tuple(f"gbla_gather_decide<{c}>" for c in ("int", "long long"))
     policy = None if choice is None else choice.policy
-    kernel = _launch.function("loop.cu", f"gbla_gather_decide<{index}>",
-                              prelude=_prelude(policy), name_expressions=names)
+    kernel = _launch.function(
+        "loop.cu", f"gbla_gather_decide<{index}>", prelude=_prelude(policy), name_expressions=names
+    )
     c = choice or Choice(None, None, 0, 0, False)
     if entries is not None and entries[0].dtype != bins.dtype:
         entries = None  # listed with ids of another width: read the presence instead
     ids, count = entries or (None, None)
-    kernel(blocks, (THREADS,), (np.int64(n_in), ptr(present), ptr(ids), ptr(count), indptr,
-                                bins, info, np.int32(choice is not None), ptr(c.state),
-                                np.int64(c.n), np.int64(c.edges), np.int32(c.early_exit)))
+    kernel(
+        blocks,
+        (THREADS,),
+        (
+            np.int64(n_in),
+            ptr(present),
+            ptr(ids),
+            ptr(count),
+            indptr,
+            bins,
+            info,
+            np.int32(choice is not None),
+            ptr(c.state),
+            np.int64(c.n),
+            np.int64(c.edges),
+            np.int32(c.early_exit),
+        ),
+    )
 
 
 def _prelude(policy=None):

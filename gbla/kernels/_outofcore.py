@@ -10,8 +10,15 @@ import numpy as np
 from . import _launch
 from ._launch import THREADS, grid, ptr
 
-__all__ = ["Groups", "select", "pending_min", "expand", "NAME_EXPRESSIONS", "DIST_CTYPES",
-           "INDEX_CTYPES"]
+__all__ = [
+    "Groups",
+    "select",
+    "pending_min",
+    "expand",
+    "NAME_EXPRESSIONS",
+    "DIST_CTYPES",
+    "INDEX_CTYPES",
+]
 
 DIST_CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 INDEX_CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
@@ -56,15 +63,23 @@ class Groups:
         return 8 * (parts + 1) * 2 + 8 * parts * 3 + 4 * max(n, 1)
 
 
-def select(groups, degrees, n, *, fill, levels=None, want=None, pending=None, dist=None,
-           top=None):
+def select(groups, degrees, n, *, fill, levels=None, want=None, pending=None, dist=None, top=None):
     """Counts (``fill`` False: ``groups.count`` / ``value`` gain, zero ``tally`` first) or lists
     (``fill`` True: into ``groups.ids`` at ``groups.offset``, ``cursor`` zeroed first) the
     frontier: the vertices whose level is ``want``, or (SSSP) the pending ones whose distance is
     below ``top``, whose pending mark the listing clears."""
     f = "true" if fill else "false"
-    tail = (np.int64(n), groups.bounds, np.int32(groups.parts), degrees, groups.count,
-            groups.value, groups.offset, groups.cursor, groups.ids)
+    tail = (
+        np.int64(n),
+        groups.bounds,
+        np.int32(groups.parts),
+        degrees,
+        groups.count,
+        groups.value,
+        groups.offset,
+        groups.cursor,
+        groups.ids,
+    )
     if levels is not None:
         head, name = (levels, np.int32(want)), f"gbla_ooc_select_level<{f}>"
     else:
@@ -81,8 +96,21 @@ def pending_min(pending, dist, out):
     _kernel(name)(grid(len(dist)), (THREADS,), (pending, dist, np.int64(len(dist)), out))
 
 
-def expand(verts, offsets, base, targets, lo, by_position, *, levels=None, depth=None,
-           parents=None, dist=None, weights=None, pending=None):
+def expand(
+    verts,
+    offsets,
+    base,
+    targets,
+    lo,
+    by_position,
+    *,
+    levels=None,
+    depth=None,
+    parents=None,
+    dist=None,
+    weights=None,
+    pending=None,
+):
     """BFS (``levels``) or SSSP (``dist``) over the out-edges of ``verts`` (int32 device ids):
     vertex i's edges are ``offsets[r] - base`` to ``offsets[r + 1] - base`` of ``targets``
     (and ``weights``), r = i when ``by_position`` else verts[i] - lo."""
@@ -94,10 +122,14 @@ def expand(verts, offsets, base, targets, lo, by_position, *, levels=None, depth
     common = (verts, np.int64(nverts), offsets, np.int64(base), targets)
     if levels is not None:
         _kernel(f"gbla_ooc_bfs_expand<{idx}>")(
-            blocks, (THREADS,), common + (np.int64(lo), np.int32(by_position), levels,
-                                          np.int32(depth), ptr(parents)))
+            blocks,
+            (THREADS,),
+            common + (np.int64(lo), np.int32(by_position), levels, np.int32(depth), ptr(parents)),
+        )
     else:
         t = DIST_CTYPES[dist.dtype]
         _kernel(f"gbla_ooc_relax<{t}, {idx}>")(
-            blocks, (THREADS,), common + (ptr(weights), np.int64(lo), np.int32(by_position),
-                                          dist, pending))
+            blocks,
+            (THREADS,),
+            common + (ptr(weights), np.int64(lo), np.int32(by_position), dist, pending),
+        )

@@ -34,8 +34,10 @@ def kernels(types, index_dtype, *, kinds=_codegen.EAGER_KERNELS, offset_dtype=No
     if offset_dtype is not None and np.dtype(offset_dtype) != np.dtype(index_dtype):
         ctypes += ", " + INDEX_CTYPES[np.dtype(offset_dtype)]
     names = tuple(f"{k}<{name}, {ctypes}>" for k in kinds)
-    return {k: _launch.function("spmv.cu", n, epilogue="\n" + src, name_expressions=names)
-            for k, n in zip(kinds, names)}
+    return {
+        k: _launch.function("spmv.cu", n, epilogue="\n" + src, name_expressions=names)
+        for k, n in zip(kinds, names)
+    }
 
 
 def push(P, n_out, idx, u_values, offsets, total, types, mask, mask_mode):
@@ -50,8 +52,21 @@ def push(P, n_out, idx, u_values, offsets, total, types, mask, mask_mode):
     return w, present.view(bool)
 
 
-def push_into(P, idx, u_values, offsets, total, types, mask, mask_mode, w, present, *,
-              index_dtype=None, offset_dtype=None):
+def push_into(
+    P,
+    idx,
+    u_values,
+    offsets,
+    total,
+    types,
+    mask,
+    mask_mode,
+    w,
+    present,
+    *,
+    index_dtype=None,
+    offset_dtype=None,
+):
     """The push kernel combining into ``w`` (filled with the add's identity where nothing was
     combined yet) and ``present`` (uint8), so that several pushes (over blocks of P's rows:
     the out-of-core product) add up to one. P's arrays are read at global row and edge ids;
@@ -60,12 +75,26 @@ def push_into(P, idx, u_values, offsets, total, types, mask, mask_mode, w, prese
     (and ``offset_dtype`` the row pointers', where it differs)."""
     indptr, indices, values = P
     if total:
-        k = kernels(types, indices.dtype if index_dtype is None else index_dtype,
-                    offset_dtype=offset_dtype)["gbla_spmv_push"]
-        k(grid(total), (THREADS,),
-          (idx, ptr(u_values if types.uses_u else None), np.int64(len(idx)), offsets, indptr,
-           indices, ptr(values if types.uses_a else None), ptr(mask), np.int32(mask_mode), w,
-           present))
+        k = kernels(
+            types, indices.dtype if index_dtype is None else index_dtype, offset_dtype=offset_dtype
+        )["gbla_spmv_push"]
+        k(
+            grid(total),
+            (THREADS,),
+            (
+                idx,
+                ptr(u_values if types.uses_u else None),
+                np.int64(len(idx)),
+                offsets,
+                indptr,
+                indices,
+                ptr(values if types.uses_a else None),
+                ptr(mask),
+                np.int32(mask_mode),
+                w,
+                present,
+            ),
+        )
 
 
 def row_tiers(indptr):
@@ -101,8 +130,17 @@ def pull(Q_matrix, u_values, u_present, types, mask, mask_mode):
 
 def _pull_into(Q_matrix, u_values, u_present, types, mask, mask_mode, w, present):
     """The eager pull kernels, writing the rows they find into w and present."""
-    pull_into((Q_matrix._indptr, Q_matrix._indices, Q_matrix._values), pull_rows(Q_matrix),
-              u_values, u_present, types, mask, mask_mode, w, present)
+    pull_into(
+        (Q_matrix._indptr, Q_matrix._indices, Q_matrix._values),
+        pull_rows(Q_matrix),
+        u_values,
+        u_present,
+        types,
+        mask,
+        mask_mode,
+        w,
+        present,
+    )
 
 
 def pull_into(Q, rows, u_values, u_present, types, mask, mask_mode, w, present):
@@ -115,21 +153,63 @@ def pull_into(Q, rows, u_values, u_present, types, mask, mask_mode, w, present):
     a = ptr(values if types.uses_a else None)
     u = ptr(u_values if types.uses_u else None)
     if n_out:
-        ks["gbla_spmv_pull"](grid(n_out), (THREADS,),
-                             (np.int64(n_out), indptr, indices, a, u, ptr(u_present), ptr(mask),
-                              np.int32(mask_mode), np.int64(LONG_ROW), w, present))
+        ks["gbla_spmv_pull"](
+            grid(n_out),
+            (THREADS,),
+            (
+                np.int64(n_out),
+                indptr,
+                indices,
+                a,
+                u,
+                ptr(u_present),
+                ptr(mask),
+                np.int32(mask_mode),
+                np.int64(LONG_ROW),
+                w,
+                present,
+            ),
+        )
     long, huge = rows
     if len(long):
-        ks["gbla_spmv_pull_warp"](grid(len(long) * 32), (THREADS,),
-                                  (long, np.int64(len(long)), indptr, indices, a, u,
-                                   ptr(u_present), ptr(mask), np.int32(mask_mode), w, present))
+        ks["gbla_spmv_pull_warp"](
+            grid(len(long) * 32),
+            (THREADS,),
+            (
+                long,
+                np.int64(len(long)),
+                indptr,
+                indices,
+                a,
+                u,
+                ptr(u_present),
+                ptr(mask),
+                np.int32(mask_mode),
+                w,
+                present,
+            ),
+        )
     if len(huge):  # its own module: compiled only for a matrix that has such rows
-        block = kernels(types, indices.dtype, kinds=_codegen.BLOCK_KERNELS,
-                        offset_dtype=indptr.dtype)
-        block["gbla_spmv_pull_block"](grid(len(huge) * THREADS), (THREADS,),
-                                      (huge, np.int64(len(huge)), indptr, indices, a, u,
-                                       ptr(u_present), ptr(mask), np.int32(mask_mode), w,
-                                       present))
+        block = kernels(
+            types, indices.dtype, kinds=_codegen.BLOCK_KERNELS, offset_dtype=indptr.dtype
+        )
+        block["gbla_spmv_pull_block"](
+            grid(len(huge) * THREADS),
+            (THREADS,),
+            (
+                huge,
+                np.int64(len(huge)),
+                indptr,
+                indices,
+                a,
+                u,
+                ptr(u_present),
+                ptr(mask),
+                np.int32(mask_mode),
+                w,
+                present,
+            ),
+        )
 
 
 # The grid of a device product's kernel, in blocks an SM: it reads its extent from device
@@ -138,8 +218,21 @@ def pull_into(Q, rows, u_values, u_present, types, mask, mask_mode, w, present):
 BLOCKS_PER_SM = 8
 
 
-def device_product(P, Q, u_values, u_present, types, mask, mask_mode, *, push, pull,
-                   keep, choice=None, u_entries=None):
+def device_product(
+    P,
+    Q,
+    u_values,
+    u_present,
+    types,
+    mask,
+    mask_mode,
+    *,
+    push,
+    pull,
+    keep,
+    choice=None,
+    u_entries=None,
+):
     """(values, present, entries) of a product whose sizes and direction never reach the host.
 
     ``P``, ``Q``: the push and pull matrices (a Matrix; None when that direction is never
@@ -163,8 +256,9 @@ def device_product(P, Q, u_values, u_present, types, mask, mask_mode, *, push, p
     count = keep("count", 1, np.uint64, 0)
     info = keep("info", SLOT, np.uint64, 0)
     ks = kernels(types, index_dtype, kinds=_codegen.DEVICE_KERNELS)
-    ks["gbla_spmv_start"]((sm_count(),), (THREADS,),
-                          (w, present, ids, count, info, np.int32(pull and not push)))
+    ks["gbla_spmv_start"](
+        (sm_count(),), (THREADS,), (w, present, ids, count, info, np.int32(pull and not push))
+    )
     blocks = (sm_count() * BLOCKS_PER_SM,)
     n_in = P.nrows if push else 0
     bins = None
@@ -172,8 +266,16 @@ def device_product(P, Q, u_values, u_present, types, mask, mask_mode, *, push, p
         bins = cp.empty(3 * max(n_in, 1), index_dtype)
         # a smaller grid: the frontier is usually listed, and fewer blocks end in its last-block
         # count before the choice
-        _loop.gather(n_in, u_present, P._indptr, bins, info, (sm_count() * 2,),
-                     choice if pull else None, u_entries)
+        _loop.gather(
+            n_in,
+            u_present,
+            P._indptr,
+            bins,
+            info,
+            (sm_count() * 2,),
+            choice if pull else None,
+            u_entries,
+        )
     q_indptr = q_indices = q_values = long = huge = None
     if pull:
         q_indptr, q_indices, q_values = Q._indptr, Q._indices, Q._values
@@ -182,16 +284,44 @@ def device_product(P, Q, u_values, u_present, types, mask, mask_mode, *, push, p
     a_pull = q_values if types.uses_a else None
     if n_out:
         ks["gbla_spmv_device"](
-            blocks, (THREADS,),
-            (ptr(bins), np.int64(n_in), info, ptr(u_values if types.uses_u else None),
-             ptr(u_present), ptr(P._indptr if push else None),
-             ptr(P._indices if push else None), ptr(a_push), np.int64(n_out), ptr(q_indptr),
-             ptr(q_indices), ptr(a_pull), np.int64(LONG_ROW), ptr(long),
-             np.int64(0 if long is None else len(long)), ptr(huge),
-             np.int64(0 if huge is None else len(huge)), ptr(mask), np.int32(mask_mode), w,
-             present, ids, count))
+            blocks,
+            (THREADS,),
+            (
+                ptr(bins),
+                np.int64(n_in),
+                info,
+                ptr(u_values if types.uses_u else None),
+                ptr(u_present),
+                ptr(P._indptr if push else None),
+                ptr(P._indices if push else None),
+                ptr(a_push),
+                np.int64(n_out),
+                ptr(q_indptr),
+                ptr(q_indices),
+                ptr(a_pull),
+                np.int64(LONG_ROW),
+                ptr(long),
+                np.int64(0 if long is None else len(long)),
+                ptr(huge),
+                np.int64(0 if huge is None else len(huge)),
+                ptr(mask),
+                np.int32(mask_mode),
+                w,
+                present,
+                ids,
+                count,
+            ),
+        )
     return w, present[:n_out].view(bool), (ids, count)
 
 
-__all__ = ["SpmvTypes", "push", "pull", "kernels", "device_product", "row_tiers", "LONG_ROW",
-           "HUGE_ROW"]
+__all__ = [
+    "SpmvTypes",
+    "push",
+    "pull",
+    "kernels",
+    "device_product",
+    "row_tiers",
+    "LONG_ROW",
+    "HUGE_ROW",
+]

@@ -51,12 +51,19 @@ COOPERATIVE = ("gbla_sssp_persistent", "gbla_sssp_delta")  # each a module of it
 def name_expressions(ctype):
     """The kernels of sssp.cu instantiated for distances of C type ``ctype``, but the
     cooperative ones: one module."""
-    return (f"gbla_sssp_edge<{ctype}, true>", f"gbla_sssp_edge<{ctype}, false>",
-            f"gbla_sssp_frontier_expand<{ctype}>", f"gbla_sssp_init<{ctype}>",
-            f"gbla_sssp_near_expand<{ctype}>", f"gbla_sssp_far_min<{ctype}>",
-            f"gbla_sssp_far_split<{ctype}>", f"gbla_sssp_single_block<{ctype}>",
-            f"gbla_sssp_async<{ctype}>", f"gbla_sssp_async_init<{ctype}>",
-            "gbla_sssp_async_rings")
+    return (
+        f"gbla_sssp_edge<{ctype}, true>",
+        f"gbla_sssp_edge<{ctype}, false>",
+        f"gbla_sssp_frontier_expand<{ctype}>",
+        f"gbla_sssp_init<{ctype}>",
+        f"gbla_sssp_near_expand<{ctype}>",
+        f"gbla_sssp_far_min<{ctype}>",
+        f"gbla_sssp_far_split<{ctype}>",
+        f"gbla_sssp_single_block<{ctype}>",
+        f"gbla_sssp_async<{ctype}>",
+        f"gbla_sssp_async_init<{ctype}>",
+        "gbla_sssp_async_rings",
+    )
 
 
 def _kernel(name, dtype, *template):
@@ -70,8 +77,9 @@ def _cooperative_kernel(name, dtype):
     """``name<dtype>``, a cooperative kernel: a module of its own (compiled for cooperative
     launch)."""
     t = CTYPES[np.dtype(dtype)]
-    return _launch.function("sssp.cu", f"{name}<{t}>", name_expressions=(f"{name}<{t}>",),
-                            cooperative=True)
+    return _launch.function(
+        "sssp.cu", f"{name}<{t}>", name_expressions=(f"{name}<{t}>",), cooperative=True
+    )
 
 
 def _weights(A, dtype):
@@ -88,8 +96,13 @@ def _weights(A, dtype):
 
 
 def _negative_cycle(n):
-    return NegativeCycleError(V.message("A", "have no negative cycle reachable from the source",
-                                        f"distances still falling after {n} rounds"))
+    return NegativeCycleError(
+        V.message(
+            "A",
+            "have no negative cycle reachable from the source",
+            f"distances still falling after {n} rounds",
+        )
+    )
 
 
 # ------------------------------------------------------------------ predecessors
@@ -127,7 +140,7 @@ def _predecessors(A, source, dist, w):
 
 def _out_degree(indptr, v):
     """v's out-degree (the first frontier's edges, which the kernels' slots do not count)."""
-    ends = indptr[v:v + 2].get()  # sync: two offsets
+    ends = indptr[v : v + 2].get()  # sync: two offsets
     return int(ends[1] - ends[0])
 
 
@@ -191,8 +204,21 @@ def _edge_bellman_ford(ldg, reorder):
         rounds = 0
         while m:
             rounds += 1
-            kernel(grid(m), (THREADS,), (np.int64(m), src, dst, ptr(w), np.int32(both), dist,
-                                         dist, np.int32(rounds), modified))
+            kernel(
+                grid(m),
+                (THREADS,),
+                (
+                    np.int64(m),
+                    src,
+                    dst,
+                    ptr(w),
+                    np.int32(both),
+                    dist,
+                    dist,
+                    np.int32(rounds),
+                    modified,
+                ),
+            )
             if int(modified.get()[0]) != rounds:  # sync: did this round lower a distance
                 break
             if rounds == n:
@@ -200,6 +226,7 @@ def _edge_bellman_ford(ldg, reorder):
         # a round relaxes every stored edge (an undirected one kept once, both ways)
         stats.update(iterations=rounds, edges_relaxed=rounds * m * (2 if both else 1))
         return _result(A, source, dist, _weights(A, dtype), return_predecessors)
+
     return run
 
 
@@ -216,9 +243,9 @@ class _Frontier:
         self.dist = cp.full(self.n, np.inf, dtype)
         self.stamp = cp.zeros(self.n, np.int32)  # rounds count from 1: 0 is "never queued"
         self.f = BinnedFrontier(self.n, n_slots)
-        _kernel("gbla_sssp_init", dtype)((1,), (1,), (np.int32(source), self.dist,
-                                                      self.f.bins[0], self.indptr,
-                                                      self.f.slots[0]))
+        _kernel("gbla_sssp_init", dtype)(
+            (1,), (1,), (np.int32(source), self.dist, self.f.bins[0], self.indptr, self.f.slots[0])
+        )
 
 
 def _frontier_bellman_ford(A, source, *, dtype, return_predecessors, direction, stats):
@@ -234,9 +261,25 @@ def _frontier_bellman_ford(A, source, *, dtype, return_predecessors, direction, 
         slot, clear = f.next_slot()
         for view, count, group in zip(f.bin_views(q), f.counts, (1, WARP, THREADS)):
             if count:
-                expand(grid(count * group), (THREADS,),
-                       (view, np.int32(count), np.int32(group), np.int32(rounds), np.int32(n),
-                        s.dist, s.stamp, s.indptr, s.indices, ptr(s.w), out, slot, clear))
+                expand(
+                    grid(count * group),
+                    (THREADS,),
+                    (
+                        view,
+                        np.int32(count),
+                        np.int32(group),
+                        np.int32(rounds),
+                        np.int32(n),
+                        s.dist,
+                        s.stamp,
+                        s.indptr,
+                        s.indices,
+                        ptr(s.w),
+                        out,
+                        slot,
+                        clear,
+                    ),
+                )
         relaxed += int(f.read()[EDGES])  # sync: the next frontier's size and edges
     stats.update(iterations=rounds, edges_relaxed=relaxed)
     return _result(A, source, s.dist, s.w, return_predecessors)
@@ -249,9 +292,22 @@ def _persistent_bellman_ford(A, source, *, dtype, return_predecessors, direction
     kernel = _cooperative_kernel("gbla_sssp_persistent", dtype)
     blocks = _launch.cooperative_blocks(kernel, PERSISTENT_THREADS, PERSISTENT_BLOCKS_PER_SM)
     result = cp.zeros(3, np.int64)
-    kernel((blocks,), (PERSISTENT_THREADS,),
-           (np.int32(s.n), s.dist, s.stamp, s.indptr, s.indices, ptr(s.w), s.f.bins[0],
-            s.f.bins[1], s.f.slots, result))
+    kernel(
+        (blocks,),
+        (PERSISTENT_THREADS,),
+        (
+            np.int32(s.n),
+            s.dist,
+            s.stamp,
+            s.indptr,
+            s.indices,
+            ptr(s.w),
+            s.f.bins[0],
+            s.f.bins[1],
+            s.f.slots,
+            result,
+        ),
+    )
     rounds, bounded, relaxed = (int(x) for x in result.get())  # sync: the rounds run
     if bounded:
         raise _negative_cycle(s.n)
@@ -287,8 +343,14 @@ def _single_block_bellman_ford(A, source, *, dtype, return_predecessors, directi
     indptr, indices = int32_csr(A)
     plan = single_block_plan(n, len(indices), dtype)
     if plan is None:
-        return _persistent_bellman_ford(A, source, dtype=dtype, direction=direction,
-                                        return_predecessors=return_predecessors, stats=stats)
+        return _persistent_bellman_ford(
+            A,
+            source,
+            dtype=dtype,
+            direction=direction,
+            return_predecessors=return_predecessors,
+            stats=stats,
+        )
     cp = _cupy()
     w = _weights(A, dtype)
     dist = cp.empty(n, dtype)
@@ -296,10 +358,22 @@ def _single_block_bellman_ford(A, source, *, dtype, return_predecessors, directi
     queues_shared, shared = plan
     queues = None if queues_shared else cp.empty(2 * n, np.int32)
     opt_in_shared(_kernel("gbla_sssp_single_block", dtype))(
-        (1,), (SB_THREADS,), (np.int32(n), np.int32(source), np.int32(_lanes(A, indptr)),
-                              np.int32(queues_shared), dist, ptr(queues), indptr, indices,
-                              ptr(w), result),
-        shared_mem=shared)
+        (1,),
+        (SB_THREADS,),
+        (
+            np.int32(n),
+            np.int32(source),
+            np.int32(_lanes(A, indptr)),
+            np.int32(queues_shared),
+            dist,
+            ptr(queues),
+            indptr,
+            indices,
+            ptr(w),
+            result,
+        ),
+        shared_mem=shared,
+    )
     rounds, bounded, relaxed = (int(x) for x in result.get())  # sync: the rounds run
     if bounded:
         raise _negative_cycle(n)
@@ -329,11 +403,29 @@ def _near_far(A, source, *, dtype, return_predecessors, direction, stats, delta)
             slot, clear = f.next_slot()
             for view, count, group in zip(f.bin_views(q), f.counts, (1, WARP, THREADS)):
                 if count:
-                    near_expand(grid(count * group), (THREADS,),
-                                (view, np.int32(count), np.int32(group), np.int32(rounds),
-                                 np.int32(n), s.dist, s.stamp, far_flag, s.indptr, s.indices,
-                                 ptr(s.w), split, out, slot, clear, piles[pile],
-                                 counts[pile:pile + 1]))
+                    near_expand(
+                        grid(count * group),
+                        (THREADS,),
+                        (
+                            view,
+                            np.int32(count),
+                            np.int32(group),
+                            np.int32(rounds),
+                            np.int32(n),
+                            s.dist,
+                            s.stamp,
+                            far_flag,
+                            s.indptr,
+                            s.indices,
+                            ptr(s.w),
+                            split,
+                            out,
+                            slot,
+                            clear,
+                            piles[pile],
+                            counts[pile : pile + 1],
+                        ),
+                    )
             relaxed += int(f.read()[EDGES])  # sync: the next near frontier's size and edges
         size = int(counts[pile].get())  # sync: the far pile's size
         if size == 0:
@@ -352,9 +444,24 @@ def _near_far(A, source, *, dtype, return_predecessors, direction, stats, delta)
         slot, clear = f.next_slot()
         clear.fill(0)
         slot.fill(0)
-        far_split(grid(size), (THREADS,),
-                  (piles[pile], np.int64(size), s.dist, split, hi, far_flag, np.int32(n),
-                   s.indptr, f.bins[0], slot, piles[other], counts[other:other + 1]))
+        far_split(
+            grid(size),
+            (THREADS,),
+            (
+                piles[pile],
+                np.int64(size),
+                s.dist,
+                split,
+                hi,
+                far_flag,
+                np.int32(n),
+                s.indptr,
+                f.bins[0],
+                slot,
+                piles[other],
+                counts[other : other + 1],
+            ),
+        )
         # the near frontier is in bins[0], where the rounds read it
         relaxed += int(f.read(swap=False)[EDGES])
         pile, split = other, hi
@@ -384,13 +491,13 @@ def _split(A, dtype, delta):
         sub_indptr = cp.zeros(n + 1, np.int32)
         sub_indptr[1:] = cp.cumsum(cp.bincount(rows[keep], minlength=n))
         return (sub_indptr,) + compress(keep, indices, w)
+
     split = part(light), part(~light)
     A._cache["sssp_split"] = (key, split)
     return split
 
 
-def _persistent_delta_stepping(A, source, *, dtype, return_predecessors, direction, stats,
-                               delta):
+def _persistent_delta_stepping(A, source, *, dtype, return_predecessors, direction, stats, delta):
     cp = _cupy()
     n, T = A.nrows, np.dtype(dtype).type
     (l_indptr, l_indices, l_w), (h_indptr, h_indices, h_w) = _split(A, dtype, T(delta))
@@ -403,15 +510,41 @@ def _persistent_delta_stepping(A, source, *, dtype, return_predecessors, directi
     pile_counts = cp.zeros(2, np.uint64)
     smallest = cp.full(2, np.inf, dtype)
     result = cp.zeros(4, np.int64)
-    _kernel("gbla_sssp_init", dtype)((1,), (1,), (np.int32(source), dist, f.bins[0], l_indptr,
-                                                  f.slots[0]))
+    _kernel("gbla_sssp_init", dtype)(
+        (1,), (1,), (np.int32(source), dist, f.bins[0], l_indptr, f.slots[0])
+    )
     kernel = _cooperative_kernel("gbla_sssp_delta", dtype)
     blocks = _launch.cooperative_blocks(kernel, PERSISTENT_THREADS, PERSISTENT_BLOCKS_PER_SM)
-    kernel((blocks,), (PERSISTENT_THREADS,),
-           (np.int32(n), width, dist, stamp, r_stamp, far_flag, l_indptr, l_indices, ptr(l_w),
-            h_indptr, h_indices, ptr(h_w), np.int32(len(h_indices) > 0), f.bins[0], f.bins[1],
-            f.slots, r.bins[0], r.bins[1], r.slots, piles[0], piles[1], pile_counts, smallest,
-            result))
+    kernel(
+        (blocks,),
+        (PERSISTENT_THREADS,),
+        (
+            np.int32(n),
+            width,
+            dist,
+            stamp,
+            r_stamp,
+            far_flag,
+            l_indptr,
+            l_indices,
+            ptr(l_w),
+            h_indptr,
+            h_indices,
+            ptr(h_w),
+            np.int32(len(h_indices) > 0),
+            f.bins[0],
+            f.bins[1],
+            f.slots,
+            r.bins[0],
+            r.bins[1],
+            r.slots,
+            piles[0],
+            piles[1],
+            pile_counts,
+            smallest,
+            result,
+        ),
+    )
     light_rounds, passes, buckets, relaxed = (int(x) for x in result.get())  # sync: the counts
     stats.update(iterations=light_rounds + passes, phases=buckets, edges_relaxed=relaxed)
     return _result(A, source, dist, _weights(A, dtype), return_predecessors)
@@ -452,19 +585,25 @@ class _AsyncWork:
         self.buckets, self.cap_log2 = buckets, cap_log2
         self.queued = cp.full(max(n, 1), NONE, np.int32)
         self.rings = cp.empty(buckets << cap_log2, np.uint64)
-        fill = _launch.function("sssp.cu", "gbla_sssp_async_rings",
-                                name_expressions=name_expressions(CTYPES[np.dtype(dtype)]))
-        fill(grid(len(self.rings)), (THREADS,), (self.rings, np.int64(len(self.rings)),
-                                                 np.int32(cap_log2)))
+        fill = _launch.function(
+            "sssp.cu",
+            "gbla_sssp_async_rings",
+            name_expressions=name_expressions(CTYPES[np.dtype(dtype)]),
+        )
+        fill(
+            grid(len(self.rings)),
+            (THREADS,),
+            (self.rings, np.int64(len(self.rings)), np.int32(cap_log2)),
+        )
         # a bucket's head and tail on a line of their own; so are pending, the window and the
         # flag (then the counters)
         self.queues = cp.zeros(ASYNC_LINE * buckets, np.uint64)
         self.ctl = cp.zeros(3 * ASYNC_LINE + 5, np.uint64)
         self.pending = self.ctl[0:1].view(np.int64)
-        self.window = self.ctl[ASYNC_LINE:ASYNC_LINE + 1].view(np.int32)
-        self.window_f = self.ctl[ASYNC_LINE + 1:ASYNC_LINE + 3].view(dtype)
-        self.flags = self.ctl[2 * ASYNC_LINE:2 * ASYNC_LINE + 1].view(np.int32)
-        self.counters = self.ctl[2 * ASYNC_LINE + 1:]
+        self.window = self.ctl[ASYNC_LINE : ASYNC_LINE + 1].view(np.int32)
+        self.window_f = self.ctl[ASYNC_LINE + 1 : ASYNC_LINE + 3].view(dtype)
+        self.flags = self.ctl[2 * ASYNC_LINE : 2 * ASYNC_LINE + 1].view(np.int32)
+        self.counters = self.ctl[2 * ASYNC_LINE + 1 :]
 
 
 def _async_rings(n, buckets):
@@ -479,8 +618,9 @@ def async_delta_stepping(A, source, dtype, delta, plan, stats):
     kernel's counters go to ``stats``. Reruns with rings four times larger when one
     overflows (stats["restarts"])."""
     if not 1 <= plan.buckets <= ASYNC_BUCKETS or not 1 <= plan.take <= ASYNC_THREADS:
-        raise V.invalid_value("plan", f"have 1..{ASYNC_BUCKETS} buckets and take 1.."
-                              f"{ASYNC_THREADS} ids", plan)
+        raise V.invalid_value(
+            "plan", f"have 1..{ASYNC_BUCKETS} buckets and take 1..{ASYNC_THREADS} ids", plan
+        )
     cp = _cupy()
     n, T = A.nrows, np.dtype(dtype).type
     indptr, indices = int32_csr(A)
@@ -499,15 +639,50 @@ def async_delta_stepping(A, source, dtype, delta, plan, stats):
             work = A._cache[key] = _AsyncWork(n, dtype, plan.buckets, cap_log2)
         dist = cp.full(n, np.inf, dtype)
         _kernel("gbla_sssp_async_init", dtype)(
-            (1,), (1,), (np.int32(source), width, np.int32(work.cap_log2), dist, work.queued,
-                         work.rings, work.queues, work.pending, work.window, work.window_f,
-                         work.flags, work.counters))
-        kernel((blocks,), (ASYNC_THREADS,),
-               (np.int32(n), np.int32(plan.buckets), np.int32(work.cap_log2),
-                np.int32(plan.take), key_width, np.int32(plan.dynamic), low, high, dist,
-                work.queued, indptr, indices, ptr(w), work.rings, work.queues, work.pending,
-                work.window, work.window_f, work.flags, work.counters))
-        info = work.ctl[2 * ASYNC_LINE:].get()  # sync: the flag and the counters
+            (1,),
+            (1,),
+            (
+                np.int32(source),
+                width,
+                np.int32(work.cap_log2),
+                dist,
+                work.queued,
+                work.rings,
+                work.queues,
+                work.pending,
+                work.window,
+                work.window_f,
+                work.flags,
+                work.counters,
+            ),
+        )
+        kernel(
+            (blocks,),
+            (ASYNC_THREADS,),
+            (
+                np.int32(n),
+                np.int32(plan.buckets),
+                np.int32(work.cap_log2),
+                np.int32(plan.take),
+                key_width,
+                np.int32(plan.dynamic),
+                low,
+                high,
+                dist,
+                work.queued,
+                indptr,
+                indices,
+                ptr(w),
+                work.rings,
+                work.queues,
+                work.pending,
+                work.window,
+                work.window_f,
+                work.flags,
+                work.counters,
+            ),
+        )
+        info = work.ctl[2 * ASYNC_LINE :].get()  # sync: the flag and the counters
         if not info[0]:
             break
         # a ring overflowed and the rings are left dirty: the worklist goes (before its
@@ -515,8 +690,14 @@ def async_delta_stepping(A, source, dtype, delta, plan, stats):
         cap_log2, restarts = work.cap_log2 + 2, restarts + 1
         del A._cache[key], work
     relaxed, pushed, expanded, stale, moves = (int(x) for x in info[1:6])
-    stats.update(edges_relaxed=relaxed, pushes=pushed, expanded=expanded, stale=stale,
-                 buckets=moves + 1, restarts=restarts)
+    stats.update(
+        edges_relaxed=relaxed,
+        pushes=pushed,
+        expanded=expanded,
+        stale=stale,
+        buckets=moves + 1,
+        restarts=restarts,
+    )
     return dist
 
 
@@ -525,64 +706,135 @@ def _async_method(plan):
         # one FIFO worklist (plan.buckets 1, plan.key False) has no width to take
         dist = async_delta_stepping(A, source, dtype, delta, plan, stats)
         return _result(A, source, dist, _weights(A, dtype), return_predecessors)
+
     return run
 
 
-_ASYNC = "asynchronous delta-stepping (after ADDS, PPoPP'21) in one launch of resident " \
-    "blocks, no grid barrier: a block takes up to 256 vertices from the lowest non-empty " \
-    "bucket of a window of 8 rings, relaxes their edges a lane an edge (atomicMin) and queues " \
-    "each vertex it lowers into its distance's bucket, unless queued in a bucket as low; ends " \
-    "when nothing is queued or in hand; its worklist (about 20 bytes a vertex) stays with " \
+_ASYNC = (
+    "asynchronous delta-stepping (after ADDS, PPoPP'21) in one launch of resident "
+    "blocks, no grid barrier: a block takes up to 256 vertices from the lowest non-empty "
+    "bucket of a window of 8 rings, relaxes their edges a lane an edge (atomicMin) and queues "
+    "each vertex it lowers into its distance's bucket, unless queued in a bucket as low; ends "
+    "when nothing is queued or in hand; its worklist (about 20 bytes a vertex) stays with "
     "the matrix"
-methods.register(methods.Method(
-    "async_delta_stepping", "sssp", _ASYNC + "; the width adapts as the window advances",
-    _async_method(AsyncPlan()), devices=("gpu",), max_index=methods.INT32_MAX - 1,
-    options=("delta",)))
-methods.register(methods.Method(
-    "async_delta_stepping_fixed", "sssp", _ASYNC + "; the width stays delta (the ablation "
-    "without dynamic width)", _async_method(AsyncPlan(dynamic=False)), devices=("gpu",),
-    max_index=methods.INT32_MAX - 1, options=("delta",)))
-methods.register(methods.Method(
-    "async_fifo", "sssp", "asynchronous Bellman-Ford: async_delta_stepping's launch with one "
-    "FIFO worklist, a vertex queued at most once at a time (the ablation's asynchrony alone)",
-    _async_method(AsyncPlan(buckets=1, dynamic=False, key=False)), devices=("gpu",),
-    max_index=methods.INT32_MAX - 1))
+)
+methods.register(
+    methods.Method(
+        "async_delta_stepping",
+        "sssp",
+        _ASYNC + "; the width adapts as the window advances",
+        _async_method(AsyncPlan()),
+        devices=("gpu",),
+        max_index=methods.INT32_MAX - 1,
+        options=("delta",),
+    )
+)
+methods.register(
+    methods.Method(
+        "async_delta_stepping_fixed",
+        "sssp",
+        _ASYNC + "; the width stays delta (the ablation without dynamic width)",
+        _async_method(AsyncPlan(dynamic=False)),
+        devices=("gpu",),
+        max_index=methods.INT32_MAX - 1,
+        options=("delta",),
+    )
+)
+methods.register(
+    methods.Method(
+        "async_fifo",
+        "sssp",
+        "asynchronous Bellman-Ford: async_delta_stepping's launch with one "
+        "FIFO worklist, a vertex queued at most once at a time (the ablation's asynchrony alone)",
+        _async_method(AsyncPlan(buckets=1, dynamic=False, key=False)),
+        devices=("gpu",),
+        max_index=methods.INT32_MAX - 1,
+    )
+)
 
 
 # ------------------------------------------------------------------ the registry entries
-_EDGE = "a thread per stored edge (COO, an undirected edge once, relaxed both ways), " \
+_EDGE = (
+    "a thread per stored edge (COO, an undirected edge once, relaxed both ways), "
     "atomicMin on the distances, one 4-byte flag read a round"
-_KERNELS = (
-    ("edge_bellman_ford", _edge_bellman_ford(True, True),
-     _EDGE + "; distances read through the read-only path, edges in L2-sized segment order"),
-    ("edge_bellman_ford_no_reorder", _edge_bellman_ford(True, False),
-     _EDGE + "; read-only path, edges in CSR order (the ablation without reordering)"),
-    ("edge_bellman_ford_no_ldg", _edge_bellman_ford(False, True),
-     _EDGE + "; ordinary loads, segment order (the ablation without the read-only path)"),
-    ("edge_bellman_ford_plain", _edge_bellman_ford(False, False),
-     _EDGE + "; ordinary loads, CSR order (the ablation without either)"),
-    ("frontier_bellman_ford", _frontier_bellman_ford,
-     "only the vertices whose distance fell push (CSR), a thread / warp / block each by "
-     "out-degree, atomicMin, each lowered vertex queued once a round"),
-    ("persistent_bellman_ford", _persistent_bellman_ford,
-     "frontier_bellman_ford's rounds in one cooperative launch, grid.sync() between rounds: "
-     "no launch and no host round trip a round"),
-    ("single_block_bellman_ford", _single_block_bellman_ford,
-     "frontier_bellman_ford's rounds inside one block of one launch, the distances in shared "
-     "memory, the frontier queues too where they fit (lanes a vertex up to a warp, a lane an "
-     "edge); graphs of more than 131072 edges or about 19 k vertices (28 k in float32) run "
-     "persistent_bellman_ford"),
 )
-methods.register(methods.Method(
-    "near_far", "sssp", "Davidson et al.'s near-far pile: the binned push of vertices below a "
-    "split distance, the rest set aside once in a far pile; the split moves by delta at least",
-    _near_far, devices=("gpu",), max_index=methods.INT32_MAX - 1, options=("delta",)))
-methods.register(methods.Method(
-    "persistent_delta_stepping", "sssp", "delta-stepping in one cooperative launch: light "
-    "(w <= delta) and heavy edges split once, buckets, the pending pile and its minimum on the "
-    "device, grid.sync() between rounds", _persistent_delta_stepping, devices=("gpu",),
-    max_index=methods.INT32_MAX - 1, options=("delta",)))
+_KERNELS = (
+    (
+        "edge_bellman_ford",
+        _edge_bellman_ford(True, True),
+        _EDGE + "; distances read through the read-only path, edges in L2-sized segment order",
+    ),
+    (
+        "edge_bellman_ford_no_reorder",
+        _edge_bellman_ford(True, False),
+        _EDGE + "; read-only path, edges in CSR order (the ablation without reordering)",
+    ),
+    (
+        "edge_bellman_ford_no_ldg",
+        _edge_bellman_ford(False, True),
+        _EDGE + "; ordinary loads, segment order (the ablation without the read-only path)",
+    ),
+    (
+        "edge_bellman_ford_plain",
+        _edge_bellman_ford(False, False),
+        _EDGE + "; ordinary loads, CSR order (the ablation without either)",
+    ),
+    (
+        "frontier_bellman_ford",
+        _frontier_bellman_ford,
+        "only the vertices whose distance fell push (CSR), a thread / warp / block each by "
+        "out-degree, atomicMin, each lowered vertex queued once a round",
+    ),
+    (
+        "persistent_bellman_ford",
+        _persistent_bellman_ford,
+        "frontier_bellman_ford's rounds in one cooperative launch, grid.sync() between rounds: "
+        "no launch and no host round trip a round",
+    ),
+    (
+        "single_block_bellman_ford",
+        _single_block_bellman_ford,
+        "frontier_bellman_ford's rounds inside one block of one launch, the distances in shared "
+        "memory, the frontier queues too where they fit (lanes a vertex up to a warp, a lane an "
+        "edge); graphs of more than 131072 edges or about 19 k vertices (28 k in float32) run "
+        "persistent_bellman_ford",
+    ),
+)
+methods.register(
+    methods.Method(
+        "near_far",
+        "sssp",
+        "Davidson et al.'s near-far pile: the binned push of vertices below a "
+        "split distance, the rest set aside once in a far pile; the split moves by delta at least",
+        _near_far,
+        devices=("gpu",),
+        max_index=methods.INT32_MAX - 1,
+        options=("delta",),
+    )
+)
+methods.register(
+    methods.Method(
+        "persistent_delta_stepping",
+        "sssp",
+        "delta-stepping in one cooperative launch: light "
+        "(w <= delta) and heavy edges split once, buckets, the pending pile and its minimum on the "
+        "device, grid.sync() between rounds",
+        _persistent_delta_stepping,
+        devices=("gpu",),
+        max_index=methods.INT32_MAX - 1,
+        options=("delta",),
+    )
+)
 
 for _name, _run, _description in _KERNELS:
-    methods.register(methods.Method(_name, "sssp", _description, _run, devices=("gpu",),
-                                    negative_weights=True, max_index=methods.INT32_MAX - 1))
+    methods.register(
+        methods.Method(
+            _name,
+            "sssp",
+            _description,
+            _run,
+            devices=("gpu",),
+            negative_weights=True,
+            max_index=methods.INT32_MAX - 1,
+        )
+    )

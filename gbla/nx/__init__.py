@@ -19,14 +19,32 @@ from .._version import __version__
 __all__ = ["FUNCTIONS", "get_info", "backend_interface", "BackendInterface"]
 
 FUNCTIONS = (
-    "bfs_edges", "bfs_tree", "bfs_layers", "bfs_predecessors", "bfs_successors",
-    "descendants_at_distance", "single_source_shortest_path_length",
-    "single_target_shortest_path_length", "shortest_path_length", "shortest_path", "has_path",
-    "single_source_dijkstra", "single_source_dijkstra_path_length", "dijkstra_path_length",
-    "multi_source_dijkstra_path_length", "single_source_bellman_ford_path_length",
-    "bellman_ford_predecessor_and_distance", "negative_edge_cycle",
-    "all_pairs_shortest_path_length", "connected_components", "is_connected",
-    "node_connected_component", "pagerank", "triangles", "clustering", "average_clustering",
+    "bfs_edges",
+    "bfs_tree",
+    "bfs_layers",
+    "bfs_predecessors",
+    "bfs_successors",
+    "descendants_at_distance",
+    "single_source_shortest_path_length",
+    "single_target_shortest_path_length",
+    "shortest_path_length",
+    "shortest_path",
+    "has_path",
+    "single_source_dijkstra",
+    "single_source_dijkstra_path_length",
+    "dijkstra_path_length",
+    "multi_source_dijkstra_path_length",
+    "single_source_bellman_ford_path_length",
+    "bellman_ford_predecessor_and_distance",
+    "negative_edge_cycle",
+    "all_pairs_shortest_path_length",
+    "connected_components",
+    "is_connected",
+    "node_connected_component",
+    "pagerank",
+    "triangles",
+    "clustering",
+    "average_clustering",
     "transitivity",
 )
 
@@ -40,22 +58,28 @@ def get_info():
         "package": "gbla",
         "url": "https://github.com/gbla",
         "short_summary": f"GraphBLAS-style graph algorithms on the GPU or the CPU "
-                         f"(gbla {__version__})",
+        f"(gbla {__version__})",
         "default_config": {},
-        "functions": {name: {"extra_docstring": f"Computed by gbla on {where}."
-                             + _EXTRA.get(name, "")} for name in FUNCTIONS},
+        "functions": {
+            name: {"extra_docstring": f"Computed by gbla on {where}." + _EXTRA.get(name, "")}
+            for name in FUNCTIONS
+        },
     }
 
 
-_EXTRA = {"all_pairs_shortest_path_length": (
-    "\nEach source's lengths are a read-only mapping (gbla.nx.lengths.HopLengths) over its row "
-    "of a\nmulti-source BFS, not a dict: len, iteration (by distance, ties in node order), [], "
-    "in,\n== with a dict and repr behave as the dict's; entries become Python objects only as "
-    "they\nare read; d.copy() gives a dict.")}
+_EXTRA = {
+    "all_pairs_shortest_path_length": (
+        "\nEach source's lengths are a read-only mapping (gbla.nx.lengths.HopLengths) over its row "
+        "of a\nmulti-source BFS, not a dict: len, iteration (by distance, ties in node order), [], "
+        "in,\n== with a dict and repr behave as the dict's; entries become Python objects only as "
+        "they\nare read; d.copy() gives a dict."
+    )
+}
 
 
 def __getattr__(name):
     if name in ("backend_interface", "BackendInterface"):
         from . import interface
+
         return getattr(interface, name)
     raise AttributeError(f"module 'gbla.nx' has no attribute {name!r}")

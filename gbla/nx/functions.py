@@ -75,8 +75,7 @@ def _distances(g, source, *, method, reverse=False, weighted=True):
     if g.weight is None or not weighted:
         levels, parents = (B.to_host(a) for a in _bfs(A, source, return_predecessors=True))
         return np.where(levels < 0, np.inf, levels.astype(np.float64)), parents.astype(np.int64)
-    dist, pred = (B.to_host(a) for a in
-                  _sssp(A, source, method=method, return_predecessors=True))
+    dist, pred = (B.to_host(a) for a in _sssp(A, source, method=method, return_predecessors=True))
     return dist.astype(np.float64), pred.astype(np.int64)
 
 
@@ -354,8 +353,7 @@ def single_source_bellman_ford_path_length(G, source, weight="weight"):
     return _length_dict(G, _bellman(G, G.index[source])[0])
 
 
-def bellman_ford_predecessor_and_distance(G, source, target=None, weight="weight",
-                                          heuristic=False):
+def bellman_ford_predecessor_and_distance(G, source, target=None, weight="weight", heuristic=False):
     if source not in G:
         raise nx.NodeNotFound(f"Node {source} is not found in the graph")
     dist, _ = _bellman(G, G.index[source])
@@ -406,19 +404,35 @@ def node_connected_component(G, n):
 
 
 # ============================================================================== link analysis
-def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1e-06, nstart=None,
-             weight="weight", dangling=None):
+def pagerank(
+    G,
+    alpha=0.85,
+    personalization=None,
+    max_iter=100,
+    tol=1e-06,
+    nstart=None,
+    weight="weight",
+    dangling=None,
+):
     if len(G) == 0:
         return {}
-    p, start, lost = (None if d is None else node_weights(G, d)
-                      for d in (personalization, nstart, dangling))
+    p, start, lost = (
+        None if d is None else node_weights(G, d) for d in (personalization, nstart, dangling)
+    )
     if p is not None and p.sum() == 0:
         raise ZeroDivisionError  # as networkx
     try:
-        ranks = _pagerank(G.matrix, alpha=alpha, personalization=p, max_iter=max_iter, tol=tol,
-                          nstart=start, dangling=lost,
-                          # a graph converted with weights may serve an unweighted call
-                          weighted=weight is not None and G.weight is not None)
+        ranks = _pagerank(
+            G.matrix,
+            alpha=alpha,
+            personalization=p,
+            max_iter=max_iter,
+            tol=tol,
+            nstart=start,
+            dangling=lost,
+            # a graph converted with weights may serve an unweighted call
+            weighted=weight is not None and G.weight is not None,
+        )
     except ConvergenceError:
         raise nx.PowerIterationFailedConvergence(max_iter) from None
     return dict(zip(G.nodes, map(float, B.to_host(ranks).tolist())))

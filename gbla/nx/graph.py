@@ -51,8 +51,9 @@ class GblaGraph:
             adj = self.nx._pred if (reverse and self._directed) else self.nx._adj
             counts = np.fromiter((len(adj[v]) for v in self.nodes), np.int64, len(self.nodes))
             indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-            indices = np.fromiter((self.index[u] for v in self.nodes for u in adj[v]),
-                                  np.int64, int(indptr[-1]))
+            indices = np.fromiter(
+                (self.index[u] for v in self.nodes for u in adj[v]), np.int64, int(indptr[-1])
+            )
             self._cache["lists", reverse] = (indptr, indices)
         return self._cache["lists", reverse]
 
@@ -61,15 +62,25 @@ class GblaGraph:
         out = []
         for node in nodes:
             if node not in self:
-                raise error(f"{what} {node} is not in G" if error is nx.NodeNotFound else
-                            f"The node {node} is not in the graph.")
+                raise error(
+                    f"{what} {node} is not in G"
+                    if error is nx.NodeNotFound
+                    else f"The node {node} is not in the graph."
+                )
             out.append(self.index[node])
         return out
 
 
-def from_nx(G, edge_attrs=None, node_attrs=None, preserve_edge_attrs=False,
-            preserve_node_attrs=False, preserve_graph_attrs=False, name=None,
-            graph_name=None):
+def from_nx(
+    G,
+    edge_attrs=None,
+    node_attrs=None,
+    preserve_edge_attrs=False,
+    preserve_node_attrs=False,
+    preserve_graph_attrs=False,
+    name=None,
+    graph_name=None,
+):
     """networkx's convert_from_nx: the weight is the one edge attribute asked for (an edge
     without it weighs its default, 1 for networkx's shortest paths), or none."""
     if isinstance(G, GblaGraph):
@@ -78,8 +89,9 @@ def from_nx(G, edge_attrs=None, node_attrs=None, preserve_edge_attrs=False,
     if edge_attrs:
         if len(edge_attrs) != 1:
             raise NotImplementedError("gbla reads one edge attribute, the weight")
-        (weight, default), = edge_attrs.items()
+        ((weight, default),) = edge_attrs.items()
         if weight is not None and default not in (1, None):
-            raise NotImplementedError(f"gbla gives an edge without {weight!r} the weight 1, "
-                                      f"not {default!r}")
+            raise NotImplementedError(
+                f"gbla gives an edge without {weight!r} the weight 1, not {default!r}"
+            )
     return GblaGraph(G, weight)

@@ -11,10 +11,17 @@ __all__ = ["BackendInterface", "backend_interface"]
 # Arguments gbla does not take: a weight given as a function, a neighbour order of the
 # caller's, and the one path networkx's bidirectional searches pick between two nodes.
 _SORTING = {"bfs_edges", "bfs_tree", "bfs_predecessors", "bfs_successors"}
-_WEIGHTED = {"shortest_path_length", "shortest_path", "single_source_dijkstra",
-             "single_source_dijkstra_path_length", "dijkstra_path_length",
-             "multi_source_dijkstra_path_length", "single_source_bellman_ford_path_length",
-             "bellman_ford_predecessor_and_distance", "negative_edge_cycle"}
+_WEIGHTED = {
+    "shortest_path_length",
+    "shortest_path",
+    "single_source_dijkstra",
+    "single_source_dijkstra_path_length",
+    "dijkstra_path_length",
+    "multi_source_dijkstra_path_length",
+    "single_source_bellman_ford_path_length",
+    "bellman_ford_predecessor_and_distance",
+    "negative_edge_cycle",
+}
 _DEFAULT_WEIGHT = {"shortest_path_length": None, "shortest_path": None}
 
 
@@ -43,8 +50,12 @@ class BackendInterface:
         if bound is None:
             return "arguments networkx would reject"
         G = bound.get("G")
-        if isinstance(G, nx.Graph) and G.is_multigraph() and name in _WEIGHTED and \
-                bound.get("weight", "weight") is None:
+        if (
+            isinstance(G, nx.Graph)
+            and G.is_multigraph()
+            and name in _WEIGHTED
+            and bound.get("weight", "weight") is None
+        ):
             return "an unweighted multigraph path length"
         if name == "pagerank":
             return _pagerank_runs(G, bound)
@@ -57,8 +68,9 @@ class BackendInterface:
             return "a weight function: gbla reads weights from one edge attribute"
         if name == "shortest_path":
             if bound.get("source") is None or bound.get("target") is not None:
-                return "shortest_path between two nodes or all pairs (networkx's own choice " \
-                       "of path)"
+                return (
+                    "shortest_path between two nodes or all pairs (networkx's own choice of path)"
+                )
             if weight is not None:
                 return "weighted shortest paths (networkx's own choice among ties)"
         return True
@@ -76,8 +88,11 @@ def _clustering_runs(name, G, bound):
     """True, or why gbla's counts would not be networkx's: a multigraph where networkx raises
     (all but triangles of the whole graph), a directed graph's clustering (networkx's own
     directed formula), or weighted clustering."""
-    if isinstance(G, nx.Graph) and G.is_multigraph() and (
-            name != "triangles" or bound.get("nodes") is not None):
+    if (
+        isinstance(G, nx.Graph)
+        and G.is_multigraph()
+        and (name != "triangles" or bound.get("nodes") is not None)
+    ):
         return "a multigraph: networkx raises NetworkXNotImplemented"
     if isinstance(G, nx.Graph) and G.is_directed():
         return "a directed graph: networkx's directed clustering"
@@ -103,7 +118,8 @@ def _pagerank_runs(G, bound):
         if values is None:
             continue
         if not isinstance(values, dict) or any(
-                not isinstance(x, (int, float)) or not x >= 0 for x in values.values()):
+            not isinstance(x, (int, float)) or not x >= 0 for x in values.values()
+        ):
             return f"{arg} with negative or non-numeric values"
         if arg != "personalization" and not sum(values.get(v, 0) for v in G) > 0:
             return f"{arg} summing to 0 over the nodes"
@@ -112,6 +128,7 @@ def _pagerank_runs(G, bound):
 
 def _bind(name, args, kwargs):
     import inspect
+
     try:
         signature = inspect.signature(getattr(nx, name))
         bound = signature.bind(*args, **kwargs)

@@ -17,8 +17,10 @@ import numpy as np
 __all__ = ["HopLengths", "Labels"]
 
 # typecodes of array.array by item size: a row's levels, unsigned, all ones = unreached
-_TYPECODES = {np.dtype(t).itemsize: code for t, code in
-              ((np.uint8, "B"), (np.uint16, "H"), (np.uint32, "I"), (np.uint64, "Q"))}
+_TYPECODES = {
+    np.dtype(t).itemsize: code
+    for t, code in ((np.uint8, "B"), (np.uint16, "H"), (np.uint32, "I"), (np.uint64, "Q"))
+}
 
 
 class Labels:
@@ -68,8 +70,11 @@ class HopLengths(Mapping):
         """A HopLengths for each row of ``levels`` (host ints, -1 unreached), in the smallest
         unsigned type that holds the deepest level."""
         deepest = int(levels.max(initial=0))
-        dtype = next(np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64)
-                     if deepest < np.iinfo(t).max)
+        dtype = next(
+            np.dtype(t)
+            for t in (np.uint8, np.uint16, np.uint32, np.uint64)
+            if deepest < np.iinfo(t).max
+        )
         compact = levels.astype(dtype)  # -1 wraps to all ones
         return [cls(row, labels) for row in compact]
 
@@ -86,8 +91,7 @@ class HopLengths(Mapping):
     # ------------------------------------------------------------------ reading them all
     def _order(self):
         """The reached indices by distance, ties by index (unreached, all ones, sort last)."""
-        return np.argsort(np.frombuffer(self._levels, self._dtype()), kind="stable")[
-            :self._count]
+        return np.argsort(np.frombuffer(self._levels, self._dtype()), kind="stable")[: self._count]
 
     def _dtype(self):
         return np.dtype(f"u{self._levels.itemsize}")

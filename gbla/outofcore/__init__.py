@@ -19,5 +19,17 @@ from .partition import DEFAULT_PART_BYTES, Partition, partition
 from .schedule import STRATEGIES, Accounts, MemoryBudgetError, Scheduler, Step
 from .traverse import HostGraph, bfs, sssp
 
-__all__ = ["Partition", "partition", "DEFAULT_PART_BYTES", "STRATEGIES", "Scheduler", "Step",
-           "Accounts", "MemoryBudgetError", "HostGraph", "HostMatrix", "bfs", "sssp"]
+__all__ = [
+    "Partition",
+    "partition",
+    "DEFAULT_PART_BYTES",
+    "STRATEGIES",
+    "Scheduler",
+    "Step",
+    "Accounts",
+    "MemoryBudgetError",
+    "HostGraph",
+    "HostMatrix",
+    "bfs",
+    "sssp",
+]

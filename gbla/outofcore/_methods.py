@@ -26,8 +26,15 @@ def _on_host(a):
 
 def _run_bfs(A, source, *, return_parents, depth_limit, direction, stats, memory_budget):
     graph, xp, budget = _prepare(A, memory_budget)
-    out = bfs(graph, source, memory_budget=budget, return_parents=return_parents,
-              depth_limit=depth_limit, xp=xp, stats=stats)
+    out = bfs(
+        graph,
+        source,
+        memory_budget=budget,
+        return_parents=return_parents,
+        depth_limit=depth_limit,
+        xp=xp,
+        stats=stats,
+    )
     if return_parents:
         levels, parents = out
         return _on_host(levels), _on_host(parents).astype(np.int32)
@@ -36,15 +43,13 @@ def _run_bfs(A, source, *, return_parents, depth_limit, direction, stats, memory
 
 def _run_sssp(A, source, *, dtype, return_predecessors, direction, stats, memory_budget):
     graph, xp, budget = _prepare(A, memory_budget)
-    dist = _on_host(sssp(graph, source, memory_budget=budget, dtype=dtype, xp=xp,
-                         stats=stats))
+    dist = _on_host(sssp(graph, source, memory_budget=budget, dtype=dtype, xp=xp, stats=stats))
     if not return_predecessors:
         return dist
     # a BFS tree over the tight edges (d[u] + w == d[v] in the distances' dtype): no cycle of
     # predecessors through zero-weight edges
     rows = np.repeat(np.arange(graph.n), graph.degrees)
-    w = np.ones(len(graph.indices), dtype) if graph.values is None else \
-        graph.values.astype(dtype)
+    w = np.ones(len(graph.indices), dtype) if graph.values is None else graph.values.astype(dtype)
     with np.errstate(invalid="ignore"):
         tight = np.isfinite(dist[rows]) & (dist[rows] + w == dist[graph.indices])
     indptr = np.concatenate([[0], np.cumsum(np.bincount(rows[tight], minlength=graph.n))])
@@ -53,19 +58,35 @@ def _run_sssp(A, source, *, dtype, return_predecessors, direction, stats, memory
     return dist, parents.astype(np.int32)
 
 
-methods.register(methods.Method(
-    "out_of_core_bfs", "bfs", "the graph in host memory, cut into L2-sized subgraphs; each "
-    "level sends what the differential schedule chooses within memory_budget; a level's "
-    "frontier edges are gathered on the device as source and target lists beside the "
-    "budget (about 6x the graph on R-MAT with NumPy as the device)",
-    _run_bfs, devices=("cpu",), options=("memory_budget",), max_index=methods.INT32_MAX - 1))
-methods.register(methods.Method(
-    "out_of_core_sssp", "sssp", "the graph in host memory, cut into L2-sized subgraphs; "
-    "buckets of width delta (Bellman-Ford with a negative weight) within memory_budget; an "
-    "iteration's edges are gathered on the device as source and target lists and their "
-    "weights beside the budget (about 6x the graph on R-MAT with NumPy as the device)",
-    _run_sssp, devices=("cpu",), options=("memory_budget",), negative_weights=True,
-    max_index=methods.INT32_MAX - 1))
+methods.register(
+    methods.Method(
+        "out_of_core_bfs",
+        "bfs",
+        "the graph in host memory, cut into L2-sized subgraphs; each "
+        "level sends what the differential schedule chooses within memory_budget; a level's "
+        "frontier edges are gathered on the device as source and target lists beside the "
+        "budget (about 6x the graph on R-MAT with NumPy as the device)",
+        _run_bfs,
+        devices=("cpu",),
+        options=("memory_budget",),
+        max_index=methods.INT32_MAX - 1,
+    )
+)
+methods.register(
+    methods.Method(
+        "out_of_core_sssp",
+        "sssp",
+        "the graph in host memory, cut into L2-sized subgraphs; "
+        "buckets of width delta (Bellman-Ford with a negative weight) within memory_budget; an "
+        "iteration's edges are gathered on the device as source and target lists and their "
+        "weights beside the budget (about 6x the graph on R-MAT with NumPy as the device)",
+        _run_sssp,
+        devices=("cpu",),
+        options=("memory_budget",),
+        negative_weights=True,
+        max_index=methods.INT32_MAX - 1,
+    )
+)
 
 # the algebraic methods given a memory_budget run on the matrix kept in host memory
 methods.set_host_matrix(lambda A, memory_budget: HostMatrix(A, memory_budget))

@@ -64,8 +64,11 @@ def vertex_bytes(n, parts, *, parents=False, dist_dtype=None):
     and pending marks; the out-degrees; the frontier grouped by subgraph) and the pool's
     rounding of every allocation it can make, a resident subgraph's (one buffer each) included:
     what the budget holds besides the staging and the residents."""
-    own = 4 * n + (4 * n if parents else 0) if dist_dtype is None else \
-        (np.dtype(dist_dtype).itemsize + 1) * n + 8
+    own = (
+        4 * n + (4 * n if parents else 0)
+        if dist_dtype is None
+        else (np.dtype(dist_dtype).itemsize + 1) * n + 8
+    )
     rounding = GRANULE * (ALLOCATIONS + parts) + 3 * ALIGN * parts
     return own + 4 * n + K.Groups.nbytes(n, parts) + rounding
 
@@ -77,8 +80,9 @@ def _align(nbytes):
 def _h2d(cp, dst, src, nbytes, stream):
     """An asynchronous copy of ``nbytes`` from host address ``src`` to device address ``dst``."""
     if nbytes:
-        cp.cuda.runtime.memcpyAsync(dst, src, nbytes, cp.cuda.runtime.memcpyHostToDevice,
-                                    stream.ptr)
+        cp.cuda.runtime.memcpyAsync(
+            dst, src, nbytes, cp.cuda.runtime.memcpyHostToDevice, stream.ptr
+        )
 
 
 def _mapped(cp, a):
@@ -91,6 +95,7 @@ def _mapped(cp, a):
 
 
 # ---- strategy 'managed'
+
 
 def _free_bytes(cp):
     """The current device's free memory, what managed memory is checked against."""
@@ -107,14 +112,20 @@ def _cudart(cp, device):
     try:
         from cuda.bindings import runtime as cudart
     except ImportError:
-        raise V.invalid_value("strategy", "not be 'managed' without the cuda-bindings package "
-                              "(its runtime module makes the prefetch and advice calls)",
-                              "managed") from None
+        raise V.invalid_value(
+            "strategy",
+            "not be 'managed' without the cuda-bindings package "
+            "(its runtime module makes the prefetch and advice calls)",
+            "managed",
+        ) from None
     if not _has_concurrent_managed_access(cp, device):
         raise V.invalid_value(
-            "strategy", f"not be 'managed' on device {device}, which has no concurrent managed "
+            "strategy",
+            f"not be 'managed' on device {device}, which has no concurrent managed "
             "access (cudaDevAttrConcurrentManagedAccess is 0: it can neither read managed "
-            "memory in host memory nor be prefetched to)", "managed")
+            "memory in host memory nor be prefetched to)",
+            "managed",
+        )
     return cudart
 
 
@@ -132,8 +143,7 @@ def _location(cudart, device):
     """A cudaMemLocation: the host (``device`` None) or the device of that ordinal."""
     where = cudart.cudaMemLocation()
     kind = cudart.cudaMemLocationType
-    where.type = kind.cudaMemLocationTypeHost if device is None else \
-        kind.cudaMemLocationTypeDevice
+    where.type = kind.cudaMemLocationTypeHost if device is None else kind.cudaMemLocationTypeDevice
     where.id = 0 if device is None else device  # ignored for the host
     return where
 
@@ -156,10 +166,22 @@ def _managed_copy(cp, cudart, a, device):
     memory = cp.cuda.malloc_managed(size)
     start = cp.cuda.MemoryPointer(memory.mem, -memory.ptr % MANAGED_PAGE)
     advice = cudart.cudaMemoryAdvise
-    _call(cudart, "cudaMemAdvise", memory.ptr, size,
-          advice.cudaMemAdviseSetPreferredLocation, _location(cudart, None))
-    _call(cudart, "cudaMemAdvise", memory.ptr, size, advice.cudaMemAdviseSetAccessedBy,
-          _location(cudart, device))
+    _call(
+        cudart,
+        "cudaMemAdvise",
+        memory.ptr,
+        size,
+        advice.cudaMemAdviseSetPreferredLocation,
+        _location(cudart, None),
+    )
+    _call(
+        cudart,
+        "cudaMemAdvise",
+        memory.ptr,
+        size,
+        advice.cudaMemAdviseSetAccessedBy,
+        _location(cudart, device),
+    )
     # written by the host: its first touch places the pages in host memory, their home
     ctypes.memmove(start.ptr, np.ascontiguousarray(a).ctypes.data, a.nbytes)
     return cp.ndarray(a.shape, a.dtype, start)
@@ -179,9 +201,14 @@ def _managed_arrays(cp, cudart, graph, weights, device):
     if needed:
         free = _free_bytes(cp)
         if needed > free:
-            raise MemoryBudgetError(V.message(
-                "the GPU's free memory", f"hold the graph's {needed} bytes of managed memory "
-                "(strategy 'managed' never asks for more than is free)", free))
+            raise MemoryBudgetError(
+                V.message(
+                    "the GPU's free memory",
+                    f"hold the graph's {needed} bytes of managed memory "
+                    "(strategy 'managed' never asks for more than is free)",
+                    free,
+                )
+            )
     for key, a in missing.items():
         graph._managed[key] = _managed_copy(cp, cudart, a, device)
     arrays = [graph._managed[key] for key in named]
@@ -228,12 +255,18 @@ class _Managed:
                     alone = np.flatnonzero(users == 0)
                     if len(alone):
                         self.pages -= len(alone)
-                        self._move(k, first + int(alone[0]), first + int(alone[-1]) + 1,
-                                   self.host)
+                        self._move(k, first + int(alone[0]), first + int(alone[-1]) + 1, self.host)
 
     def _move(self, k, first, end, where):
-        _call(self.cudart, "cudaMemPrefetchAsync", self.bases[k] + first * MANAGED_PAGE,
-              (end - first) * MANAGED_PAGE, where, 0, self.stream.ptr)
+        _call(
+            self.cudart,
+            "cudaMemPrefetchAsync",
+            self.bases[k] + first * MANAGED_PAGE,
+            (end - first) * MANAGED_PAGE,
+            where,
+            0,
+            self.stream.ptr,
+        )
 
     @property
     def peak_bytes(self):
@@ -257,15 +290,18 @@ class _Run:
         self.half = half
         self.device_halves = [cp.empty(half, np.uint8) for _ in range(2)] if half else []
         import cupyx  # the GPU path only
-        self.host_halves = [cupyx.empty_pinned(half, np.uint8) for _ in range(2)] if half \
-            else []
+
+        self.host_halves = [cupyx.empty_pinned(half, np.uint8) for _ in range(2)] if half else []
         self.copied = [None, None]  # the last copy out of each pinned half
-        self.used = [None, None]    # the last kernel that read each device half
+        self.used = [None, None]  # the last kernel that read each device half
         self.turn = 0
-        self.timings = []           # (start, end) events of each copy
+        self.timings = []  # (start, end) events of each copy
         self.mapped = None
-        self.managed = _Managed(cp, graph, part, weights, self.copy) \
-            if scheduler.strategy == "managed" else None
+        self.managed = (
+            _Managed(cp, graph, part, weights, self.copy)
+            if scheduler.strategy == "managed"
+            else None
+        )
 
     # ---- the frontier
 
@@ -300,19 +336,20 @@ class _Run:
         staged = self.scheduler.staging > 0  # else compacted steps are read in place
         ids = None
         if staged and any(step.kind == "compact" for step in steps):
-            ids = self.groups.ids[:int(offset[-1])].get()  # sync: the batches' vertices
+            ids = self.groups.ids[: int(offset[-1])].get()  # sync: the batches' vertices
         for step in steps:
             i = step.subgraph
-            verts = self.groups.ids[int(offset[i]):int(offset[i + 1])]
+            verts = self.groups.ids[int(offset[i]) : int(offset[i + 1])]
             if step.kind == "zerocopy" or (step.kind == "compact" and not staged):
                 if self.mapped is None:
                     g = self.graph
-                    self.mapped = tuple(_mapped(self.cp, a) for a in
-                                        (g.indptr, g.indices, self.weights))
+                    self.mapped = tuple(
+                        _mapped(self.cp, a) for a in (g.indptr, g.indices, self.weights)
+                    )
                 indptr, indices, weights = self.mapped
                 kernel(verts, indptr, 0, indices, weights, 0, False)
             elif step.kind == "compact":
-                self._compact(verts, ids[int(offset[i]):int(offset[i + 1])], kernel)
+                self._compact(verts, ids[int(offset[i]) : int(offset[i + 1])], kernel)
             else:
                 self._whole(i, verts, kernel)
 
@@ -330,7 +367,7 @@ class _Run:
                 self._timed(m.fetch, i)
                 self.held[i] = None
                 self._ready()
-            verts = self.groups.ids[int(offset[i]):int(offset[i + 1])]
+            verts = self.groups.ids[int(offset[i]) : int(offset[i + 1])]
             kernel(verts, indptr, 0, indices, weights, 0, False)
 
     def close(self):
@@ -372,12 +409,17 @@ class _Run:
             if self.weights is not None:
                 shapes.append((e1 - e0, self.weights.dtype))
             if keep:  # one allocation: the pool rounds it up once
-                arrays = self._carve(cp.empty(sum(_align(size * np.dtype(dtype).itemsize)
-                                                  for size, dtype in shapes), np.uint8), shapes)
+                arrays = self._carve(
+                    cp.empty(
+                        sum(_align(size * np.dtype(dtype).itemsize) for size, dtype in shapes),
+                        np.uint8,
+                    ),
+                    shapes,
+                )
             else:  # GraphCage-like: through a staging half, never kept
                 h = self._take_half()
                 arrays = self._carve(self.device_halves[h], shapes)
-            sources = [g.indptr[lo:hi + 1], g.indices[e0:e1]]
+            sources = [g.indptr[lo : hi + 1], g.indices[e0:e1]]
             if self.weights is not None:
                 sources.append(self.weights[e0:e1])
             for dst, src in zip(arrays, sources):
@@ -411,7 +453,7 @@ class _Run:
         out, at = [], 0
         for size, dtype in shapes:
             nbytes = size * np.dtype(dtype).itemsize
-            out.append(buffer[at:at + nbytes].view(dtype))
+            out.append(buffer[at : at + nbytes].view(dtype))
             at += _align(nbytes)
         return out
 
@@ -454,8 +496,9 @@ class _Run:
         self._copy(device[0].data.ptr, host[0].ctypes.data, end)
         self.copied[h] = self.copy.record()
         self._ready()
-        kernel(verts, device[0], 0, device[1],
-               device[2] if self.weights is not None else None, 0, True)
+        kernel(
+            verts, device[0], 0, device[1], device[2] if self.weights is not None else None, 0, True
+        )
         self.used[h] = self.compute.record()
 
     def transfer_ms(self):
@@ -469,30 +512,61 @@ class _Run:
 def _setup(graph, budget, strategy, parts, part_bytes, weights, fixed_of, tuning):
     if strategy == "managed":  # a resident takes the whole pages a prefetch moves
         tuning = dict(tuning, page_bytes=MANAGED_PAGE)
-    return plan_graph(graph, budget, strategy=strategy, fixed_of=fixed_of, parts=parts,
-                      part_bytes=part_bytes, weights=weights, double_buffer=True,
-                      compact_in_place=True, **tuning)
+    return plan_graph(
+        graph,
+        budget,
+        strategy=strategy,
+        fixed_of=fixed_of,
+        parts=parts,
+        part_bytes=part_bytes,
+        weights=weights,
+        double_buffer=True,
+        compact_in_place=True,
+        **tuning,
+    )
 
 
 def _finish(run, part, scheduler, stats, **more):
     if stats is not None:
         if run.managed is not None:
             more["prefetched_peak_bytes"] = run.managed.peak_bytes
-        stats.update(scheduler.accounts.as_dict(), subgraphs=part.count,
-                     graph_bytes=int(part.nbytes().sum()), transfer_ms=run.transfer_ms(),
-                     **more)
+        stats.update(
+            scheduler.accounts.as_dict(),
+            subgraphs=part.count,
+            graph_bytes=int(part.nbytes().sum()),
+            transfer_ms=run.transfer_ms(),
+            **more,
+        )
 
 
-def bfs(graph, source, *, memory_budget, strategy="differential", parts=None, part_bytes=None,
-        return_parents=False, depth_limit=None, stats=None, **tuning):
+def bfs(
+    graph,
+    source,
+    *,
+    memory_budget,
+    strategy="differential",
+    parts=None,
+    part_bytes=None,
+    return_parents=False,
+    depth_limit=None,
+    stats=None,
+    **tuning,
+):
     """:func:`gbla.outofcore.bfs` on the GPU (the same arguments and results; int32
     parents)."""
     cp = _cupy()
     n = graph.n
     source = V.source(source, n)
-    part, scheduler = _setup(graph, memory_budget, strategy, parts, part_bytes, None,
-                             lambda count: vertex_bytes(n, count, parents=return_parents),
-                             tuning)
+    part, scheduler = _setup(
+        graph,
+        memory_budget,
+        strategy,
+        parts,
+        part_bytes,
+        None,
+        lambda count: vertex_bytes(n, count, parents=return_parents),
+        tuning,
+    )
     levels = cp.full(n, -1, np.int32)
     levels[source] = 0
     parents = None
@@ -510,8 +584,18 @@ def bfs(graph, source, *, memory_budget, strategy="differential", parts=None, pa
             depth = want + 1
 
             def expand(verts, offsets, base, targets, weights, lo, by_position):
-                K.expand(verts, offsets, base, targets, lo, by_position, levels=levels,
-                         depth=depth, parents=parents)
+                K.expand(
+                    verts,
+                    offsets,
+                    base,
+                    targets,
+                    lo,
+                    by_position,
+                    levels=levels,
+                    depth=depth,
+                    parents=parents,
+                )
+
             run.level(selected, expand)
             want = depth
     finally:
@@ -520,8 +604,19 @@ def bfs(graph, source, *, memory_budget, strategy="differential", parts=None, pa
     return levels if parents is None else (levels, parents)
 
 
-def sssp(graph, source, *, memory_budget, dtype=np.float64, strategy="differential",
-         parts=None, part_bytes=None, delta=None, stats=None, **tuning):
+def sssp(
+    graph,
+    source,
+    *,
+    memory_budget,
+    dtype=np.float64,
+    strategy="differential",
+    parts=None,
+    part_bytes=None,
+    delta=None,
+    stats=None,
+    **tuning,
+):
     """:func:`gbla.outofcore.sssp` on the GPU (the same results), ``delta`` already resolved:
     None (Bellman-Ford rounds) or a positive bucket width."""
     cp = _cupy()
@@ -529,8 +624,16 @@ def sssp(graph, source, *, memory_budget, dtype=np.float64, strategy="differenti
     source = V.source(source, n)
     dtype = np.dtype(dtype)
     weights = graph.weights_as(dtype)
-    part, scheduler = _setup(graph, memory_budget, strategy, parts, part_bytes, weights,
-                             lambda count: vertex_bytes(n, count, dist_dtype=dtype), tuning)
+    part, scheduler = _setup(
+        graph,
+        memory_budget,
+        strategy,
+        parts,
+        part_bytes,
+        weights,
+        lambda count: vertex_bytes(n, count, dist_dtype=dtype),
+        tuning,
+    )
     dist = cp.full(n, np.inf, dtype)
     dist[source] = 0
     pending = cp.zeros(n, np.uint8)
@@ -539,8 +642,9 @@ def sssp(graph, source, *, memory_budget, dtype=np.float64, strategy="differenti
     run = _Run(cp, graph, part, scheduler, weights)
 
     def relax(verts, offsets, base, targets, w, lo, by_position):
-        K.expand(verts, offsets, base, targets, lo, by_position, dist=dist, weights=w,
-                 pending=pending)
+        K.expand(
+            verts, offsets, base, targets, lo, by_position, dist=dist, weights=w, pending=pending
+        )
 
     top = dtype.type(np.inf if delta is None else delta)  # the lowest bucket's end
     rounds = 0
@@ -555,14 +659,20 @@ def sssp(graph, source, *, memory_budget, dtype=np.float64, strategy="differenti
                 m = least.get()[0]  # sync: the next bucket
                 if not np.isfinite(m):
                     break
-                top = max(dtype.type((np.floor(m / delta) + 1) * delta),
-                          np.nextafter(m, dtype.type(np.inf)))
+                top = max(
+                    dtype.type((np.floor(m / delta) + 1) * delta),
+                    np.nextafter(m, dtype.type(np.inf)),
+                )
                 continue
             rounds += 1
             if delta is None and rounds > n:
-                raise NegativeCycleError(V.message(
-                    "A", "have no negative cycle reachable from the source",
-                    f"distances still falling after {n} rounds"))
+                raise NegativeCycleError(
+                    V.message(
+                        "A",
+                        "have no negative cycle reachable from the source",
+                        f"distances still falling after {n} rounds",
+                    )
+                )
             run.level(selected, relax)
     finally:
         run.close()  # 'managed': the pages back to the host, even after an error

@@ -57,11 +57,15 @@ def budget_bytes(memory_budget, xp):
     memory."""
     if isinstance(memory_budget, (float, np.floating)):
         if not 0 < memory_budget <= 1:
-            raise V.invalid_value("memory_budget", "be bytes (an int) or a fraction in (0, 1]",
-                                  memory_budget)
+            raise V.invalid_value(
+                "memory_budget", "be bytes (an int) or a fraction in (0, 1]", memory_budget
+            )
         if xp is np:
-            raise V.invalid_value("memory_budget", "be bytes (an int) without a GPU (a "
-                                  "fraction is of the GPU's free memory)", memory_budget)
+            raise V.invalid_value(
+                "memory_budget",
+                "be bytes (an int) without a GPU (a fraction is of the GPU's free memory)",
+                memory_budget,
+            )
         free, _ = xp.cuda.Device().mem_info
         return int(memory_budget * free)
     budget = V.integer(memory_budget, "memory_budget")
@@ -83,6 +87,7 @@ def host_graph(A):
 
 def _pinned_empty(shape, dtype):
     import cupyx  # a pinned graph: the GPU path only
+
     return cupyx.empty_pinned(shape, dtype)
 
 
@@ -108,8 +113,10 @@ class _Family:
             self.members.remove(engine)
         self.members.append(engine)
         for other in self.members[:-1]:
-            if sum(m.resident_bytes() for m in self.members[:-1]) + engine.capacity() <= \
-                    self.budget - self.fixed:
+            if (
+                sum(m.resident_bytes() for m in self.members[:-1]) + engine.capacity()
+                <= self.budget - self.fixed
+            ):
                 break
             other.release()
 
@@ -127,9 +134,16 @@ class _Engine:
         budget = family.fixed + int((family.budget - family.fixed) * min(share, 1.0))
         weights = graph.values
         self.part, self.scheduler = plan_graph(
-            graph, budget, strategy=H._strategy, fixed_of=lambda count: family.fixed,
-            parts=H._parts, part_bytes=H._part_bytes, weights=weights, double_buffer=False,
-            compact_in_place=True)
+            graph,
+            budget,
+            strategy=H._strategy,
+            fixed_of=lambda count: family.fixed,
+            parts=H._parts,
+            part_bytes=H._part_bytes,
+            weights=weights,
+            double_buffer=False,
+            compact_in_place=True,
+        )
         self.held = {}
         self.degrees = None
         self.mapped = None
@@ -194,16 +208,19 @@ class HostMatrix:
 
     partitioned = True  # ops, the registry and gbla.iterate take their partitioned paths
 
-    def __init__(self, A, memory_budget, *, strategy="differential", parts=None,
-                 part_bytes=None):
+    def __init__(self, A, memory_budget, *, strategy="differential", parts=None, part_bytes=None):
         import scipy.sparse as sp
 
         from ..matrix import Matrix, as_graph
+
         A = Matrix.from_scipy(A, device="cpu") if sp.issparse(A) else as_graph(A)
         V.square(A.shape, "A")
         if A.device != "cpu":
-            raise V.invalid_value("A", "be a CPU matrix to be kept in host memory with a "
-                                  "memory_budget (to_device('cpu'))", f"a {A.device} matrix")
+            raise V.invalid_value(
+                "A",
+                "be a CPU matrix to be kept in host memory with a memory_budget (to_device('cpu'))",
+                f"a {A.device} matrix",
+            )
         V.one_of(strategy, STRATEGIES_HERE, "strategy")
         graph, xp = host_graph(A)
         budget = budget_bytes(memory_budget, xp)
@@ -260,15 +277,22 @@ class HostMatrix:
         return "cpu" if self._xp is np else "gpu"
 
     def __repr__(self):
-        return (f"HostMatrix({self.nrows}x{self.ncols}, nvals={self.nvals}, dtype={self.dtype}"
-                f", budget={self._family.budget}, strategy={self._strategy!r})")
+        return (
+            f"HostMatrix({self.nrows}x{self.ncols}, nvals={self.nvals}, dtype={self.dtype}"
+            f", budget={self._family.budget}, strategy={self._strategy!r})"
+        )
 
     def traffic(self):
         """The accounts of every product this matrix and those made from it ran: host-to-device
         bytes, transfers, bytes read in place, resident hits, products planned, the peak device
         bytes held (vectors reserved, residents, staging) and the graph's bytes."""
-        out = {"h2d_bytes": 0, "transfers": 0, "zerocopy_bytes": 0, "resident_hits": 0,
-               "products": 0}
+        out = {
+            "h2d_bytes": 0,
+            "transfers": 0,
+            "zerocopy_bytes": 0,
+            "resident_hits": 0,
+            "products": 0,
+        }
         for engine in self._family.members:
             acc = engine.scheduler.accounts.as_dict()
             out["h2d_bytes"] += acc["h2d_bytes"]
@@ -291,7 +315,8 @@ class HostMatrix:
         if "pattern" not in self._cache:
             g = self._graph
             self._cache["pattern"] = HostMatrix._derived(
-                self, HostGraph(g.indptr, g.indices, None, pinned=g.pinned), np.bool_)
+                self, HostGraph(g.indptr, g.indices, None, pinned=g.pinned), np.bool_
+            )
         return self._cache["pattern"]
 
     # ---- the partitioned protocol of ops
@@ -305,8 +330,12 @@ class HostMatrix:
         return self._gpu_product(engine, idx, u_values, semiring, dtype, mask)
 
     def mxm_entries(self, F, semiring, dtype, mask):
-        raise V.domain("B", "be a gbla.Matrix (a HostMatrix streams its rows for vxm, one "
-                       "frontier at a time; several sources search in memory)", "HostMatrix")
+        raise V.domain(
+            "B",
+            "be a gbla.Matrix (a HostMatrix streams its rows for vxm, one "
+            "frontier at a time; several sources search in memory)",
+            "HostMatrix",
+        )
 
     def keep_entries(self, predicate, key=None):
         """The entries whose weight satisfies ``predicate`` (values -> bool array on the
@@ -317,11 +346,14 @@ class HostMatrix:
         g = self._graph
 
         def keep(e0, e1):
-            a = self._on_device(np.ones(e1 - e0, bool) if g.values is None else
-                                g.values[e0:e1])
+            a = self._on_device(np.ones(e1 - e0, bool) if g.values is None else g.values[e0:e1])
             return B.to_host(predicate(a)), None
-        graph = self._kept_graph(keep) if key is None else \
-            g.derived(("select",) + tuple(key), lambda: self._kept_graph(keep))
+
+        graph = (
+            self._kept_graph(keep)
+            if key is None
+            else g.derived(("select",) + tuple(key), lambda: self._kept_graph(keep))
+        )
         return HostMatrix._derived(self, graph, self._dtype)
 
     def scaled(self, values, present, combine, side):
@@ -338,12 +370,12 @@ class HostMatrix:
             else:
                 at = g.indices[e0:e1].astype(np.int64)
             at = self._on_device(at)
-            a = self._on_device(np.ones(e1 - e0, bool) if g.values is None else
-                                g.values[e0:e1])
+            a = self._on_device(np.ones(e1 - e0, bool) if g.values is None else g.values[e0:e1])
             out = combine(values[at], a)
             out_dtype[:] = [out.dtype]
             kept = self._xp.ones(e1 - e0, bool) if present is None else present[at]
             return B.to_host(kept), B.to_host(out)
+
         graph = self._kept_graph(keep, out_dtype)
         return HostMatrix._derived(self, graph, graph.values.dtype)  # the combined dtype
 
@@ -382,8 +414,9 @@ class HostMatrix:
         np.compress(mark, g.indices, out=indices)
         if out_dtype is not None:  # scaled: the combined values
             dtype = out_dtype[0] if out_dtype else np.dtype(np.float64)
-            vals = np.concatenate(values).astype(dtype, copy=False) if values else \
-                np.zeros(0, dtype)
+            vals = (
+                np.concatenate(values).astype(dtype, copy=False) if values else np.zeros(0, dtype)
+            )
         elif g.values is not None:
             vals = empty(kept, g.values.dtype)
             np.compress(mark, g.values, out=vals)
@@ -407,16 +440,18 @@ class HostMatrix:
         active = np.bincount(sub, minlength=part.count)
         engine.plan(active, value.astype(np.int64))
         m, mode = (None, 0) if mask is None else mask.kernel_args()
-        return _cpu.push((g.indptr, g.indices, g.values), g.n, idx, u_values, semiring, True,
-                         dtype, m, mode)
+        return _cpu.push(
+            (g.indptr, g.indices, g.values), g.n, idx, u_values, semiring, True, dtype, m, mode
+        )
 
     def _gpu_product(self, engine, idx, u_values, semiring, dtype, mask):
         cp, g, part = self._xp, self._graph, engine.part
         if engine.degrees is None:
             engine.degrees = cp.asarray(g.degrees_int32())
             engine.bounds = cp.asarray(part.vertex_bounds)
-        types = SpmvTypes(semiring, None if self.is_iso else self._dtype, u_values.dtype,
-                          np.dtype(dtype), True)
+        types = SpmvTypes(
+            semiring, None if self.is_iso else self._dtype, u_values.dtype, np.dtype(dtype), True
+        )
         z = semiring.output_dtype(np.dtype(dtype))
         w = cp.full(g.n, semiring.add.identity_for(z), dtype=z)
         present = cp.zeros(g.n, np.uint8)
@@ -427,7 +462,7 @@ class HostMatrix:
             cp.cumsum(engine.degrees[idx], dtype=np.int64, out=sums[1:])
         at = cp.searchsorted(idx, engine.bounds)
         tally = cp.concatenate([at, sums[at]]).get()  # sync: the plan needs both
-        at, edge_at = tally[:part.count + 1], tally[part.count + 1:]
+        at, edge_at = tally[: part.count + 1], tally[part.count + 1 :]
         steps = engine.plan(np.diff(at), np.diff(edge_at))
         uses_a = types.uses_a
         for step in steps:
@@ -436,10 +471,21 @@ class HostMatrix:
             total = int(edge_at[i + 1] - edge_at[i])
             if not total:
                 continue
-            offsets = sums[a:b + 1] - sums[a]
+            offsets = sums[a : b + 1] - sums[a]
             P = self._block(engine, step, uses_a)
-            _spmv.push_into(P, idx[a:b], u_values[a:b] if types.uses_u else None, offsets,
-                            total, types, m, mode, w, present, index_dtype=engine.index_dtype)
+            _spmv.push_into(
+                P,
+                idx[a:b],
+                u_values[a:b] if types.uses_u else None,
+                offsets,
+                total,
+                types,
+                m,
+                mode,
+                w,
+                present,
+                index_dtype=engine.index_dtype,
+            )
         keys = cp.flatnonzero(present).astype(np.int64)  # sync: the entries' count
         return keys, w[keys]
 
@@ -448,8 +494,7 @@ class HostMatrix:
         g = self._graph
         if g.indptr.dtype == engine.index_dtype:
             return g.indptr
-        return g._kept(("indptr", engine.index_dtype),
-                       lambda: g.indptr.astype(engine.index_dtype))
+        return g._kept(("indptr", engine.index_dtype), lambda: g.indptr.astype(engine.index_dtype))
 
     def _block(self, engine, step, uses_a):
         """(indptr, indices, values) device addresses reading subgraph ``step.subgraph`` at
@@ -458,16 +503,20 @@ class HostMatrix:
         i = step.subgraph
         if step.kind in ("compact", "zerocopy"):  # read in place over the bus
             if engine.mapped is None:  # pinned host memory is mapped at its own address
-                engine.mapped = tuple(np.uint64(0) if a is None else np.uint64(a.ctypes.data)
-                                      for a in (self._indptr(engine), g.indices, g.values))
+                engine.mapped = tuple(
+                    np.uint64(0) if a is None else np.uint64(a.ctypes.data)
+                    for a in (self._indptr(engine), g.indices, g.values)
+                )
             indptr, indices, values = engine.mapped
             return indptr, indices, values if uses_a else np.uint64(0)
         if i not in engine.held:
             lo, hi = int(p.vertex_bounds[i]), int(p.vertex_bounds[i + 1])
             e0, e1 = int(p.edge_bounds[i]), int(p.edge_bounds[i + 1])
-            arrays = (cp.asarray(self._indptr(engine)[lo:hi + 1]),
-                      cp.asarray(g.indices[e0:e1]),
-                      None if g.values is None else cp.asarray(g.values[e0:e1]))
+            arrays = (
+                cp.asarray(self._indptr(engine)[lo : hi + 1]),
+                cp.asarray(g.indices[e0:e1]),
+                None if g.values is None else cp.asarray(g.values[e0:e1]),
+            )
             held = (arrays, lo, e0)
             if i in engine.scheduler.resident:
                 engine.held[i] = held
@@ -476,8 +525,12 @@ class HostMatrix:
         (indptr, indices, values), lo, e0 = held
         # addresses set back by the first row and edge: the kernel indexes them globally
         isz = np.dtype(engine.index_dtype).itemsize
-        out = (np.uint64(indptr.data.ptr - lo * isz), np.uint64(indices.data.ptr - e0 * isz),
-               np.uint64(0) if values is None or not uses_a else
-               np.uint64(values.data.ptr - e0 * values.itemsize))
+        out = (
+            np.uint64(indptr.data.ptr - lo * isz),
+            np.uint64(indices.data.ptr - e0 * isz),
+            np.uint64(0)
+            if values is None or not uses_a
+            else np.uint64(values.data.ptr - e0 * values.itemsize),
+        )
         engine.keepalive = held  # a block not kept stays alive until the next one
         return out

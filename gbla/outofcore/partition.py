@@ -14,7 +14,6 @@ __all__ = ["Partition", "partition", "balanced_bounds", "DEFAULT_PART_BYTES", "p
 DEFAULT_PART_BYTES = 50 * 2**20  # the H100's L2: one subgraph's edges stay in it
 
 
-
 def part_bytes_for(budget):
     """The default subgraph size under a device budget: the L2's size, or less when the budget
     is small, so that about 16 subgraphs fit in it (residency is decided a subgraph at a time,
@@ -98,5 +97,6 @@ def partition(indptr, *, edge_bytes, index_bytes, parts=None, part_bytes=None):
         edge_bounds = np.delete(edge_bounds, -2)
     if len(bounds) == 1:  # no vertex at all
         bounds, edge_bounds = np.array([0, 0], np.int64), np.array([0, 0], np.int64)
-    return Partition(bounds.astype(np.int64), edge_bounds.astype(np.int64), int(edge_bytes),
-                     int(index_bytes))
+    return Partition(
+        bounds.astype(np.int64), edge_bounds.astype(np.int64), int(edge_bytes), int(index_bytes)
+    )

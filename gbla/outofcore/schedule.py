@@ -34,8 +34,15 @@ from .. import _validation as V
 from ..exceptions import InvalidValue
 from .partition import part_bytes_for, partition
 
-__all__ = ["STRATEGIES", "Step", "Accounts", "Scheduler", "MemoryBudgetError", "plan_graph",
-           "page_spans"]
+__all__ = [
+    "STRATEGIES",
+    "Step",
+    "Accounts",
+    "Scheduler",
+    "MemoryBudgetError",
+    "plan_graph",
+    "page_spans",
+]
 
 STRATEGIES = ("differential", "all", "compact", "zerocopy", "managed")
 STAGING_ALIGN = 16  # bytes: where each region of a double-buffered staging half starts
@@ -76,11 +83,17 @@ class Accounts:
     per_iteration: list = field(default_factory=list)
 
     def as_dict(self):
-        return {"h2d_bytes": self.h2d_bytes, "d2h_bytes": self.d2h_bytes,
-                "transfers": self.whole + self.compact,
-                "whole_transfers": self.whole, "compact_transfers": self.compact,
-                "zerocopy_bytes": self.zerocopy_bytes, "resident_hits": self.resident_hits,
-                "iterations": self.iterations, "peak_bytes": self.peak_bytes}
+        return {
+            "h2d_bytes": self.h2d_bytes,
+            "d2h_bytes": self.d2h_bytes,
+            "transfers": self.whole + self.compact,
+            "whole_transfers": self.whole,
+            "compact_transfers": self.compact,
+            "zerocopy_bytes": self.zerocopy_bytes,
+            "resident_hits": self.resident_hits,
+            "iterations": self.iterations,
+            "peak_bytes": self.peak_bytes,
+        }
 
 
 class Scheduler:
@@ -101,35 +114,52 @@ class Scheduler:
     prefetched subgraph sends.
     """
 
-    def __init__(self, part, budget, *, fixed_bytes, strategy="differential", whole_ratio=0.5,
-                 largest_vertex_edges=0, staging_bytes=None, double_buffer=False,
-                 compact_in_place=False, resident_sizes=None):
+    def __init__(
+        self,
+        part,
+        budget,
+        *,
+        fixed_bytes,
+        strategy="differential",
+        whole_ratio=0.5,
+        largest_vertex_edges=0,
+        staging_bytes=None,
+        double_buffer=False,
+        compact_in_place=False,
+        resident_sizes=None,
+    ):
         V.one_of(strategy, STRATEGIES, "strategy")
         budget = V.integer(budget, "memory_budget")
         if not 0 < float(whole_ratio) <= 1:
             raise V.invalid_value("whole_ratio", "be in (0, 1]", whole_ratio)
         self.part, self.strategy, self.whole_ratio = part, strategy, float(whole_ratio)
-        self.sizes = part.nbytes() if resident_sizes is None else \
-            np.asarray(resident_sizes, np.int64)
+        self.sizes = (
+            part.nbytes() if resident_sizes is None else np.asarray(resident_sizes, np.int64)
+        )
         self.edges = part.edges()
         least_staging = int(largest_vertex_edges) * part.edge_bytes + 2 * part.index_bytes
         if double_buffer:  # two halves (one filled while the other is read), regions aligned
             least_staging = 2 * (least_staging + 4 * STAGING_ALIGN)
             if strategy == "all" and len(self.sizes):  # a subgraph goes through a half whole
-                least_staging = max(least_staging,
-                                    2 * (int(self.sizes.max()) + 4 * STAGING_ALIGN))
+                least_staging = max(least_staging, 2 * (int(self.sizes.max()) + 4 * STAGING_ALIGN))
         # zero-copy, managed memory, or compacted steps read in place (the GPU's differential
         # scheme): no staging
-        in_place = strategy in ("zerocopy", "managed") or \
-            (compact_in_place and strategy == "differential")
+        in_place = strategy in ("zerocopy", "managed") or (
+            compact_in_place and strategy == "differential"
+        )
         if in_place:
             least_staging = 0
         needed = int(fixed_bytes) + least_staging
         if budget < needed:
-            raise MemoryBudgetError(V.message(
-                "memory_budget", f"hold one iteration's working set, {needed} bytes "
-                f"({fixed_bytes} for the vertex arrays, {least_staging} to stage the largest "
-                "vertex's edges)", budget))
+            raise MemoryBudgetError(
+                V.message(
+                    "memory_budget",
+                    f"hold one iteration's working set, {needed} bytes "
+                    f"({fixed_bytes} for the vertex arrays, {least_staging} to stage the largest "
+                    "vertex's edges)",
+                    budget,
+                )
+            )
         free = budget - int(fixed_bytes)
         if in_place:
             staging = 0
@@ -156,8 +186,9 @@ class Scheduler:
         return sum(self.resident.values())
 
     def _note_peak(self):
-        self.accounts.peak_bytes = max(self.accounts.peak_bytes,
-                                       self.fixed + self.staging + self.resident_bytes)
+        self.accounts.peak_bytes = max(
+            self.accounts.peak_bytes, self.fixed + self.staging + self.resident_bytes
+        )
 
     def plan(self, value, active, active_edges_bytes=None):
         """The steps of one iteration. ``value[i]``: out-edges of subgraph i's active vertices;
@@ -198,9 +229,9 @@ class Scheduler:
         for i in used[np.argsort(-ratio, kind="stable")].tolist():
             if i in self.resident:
                 steps[i] = self._hit(i)
-            elif self.sizes[i] <= self.capacity - self.resident_bytes or \
-                    (value[i] >= self.whole_ratio * self.edges[i] and
-                     self._make_room(i, value, used)):
+            elif self.sizes[i] <= self.capacity - self.resident_bytes or (
+                value[i] >= self.whole_ratio * self.edges[i] and self._make_room(i, value, used)
+            ):
                 steps[i] = self._send_whole(i, keep=True)
             elif self.strategy == "managed":  # its pages stay on the host, read over the bus
                 steps[i] = self._read_in_place(i, value[i])
@@ -284,8 +315,9 @@ def page_spans(part, page, item_bytes):
     return np.stack([first, end], axis=-1).astype(np.int64)
 
 
-def plan_graph(graph, budget, *, strategy, fixed_of, parts, part_bytes, weights,
-               page_bytes=None, **options):
+def plan_graph(
+    graph, budget, *, strategy, fixed_of, parts, part_bytes, weights, page_bytes=None, **options
+):
     """(the partition, its Scheduler) of a search over ``graph`` (a HostGraph) within
     ``budget``: ``parts`` subgraphs, or of ``part_bytes`` each (by default a size from the
     budget, :func:`~.partition.part_bytes_for`), edges of the ids' and ``weights``' bytes;
@@ -296,13 +328,20 @@ def plan_graph(graph, budget, *, strategy, fixed_of, parts, part_bytes, weights,
     edge_bytes = graph.indices.itemsize + (0 if weights is None else weights.itemsize)
     if parts is None and part_bytes is None:
         part_bytes = part_bytes_for(budget)
-    part = partition(graph.indptr, edge_bytes=edge_bytes, index_bytes=8, parts=parts,
-                     part_bytes=part_bytes)
+    part = partition(
+        graph.indptr, edge_bytes=edge_bytes, index_bytes=8, parts=parts, part_bytes=part_bytes
+    )
     if page_bytes is not None:
         items = (graph.indices.itemsize,) + (() if weights is None else (weights.itemsize,))
         spans = page_spans(part, int(page_bytes), items)
         options["resident_sizes"] = (spans[..., 1] - spans[..., 0]).sum(axis=1) * int(page_bytes)
     largest = int(graph.degrees.max()) if graph.n else 0
-    scheduler = Scheduler(part, budget, fixed_bytes=fixed_of(part.count), strategy=strategy,
-                          largest_vertex_edges=largest, **options)
+    scheduler = Scheduler(
+        part,
+        budget,
+        fixed_bytes=fixed_of(part.count),
+        strategy=strategy,
+        largest_vertex_edges=largest,
+        **options,
+    )
     return part, scheduler

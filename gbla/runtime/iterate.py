@@ -18,8 +18,19 @@ __all__ = ["iterate", "LoopState"]
 MODES = ("auto", "device", "eager")
 
 
-def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key=None,
-            mode="auto", stats=None, dense=None, keep=None):
+def iterate(
+    body,
+    state,
+    *,
+    while_nonempty,
+    max_iterations=None,
+    cache=None,
+    key=None,
+    mode="auto",
+    stats=None,
+    dense=None,
+    keep=None,
+):
     """Run ``body(s, iteration)`` while the vector ``s[while_nonempty]`` has an entry.
 
     This is gbla's non-blocking mode. On the GPU (``mode='auto'`` or ``'device'``) the body
@@ -123,14 +134,18 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
     """
     if not callable(body):
         raise V.domain("body", "be callable as body(s, iteration)", type(body).__name__)
-    if not isinstance(state, dict) or not state or \
-            not all(isinstance(k, str) and isinstance(v, Vector) for k, v in state.items()):
+    if (
+        not isinstance(state, dict)
+        or not state
+        or not all(isinstance(k, str) and isinstance(v, Vector) for k, v in state.items())
+    ):
         if isinstance(state, dict) and not state:
             raise V.invalid_value("state", "name at least one Vector", state)
         raise V.domain("state", "be a dict of str to gbla.Vector", type(state).__name__)
     if not isinstance(while_nonempty, str) or while_nonempty not in state:
-        raise V.invalid_value("while_nonempty", f"be one of the state's names {sorted(state)}",
-                              while_nonempty)
+        raise V.invalid_value(
+            "while_nonempty", f"be one of the state's names {sorted(state)}", while_nonempty
+        )
     if max_iterations is not None:
         max_iterations = V.size(max_iterations, "max_iterations")
     V.one_of(mode, MODES, "mode")
@@ -152,12 +167,17 @@ def iterate(body, state, *, while_nonempty, max_iterations=None, cache=None, key
     keep = _kept(keep, state)
     run_stats = {}
     if partitioned and mode == "device":
-        raise V.invalid_value("mode", f"be 'auto' or 'eager' with a {type(cache).__name__} (its "
-                              "products run in its own engine, talking to other ranks or "
-                              "planning transfers on the host: nothing to record)", mode)
+        raise V.invalid_value(
+            "mode",
+            f"be 'auto' or 'eager' with a {type(cache).__name__} (its "
+            "products run in its own engine, talking to other ranks or "
+            "planning transfers on the host: nothing to record)",
+            mode,
+        )
     if device == "gpu" and mode != "eager" and not partitioned:
-        result = _device(body, state, while_nonempty, max_iterations, cache, key, run_stats,
-                         dense, keep)
+        result = _device(
+            body, state, while_nonempty, max_iterations, cache, key, run_stats, dense, keep
+        )
     else:
         result = _eager(body, state, while_nonempty, max_iterations, run_stats)
         if keep is not None:
@@ -175,15 +195,14 @@ def _dense_fills(dense, state):
     if dense is None:
         return {}
     if not isinstance(dense, dict):
-        raise V.domain("dense", "be a dict of state names to fill values, or None",
-                       type(dense).__name__)
+        raise V.domain(
+            "dense", "be a dict of state names to fill values, or None", type(dense).__name__
+        )
     for name, fill in dense.items():
         if name not in state:
-            raise V.invalid_value("dense", f"name only the state's names {sorted(state)}",
-                                  name)
+            raise V.invalid_value("dense", f"name only the state's names {sorted(state)}", name)
         if not isinstance(fill, (numbers.Real, np.bool_)):
-            raise V.invalid_value(f"dense[{name!r}]", "be a real number (the fill value)",
-                                  fill)
+            raise V.invalid_value(f"dense[{name!r}]", "be a real number (the fill value)", fill)
     return dict(dense)
 
 
@@ -210,8 +229,9 @@ def _eager(body, state, condition, max_iterations, stats):
         done += 1
         body(s, done)
         try:  # what device mode does at the end of an iteration, so both modes agree
-            s._replace({name: conform(name, s[name], size, dtype)
-                        for name, size, dtype in signature})
+            s._replace(
+                {name: conform(name, s[name], size, dtype) for name, size, dtype in signature}
+            )
         except ValueError as e:
             raise CaptureError(str(e)) from None
     stats.update(iterations=done, mode="eager")
@@ -244,9 +264,11 @@ def _signature(state):
 
 def _device(body, state, condition, max_iterations, cache, key, stats, dense, keep):
     if B.device_loop() is not None:
-        raise CaptureError("gbla.iterate inside a loop body recorded on the device: a loop "
-                           "there would read its condition back to the host; run the outer "
-                           "loop with mode='eager'")
+        raise CaptureError(
+            "gbla.iterate inside a loop body recorded on the device: a loop "
+            "there would read its condition back to the host; run the outer "
+            "loop with mode='eager'"
+        )
     signature = _signature(state)
     recording = None
     slot = ("gbla.iterate", key, signature, condition, capture.FUSE)

@@ -17,8 +17,19 @@ from ..exceptions import UnknownName
 from ._builtin import BINARY, MONOIDS, SEMIRINGS, UNARY
 from ._core import ANY_VALUE, BinaryOp, Monoid, Semiring, UnaryOp
 
-__all__ = ["BinaryOp", "UnaryOp", "Monoid", "Semiring", "ANY_VALUE", "binary", "unary", "monoid",
-           "get", "names", "register"] + sorted(SEMIRINGS)
+__all__ = [
+    "BinaryOp",
+    "UnaryOp",
+    "Monoid",
+    "Semiring",
+    "ANY_VALUE",
+    "binary",
+    "unary",
+    "monoid",
+    "get",
+    "names",
+    "register",
+] + sorted(SEMIRINGS)
 
 binary = SimpleNamespace(**BINARY)
 unary = SimpleNamespace(**UNARY)
@@ -28,6 +39,7 @@ _REGISTRY = dict(SEMIRINGS)
 globals().update(SEMIRINGS)
 
 if TYPE_CHECKING:  # the builtin semirings above, generated from a product: each a Semiring
+
     def __getattr__(name: str) -> Semiring: ...
 
 
@@ -61,7 +73,8 @@ def register(semiring: Semiring, *, replace: bool = False) -> Semiring:
     if not isinstance(semiring, Semiring):
         raise V.domain("semiring", "be a gbla Semiring", semiring)
     if semiring.name in _REGISTRY and not replace:
-        raise V.invalid_value("semiring.name", "not be registered already (pass replace=True)",
-                              semiring.name)
+        raise V.invalid_value(
+            "semiring.name", "not be registered already (pass replace=True)", semiring.name
+        )
     _REGISTRY[semiring.name] = semiring
     return semiring

@@ -60,8 +60,12 @@ _binary = [
     # The end of x's bucket of width y, (floor(x / y) + 1) * y, and never x or below: where y
     # is under x's float spacing the product rounds down to x, and the next float up ends the
     # bucket instead (delta-stepping's lowest bucket: gbla.sssp)
-    BinaryOp("bucket_end", "fmax((floor(x / y) + 1) * y, nextafter(x, (decltype(x))(1.0 / 0.0)))",
-             _bucket_end, (FP32, FP64)),
+    BinaryOp(
+        "bucket_end",
+        "fmax((floor(x / y) + 1) * y, nextafter(x, (decltype(x))(1.0 / 0.0)))",
+        _bucket_end,
+        (FP32, FP64),
+    ),
 ]
 BINARY = {op.name: op for op in _binary}
 
@@ -107,20 +111,36 @@ _monoids = [
 MONOIDS = {m.name: m for m in _monoids}
 
 # Pairs (add, multiply) whose distributivity the law tests check.
-_DISTRIBUTIVE = {
-    ("min", "plus"), ("max", "plus"), ("plus", "times"), ("min", "max"), ("max", "min"),
-    ("min", "min"), ("max", "max"), ("lor", "land"), ("land", "lor"), ("lxor", "land"),
-    ("lor", "lor"), ("land", "land"),
-} | {(a, m) for a in ("min", "max", "any", "lor", "land") for m in ("first", "second")} \
-  | {(a, "pair") for a in ("any", "lor", "land", "min", "max")} \
-  | {("bor", "band"), ("band", "bor"), ("bxor", "band"), ("bor", "bor"), ("band", "band")} \
-  | {(a, m) for a in ("bor", "band") for m in ("first", "second")}
+_DISTRIBUTIVE = (
+    {
+        ("min", "plus"),
+        ("max", "plus"),
+        ("plus", "times"),
+        ("min", "max"),
+        ("max", "min"),
+        ("min", "min"),
+        ("max", "max"),
+        ("lor", "land"),
+        ("land", "lor"),
+        ("lxor", "land"),
+        ("lor", "lor"),
+        ("land", "land"),
+    }
+    | {(a, m) for a in ("min", "max", "any", "lor", "land") for m in ("first", "second")}
+    | {(a, "pair") for a in ("any", "lor", "land", "min", "max")}
+    | {("bor", "band"), ("band", "bor"), ("bxor", "band"), ("bor", "bor"), ("band", "band")}
+    | {(a, m) for a in ("bor", "band") for m in ("first", "second")}
+)
 
 _PRODUCT = [
-    (("min", "max", "plus", "times", "any"),
-     ("plus", "minus", "times", "min", "max", "first", "second", "pair")),
-    (("lor", "land", "lxor", "eq", "any"),
-     ("land", "lor", "lxor", "eq", "first", "second", "pair")),
+    (
+        ("min", "max", "plus", "times", "any"),
+        ("plus", "minus", "times", "min", "max", "first", "second", "pair"),
+    ),
+    (
+        ("lor", "land", "lxor", "eq", "any"),
+        ("land", "lor", "lxor", "eq", "first", "second", "pair"),
+    ),
     (("any", "min", "max", "plus"), ("secondi",)),
     (("bor", "band", "bxor"), ("band", "bor", "bxor", "first", "second")),
 ]
@@ -135,8 +155,9 @@ def _semirings():
                 add, mul = MONOIDS[a], BINARY[m]
                 dtypes = tuple(d for d in mul.dtypes if mul.result_dtype(d) in add.dtypes)
                 if dtypes and name not in out:
-                    out[name] = Semiring(add, mul, dtypes=dtypes,
-                                         distributive=(a, m) in _DISTRIBUTIVE)
+                    out[name] = Semiring(
+                        add, mul, dtypes=dtypes, distributive=(a, m) in _DISTRIBUTIVE
+                    )
     return out
 
 

@@ -107,8 +107,9 @@ def _table(spec, argname):
         return spec
     if isinstance(spec, dict):
         return {V.gbla_dtype(k, argname): v for k, v in spec.items()}
-    raise V.invalid_value(argname, "be a dict {dtype: value}, a callable dtype -> value or None",
-                          spec)
+    raise V.invalid_value(
+        argname, "be a dict {dtype: value}, a callable dtype -> value or None", spec
+    )
 
 
 @dataclass(frozen=True)
@@ -136,8 +137,9 @@ class Monoid:
         object.__setattr__(self, "name", self.name or self.op.name)
         object.__setattr__(self, "identity", _table(self.identity, "identity"))
         object.__setattr__(self, "terminal", _table(self.terminal, "terminal"))
-        dtypes = self.dtypes or tuple(d for d in self.op.dtypes if self._lookup(self.identity, d)
-                                      is not None)
+        dtypes = self.dtypes or tuple(
+            d for d in self.op.dtypes if self._lookup(self.identity, d) is not None
+        )
         object.__setattr__(self, "dtypes", _dtype_tuple(dtypes, "dtypes"))
         for d in self.dtypes:
             V.representable(self._lookup(self.identity, d), d, "identity")
@@ -215,13 +217,20 @@ class Semiring:
         object.__setattr__(self, "name", self.name or f"{self.add.name}_{self.multiply.name}")
         V.identifier(self.name, "name")
         dtypes = self.dtypes or tuple(
-            d for d in self.multiply.dtypes if self.multiply.result_dtype(d) in self.add.dtypes)
+            d for d in self.multiply.dtypes if self.multiply.result_dtype(d) in self.add.dtypes
+        )
         object.__setattr__(self, "dtypes", _dtype_tuple(dtypes, "dtypes"))
         for d in self.dtypes:
-            if d not in self.multiply.dtypes or \
-                    self.multiply.result_dtype(d) not in self.add.dtypes:
-                raise V.domain("dtypes", f"be dtypes that {self.multiply.name} takes and whose "
-                               f"product {self.add.name} takes", d.name)
+            if (
+                d not in self.multiply.dtypes
+                or self.multiply.result_dtype(d) not in self.add.dtypes
+            ):
+                raise V.domain(
+                    "dtypes",
+                    f"be dtypes that {self.multiply.name} takes and whose "
+                    f"product {self.add.name} takes",
+                    d.name,
+                )
 
     def output_dtype(self, dtype):
         return self.multiply.result_dtype(dtype)
