@@ -64,14 +64,14 @@ MULTIPLY = {
     "bucket_end": lambda x, y, dtype: _bucket_end(x, y, np.dtype(dtype).type),
 }
 # The ops whose value depends on the float type they compute in beyond the result's rounding
-# (nextafter's step): the oracle passes them that type as a third argument.
+# (x / y's rounding decides a floor): the oracle passes them that type as a third argument.
 TYPED = {"bucket_end"}
 
 
 def _bucket_end(x, y, t):
-    # the end of x's bucket of width y, (floor(x / y) + 1) * y, and never x or below
+    # the end of x's bucket of width y, (floor(x / y) + 1) * y, and never below x
     with np.errstate(all="ignore"):
-        return float(np.fmax((np.floor(t(x) / t(y)) + 1) * t(y), np.nextafter(t(x), t(np.inf))))
+        return float(np.fmax((np.floor(t(x) / t(y)) + 1) * t(y), t(x)))
 
 
 BOOL_RESULT = {"eq", "ne", "lt", "le", "gt", "ge"}

@@ -363,7 +363,8 @@ def _at_source(source, n, dtype, device, elsewhere=None):
 def _delta_stepping(A, source, dtype, direction, stats, delta):
     # Delta-stepping in Davidson et al.'s near-far form (IPDPS 2014): an iteration of
     # gbla.iterate relaxes every out-edge of the pending vertices (those whose distance fell
-    # since they were last expanded) in the lowest bucket, floor(d / delta); the others wait.
+    # since they were last expanded) in the lowest bucket, floor(d / delta) (and any at its
+    # end); the others wait.
     # The lowest bucket's end is a reduction into a Scalar that never leaves the device. One
     # product an iteration, none split into light and heavy edges: on a GPU an iteration costs
     # its launches (about 20), which a heavy pass would double, and a road network's edges are
@@ -374,8 +375,10 @@ def _delta_stepping(A, source, dtype, direction, stats, delta):
 
     def round_(s, _):
         ops.reduce(ops.apply(s.pending, binary.bucket_end, right=width), monoid.min, out=end)
-        front = ops.select(s.pending, "<", end)
-        s.pending = ops.select(s.pending, ">=", end)
+        # end >= the lowest pending distance (bucket_end never falls below its operand), so
+        # the front always holds that vertex, and the loop moves on
+        front = ops.select(s.pending, "<=", end)
+        s.pending = ops.select(s.pending, ">", end)
         fell = relax(s.dist, front, A, min_plus, binary.lt, direction, full=True)
         s.pending = ops.ewise_add(s.pending, fell, binary.second)
 

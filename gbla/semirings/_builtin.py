@@ -20,7 +20,7 @@ def _pair(x, y):
 
 
 def _bucket_end(x, y):
-    return np.fmax((np.floor(x / y) + 1) * y, np.nextafter(x, np.inf))
+    return np.fmax((np.floor(x / y) + 1) * y, x)
 
 
 def _bandnot(x, y):
@@ -57,12 +57,13 @@ _binary = [
     BinaryOp("band", "(x & y)", np.bitwise_and, INTEGER, commutative=True),
     BinaryOp("bxor", "(x ^ y)", np.bitwise_xor, INTEGER, commutative=True),
     BinaryOp("bandnot", "(x & ~y)", _bandnot, INTEGER),  # the bits of x that y lacks
-    # The end of x's bucket of width y, (floor(x / y) + 1) * y, and never x or below: where y
-    # is under x's float spacing the product rounds down to x, and the next float up ends the
-    # bucket instead (delta-stepping's lowest bucket: gbla.sssp)
+    # The end of x's bucket of width y, (floor(x / y) + 1) * y, and never below x: where y is
+    # under x's float spacing the product can round below x, and x ends the bucket instead
+    # (delta-stepping's lowest bucket: gbla.sssp). Correctly rounded ops only (no nextafter,
+    # whose float on the GPU skips the subnormals NumPy steps to), so both devices agree.
     BinaryOp(
         "bucket_end",
-        "fmax((floor(x / y) + 1) * y, nextafter(x, (decltype(x))(1.0 / 0.0)))",
+        "fmax((floor(x / y) + 1) * y, x)",
         _bucket_end,
         (FP32, FP64),
     ),
