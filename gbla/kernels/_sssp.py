@@ -756,7 +756,9 @@ methods.register(
 # ------------------------------------------------------------------ the registry entries
 _EDGE = (
     "a thread per stored edge (COO, an undirected edge once, relaxed both ways), "
-    "atomicMin on the distances, one 4-byte flag read a round"
+    "atomicMin on the distances, one 4-byte flag read a round; the edge list, kept with the "
+    "matrix (12 bytes an undirected edge), is made once by sorting 64-bit keys of the edges, "
+    "which holds about 6.5x the graph's bytes at its peak (rmat(22) and ego-Twitter on an H100)"
 )
 _KERNELS = (
     (
