@@ -175,6 +175,12 @@ class Matrix:
         array([[0., 3.],
                [0., 0.]])
         """
+        return cls._from_scipy(S, dup_op, device, index_dtype, copy=True)
+
+    @classmethod
+    def _from_scipy(cls, S, dup_op, device, index_dtype, *, copy):
+        """:meth:`from_scipy`; ``copy=False`` for a matrix no one else holds (one a reader just
+        loaded), whose canonical CSR arrays the Matrix then takes as they are."""
         import scipy.sparse as sp
 
         if not sp.issparse(S):
@@ -184,7 +190,7 @@ class Matrix:
         device = B.resolve_device(device)
         dtype = V.storage_dtype(S.dtype, "S")
         if S.format == "csr" and S.has_canonical_format:
-            C = sp.csr_matrix(S, dtype=dtype, copy=True)
+            C = sp.csr_matrix(S, dtype=dtype, copy=copy)
         else:  # repeats possible: merged by dup_op, on the host
             coo = sp.coo_matrix(S)
             rows, cols, data = _storage.merge_entries(
@@ -192,7 +198,9 @@ class Matrix:
             )
             C = sp.csr_matrix((data, (rows, cols)), shape=S.shape, dtype=dtype)
         idt = _storage.index_dtype(max(C.shape), C.nnz, index_dtype)
-        arrays = (C.indptr.astype(idt), C.indices.astype(idt), C.data)
+        # C is this call's own (a copy, or a matrix no one else holds): its index arrays are
+        # taken as they are where their dtype is already idt
+        arrays = (C.indptr.astype(idt, copy=False), C.indices.astype(idt, copy=False), C.data)
         arrays = tuple(B.to_device(a, device) for a in arrays)
         return cls._wrap(*arrays, C.shape, dtype, device)
 

@@ -104,7 +104,7 @@ def _load_scipy(path, name, shape, dup_op):
     if too_large is not None:
         raise FormatError(f"{name}: {too_large}")
     try:
-        A = Matrix.from_scipy(S, dup_op=dup_op, device="cpu")
+        A = Matrix._from_scipy(S, dup_op, "cpu", None, copy=False)  # S is this call's
     except GblaError as e:  # a repeat with dup_op=None, or a dtype gbla does not compute in
         raise FormatError(f"{name}: {e}") from None
     if S.dtype == np.bool_:  # every stored entry is an edge, as in a pattern file

@@ -20,7 +20,8 @@ def _pair(x, y):
 
 
 def _bucket_end(x, y):
-    return np.fmax((np.floor(x / y) + 1) * y, x)
+    with np.errstate(all="ignore"):  # IEEE results (x / 0, 0 / 0), as the GPU's, no warning
+        return np.fmax((np.floor(x / y) + 1) * y, x)
 
 
 def _bandnot(x, y):
