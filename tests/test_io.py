@@ -274,6 +274,35 @@ def test_integers_of_every_length_parse_exactly(tmp_path):
         read(write(tmp_path, "long.txt", "0 1\n99999999999999999999 1\n"))
 
 
+def test_an_integer_mtx_value_that_is_not_whole_is_named_not_truncated(tmp_path):
+    # SciPy's reader turns 1.5 in an integer file into 1; gbla reads the values as written
+    head = "%%MatrixMarket matrix coordinate integer general\n% c\n3 3 3\n"
+    for suffix, body in (
+        (".mtx", "1 2 4\n2 3 1.5\n3 1 7\n"),
+        (".mtx.gz", "1 2 4\n2 3 -0.25\n3 1 7\n"),
+    ):
+        path = tmp_path / f"frac{suffix}"
+        opener = gzip.open if suffix.endswith(".gz") else open
+        with opener(path, "wt") as f:
+            f.write(head + body)
+        bad = "1.5" if suffix == ".mtx" else "-0.25"
+        line = 5
+        with pytest.raises(
+            FormatError,
+            match=f"frac{re.escape(suffix)}: line {line}: value must be an integer; got '{bad}'",
+        ):
+            read(path)
+    # whole values past 2**53 (where doubles skip integers) stay exact
+    big = [2**53 + 1, -(2**63 - 1), 3]
+    path = write(
+        tmp_path,
+        "big.mtx",
+        head + "".join(f"{k + 1} {(k + 1) % 3 + 1} {w}\n" for k, w in enumerate(big)),
+    )
+    A = read(path)
+    assert A.dtype == np.int64 and sorted(A.to_scipy().data.tolist()) == sorted(big)
+
+
 def test_mtx_symmetric_and_skew_symmetric_give_both_triangles(tmp_path):
     #   symmetric: 1 - 0 (weight 2), 2 - 2 (4);  skew: (1, 0) = 3, so (0, 1) = -3
     sym = read(

@@ -1,8 +1,10 @@
 """Matrix Market through SciPy's reader (``scipy.io.mminfo`` for the header, ``scipy.io.mmread``
 for the entries: fast_matrix_market, parsing in C++ threads), with gbla's rules on top: sparse
-``coordinate`` files of pattern, integer or real values, a symmetric one square, and the size
-checked before anything is allocated. SciPy's errors are said again as FormatError naming the
-file, the line and the reason; the line is read again for that (an error path only)."""
+``coordinate`` files of pattern, integer or real values, a symmetric one square, the size
+checked before anything is allocated, and an integer file's values read as written and checked
+whole (SciPy's reader would truncate a '1.5' there without a word). SciPy's errors are said
+again as FormatError naming the file, the line and the reason; the line is read again for that
+(an error path only)."""
 
 import contextlib
 import gzip
@@ -58,13 +60,17 @@ def _read_mtx(path, name):
     )
     if too_large is not None:
         raise _at_size_line(path, name, too_large)
-    try:
-        with _source(path, name, buffer=1 << 22) as source:
-            C = scipy.io.mmread(source, spmatrix=False)
-    except FormatError:  # the gzip data (a ValueError too)
-        raise
-    except (ValueError, OverflowError) as e:
-        raise _body_error(path, name, e, field, (nrows, ncols), entries) from None
+    C = _entries(path, name, field, (nrows, ncols), entries, as_real=field == "integer")
+    if field == "integer" and C.nnz:
+        # SciPy reads '1.5' in an integer file as 1: the values are read as written (the banner
+        # said 'real' to SciPy) and must be whole; a file holding one beyond 2**53, where
+        # doubles skip integers, is read again as integers (exact)
+        values = C.data
+        finite = np.isfinite(values)
+        if not (finite & (values == np.floor(values))).all():
+            raise _first_bad_entry(path, name, field, (nrows, ncols))
+        if np.abs(values).max() >= 2.0**53:
+            C = _entries(path, name, field, (nrows, ncols), entries, as_real=False)
     dtype = _FIELDS[field]
     values = None if dtype is None else C.data.astype(dtype, copy=False)
     return _Parsed(
@@ -76,19 +82,60 @@ def _read_mtx(path, name):
     )
 
 
+def _entries(path, name, field, shape, entries, as_real):
+    """The file's entries as SciPy reads them (a COO array); ``as_real``: its values as written,
+    in float64 (the banner's 'integer' said as 'real')."""
+    import scipy.io
+
+    try:
+        with _source(path, name, buffer=1 << 22, as_real=as_real) as source:
+            return scipy.io.mmread(source, spmatrix=False)
+    except FormatError:  # the gzip data (a ValueError too)
+        raise
+    except (ValueError, OverflowError) as e:
+        raise _body_error(path, name, e, field, shape, entries) from None
+
+
+class _AsReal(io.RawIOBase):
+    """A Matrix Market stream whose banner says 'real' where the file says 'integer'."""
+
+    def __init__(self, raw):
+        self._raw = raw
+        self._head = re.sub(rb"(?i)\binteger\b", b"real", raw.readline(), count=1)
+
+    def readable(self):
+        return True
+
+    def close(self):
+        self._raw.close()
+        super().close()
+
+    def readinto(self, b):
+        if self._head:
+            k = min(len(b), len(self._head))
+            b[:k] = self._head[:k]
+            self._head = self._head[k:]
+            return k
+        return self._raw.readinto(b)
+
+
 @contextlib.contextmanager
-def _source(path, name, buffer):
+def _source(path, name, buffer, as_real=False):
     """What SciPy reads: a plain file by its path (read in C++), a gzip file as a stream of
     ``buffer`` bytes decompressed at a time (for any case of '.gz', which SciPy would not
     recognise), its damage said as FormatError."""
-    if not path.name.lower().endswith(".gz"):
+    gz = path.name.lower().endswith(".gz")
+    if not gz and not as_real:
         yield str(path)
         return
     try:
         # SciPy asks a stream for 1 KiB at a time: served from a large buffer for the
         # entries, not by the 8 KiB one of GzipFile (a Python call and a decompress call
         # each: 0.2 s on NE)
-        with io.BufferedReader(gzip.open(path, "rb"), buffer_size=buffer) as f:
+        raw = gzip.open(path, "rb") if gz else open(path, "rb")  # closed with f
+        if as_real:
+            raw = _AsReal(io.BufferedReader(raw, buffer_size=buffer))
+        with io.BufferedReader(raw, buffer_size=buffer) as f:
             yield f
     except (gzip.BadGzipFile, zlib.error) as e:
         raise FormatError(f"{name}: not valid gzip data ({e})") from None
@@ -158,6 +205,19 @@ def _body_error(path, name, error, field, shape, entries):
     if reason is None and "Too many lines" in found[2]:
         reason = f"more entries than the {entries} declared on line {_size_line(path)[0]}"
     return FormatError(f"{name}: line {line}: {reason or _said(found[2])}")
+
+
+def _first_bad_entry(path, name, field, shape):
+    """The FormatError of the first entry line whose words are wrong (a value that is not
+    whole in an integer file: SciPy read it without a word)."""
+    number, _ = _size_line(path)
+    for line, content in enumerate(_lines(path), 1):
+        words = content.split()
+        if line > number and words:
+            reason = _entry_problem(words, field, shape)
+            if reason is not None:
+                return FormatError(f"{name}: line {line}: {reason}")
+    return FormatError(f"{name}: an integer file holds a value that is not a whole number")
 
 
 def _entry_problem(words, field, shape):
