@@ -181,6 +181,12 @@ def _parser():
         "graph (log scale); needs matplotlib (pip install gbla[plot])",
     )
     b.add_argument(
+        "--first-call",
+        action="store_true",
+        help="also time each method's first call in two new processes, with an empty kernel "
+        "cache and with the cache it filled (the call and the whole process)",
+    )
+    b.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress bar on stderr (none when stderr is not a terminal)",
@@ -355,6 +361,8 @@ def _bench(args, argv):
     print(bench.GTEPS_NOTE)
     print(bench.TIMING_NOTE)
     print(bench.MEMORY_NOTE)
+    if args.first_call:
+        print(bench.FIRST_CALL_NOTE)
     progress = None
     if not args.no_progress and sys.stderr.isatty():
         progress = _Progress(sys.stderr)
@@ -381,6 +389,7 @@ def _bench(args, argv):
             progress=progress,
             on_graph=show,
             memory_budget=args.memory_budget,
+            first_call=args.first_call,
         )
     finally:
         if progress is not None:
@@ -396,6 +405,7 @@ def _bench(args, argv):
         weights=args.weights,
         graphs=graphs,
         memory_budget=args.memory_budget,
+        first_call=args.first_call,
     )
     if args.json:
         doc = bench.bench_document(records, command=bench.command_line(argv), settings=settings)

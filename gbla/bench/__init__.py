@@ -28,6 +28,7 @@ from .graphs import (
 )
 from .report import (
     BACK_TO_BACK,
+    FIRST_CALL_NOTE,
     GTEPS_NOTE,
     MEMORY_NOTE,
     PER_METHOD,
@@ -40,7 +41,15 @@ from .report import (
     group,
     machine_info,
 )
-from .run import PEERS, resolve_methods, run_bench, run_method, run_peer, skip_note
+from .run import (
+    PEERS,
+    first_calls,
+    resolve_methods,
+    run_bench,
+    run_method,
+    run_peer,
+    skip_note,
+)
 
 __all__ = [
     "GraphSpec",
@@ -56,6 +65,7 @@ __all__ = [
     "skip_note",
     "run_peer",
     "run_bench",
+    "first_calls",
     "format_table",
     "describe",
     "group",
@@ -68,6 +78,7 @@ __all__ = [
     "GTEPS_NOTE",
     "TIMING_NOTE",
     "MEMORY_NOTE",
+    "FIRST_CALL_NOTE",
     "BACK_TO_BACK",
     "PER_METHOD",
 ]

@@ -43,6 +43,13 @@ MEMORY_NOTE = (
     "MiB is the device memory in use in CuPy's pool at the peak of the method's "
     "runs, the graph and what earlier methods cached on it included (GPU only)."
 )
+FIRST_CALL_NOTE = (
+    "first ms cold/warm (gbla bench --first-call): the method's first call from the "
+    "warm-up source in a new process running `gbla bfs|sssp GRAPH --method M`, as that "
+    "command prints it, with an empty kernel cache (CUPY_CACHE_DIR a new folder: every "
+    "kernel compiled, as on a fresh machine), then again with the cache that run filled; "
+    "process ms: the whole process (start, import, the graph's load, the call)."
+)
 # What a document's peak_bytes mean ("memory"; documents without it: the pool's bytes in use,
 # the graph included).
 PER_METHOD = "per method, above the graph"
@@ -76,6 +83,17 @@ def _h2d(r):
         return ["-", "-"]
     moved = statistics.median(r["h2d_bytes"])
     return [f"{moved / 1e9:.3g}", f"{moved / r['graph_bytes']:.2f}"]
+
+
+def _first(r):
+    """[the first call's ms, cold/warm, the whole process's] (FIRST_CALL_NOTE), dashes for a
+    record without them."""
+    if r.get("first_cold_ms") is None:
+        return ["-", "-"]
+    return [
+        f"{_ms(r['first_cold_ms'])}/{_ms(r['first_warm_ms'])}",
+        f"{_ms(r['process_cold_ms'])}/{_ms(r['process_warm_ms'])}",
+    ]
 
 
 def _row(r):
@@ -133,6 +151,10 @@ def format_table(records, style="text"):
     if any(r.get("h2d_bytes") for r in records):  # out of core: its traffic, before check
         header[numeric:numeric] = ["H2D GB", "H2D / graph"]
         rows = [row[:numeric] + _h2d(r) + row[numeric:] for row, r in zip(rows, records)]
+        numeric += 2
+    if any(r.get("first_cold_ms") is not None for r in records):  # gbla bench --first-call
+        header[numeric:numeric] = ["first ms cold/warm", "process ms cold/warm"]
+        rows = [row[:numeric] + _first(r) + row[numeric:] for row, r in zip(rows, records)]
         numeric += 2
     if style == "markdown":
         right = set(range(2, numeric))

@@ -5,7 +5,12 @@ on the host, and every result checked against the reference method's."""
 import functools
 import gc
 import importlib
+import os
+import re
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 import tracemalloc
 
@@ -412,6 +417,7 @@ def run_bench(
     progress=None,
     on_graph=None,
     memory_budget=None,
+    first_call=False,
 ):
     """Benchmark ``methods`` of ``algo`` (and ``peers``) on each graph.
 
@@ -438,6 +444,10 @@ def run_bench(
     memory_budget : int, float or None
         The out-of-core methods run with it, on a host copy of each graph (skipped without);
         their records get h2d_bytes (per source) and graph_bytes, and a note with the ratio.
+    first_call : bool
+        Also time each method's first call in new processes (:func:`first_calls`), the warm-up
+        source's: records get first_cold_ms, first_warm_ms, process_cold_ms and
+        process_warm_ms (None for the out-of-core methods, whose command takes no budget).
 
     Returns
     -------
@@ -491,6 +501,7 @@ def run_bench(
                 weights,
                 tick,
                 memory_budget,
+                first_call,
             )
         except (FormatError, OSError, MemoryError) as e:  # this graph only: the rest still run
             graph_records = [_unreadable(spec, algo, device, e)]
@@ -501,7 +512,18 @@ def run_bench(
 
 
 def _bench_graph(
-    spec, algo, chosen, n_sources, seed, peers, n_peer, device, weights, tick, memory_budget=None
+    spec,
+    algo,
+    chosen,
+    n_sources,
+    seed,
+    peers,
+    n_peer,
+    device,
+    weights,
+    tick,
+    memory_budget=None,
+    first_call=False,
 ):
     A = load_graph(spec, device=device, seed=seed)
     generated = False
@@ -652,6 +674,14 @@ def _bench_graph(
             ),
             n_sources,
         )
+        if first_call and records[-1]["status"] == "ok":
+            record = records[-1]
+            try:
+                record.update(
+                    first_calls(spec.text, algo, method.name, warmup, A.device, weights, seed)
+                )
+            except (RuntimeError, subprocess.TimeoutExpired) as e:  # said in the row's note
+                record["note"] = "; ".join(filter(None, [record["note"], _one_line(e)]))
     if peers:
         S = A.to_scipy()
         for peer in peers:
@@ -670,6 +700,62 @@ def _bench_graph(
                 n_peer,
             )
     return records
+
+
+_TIME = re.compile(r"^time\s+([0-9.,]+) ms", re.M)  # the line `gbla bfs|sssp` prints
+
+
+def first_calls(graph, algo, method, source, device, weights=None, seed=0, timeout=900):
+    """A method's first call in a new process, twice: ``gbla ALGO GRAPH --source S --method M``
+    run with an empty kernel cache (``CUPY_CACHE_DIR`` a new folder: every kernel compiled,
+    as on a fresh machine), then again with what that run compiled (the cache warm). Returns
+    first_cold_ms and first_warm_ms (the call, as the command prints it) and process_cold_ms
+    and process_warm_ms (the whole process: start, import, the graph's load, the call).
+
+    Parameters
+    ----------
+    graph : str
+        What ``gbla bench`` and the command take (a file, ``rmat:SCALE``, ``dataset:NAME``...).
+    algo : 'bfs' or 'sssp'
+    method : str
+        A registered method's name.
+    source : int
+        The source vertex.
+    device : 'cpu' or 'gpu'
+    weights : (lo, hi) or None
+        SSSP on a graph without weights: integer weights drawn in [lo, hi].
+    seed : int
+        Seeds generated graphs and weights.
+    timeout : float
+        Seconds each process may take.
+
+    Returns
+    -------
+    dict of str to float
+
+    Raises
+    ------
+    RuntimeError
+        The command failed (its last line of error output is said).
+    """
+    command = [sys.executable, "-m", "gbla", algo, str(graph), "--source", str(int(source))]
+    command += ["--method", method, "--device", device, "--seed", str(seed)]
+    if algo == "sssp" and weights is not None:
+        command += ["--weights", str(int(weights[0])), str(int(weights[1]))]
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="gbla-kernel-cache-") as cache:
+        env = dict(os.environ, CUPY_CACHE_DIR=cache)
+        for state in ("cold", "warm"):
+            start = time.perf_counter()
+            done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
+            process_ms = (time.perf_counter() - start) * 1e3
+            found = _TIME.search(done.stdout)
+            if done.returncode != 0 or found is None:
+                said = (done.stderr.strip().splitlines() or ["no output"])[-1]
+                raise RuntimeError(f"{' '.join(command[2:])} failed: {said}")
+            out[f"first_{state}_ms"] = float(found[1].replace(",", ""))
+            out[f"process_{state}_ms"] = process_ms
+    return out
 
 
 def _per_edge(relaxed, stored):

@@ -1,0 +1,38 @@
+"""gbla bench --first-call: a method's first call timed in new processes, with an empty kernel
+cache and with the cache the first run filled."""
+
+import pytest
+
+from gbla import bench
+
+
+def test_first_calls_time_the_call_and_the_process_cold_and_warm():
+    records = bench.run_bench(
+        ["dataset:power_grid"],
+        algo="bfs",
+        methods="algebraic",
+        sources=1,
+        device="cpu",
+        first_call=True,
+    )
+    (r,) = records
+    assert r["status"] == "ok" and r["check"] == "ok"
+    for state in ("cold", "warm"):
+        call, process = r[f"first_{state}_ms"], r[f"process_{state}_ms"]
+        # the process starts Python, imports gbla and loads the graph before the call
+        assert 0 < call < process
+    table = bench.format_table(records)
+    assert "first ms cold/warm" in table and "process ms cold/warm" in table
+
+
+def test_a_bench_without_first_calls_has_no_such_columns():
+    records = bench.run_bench(
+        ["dataset:power_grid"], algo="bfs", methods="algebraic", sources=1, device="cpu"
+    )
+    assert "first_cold_ms" not in records[0]
+    assert "first ms" not in bench.format_table(records)
+
+
+def test_a_first_call_that_fails_says_the_command_and_its_error():
+    with pytest.raises(RuntimeError, match="bfs dataset:power_grid --source 0 --method nowhere"):
+        bench.first_calls("dataset:power_grid", "bfs", "nowhere", 0, "cpu")
