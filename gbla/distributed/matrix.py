@@ -133,8 +133,8 @@ class DistMatrix:
         """The entries whose weight satisfies ``predicate`` (values -> bool array; weight 1
         where the matrix has none), in both parts, as a new DistMatrix: what ``gbla.select``
         runs on it. With a ``key`` naming the selection (a comparison with a number) the result
-        is kept with this matrix, as a Matrix keeps its caches: delta-stepping's light and
-        heavy edges are cut once per matrix and width, not at every search. Collective (the
+        is kept with this matrix, as a Matrix keeps its caches: a selection by a number is cut
+        once per matrix and threshold, not at every search. Collective (the
         kept count and the weights' facts over every rank; every rank keeps alike)."""
         xp = self.comm.xp
         if key is not None and ("select", key) in self._cache:

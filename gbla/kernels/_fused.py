@@ -61,8 +61,8 @@ ARGUMENTS = {"gbla_entries_reduce_blocks": {1: 1}}  # argument position: the val
 # its grid-stride loop visits, the lists' counts as they stand at the loop's top (an op's own
 # output list still holding the last iteration's), n where it passes over every position. The
 # block runs an iteration only where every step's walk is at most its max_edges: the first
-# product's input is not the only list an iteration walks (delta-stepping's pending and settled
-# sets, say, whose passes one block would take a pass of 1024 at a time). A product's push is
+# product's input is not the only list an iteration walks (delta-stepping's pending set, say,
+# whose passes one block would take a pass of 1024 at a time). A product's push is
 # bounded by its input's out-edges, which its gather's walk stands for; the first product's
 # input is the size test's, and a walk of none is left out.
 _WALKS = {

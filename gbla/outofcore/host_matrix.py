@@ -21,8 +21,8 @@ Without a GPU the same schedule is planned and accounted and NumPy runs the prod
 
 Device memory: the vectors of the search around the products (:data:`VERTEX_BYTES` a vertex,
 reserved in the budget), the residents and one non-resident subgraph at a time. Matrices made
-from a HostMatrix (its pattern, ``gbla.select`` and ``gbla.scale`` of it: delta-stepping's light
-and heavy edges, SSSP's tight edges) share its budget: each may keep residents up to its
+from a HostMatrix (its pattern, ``gbla.select`` and ``gbla.scale`` of it: edges selected by
+weight, SSSP's tight edges) share its budget: each may keep residents up to its
 share of the edges, and a product that needs room takes it from the residents of the one
 used longest ago. A HostMatrix holds its residents until it is dropped (or :meth:`release`).
 """
@@ -341,8 +341,8 @@ class HostMatrix:
         """The entries whose weight satisfies ``predicate`` (values -> bool array on the
         products' device; weight 1 where there is none), as a HostMatrix sharing the budget:
         what ``gbla.select`` runs on it. With a ``key`` naming the selection its host arrays
-        are kept with the graph (delta-stepping's light and heavy edges, made once per graph
-        and width as in memory, not per search)."""
+        are kept with the graph (a selection by a number, made once per graph and threshold as
+        in memory, not per search)."""
         g = self._graph
 
         def keep(e0, e1):
