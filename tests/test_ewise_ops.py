@@ -25,7 +25,6 @@ from .conftest import host
 from .test_mxv_oracle import (
     FOLD,
     MULTIPLY,
-    TYPED,
     Expected,
     assert_matches,
     cast,
@@ -110,8 +109,7 @@ def t_ewise(op_name, u, v, union):
             if op_name == "secondi":
                 cands.append((i,))
             else:
-                typed = (T,) if op_name in TYPED else ()
-                cands.append((cast(MULTIPLY[op_name](cast(x, T), cast(y, T), *typed), R),))
+                cands.append((cast(MULTIPLY[op_name](cast(x, T), cast(y, T)), R),))
         elif union and (px or py):
             cands.append((cast(x if px else y, R),))
         else:
@@ -144,8 +142,7 @@ def t_apply_bound(op_name, u, scalar, side):
             cands.append((i,))
         else:
             args = (cast(x, T), s) if side == "right" else (s, cast(x, T))
-            typed = (T,) if op_name in TYPED else ()
-            cands.append((cast(MULTIPLY[op_name](*args, *typed), R),))
+            cands.append((cast(MULTIPLY[op_name](*args), R),))
     return Expected(R, tuple(cands))
 
 

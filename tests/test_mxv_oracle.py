@@ -61,17 +61,15 @@ MULTIPLY = {
     "band": lambda x, y: x & y,
     "bxor": lambda x, y: x ^ y,
     "bandnot": lambda x, y: x & ~y,
-    "bucket_end": lambda x, y, dtype: _bucket_end(x, y, np.dtype(dtype).type),
+    "bucket_end": lambda x, y: _bucket_end(x, y),
 }
-# The ops whose value depends on the float type they compute in beyond the result's rounding
-# (x / y's rounding decides a floor): the oracle passes them that type as a third argument.
-TYPED = {"bucket_end"}
 
 
-def _bucket_end(x, y, t):
-    # the end of x's bucket of width y, (floor(x / y) + 1) * y, and never below x
+def _bucket_end(x, y):
+    # the end of x's bucket of width y, never below x, in C's floats (x / 0 and 0 / 0 included)
+    x, y = np.float64(x), np.float64(y)
     with np.errstate(all="ignore"):
-        return float(np.fmax((np.floor(t(x) / t(y)) + 1) * t(y), t(x)))
+        return float(np.fmax((np.floor(x / y) + 1) * y, x))
 
 
 BOOL_RESULT = {"eq", "ne", "lt", "le", "gt", "ge"}
