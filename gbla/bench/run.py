@@ -380,6 +380,7 @@ def _summary(run, edges, level_synchronous=True):
 def _unreadable(spec, algo, device, error):
     """The record of a graph that could not be read (check 'UNREADABLE', the reason in note)."""
     return dict(
+        _empty(),
         graph=spec.text,
         graph_info=None,
         algo=algo,
@@ -390,15 +391,6 @@ def _unreadable(spec, algo, device, error):
         check="UNREADABLE",
         note=f"{type(error).__name__}: {error}",
         sources=[],
-        times_ms=[],
-        counts=[],
-        edges=[],
-        mean_ms=None,
-        median_ms=None,
-        gteps=None,
-        peak_bytes=None,
-        peak_ratio=None,
-        us_per_level=None,
         count_name="levels" if algo == "bfs" else "iterations",
     )
 

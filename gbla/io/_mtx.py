@@ -134,7 +134,7 @@ def _source(path, name, buffer, as_real=False):
         # each: 0.2 s on NE)
         raw = gzip.open(path, "rb") if gz else open(path, "rb")  # closed with f
         if as_real:
-            raw = _AsReal(io.BufferedReader(raw, buffer_size=buffer))
+            raw = _AsReal(raw)
         with io.BufferedReader(raw, buffer_size=buffer) as f:
             yield f
     except (gzip.BadGzipFile, zlib.error) as e:
