@@ -21,7 +21,8 @@ The layers, each importing only those below it:
 
 Beside them: ``csgraph`` (scipy.sparse.csgraph's functions over gbla), ``io`` (graph files),
 ``datasets`` (graphs shipped in the package), ``generators`` (rmat, grid2d, rgg, weights),
-``verify`` (result checks), ``distributed`` (a matrix cut over ranks: its products, and BFS
+``verify`` (result checks), ``warmup`` (the built-in kernels compiled before a first call),
+``distributed`` (a matrix cut over ranks: its products, and BFS
 with bitmap frontiers as method ``distributed_bitmap``).
 """
 
@@ -40,6 +41,7 @@ from . import (
 )
 from ._backend import default_device, gpu_available, synchronize, to_numpy
 from ._version import __version__ as __version__
+from ._warmup import warmup
 from .algorithms import (
     bfs,
     clustering,
@@ -111,6 +113,7 @@ __all__ = [
     "triangles",
     "clustering",
     "transitivity",
+    "warmup",
     "iterate",
     "LoopState",
     "mxv",

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from . import _backend as B
-from . import bench, methods
+from . import _warmup, bench, methods
 from ._version import __version__
 from .algorithms import bfs, pagerank, sssp
 from .exceptions import GblaError
@@ -265,6 +265,38 @@ def _parser():
         default=None,
         help="only the methods of this algorithm (default: every algorithm)",
     )
+    w = sub.add_parser(
+        "warmup",
+        help="compile the built-in kernels now, so that a first call loads them",
+        description="Run every registered method of the algorithms once on small graphs (BFS "
+        "on a pattern, SSSP on each weight dtype), in several processes at once, so that their "
+        "kernels are compiled into CuPy's kernel cache (CUPY_CACHE_DIR, default "
+        "~/.cupy/kernel_cache) that every later process reads: run it once after installing. "
+        "A kernel only a larger graph takes, or a semiring of one's own, still compiles on "
+        "first use.",
+    )
+    w.add_argument(
+        "--algo",
+        default="bfs,sssp",
+        metavar="ALGOS",
+        help="the algorithms whose methods run, joined by commas (default bfs,sssp)",
+    )
+    w.add_argument(
+        "--methods", default=None, help="only these methods, joined by commas (default: all)"
+    )
+    w.add_argument(
+        "--weights",
+        default=",".join(_warmup.WEIGHTS),
+        metavar="DTYPES",
+        help=f"SSSP's weight dtypes, joined by commas (default {','.join(_warmup.WEIGHTS)})",
+    )
+    w.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes at once (default: one a CPU core, at most one a job; 0: this one)",
+    )
+    w.add_argument("--device", **device)
     return p
 
 
@@ -589,10 +621,30 @@ def _methods(args, argv):
     return 0
 
 
+def _warmup_cmd(args, argv):
+    report = _warmup.warmup(
+        args.algo, args.methods, weights=args.weights, workers=args.workers, device=args.device
+    )
+    done = report["jobs"] - len(report["failed"])
+    where = f"{report['workers']} processes" if report["workers"] else "this process"
+    print(
+        f"ran {done} of {report['jobs']} jobs on the {report['device']} in "
+        f"{report['seconds']:.1f} s ({where})"
+    )
+    if "cache" in report:
+        print(f"kernel cache: {report['cache']} ({report['cache_files']} files)")
+    for line in report["skipped"]:
+        print(f"skipped: {line}")
+    for line in report["failed"]:
+        print(f"failed: {line}", file=sys.stderr)
+    return 1 if report["failed"] else 0
+
+
 _COMMANDS = {
     "bench": _bench,
     "bfs": _search,
     "sssp": _search,
     "pagerank": _pagerank,
     "methods": _methods,
+    "warmup": _warmup_cmd,
 }
