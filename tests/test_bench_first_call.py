@@ -17,12 +17,13 @@ def test_first_calls_time_the_call_and_the_process_cold_and_warm():
     )
     (r,) = records
     assert r["status"] == "ok" and r["check"] == "ok"
-    for state in ("cold", "warm"):
+    for state in ("cold", "warm", "warmed"):
         call, process = r[f"first_{state}_ms"], r[f"process_{state}_ms"]
         # the process starts Python, imports gbla and loads the graph before the call
         assert 0 < call < process
+    assert r["warmup_s"] > 0  # `gbla warmup` ran before the third
     table = bench.format_table(records)
-    assert "first ms cold/warm" in table and "process ms cold/warm" in table
+    assert "first ms cold/warm/warmed" in table and "process ms cold/warm/warmed" in table
 
 
 def test_a_bench_without_first_calls_has_no_such_columns():
@@ -36,3 +37,14 @@ def test_a_bench_without_first_calls_has_no_such_columns():
 def test_a_first_call_that_fails_says_the_command_and_its_error():
     with pytest.raises(RuntimeError, match="bfs dataset:power_grid --source 0 --method nowhere"):
         bench.first_calls("dataset:power_grid", "bfs", "nowhere", 0, "cpu")
+
+
+def test_a_record_of_an_older_run_without_the_warmed_call_shows_a_dash():
+    records = bench.run_bench(
+        ["dataset:power_grid"], algo="bfs", methods="algebraic", sources=1, device="cpu"
+    )
+    records[0].update(
+        first_cold_ms=900.0, first_warm_ms=20.0, process_cold_ms=2000.0, process_warm_ms=1100.0
+    )
+    table = bench.format_table(records)
+    assert "900/20.00/-" in table and "2000/1100/-" in table

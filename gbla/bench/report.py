@@ -44,10 +44,11 @@ MEMORY_NOTE = (
     "runs, the graph and what earlier methods cached on it included (GPU only)."
 )
 FIRST_CALL_NOTE = (
-    "first ms cold/warm (gbla bench --first-call): the method's first call from the "
+    "first ms cold/warm/warmed (gbla bench --first-call): the method's first call from the "
     "warm-up source in a new process running `gbla bfs|sssp GRAPH --method M`, as that "
     "command prints it, with an empty kernel cache (CUPY_CACHE_DIR a new folder: every "
-    "kernel compiled, as on a fresh machine), then again with the cache that run filled; "
+    "kernel compiled, as on a fresh machine), then again with the cache that run filled, "
+    "then with a new cache that `gbla warmup --methods M` filled from its own small graphs; "
     "process ms: the whole process (start, import, the graph's load, the call)."
 )
 # What a document's peak_bytes mean ("memory"; documents without it: the pool's bytes in use,
@@ -91,8 +92,8 @@ def _first(r):
     if r.get("first_cold_ms") is None:
         return ["-", "-"]
     return [
-        f"{_ms(r['first_cold_ms'])}/{_ms(r['first_warm_ms'])}",
-        f"{_ms(r['process_cold_ms'])}/{_ms(r['process_warm_ms'])}",
+        "/".join(_ms(r.get(f"first_{state}_ms")) for state in ("cold", "warm", "warmed")),
+        "/".join(_ms(r.get(f"process_{state}_ms")) for state in ("cold", "warm", "warmed")),
     ]
 
 
@@ -153,7 +154,7 @@ def format_table(records, style="text"):
         rows = [row[:numeric] + _h2d(r) + row[numeric:] for row, r in zip(rows, records)]
         numeric += 2
     if any(r.get("first_cold_ms") is not None for r in records):  # gbla bench --first-call
-        header[numeric:numeric] = ["first ms cold/warm", "process ms cold/warm"]
+        header[numeric:numeric] = ["first ms cold/warm/warmed", "process ms cold/warm/warmed"]
         rows = [row[:numeric] + _first(r) + row[numeric:] for row, r in zip(rows, records)]
         numeric += 2
     if style == "markdown":
