@@ -82,15 +82,21 @@ def jobs(
 
 
 def warmup(
-    algorithms: Any = ALGORITHMS,
+    algorithms: Any = ("bfs", "sssp"),
     methods: Any = None,
     *,
-    weights: Any = WEIGHTS,
+    weights: Any = ("int32", "float32", "float64"),
     workers: int | None = None,
     device: str | None = None,
 ) -> dict:
     """Compile (and load) the kernels of the built-in methods by running each once on small
     graphs.
+
+    The kernels land in CuPy's on-disk kernel cache (``CUPY_CACHE_DIR``, by default
+    ``~/.cupy/kernel_cache``), so that every later process's first call loads them instead of
+    compiling them: on a fresh H100 machine a method's first call takes 5.7-21 s, and
+    0.04-0.23 s after the warm-up (USA-road-NY; BENCHMARKS.md). The ``gbla warmup`` command
+    runs it; run it once after installing, or at a service's start.
 
     Parameters
     ----------

@@ -40,6 +40,9 @@ if [ "$part" = all ] || [ "$part" = tests ]; then
     # a test that hangs (a kernel that never ends) is killed after 5 minutes, naming itself,
     # instead of eating the whole call
     limit=(); python3 -c "import pytest_timeout" 2>/dev/null && limit=(--timeout 300 --timeout-method thread)
+    # the built-in methods' kernels compiled first, a process a core (about 30 s on a fresh
+    # H100 machine), so that the workers load them instead of each compiling its own
+    python3 -m gbla warmup 2>&1 | tee "$OUT/warmup.log" | tail -n 3
     # a worker per core (16 on the lent machines): a cold machine's NVRTC compiles, which the
     # workers repeat, are what a GPU run spends most of its time on (the mxv oracle: 580 s
     # with 8 workers); GBLA_WORKERS overrides. Test by test, not pyproject's file by file (the
