@@ -66,6 +66,15 @@ def measure(S, algo, ranks, sources):
     return rows
 
 
+def graph(scale, k):
+    """rmat(scale) of average degree 32, weights 1..255, as a SciPy CSR matrix, and k random
+    sources with out-edges (seeded by the scale)."""
+    A = gbla.generators.rmat(scale, 16, seed=scale, device="cpu", weights=(1, 255))
+    S = A.to_scipy().tocsr()
+    rng = np.random.default_rng(scale)
+    return S, rng.choice(np.flatnonzero(np.diff(S.indptr)), k, replace=False)
+
+
 def project(row, links=LINKS):
     """Communication seconds of one traversal on each assumed link, the volume spread evenly
     over the ranks."""
@@ -85,11 +94,7 @@ def main():
     args = p.parse_args()
     results = []
     for scale in args.scales:
-        A = gbla.generators.rmat(scale, 16, seed=scale, device="cpu", weights=(1, 255))
-        S = A.to_scipy()
-        degrees = np.diff(S.indptr)
-        rng = np.random.default_rng(scale)
-        sources = rng.choice(np.flatnonzero(degrees), args.sources, replace=False)
+        S, sources = graph(scale, args.sources)
         undirected = S.nnz // 2
         for algo in ("bfs", "sssp"):
             for row in measure(S, algo, args.ranks, sources):
@@ -111,22 +116,29 @@ def main():
                     flush=True,
                 )
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(
-                {
-                    "machine": {
-                        "python": platform.python_version(),
-                        "gbla": gbla.__version__,
-                        "numpy": np.__version__,
-                    },
-                    "links_assumed": {
-                        k: {"bytes_per_s": b, "latency_s": lat} for k, (b, lat) in LINKS.items()
-                    },
-                    "rows": results,
+        save(args.json, results)
+
+
+def save(path, rows, **more):
+    """The rows as JSON with the machine and the links they were priced on (``more``: further
+    top-level keys, such as a schema)."""
+    with open(path, "w") as f:
+        json.dump(
+            {
+                **more,
+                "machine": {
+                    "python": platform.python_version(),
+                    "gbla": gbla.__version__,
+                    "numpy": np.__version__,
                 },
-                f,
-                indent=1,
-            )
+                "links_assumed": {
+                    k: {"bytes_per_s": b, "latency_s": lat} for k, (b, lat) in LINKS.items()
+                },
+                "rows": rows,
+            },
+            f,
+            indent=1,
+        )
 
 
 if __name__ == "__main__":

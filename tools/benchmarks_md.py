@@ -17,6 +17,7 @@ import argparse
 import glob
 import json
 import os
+import statistics
 import sys
 
 from gbla import bench
@@ -40,6 +41,7 @@ MULTISOURCE = "gbla-multisource/1"  # the schema benchmarks/bench_multisource.py
 OUTOFCORE = "gbla-outofcore/1"  # the schema benchmarks/bench_outofcore.py writes
 ASYNC = "gbla-sssp-async/1"  # the schema benchmarks/bench_sssp_async.py writes
 READERS = "gbla-readers/1"  # the schema benchmarks/bench_readers.py writes
+PARTITION = "gbla-partition-volume/1"  # the schema benchmarks/bench_partition_volume.py writes
 
 
 def _machine(m):
@@ -347,6 +349,9 @@ NOTES = {
     "command line)",
     "triangles_h200.json": "not recorded (`gbla.triangles` against `networkx.triangles`, median "
     "of 5 after a warm-up, on one NVIDIA H200; no script in benchmarks/ makes it yet)",
+    "partition_volume_rmat_cpu.json": "`python benchmarks/bench_partition_volume.py --json "
+    "...` (frontiers counted on the CPU; bytes do not depend on the device, the seconds are "
+    "priced on the links assumed)",
     "distributed_volume_cpu.json": "`python benchmarks/bench_distributed_volume.py` (thread "
     "ranks on the CPU; bytes do not depend on the device, the seconds are priced on the links "
     "assumed)",
@@ -399,6 +404,52 @@ def _triangles(doc, i):
     return out + [""]
 
 
+def _links(links):
+    """The assumed links of a volume document, as words."""
+    return "; ".join(
+        f"{k}: {v['bytes_per_s'] / 1e9:.0f} GB/s a GPU, {v['latency_s'] * 1e6:.0f} us a collective"
+        for k, v in links.items()
+    )
+
+
+def _partition(doc, i):
+    """benchmarks/bench_partition_volume.py: a row cut (1D) against a checkerboard (2D) of the
+    same graph, the bytes each would send for the same searches, and that priced on links."""
+    links = doc["links_assumed"]
+    names = list(links)
+    groups = {}
+    for r in doc["rows"]:
+        groups.setdefault((r["algo"], r["scale"], r["ranks"], r["layout"]), []).append(r)
+    out = [
+        "## A row cut (1D) against a checkerboard (2D): what each sends (R-MAT, degree 32)",
+        "",
+        "For the same searches (the frontiers of each level, counted on the CPU; every push "
+        "combined per target at its sender), the bytes all ranks together send per undirected "
+        "edge, the busiest rank's bytes over the search, a bitmap frontier's bytes a rank and "
+        "level, and the busiest rank's bytes of each level priced on assumed links with the "
+        "latency of each collective (1D two a level, 2D three: "
+        + _links(links)
+        + "); medians over the sources.",
+        "",
+        "| algorithm | graph | ranks | layout | bytes / edge | busiest rank MiB | "
+        "bitmap KiB a rank and level | " + " | ".join(f"ms, {k}" for k in names) + " |",
+        "|---|---|---:|---|---:|---:|---:|" + "---:|" * len(names),
+    ]
+    for (algo, scale, ranks, layout), rs in sorted(groups.items()):
+        r, c = rs[0]["grid"]
+        per_edge = statistics.median(x["bytes_total"] / x["undirected_edges"] for x in rs)
+        busiest = statistics.median(sum(x["bytes_max_rank"]) for x in rs) / 2**20
+        ms = [statistics.median(x["comm_seconds"][k] for x in rs) * 1e3 for k in names]
+        out.append(
+            f"| {algo} | rmat({scale}), {rs[0]['undirected_edges']:,} edges | {ranks} | "
+            f"{'1D' if layout == '1d' else f'2D {r}x{c}'} | {per_edge:.3f} | {busiest:.2f} | "
+            f"{rs[0]['bitmap_bytes_per_rank_level'] / 2**10:.1f} | "
+            + " | ".join(f"{v:.2f}" for v in ms)
+            + " |"
+        )
+    return out + [""]
+
+
 def _volume(doc, i):
     """benchmarks/bench_distributed_volume.py: the bytes a search over p ranks sends, per
     undirected edge, the collectives a rank makes, and that traffic priced on assumed links."""
@@ -412,13 +463,7 @@ def _volume(doc, i):
         "",
         "Bytes every rank together sent over a whole search, per undirected edge, and the "
         "collectives a rank made (range over the sources); ms: that traffic priced on each "
-        "assumed link ("
-        + "; ".join(
-            f"{k}: {v['bytes_per_s'] / 1e9:.0f} GB/s a GPU, "
-            f"{v['latency_s'] * 1e6:.0f} us a collective"
-            for k, v in links.items()
-        )
-        + "), the slowest source.",
+        "assumed link (" + _links(links) + "), the slowest source.",
         "",
         "| algorithm | graph | ranks | bytes / edge | collectives | "
         + " | ".join(f"ms, {k}" for k in names)
@@ -478,7 +523,7 @@ def _kind(doc):
     """Which benchmark wrote a document."""
     if isinstance(doc, list):  # the triangles run: a list of graphs
         return "triangles"
-    if doc.get("schema") in (MULTISOURCE, OUTOFCORE, ASYNC, READERS):
+    if doc.get("schema") in (MULTISOURCE, OUTOFCORE, ASYNC, READERS, PARTITION):
         return doc["schema"]
     if doc.get("benchmark") == PAGERANK:
         return PAGERANK
@@ -529,7 +574,7 @@ def _about(doc, kind, path):
         ]
     if kind == PAGERANK:
         return [f"Command: {note or 'not recorded'}", "", f"Machine: one {doc['device']}"]
-    if kind == "volume":
+    if kind in ("volume", PARTITION):
         m = doc["machine"]
         return [
             f"Command: {note}",
@@ -559,6 +604,8 @@ def _tables(doc, kind, path, name):
         lines = _triangles(doc, name)
     elif kind == "volume":
         lines = _volume(doc, name)
+    elif kind == PARTITION:
+        lines = _partition(doc, name)
     else:
         lines = []
         for (graph, algo), records in bench.group(doc["records"]).items():
