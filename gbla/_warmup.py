@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 import numpy as np
@@ -88,6 +88,7 @@ def warmup(
     weights: Any = ("int32", "float32", "float64"),
     workers: int | None = None,
     device: str | None = None,
+    on_job: Any = None,
 ) -> dict:
     """Compile (and load) the kernels of the built-in methods by running each once on small
     graphs.
@@ -112,6 +113,10 @@ def warmup(
     device : 'gpu', 'cpu' or None
         Where the methods run (None: the GPU when CuPy sees one). On the CPU nothing compiles:
         the jobs still run (``workers=0`` checks that every method runs), which a test uses.
+    on_job : callable or None
+        Called as each job ends, in the order they end, with (jobs ended, jobs, the job's
+        (algorithm, method, weight dtype or None), its seconds, None or the line saying why it
+        failed): the command's progress.
 
     Returns
     -------
@@ -137,14 +142,26 @@ def warmup(
         workers = V.size(workers, "workers")
     else:
         workers = min(len(todo), os.cpu_count() or 1)
+    if on_job is not None:
+        V.is_callable(on_job, "on_job")
     start = time.perf_counter()
+    outcomes = []
+
+    def ended(job, outcome):
+        outcomes.append(outcome[0])
+        if on_job is not None:
+            on_job(len(outcomes), len(todo), job, outcome[1], outcome[0])
+
     if workers == 0 or not todo:
-        outcomes = [_run(job, device) for job in todo]
+        for job in todo:
+            ended(job, _timed(job, device))
     else:
         # spawned, not forked: a forked child cannot use the parent's CUDA context
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            outcomes = list(pool.map(_run, todo, [device] * len(todo)))
+            running = {pool.submit(_timed, job, device): job for job in todo}
+            for future in as_completed(running):
+                ended(running[future], future.result())
     report = {
         "jobs": len(todo),
         "skipped": [
@@ -207,6 +224,12 @@ def _sources(A):
     if len(isolated):
         out.append(int(isolated[0]))
     return list(dict.fromkeys(out))
+
+
+def _timed(job, device):
+    """(:func:`_run`'s outcome, the job's seconds)."""
+    start = time.perf_counter()
+    return _run(job, device), time.perf_counter() - start
 
 
 def _run(job, device):

@@ -622,8 +622,18 @@ def _methods(args, argv):
 
 
 def _warmup_cmd(args, argv):
+    def progress(done, total, job, seconds, failure):
+        algo, name, weight = job
+        said = "failed" if failure else f"{seconds:.1f} s"
+        print(f"[{done}/{total}] {algo} {name} {weight or 'pattern'}: {said}", flush=True)
+
     report = _warmup.warmup(
-        args.algo, args.methods, weights=args.weights, workers=args.workers, device=args.device
+        args.algo,
+        args.methods,
+        weights=args.weights,
+        workers=args.workers,
+        device=args.device,
+        on_job=progress,
     )
     done = report["jobs"] - len(report["failed"])
     where = f"{report['workers']} processes" if report["workers"] else "this process"

@@ -81,6 +81,32 @@ def test_a_job_that_fails_is_reported_and_the_others_run():
     assert report["failed"] == ["bfs broken_for_warmup pattern: RuntimeError: kernel exploded"]
 
 
+def test_on_job_hears_of_every_job_as_it_ends():
+    heard = []
+    report = gbla.warmup(
+        ["sssp"],
+        ["bellman_ford"],
+        weights=["float32", "float64"],
+        workers=2,
+        device="cpu",
+        on_job=lambda *args: heard.append(args),
+    )
+    assert [done for done, *_ in heard] == [1, 2]
+    assert all(
+        total == 2 and seconds > 0 and failure is None for _, total, _, seconds, failure in heard
+    )
+    assert {job for _, _, job, _, _ in heard} == {
+        ("sssp", "bellman_ford", "float32"),
+        ("sssp", "bellman_ford", "float64"),
+    }
+    assert report["failed"] == []
+
+
+def test_on_job_must_be_callable():
+    with pytest.raises(gbla.InvalidValue, match="on_job"):
+        gbla.warmup(["bfs"], ["algebraic"], workers=0, device="cpu", on_job=3)
+
+
 def test_bad_workers_raise():
     with pytest.raises(gbla.InvalidValue, match="workers"):
         gbla.warmup(["bfs"], ["algebraic"], workers=-1, device="cpu")
@@ -90,6 +116,7 @@ def test_the_command_says_what_ran(capsys):
     code = cli.main(["warmup", "--device", "cpu", "--workers", "0", "--methods", "algebraic"])
     out = capsys.readouterr().out
     assert code == 0
+    assert "[1/1] bfs algebraic pattern: " in out
     assert "ran 1 of 1 jobs on the cpu" in out and "this process" in out
 
 
