@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one script for the lent GPU machine: install gbla, run the test suite with the GPU tests
 # enabled, then the benchmarks. From the repo root on the GPU machine:
-#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs[_rmat|_real]|sssp[_rmat|_real]|profile|ablation|distributed|distributed_beyond|multisource|outofcore|corpus] [args]
+#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs[_rmat|_real]|sssp[_rmat|_real]|profile|ablation|distributed|distributed_beyond|multisource|outofcore|corpus|first_call] [args]
 # 'all' (the default) = every part: the test suite, compute-sanitizer over the BFS kernels,
 # one vxm timing, and the `gbla bench` runs behind BENCHMARKS.md (bfs, sssp). Real graphs are
 # read from .device-data/ (a copy of ../shared/data carried along) when present. Logs and JSON go to $OUT when it is set.
@@ -154,6 +154,28 @@ if [ "$part" = corpus ]; then
         bench ${CORPUS/$D\/mtx\/bips98_606.mtx/} --algo sssp --sources 8 --peers \
             --methods ${METHODS:-bellman_ford,delta_stepping,edge_bellman_ford,persistent_bellman_ford,single_block_bellman_ford} \
             --json "$OUT/corpus_sssp.json"
+    fi
+fi
+# Issue 41: what a first call costs on this (fresh) machine. 'first_call warmup' times `gbla
+# warmup` into an empty kernel cache (every built-in method) and runs the warm-up's GPU tests;
+# 'first_call bfs|sssp' times each method's first call on USA-road-NY in new processes, cold,
+# warm and after the warm-up (gbla bench --first-call: BENCHMARKS.md's first_calls tables).
+if [ "$part" = first_call ]; then
+    what=${1:-warmup}
+    G=${GRAPH:-$D/road/USA-road-NY.mtx.gz}
+    if [ "$what" = warmup ]; then
+        cache=$(mktemp -d)
+        (time CUPY_CACHE_DIR=$cache python3 -m gbla warmup) 2>&1 | tee "$OUT/warmup_cold.log" | tail -n 6
+        rm -rf "$cache"
+        python3 -m pytest -q -p no:cacheprovider -n 4 tests/test_warmup.py 2>&1 \
+            | tee "$OUT/test_warmup.log" | tail -n 5
+    elif [ "$what" = bfs ]; then
+        bench "$G" --algo bfs --sources 4 --first-call \
+            --methods ${METHODS:-algebraic,persistent} --json "$OUT/first_calls_bfs.json"
+    else
+        bench "$G" --algo sssp --weights 1 255 --sources 4 --first-call \
+            --methods ${METHODS:-bellman_ford,delta_stepping,edge_bellman_ford,async_delta_stepping} \
+            --json "$OUT/first_calls_sssp.json"
     fi
 fi
 exit "$status"
