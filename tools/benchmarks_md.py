@@ -761,7 +761,7 @@ def render(documents, paths, summary=True):
         "",
         bench.TIMING_NOTE + " " + bench.GTEPS_NOTE + " " + bench.MEMORY_NOTE + " check: the "
         "first method's result is checked by `gbla.verify`, every other result equal to "
-        "it.",
+        "it. " + bench.FIRST_CALL_NOTE,
         "",
     ]
     if summary:
