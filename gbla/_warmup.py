@@ -35,7 +35,7 @@ from . import generators, io
 from . import methods as methods_
 from .algorithms import bfs, sssp
 
-__all__ = ["warmup", "jobs", "WEIGHTS"]
+__all__ = ["warmup", "jobs", "command", "WEIGHTS"]
 
 ALGORITHMS = ("bfs", "sssp")
 # SSSP's weights: the generators' integers, and the two float widths a distance takes
@@ -166,7 +166,7 @@ def warmup(
         "jobs": len(todo),
         "skipped": [
             f"{algo} {name}: runs on the {' or '.join(methods_.get(name).devices)} only"
-            for algo, name, _ in dict.fromkeys((a, n, None) for a, n, _ in skipped)
+            for algo, name in dict.fromkeys((a, n) for a, n, _ in skipped)
         ],
         "seconds": time.perf_counter() - start,
         "workers": workers,
@@ -218,7 +218,7 @@ def _sources(A):
     """Vertex 0, the vertex of most out-edges (a hub's first level: the pulls, the block-wide
     paths) and a vertex without out-edges where there is one (a search that ends at once):
     each can take kernels of its own."""
-    degrees = B.to_host(A._indptr[1:] - A._indptr[:-1])
+    degrees = B.to_host(A._degrees())
     out = [0, int(np.argmax(degrees))]
     isolated = np.flatnonzero(degrees == 0)
     if len(isolated):
@@ -244,7 +244,7 @@ def _run(job, device):
             if "memory_budget" in method.options:  # out of core: the graph in host memory
                 A = A.to_device("cpu")
                 # half the graph's bytes beside its vertex arrays: the edges stream
-                options["memory_budget"] = _stored_bytes(A) // 2 + 32 * A.nrows
+                options["memory_budget"] = A.nbytes // 2 + 32 * A.nrows
             elif not method.supports(A):
                 continue
             search = bfs if algo == "bfs" else sssp
@@ -271,14 +271,27 @@ def _command(algo, name, weight, device):
     with tempfile.TemporaryDirectory(prefix="gbla-warmup-") as folder:
         path = os.path.join(folder, "graph.mtx")
         io.write_mtx(path, A)
-        command = [sys.executable, "-m", "gbla", algo, path, "--source", "0", "--method", name]
-        command += ["--device", device, "--predecessors"]
-        if weight == "int32":
-            command += ["--weights", "1", "255"]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=_TIMEOUT)
+        args = [algo, path, "--source", "0", "--method", name, "--device", device]
+        args += ["--predecessors"] + (["--weights", "1", "255"] if weight == "int32" else [])
+        command(args, timeout=_TIMEOUT)
+
+
+def command(args, *, env=None, timeout=None):
+    """Run ``gbla ARGS`` in a new process (``env``: its environment, None: this one's); returns
+    (what it printed, its wall ms). RuntimeError naming the command and its last line of error
+    output when it fails."""
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "gbla", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
     if done.returncode != 0:
         said = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RuntimeError(f"gbla {algo} --method {name} failed: {said}")
+        raise RuntimeError(f"gbla {' '.join(args)} failed: {said}")
+    return done.stdout, (time.perf_counter() - start) * 1e3
 
 
 def _runs_on(name, device):
@@ -288,7 +301,3 @@ def _runs_on(name, device):
     if "memory_budget" in method.options:
         return device == "gpu" or "cpu" in method.devices
     return device in method.devices
-
-
-def _stored_bytes(A):
-    return int(A._indptr.nbytes + A._indices.nbytes + getattr(A._values, "nbytes", 0))

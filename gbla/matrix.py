@@ -516,6 +516,23 @@ class Matrix:
         return len(self._indices)
 
     @property
+    def nbytes(self) -> int:
+        """Bytes of the stored arrays: row pointers, column indices and values (none for an
+        iso matrix); what a traversal's memory is measured against.
+
+        Examples
+        --------
+        >>> import gbla
+        >>> A = gbla.Matrix.from_edges([0, 1], [1, 0], [0., 2.], device="cpu")
+        >>> A.nbytes  # 3 int32 row pointers, 2 int32 column indices, 2 float64 values
+        36
+        >>> A.pattern().nbytes  # iso: no values
+        20
+        """
+        arrays = (self._indptr, self._indices, self._values)
+        return sum(int(a.nbytes) for a in arrays if a is not None)
+
+    @property
     def dtype(self) -> np.dtype:
         return self._dtype
 

@@ -27,6 +27,13 @@ def test_from_scipy_takes_every_format_and_round_trips(fmt, device):
     np.testing.assert_array_equal(A.to_scipy().toarray(), S.toarray())
 
 
+def test_nbytes_counts_the_stored_arrays(device):
+    A = gbla.Matrix.from_scipy(_example(), device=device)
+    index = np.dtype(A.index_dtype).itemsize
+    assert A.nbytes == 4 * index + 3 * index + 3 * 8  # row pointers, column indices, values
+    assert A.pattern().nbytes == 4 * index + 3 * index  # an iso matrix keeps no values
+
+
 def test_from_scipy_takes_sparse_arrays_and_keeps_explicit_zeros(device):
     S = sp.csr_array((np.array([0.0, 5.0]), np.array([1, 0]), np.array([0, 1, 2])), shape=(2, 2))
     A = gbla.Matrix.from_scipy(S, device=device)

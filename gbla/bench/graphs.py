@@ -136,7 +136,6 @@ def graph_info(A):
     loops = _loops_per_vertex(A)
     n_loops = int(loops.sum())
     edges = (A.nvals + n_loops) // 2 if symmetric else A.nvals
-    stored = sum(int(a.nbytes) for a in (A._indptr, A._indices, A._values) if a is not None)
     return dict(
         n=A.nrows,
         nvals=A.nvals,
@@ -145,7 +144,7 @@ def graph_info(A):
         edges=edges,
         dtype=A.dtype.name,
         device=A.device,
-        stored_bytes=stored,
+        stored_bytes=A.nbytes,
     )
 
 

@@ -10,7 +10,6 @@ import os
 import re
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import tracemalloc
@@ -22,6 +21,7 @@ from .. import _backend as B
 from .. import _validation as V
 from .. import methods as registry
 from .. import verify
+from .._warmup import command
 from ..algorithms import bfs, sssp
 from ..exceptions import UnknownName, ValidationError
 from ..io import FormatError
@@ -734,20 +734,11 @@ def first_calls(graph, algo, method, source, device, weights=None, seed=0, timeo
     RuntimeError
         A command failed (its last line of error output is said).
     """
-    command = [sys.executable, "-m", "gbla", algo, str(graph), "--source", str(int(source))]
-    command += ["--method", method, "--device", device, "--seed", str(seed)]
+    call = [algo, str(graph), "--source", str(int(source)), "--method", method]
+    call += ["--device", device, "--seed", str(seed)]
     if algo == "sssp" and weights is not None:
-        command += ["--weights", str(int(weights[0])), str(int(weights[1]))]
-    warm_up = [sys.executable, "-m", "gbla", "warmup", "--algo", algo, "--methods", method]
-    warm_up += ["--device", device]
-
-    def run(what, env):
-        start = time.perf_counter()
-        done = subprocess.run(what, capture_output=True, text=True, env=env, timeout=timeout)
-        if done.returncode != 0:
-            said = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            raise RuntimeError(f"{' '.join(what[2:])} failed: {said}")
-        return done.stdout, (time.perf_counter() - start) * 1e3
+        call += ["--weights", str(int(weights[0])), str(int(weights[1]))]
+    warm_up = ["warmup", "--algo", algo, "--methods", method, "--device", device]
 
     out = {}
     with contextlib.ExitStack() as folders:
@@ -760,11 +751,11 @@ def first_calls(graph, algo, method, source, device, weights=None, seed=0, timeo
             if state != "warm":  # the warm run reads what the cold one compiled
                 env = empty_cache()
             if state == "warmed":
-                out["warmup_s"] = run(warm_up, env)[1] / 1e3
-            stdout, process_ms = run(command, env)
+                out["warmup_s"] = command(warm_up, env=env, timeout=timeout)[1] / 1e3
+            stdout, process_ms = command(call, env=env, timeout=timeout)
             found = _TIME.search(stdout)
             if found is None:
-                raise RuntimeError(f"{' '.join(command[2:])} printed no time")
+                raise RuntimeError(f"gbla {' '.join(call)} printed no time")
             out[f"first_{state}_ms"] = float(found[1].replace(",", ""))
             out[f"process_{state}_ms"] = process_ms
     return out
