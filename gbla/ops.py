@@ -27,6 +27,7 @@ from .direction import DirectionPolicy, DirectionTracker
 from .kernels import _elementwise, _entries, _loop, _spmv
 from .mask import MODE_NONE, Mask, MatrixMask
 from .matrix import Matrix
+from .runtime import meter
 from .scalar import Scalar
 from .semirings import BinaryOp, Monoid, Semiring, UnaryOp
 from .vector import Vector
@@ -531,9 +532,11 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
     if direction == "push":
         P = push_of()
         idx, u_values = u._sparse()
+        if device == "gpu" and offsets is None:
+            offsets, total = _frontier_offsets(P, idx, xp)
+        if meter.active():  # gbla.iterate counts its products' work: a push, u's out-edges
+            meter.examined(int(P._degrees()[idx].sum()) if total is None else total)
         if device == "gpu":
-            if offsets is None:
-                offsets, total = _frontier_offsets(P, idx, xp)
             t = _spmv.push(
                 (P._indptr, P._indices, P._values),
                 n_out,
@@ -562,6 +565,7 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
             t = _dense_of(hit, vals, n_out)
     else:
         Q = pull_of()
+        meter.examined(Q.nvals)  # a pull: every stored edge of Q, whatever rows it skips
         u_values, u_present = u._dense()
         if device == "gpu":
             t = _spmv.pull(Q, u_values, u_present, types, m, mode)
@@ -590,6 +594,7 @@ def _partitioned_vxm(A, u, semiring, dtype, n_out, *, mask, accum, replace, out,
     around it need no communication; a gbla.outofcore.HostMatrix sends the device, within its
     budget, the edges the frontier needs."""
     keys, values = A.vxm_entries(u, semiring, dtype, mask, direction)
+    meter.examined(None)  # its engine chose the direction and counts nothing here
     if out is None and accum is None:
         return Vector._from_sparse_arrays(keys, values, n_out, device)
     xp = B.xp_of(device)
@@ -650,6 +655,7 @@ def _device_matvec(
         keep=_op_site("product"),
         choice=choice,
         u_entries=u._entries,
+        examined=loop.workspace.examined,  # counted on the device, read at the loop's end
     )
 
 

@@ -68,10 +68,15 @@ def sssp(
     stats : dict or None
         When a dict is given, ``stats["method"]`` is set to the method that ran and
         ``stats["iterations"]`` to the relaxation rounds (Bellman-Ford: one min-plus product
-        each; delta-stepping: one product from the lowest bucket's pending vertices each); the
-        algebra's methods also what their loop's :func:`gbla.iterate` sets (``mode``, and in
-        device mode ``graph``, ``fused``, ``fused_iterations`` ...); out of core, also the
-        traffic (``h2d_bytes``, ``transfers``, ...).
+        each; delta-stepping: one product from the lowest bucket's pending vertices each);
+        ``stats["edges_relaxed"]`` to the edges the rounds relaxed (summed over the sources
+        with several; the kernels count theirs, the algebra's methods take their loop's
+        ``edges``: a pushing round its frontier's out-edges, a pulling one every stored edge;
+        the predecessor search after the rounds is not counted; absent on a partitioned
+        matrix, whose products count nothing); the algebra's methods also what their loop's
+        :func:`gbla.iterate` sets (``mode``, ``edges``, and in device mode ``graph``,
+        ``fused``, ``fused_iterations`` ...); out of core, also the traffic (``h2d_bytes``,
+        ``transfers``, ...).
     memory_budget : int, float or None
         Device bytes the search may hold, as in :func:`gbla.bfs`: A, a CPU matrix, stays in
         host memory. Method 'auto' runs ``"out_of_core_sssp"`` (the kernels);
@@ -236,7 +241,7 @@ def _sssp_many(A, sources, *, return_predecessors, method, delta, direction, sta
     entry, resolved = methods.resolve("bellman_ford", "sssp", A, direction)
     A, dtype, _ = _weights(A)
     xp = B.xp_of(A.device)
-    dists, preds, rounds = [], [], 0
+    dists, preds, rounds, relaxed = [], [], 0, 0
     for s in sources:
         run_stats = {}
         out = entry.run(
@@ -251,8 +256,12 @@ def _sssp_many(A, sources, *, return_predecessors, method, delta, direction, sta
         dists.append(dist.astype(dtype, copy=False))
         preds.append(pred)
         rounds = max(rounds, run_stats.get("iterations", 0))
+        edges = run_stats.get("edges_relaxed")
+        relaxed = None if relaxed is None or edges is None else relaxed + edges
     if stats is not None:
         stats.update(method="bellman_ford", iterations=rounds)
+        if relaxed is not None:  # the work of every search, where each counted its own
+            stats["edges_relaxed"] = relaxed
     index = np.int32 if n < 2**31 else np.int64
     dense = xp.stack(dists) if dists else xp.zeros((0, n), dtype)
     if not return_predecessors:
@@ -263,10 +272,15 @@ def _sssp_many(A, sources, *, return_predecessors, method, delta, direction, sta
 def _run(solve):
     """A registry entry's run: ``solve(A, source, dtype, direction, stats, **options)`` gives
     the distance Vector and puts its loop's stats in ``stats`` (gbla.iterate's: its iterations,
-    one min-plus product each); predecessors are shared."""
+    one min-plus product each, and the edges they examined, every one a relaxation);
+    predecessors are shared."""
 
     def run(A, source, *, dtype, return_predecessors, direction, stats, **options):
         dist = solve(A, source, dtype, _direction.start(direction), stats, **options)
+        # every product of the loop is a relaxation; the predecessor search below runs
+        # outside it and is not counted
+        if "edges" in stats:
+            stats["edges_relaxed"] = stats["edges"]
         if return_predecessors:
             return dist.to_dense(np.inf), _predecessors(A, source, dist)
         return dist.to_dense(np.inf)

@@ -18,6 +18,7 @@ __all__ = [
     "MAX",
     "GO",
     "ITERATION",
+    "EDGES",
     "FUSED",
     "STAGE_HEAD",
     "test",
@@ -29,6 +30,7 @@ __all__ = [
 
 # control[] fields (loop.cu's GBLA_* defines) and its length
 DONE, MAX, GO, ITERATION = 0, 1, 4, 6
+EDGES = 5  # the edges the loop's products examined (spmv.cu's gbla_spmv_device, fused.cu)
 FUSED = 7  # the iterations the fused block ran (fused.cu)
 CONTROL = 8
 # words before a staged vector's ids in the start block (loop.cu's GBLA_STAGE_HEAD)

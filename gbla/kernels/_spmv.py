@@ -232,6 +232,7 @@ def device_product(
     keep,
     choice=None,
     u_entries=None,
+    examined=None,
 ):
     """(values, present, entries) of a product whose sizes and direction never reach the host.
 
@@ -241,8 +242,11 @@ def device_product(
     with both, ``choice`` (a :class:`_loop.Choice`) says how the device chooses between them.
     ``keep(name, size, dtype, fill)``: an array that lasts as long as the loop, set to
     ``fill`` before each run (None: left as it is): the output and its entry list live there,
-    so that each product takes back only the entries the last one made. Three launches on the
-    current stream (the reset, the gather with the choice, the product), nothing read back."""
+    so that each product takes back only the entries the last one made. ``examined``: a device
+    word (a one-element integer array, or None) the product adds the edges it examines to: u's
+    out-edges in P when it pushes, Q's stored edges when it pulls (one thread's add in the
+    product's kernel, where the direction is known). Three launches on the current stream (the
+    reset, the gather with the choice, the product), nothing read back."""
     cp = _cupy()
     sr = types.semiring
     z = sr.output_dtype(types.dtype)
@@ -310,6 +314,8 @@ def device_product(
                 present,
                 ids,
                 count,
+                np.int64(Q.nvals if pull else 0),
+                ptr(examined),
             ),
         )
     return w, present[:n_out].view(bool), (ids, count)

@@ -182,7 +182,8 @@ __device__ __forceinline__ void gbla_fused_edges(
 // `laid_out`, the input is the frontier the size test laid out (at most a block's entries),
 // which nothing before this step can have written (_fused.py checks): its layout is read, not
 // made again. Where the list is unknown, or a pulling policy was given, the two kernels as the
-// graph runs them.
+// graph runs them. Either way the product adds the edges it examined to `examined`, as
+// gbla_spmv_device does.
 template <class S, class I>
 __device__ void gbla_fused_push(
     int laid_out,
@@ -196,7 +197,8 @@ __device__ void gbla_fused_push(
     const typename S::A* p_avals, long long n_out, const I* q_indptr, const I* q_indices,
     const typename S::A* q_avals, long long long_row, const long long* long_rows,
     long long n_long, const long long* huge_rows, long long n_huge, const bool* mask,
-    int mask_mode, typename S::Z* w, unsigned char* wpresent, I* w_ids, u64* w_count)
+    int mask_mode, typename S::Z* w, unsigned char* wpresent, I* w_ids, u64* w_count,
+    long long pull_edges, u64* examined)
 {
     const u64 c = (ids == nullptr || count == nullptr) ? GBLA_UNKNOWN : *count;
     // a product given a pulling policy (no choice made here) pulls, as in the graph
@@ -207,7 +209,7 @@ __device__ void gbla_fused_push(
         gbla_spmv_device<S, I>(d_bins, d_n_in, d_info, uvals, d_upresent, p_indptr, p_indices,
                                p_avals, n_out, q_indptr, q_indices, q_avals, long_row,
                                long_rows, n_long, huge_rows, n_huge, mask, mask_mode, w,
-                               wpresent, w_ids, w_count);
+                               wpresent, w_ids, w_count, pull_edges, examined);
         return;
     }
     long long all = 0;  // the input's out-edges
@@ -227,9 +229,11 @@ __device__ void gbla_fused_push(
         }
     }
     // the choice, told the entries and their edges (the bins' counts in info go unread: the
-    // next product's start zeroes them); no thread waits for it
+    // next product's start zeroes them); no thread waits for it. The loop's edge count gets
+    // what gbla_spmv_device would add for this push: the input's out-edges.
     if (threadIdx.x == 0 && decide)
         gbla_decide_for(info, state, n, edges, early_exit, (long long)c, all);
+    if (threadIdx.x == 0 && examined != nullptr) atomicAdd(examined, (u64)all);
 }
 
 #ifdef GBLA_ENTRIES_CU  // entries.cu is in the unit

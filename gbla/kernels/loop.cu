@@ -23,7 +23,9 @@ extern "C" __device__ void cudaGraphSetConditional(cudaGraphConditionalHandle ha
 #define GBLA_BLOCKS 3      // scratch: blocks finished
 #define GBLA_GO 4          // the last answer: 1 to run another iteration
 #define GBLA_ITERATION 6   // the number the next iteration sees (1-based)
-// [7]: the iterations the fused block ran (fused.cu's GBLA_FUSED_COUNT), written only there
+// [5]: the edges the loop's products examined, added to only by them (spmv.cu's
+// gbla_spmv_device, fused.cu's gbla_fused_push); [7]: the iterations the fused block ran
+// (fused.cu's GBLA_FUSED_COUNT), written only there
 
 // After iteration `counts` (1) or before the first (0): GO = present has an entry and the bound
 // allows another iteration; with use_handle the answer also sets the WHILE node's condition.

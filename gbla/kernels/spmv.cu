@@ -26,6 +26,7 @@
 #define GBLA_MASK_FALSE 2
 #define GBLA_FULL_WARP 0xffffffffu
 #define GBLA_INFO_PULL 4  // info slot field: 1 when the step pulls
+#define GBLA_INFO_EDGES 3  // info slot field: the out-edges of u's entries the gather binned
 
 #include "frontier.cuh"
 
@@ -404,6 +405,9 @@ __device__ __forceinline__ void gbla_push_edge(long long k, long long e,
 // long row. The branch is uniform over the grid, and a
 // direction that cannot run here gets null arrays (its branch is never taken). Either way each
 // entry of w is listed once in ids[0..*count).
+// With `examined` (the loop's edge count, loop.cu's control[5]), one thread adds the edges the
+// product examines: u's out-edges (info[3], the gather's) when it pushes, Q's stored edges
+// (`pull_edges`) when it pulls, whatever rows a mask or a terminal value then skips.
 template <class S, class I>
 __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
                                  const u64* __restrict__ info,
@@ -418,8 +422,12 @@ __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
                                  const bool* __restrict__ mask, int mask_mode,
                                  typename S::Z* __restrict__ w,
                                  unsigned char* __restrict__ wpresent, I* __restrict__ ids,
-                                 u64* count)
+                                 u64* count, long long pull_edges, u64* examined)
 {
+    // an atomic, not a store: nothing orders this product against another one's count but the
+    // stream, and one add a product costs nothing beside its edges
+    if (examined != nullptr && blockIdx.x == 0 && threadIdx.x == 0)
+        atomicAdd(examined, info[GBLA_INFO_PULL] ? (u64)pull_edges : info[GBLA_INFO_EDGES]);
     if (info[GBLA_INFO_PULL]) {
         gbla_pull_huge_rows<S, I>(huge_rows, n_huge, q_indptr, q_indices, q_avals, uvals,
                                   upresent, mask, mask_mode, w, wpresent, ids, count);

@@ -7,7 +7,9 @@ once on the device and replayed there (:func:`iterate`).
   are missing), with the fused block behind the recorded iteration where its kernels allow
   (gbla.kernels._fused: one block runs the small iterations in one kernel);
 - ``workspace.py``: the buffers a recorded loop owns (state vectors, loop control, the scratch
-  its ops keep across iterations).
+  its ops keep across iterations);
+- ``meter.py``: the edges a loop's products examine, counted where they run (ops add an eager
+  product's; a recorded loop's products count on the device).
 
 ``ops`` takes its device-resident paths while a body is recorded; algorithms only choose to
 iterate.

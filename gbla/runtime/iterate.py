@@ -1,5 +1,6 @@
 """gbla.iterate: a loop of ops, run on the device when its state lives there."""
 
+import contextlib
 import numbers
 
 import numpy as np
@@ -9,7 +10,7 @@ from .. import _validation as V
 from ..exceptions import CaptureError
 from ..matrix import Matrix
 from ..vector import Vector
-from . import capture
+from . import capture, meter
 from .capture import Recording
 from .workspace import LoopState, Workspace, conform
 
@@ -88,6 +89,15 @@ def iterate(
         ``stats["fused"]``: whether one block runs the small iterations in one kernel (the
         fused block, where the iteration's kernels allow), then
         ``stats["fused_iterations"]`` (those it ran), else ``stats["not_fused"]`` (why not).
+        In either mode ``stats["edges"]``: the edges the body's products (:func:`~gbla.vxm`,
+        :func:`~gbla.mxv`) examined over the run, a push the out-edges of its input's entries,
+        a pull every stored edge of the matrix it reads (an upper bound of what it touched,
+        where a mask or the add's terminal value lets it skip rows or end one early); the
+        same in both modes for the same directions (a direction policy may choose otherwise
+        in device mode, whose fused block always pushes); absent where a product ran in a
+        partitioned matrix's own engine. Counted where the products run: in device mode on
+        the device, read with the loop's control words at its end (no read an iteration);
+        a loop run inside this one's body counts here too.
     dense : dict of str to scalar, or None
         State names to return as dense arrays, each with its fill value where the vector has no
         entry: what ``out[name].to_dense(fill)`` would give, made on the device in one pass
@@ -174,18 +184,23 @@ def iterate(
             "planning transfers on the host: nothing to record)",
             mode,
         )
-    if device == "gpu" and mode != "eager" and not partitioned:
-        result = _device(
-            body, state, while_nonempty, max_iterations, cache, key, run_stats, dense, keep
-        )
-    else:
-        result = _eager(body, state, while_nonempty, max_iterations, run_stats)
-        if keep is not None:
-            result = {name: v for name, v in result.items() if name in keep}
-        for name, fill in dense.items():
-            if name in result:
-                result[name] = result[name].to_dense(fill)
+    # the products' work is counted only when asked for: an eager push may then sum degrees
+    # it would not otherwise sum
+    with meter.metering() if stats is not None else contextlib.nullcontext() as counted:
+        if device == "gpu" and mode != "eager" and not partitioned:
+            result = _device(
+                body, state, while_nonempty, max_iterations, cache, key, run_stats, dense, keep
+            )
+        else:
+            result = _eager(body, state, while_nonempty, max_iterations, run_stats)
+            if keep is not None:
+                result = {name: v for name, v in result.items() if name in keep}
+            for name, fill in dense.items():
+                if name in result:
+                    result[name] = result[name].to_dense(fill)
     if stats is not None:
+        if counted is not None and counted.edges is not None:
+            run_stats["edges"] = counted.edges
         stats.update(run_stats)
     return result
 
@@ -280,6 +295,7 @@ def _device(body, state, condition, max_iterations, cache, key, stats, dense, ke
     result, done = recording.run(state, max_iterations, dense, keep)
     if cache is not None and recording.recorded:
         cache._cache[slot] = recording
+    meter.examined(recording.workspace.edges())  # counted on the device, read at the run's end
     stats.update(iterations=done, mode="device")
     if recording.recorded:
         stats["graph"] = recording.graph_kind

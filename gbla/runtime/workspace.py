@@ -179,6 +179,9 @@ class Workspace:
             for name, at in self._at.items()
         }
         self.iteration = self.control[_loop.ITERATION]  # a 0-d view the body's ops read
+        # the word the loop's products add the edges they examine to: a control word, so that
+        # the run's start zeroes it and its end reads it with the others, at no cost of its own
+        self.examined = self.control[_loop.EDGES : _loop.EDGES + 1]
         self._scratch = {}
         self._sites = 0
         self._clears = {}  # the op sites' outputs written this iteration, by their ids' address
@@ -256,6 +259,10 @@ class Workspace:
     def fused_done(self):
         """Of those, the iterations the fused block ran (gbla.kernels._fused)."""
         return int(self._read[_loop.FUSED])
+
+    def edges(self):
+        """The edges the last run's products examined (:attr:`examined`, read as :meth:`done`)."""
+        return int(self._read[_loop.EDGES])
 
     def scratch(self, key, start):
         """The array kept under ``key`` across iterations, ``start`` (a NumPy array) at the start
