@@ -4,14 +4,16 @@ stored edge (work efficiency) of each method, and its ablation: asynchrony alone
 (``async_fifo``: one FIFO worklist), with the bucketed worklist (``async_delta_stepping_fixed``)
 and with the dynamic width (``async_delta_stepping``), beside near-far, the bulk-synchronous
 work-efficient method the article measures against. ``--tune`` also runs the kernel under
-other plans (blocks an SM, ids a warp takes, width as a multiple of delta, buckets).
+other plans (blocks an SM, ids a warp takes, width as a multiple of delta, buckets, ids a block
+keeps for itself); ``--plan k=v,k=v`` runs the kernel under a plan of one's own (repeatable).
 
 Every method's distances are checked against SciPy's Dijkstra on the first source and against
 the first method on every source. Timing: CUDA events around each whole call (the
 predecessors not asked for), after one untimed call, the same sources for every method.
 
 Usage: python benchmarks/bench_sssp_async.py GRAPH [GRAPH ...] [--sources 8]
-       [--weights 1 255] [--methods a,b] [--tune] [--json out.json]
+       [--weights 1 255] [--methods a,b] [--tune] [--plan local=64,scale=0.5]
+       [--json out.json]
 GRAPH as ``gbla bench`` takes it (a file, rmat:22, grid:1200x1200 ...).
 """
 
@@ -45,12 +47,16 @@ METHODS = [
 TUNE = [
     dict(buckets=4),
     dict(buckets=16),
-    dict(buckets=32),
     dict(take=128),
     dict(blocks_per_sm=1),
     dict(scale=0.25),
     dict(scale=4.0),
-    dict(dynamic=False, scale=4.0),
+    dict(local=0),
+    dict(local=32),
+    dict(keep_below=2),
+    dict(precheck=True),
+    dict(hold=True),
+    dict(hold=True, dynamic=False, scale=8.0),
 ]
 
 
@@ -99,7 +105,21 @@ def summarize(graph, label, rows, nnz, reference, expected):
     return out
 
 
-def run_graph(cp, spec, n_sources, weights, methods, tune):
+def parse_plan(text):
+    """``"local=64,scale=0.5"`` as the changes to AsyncPlan's defaults it names, each value
+    of its field's type."""
+    fields = _sssp.AsyncPlan._field_defaults
+    change = {}
+    for item in text.split(","):
+        name, _, value = item.partition("=")
+        if name not in fields:
+            raise SystemExit(f"--plan: {name!r} is not one of {', '.join(fields)}")
+        kind = type(fields[name])
+        change[name] = value.lower() in ("1", "true") if kind is bool else kind(value)
+    return change
+
+
+def run_graph(cp, spec, n_sources, weights, methods, plans):
     A = graphs.load_graph(spec, device="gpu")
     W, _ = graphs.sssp_weights(A, weights)
     warmup, sources = graphs.pick_sources(W, n_sources)
@@ -114,10 +134,10 @@ def run_graph(cp, spec, n_sources, weights, methods, tune):
         if reference is None:
             reference = [r[1] for r in rows]
         results.append(summarize(name, method, rows, W.nvals, reference, expected))
-    if tune:
+    if plans:
         G, dtype, _ = sssp_weights_of(W)
         delta = default_delta(G)
-        for change in TUNE:
+        for change in plans:
             plan = _sssp.AsyncPlan()._replace(**change)
             rows = measure(
                 cp,
@@ -151,12 +171,19 @@ def main():
     )
     p.add_argument("--methods", default=",".join(METHODS))
     p.add_argument("--tune", action="store_true", help="also run the kernel's other plans")
+    p.add_argument(
+        "--plan",
+        action="append",
+        default=[],
+        help="also run the kernel under this plan: AsyncPlan's fields changed, k=v,k=v",
+    )
     p.add_argument("--json")
     args = p.parse_args()
+    plans = (TUNE if args.tune else []) + [parse_plan(text) for text in args.plan]
     rows = []
     for spec in args.graphs:
         rows += run_graph(
-            cp, spec, args.sources, tuple(args.weights), args.methods.split(","), args.tune
+            cp, spec, args.sources, tuple(args.weights), args.methods.split(","), plans
         )
     props = cp.cuda.runtime.getDeviceProperties(0)
     machine = {

@@ -681,7 +681,7 @@ def test_gapbs_weighted_multigraph(device):
     "shape, expected",
     [
         ("small", "single_block_bellman_ford"),  # at most AUTO_SMALL stored edges
-        ("sparse", "async_delta_stepping"),  # average out-degree at most AUTO_SPARSE
+        ("sparse", "async_delta_stepping_fixed"),  # average out-degree at most AUTO_SPARSE
         ("dense", "edge_bellman_ford"),
     ],
 )

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from scipy.sparse import csgraph
 
 import gbla
+from gbla.algorithms.sssp import _weights, default_delta
 from gbla.kernels import _sssp
 
 from . import graphs as G
@@ -437,3 +438,36 @@ def test_a_ring_that_overflows_reruns_with_larger_rings(monkeypatch, method, dty
     stats = {}
     gbla.sssp(A, 0, method=method, stats=stats)
     assert stats["restarts"] == 0
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("local", [0, 1, 7, 256])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_blocks_own_buffer_at_every_capacity(local, dtype):
+    # the vertices a block lowers into the window's base bucket are kept (up to `local`) and
+    # expanded by that block: the same distances whatever the room, zero weights and a
+    # disconnected part included; nothing is kept without room
+    rng = np.random.default_rng(11)
+    n = 2500
+    src, dst = rng.integers(0, 2000, 5 * n), rng.integers(0, 2000, 5 * n)
+    w = rng.integers(0, 30, 5 * n).astype(dtype)
+    S = G.csr(src, dst, w, n)  # vertices 2000.. are unreachable
+    A = gbla.Matrix.from_scipy(S, device="gpu")
+    W, dist_dtype, _ = _weights(A)
+    delta = default_delta(W)
+    plan = _sssp.AsyncPlan(local=local)
+    for source in (0, 1999):
+        stats = {}
+        dist = _sssp.async_delta_stepping(W, source, dist_dtype, delta, plan, stats)
+        assert_distances(dist, dijkstra(S, source).astype(dtype), None, dtype, "async")
+        assert (stats["kept"] > 0) == (local > 0)
+        assert stats["kept"] <= stats["pushes"]
+
+
+def test_a_plan_keeping_more_ids_than_a_block_has_threads_is_refused():
+    A = gbla.Matrix.from_edges([0], [1], [1.0], 2, device="cpu")
+    with pytest.raises(gbla.InvalidValue, match="plan"):
+        _sssp.async_delta_stepping(
+            A, 0, np.dtype(np.float64), 1.0, _sssp.AsyncPlan(local=_sssp.ASYNC_THREADS + 1), {}
+        )

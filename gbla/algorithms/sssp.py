@@ -55,7 +55,7 @@ def sssp(
         Also return a shortest-path tree: pred[v] is v's predecessor on a shortest path.
     method : 'auto' or a name from ``gbla.methods.names("sssp")``
         'auto': on one GPU, the kernel :func:`auto_method` picks from the graph's size and
-        average degree (``single_block_bellman_ford``, ``async_delta_stepping`` or
+        average degree (``single_block_bellman_ford``, ``async_delta_stepping_fixed`` or
         ``edge_bellman_ford``, as measured: README); elsewhere (the CPU, a negative weight, a
         direction other than 'auto', a partitioned matrix) Bellman-Ford in the algebra;
         delta-stepping in the algebra when a ``delta`` is given; ``"out_of_core_sssp"`` when a
@@ -177,7 +177,7 @@ def auto_method(A, lowest, direction="auto"):
     """The method ``method='auto'`` runs on the checked matrix A (no delta given) whose
     smallest weight is ``lowest``: on one GPU with non-negative weights, direction 'auto' and
     int32 ids, ``single_block_bellman_ford`` up to AUTO_SMALL stored edges,
-    ``async_delta_stepping`` where the average out-degree is at most AUTO_SPARSE (a road
+    ``async_delta_stepping_fixed`` where the average out-degree is at most AUTO_SPARSE (a road
     network), else ``edge_bellman_ford``; the algebra's ``bellman_ford`` everywhere else (the
     CPU, a partitioned matrix, a negative weight, a direction asked for).
 
@@ -201,7 +201,7 @@ def auto_method(A, lowest, direction="auto"):
     if A.nvals <= AUTO_SMALL:
         return "single_block_bellman_ford"
     if A.nvals <= AUTO_SPARSE * A.nrows:
-        return "async_delta_stepping"
+        return "async_delta_stepping_fixed"
     return "edge_bellman_ford"
 
 

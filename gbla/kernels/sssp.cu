@@ -473,21 +473,30 @@ gbla_sssp_single_block(int n, int source, int lg, int queues_shared, T* dist, in
 // together (a lane an edge) and queue every vertex they lower in the bucket of its new
 // distance, the window read afresh for the pushes; then the block fetches again. One fetcher a
 // block keeps the contention on the buckets' heads low (a fetcher a warp was 2-4x slower).
+// Up to local_cap of the vertices a block lowers into the window's lowest keep_below buckets
+// (1: the base bucket) it keeps in a shared buffer and expands next, before it fetches: on a
+// road network the front is a few hundred vertices, and each hop through a ring (reserve,
+// write, another block's poll and take) costs more than the relaxation it carries. *held
+// counts the ids blocks keep so (updated as each expansion ends); with `hold`, the window does
+// not move past the base bucket while it is above 0 (fetchers wait), so that no block runs
+// the next buckets ahead of the kept ids' distances.
 // queued[v] (INT_MAX when v is in no bucket) holds the key floor(d / key_width) v was last
 // queued with: a lowering is queued only when its key is below; a consumer claims v by swapping
 // queued[v] to INT_MAX before it reads dist[v]. So while queued[v] != INT_MAX an id of v is in a
-// ring, and whoever claims it reads every lowering made before: any order of relaxations is
-// correct (Bellman-Ford), the buckets only order the work. *pending counts ids queued or being
-// expanded (raised before an id is written, lowered after its expansion): 0 ends the run.
+// ring or a block's buffer, and whoever claims it reads every lowering made before: any order
+// of relaxations is correct (Bellman-Ford), the buckets only order the work. *pending counts
+// ids queued or being expanded (raised before an id is written, lowered after its expansion):
+// 0 ends the run.
 // With `dynamic`, the warp that moves the window doubles the width when more than half the
 // queued ids sit in the top bucket (the window is too short) and halves it when none lies past
 // the lowest quarter (too coarse to order the work), within [min_width, max_width].
 // A ring that would overflow sets flags[0] and every warp stops (the driver reruns with larger
-// rings). counters += (edges relaxed, ids pushed, vertices expanded, stale ids, window moves).
+// rings). counters += (edges relaxed, ids pushed, vertices expanded, stale ids, window moves,
+// ids kept by their block).
 // Launch: blocks of GBLA_ASYNC_THREADS, max_take at most that, any grid (fetchers that find no
 // work back off, and every block ends when *pending is 0); rings from gbla_sssp_async_rings,
 // queued all INT_MAX, then gbla_sssp_async_init. A clean run leaves rings, queues and queued
-// ready for the next. pending, window and flags each on a 128-byte line of its own.
+// ready for the next. pending, window, flags and held each on a 128-byte line of its own.
 #define GBLA_ASYNC_NONE 0x7fffffff
 #define GBLA_ASYNC_FREE 0xffffffffull
 #define GBLA_ASYNC_THREADS 256
@@ -500,6 +509,23 @@ __device__ __forceinline__ int gbla_async_key(T d, T key_width) {
 }
 
 __device__ __forceinline__ u64 gbla_async_tag(u64 place) { return (place & 0xffffffffull) << 32; }
+
+// Orders this thread's accesses before it against those after it, for the other threads of
+// the GPU: what the claim / lowering / counting protocol needs (message passing, never a
+// store-buffering pattern), and lighter than __threadfence's sequentially consistent fence.
+__device__ __forceinline__ void gbla_async_fence() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
+// atomicMin on a distance that is never negative (+inf included): its bits order as integers
+// do, so one atomic, no compare-and-swap loop. True when this call lowered it.
+__device__ __forceinline__ bool gbla_async_lower(float* addr, float value) {
+    const int bits = __float_as_int(value);
+    return atomicMin((int*)addr, bits) > bits;
+}
+
+__device__ __forceinline__ bool gbla_async_lower(double* addr, double value) {
+    const long long bits = __double_as_longlong(value);
+    return atomicMin((long long*)addr, bits) > bits;
+}
 
 // The window (base bucket, base_dist, width) read whole by lane 0 and given to the warp; false
 // while a move holds it (base -1). All 32 lanes call it.
@@ -530,11 +556,11 @@ __device__ __forceinline__ void gbla_async_backoff(int* ns) {
 // ring overflowed). All 32 lanes of warp 0 call it.
 template <class T>
 __device__ __forceinline__ bool gbla_async_fetch(int nb, int cap_log2, int max_take,
-                                                 int dynamic, T min_width, T max_width,
-                                                 u64* rings, u64* queues, long long* pending,
-                                                 int* window, T* window_f, int* flags,
-                                                 int* s_ids, int* got_out, u64* moves,
-                                                 int* idle, int* lost) {
+                                                 int dynamic, int hold, T min_width,
+                                                 T max_width, u64* rings, u64* queues,
+                                                 long long* pending, const long long* held, int* window, T* window_f,
+                                                 int* flags, int* s_ids, int* got_out,
+                                                 u64* moves, int* idle, int* lost) {
     const unsigned FULL = 0xffffffffu;
     const int lane = threadIdx.x & 31;
     const u64 cap = 1ull << cap_log2, mask = cap - 1;
@@ -559,6 +585,13 @@ __device__ __forceinline__ bool gbla_async_fetch(int nb, int cap_log2, int max_t
         }
         *idle = 0;
         const int k = __ffs(nonempty) - 1;
+        if (hold && k > 0 && *(volatile const long long*)held > 0) {
+            // the base bucket's rings are empty but blocks hold some of its ids: the window
+            // waits for them (moving past them would run the next buckets ahead of their
+            // distances, and every vertex they settle early would be relaxed again)
+            gbla_async_backoff(idle);
+            continue;
+        }
         if (k > 0) {  // the buckets below k are empty: the window starts at k
             T next_width = width;
             if (dynamic) {
@@ -612,29 +645,48 @@ __device__ __forceinline__ bool gbla_async_fetch(int nb, int cap_log2, int max_t
 
 template <class T>
 __global__ void __launch_bounds__(GBLA_ASYNC_THREADS)
-gbla_sssp_async(int n, int nb, int cap_log2, int max_take, T key_width, int dynamic,
-                T min_width, T max_width, T* dist, int* queued, const int* __restrict__ indptr,
+gbla_sssp_async(int n, int nb, int cap_log2, int max_take, int local_cap, int keep_below,
+                int hold, int precheck, T key_width, int dynamic, T min_width, T max_width, T* dist, int* queued,
+                const int* __restrict__ indptr,
                 const int* __restrict__ indices, const T* __restrict__ w, u64* rings,
-                u64* queues, long long* pending, int* window, T* window_f, int* flags,
-                u64* counters) {
+                u64* queues, long long* pending, long long* held, int* window, T* window_f,
+                int* flags, u64* counters) {
     const unsigned FULL = 0xffffffffu;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
     const u64 cap = 1ull << cap_log2, mask = cap - 1;
     volatile int* vflags = flags;
-    __shared__ int s_ids[GBLA_ASYNC_THREADS];
-    __shared__ int s_got, s_go;
-    u64 relaxed = 0, pushed = 0, expanded = 0, stale = 0, moves = 0;
+    // two id buffers: the block expands one (s_ids[cur]) while it queues into the other the
+    // vertices it lowers into the window's base bucket, s_count[cur ^ 1] of them
+    __shared__ int s_ids[2][GBLA_ASYNC_THREADS];
+    __shared__ int s_count[2];
+    __shared__ int s_got, s_go, s_own;
+    u64 relaxed = 0, pushed = 0, expanded = 0, stale = 0, moves = 0, kept = 0;
     int idle = 0, lost = 0;  // warp 0's backoff (ns): no bucket has ids, another block took them
+    int cur = 0;
+    if (threadIdx.x == 0) s_count[0] = s_count[1] = 0;
+    __syncthreads();
     for (;;) {
-        if (warp == 0) {
+        const int own = s_count[cur ^ 1];  // read by every thread before any write below
+        if (own > 0) {
+            // what this block queued for itself: the lowest bucket's work, taken without the
+            // rings' round trip (claimed as any id is)
+            cur ^= 1;
+            if (threadIdx.x == 0) {
+                s_count[cur ^ 1] = 0;
+                s_got = min(own, local_cap);
+                s_go = !vflags[0];
+                s_own = 1;
+            }
+        } else if (warp == 0) {
             int got = 0;
-            const bool go = gbla_async_fetch(nb, cap_log2, max_take, dynamic, min_width,
-                                             max_width, rings, queues, pending, window,
-                                             window_f, flags, s_ids, &got, &moves, &idle,
+            const bool go = gbla_async_fetch(nb, cap_log2, max_take, dynamic, hold, min_width,
+                                             max_width, rings, queues, pending, held, window,
+                                             window_f, flags, s_ids[cur], &got, &moves, &idle,
                                              &lost);
             if (lane == 0) {
                 s_got = got;
                 s_go = go;
+                s_own = 0;
             }
         }
         __syncthreads();
@@ -642,19 +694,11 @@ gbla_sssp_async(int n, int nb, int cap_log2, int max_take, T key_width, int dyna
         const int got = s_got;
         // warp w expands ids w, w + warps, ...: a lane an id
         const int idx = warp + warps * lane;
-        const int u = idx < got ? s_ids[idx] : -1;
+        const int u = idx < got ? s_ids[cur][idx] : -1;
         const int mine = got > warp ? (got - warp + warps - 1) / warps : 0;
         // claim: the id is stale when v was claimed since it was queued
-        bool active = false;
-        if (u >= 0) {
-            int x = *(volatile int*)(queued + u);
-            while (x != GBLA_ASYNC_NONE) {
-                const int seen = atomicCAS(queued + u, x, GBLA_ASYNC_NONE);
-                if (seen == x) { active = true; break; }
-                x = seen;
-            }
-        }
-        __threadfence();  // the claim before the read of dist[u]
+        const bool active = u >= 0 && atomicExch(queued + u, GBLA_ASYNC_NONE) != GBLA_ASYNC_NONE;
+        gbla_async_fence();  // the claim before the read of dist[u]
         int first = 0, deg = 0;
         T du = (T)0;
         if (active) {
@@ -690,19 +734,15 @@ gbla_sssp_async(int n, int nb, int cap_log2, int max_take, T key_width, int dyna
                 const int e = ofirst + i - oexcl;
                 v = indices[e];
                 cand = odu + gbla_weight(w, e);
-                if (cand < dist[v] && gbla_atomic_min(dist + v, cand)) {
-                    __threadfence();  // the lowering before the key
+                if ((!precheck || cand < __ldcg(dist + v)) && gbla_async_lower(dist + v, cand)) {
+                    gbla_async_fence();  // the lowering before the key
                     const int key = gbla_async_key(cand, key_width);
                     push = key < atomicMin(queued + v, key);
                 }
             }
             const unsigned pm = __ballot_sync(FULL, push);
             if (!pm) continue;
-            if (lane == 0) {
-                atomicAdd((unsigned long long*)pending, (u64)__popc(pm));
-                pushed += __popc(pm);
-                __threadfence();  // counted before any of them can be taken
-            }
+            if (lane == 0) pushed += __popc(pm);
             // the bucket of each new distance in the window as it is now (not as it was when
             // the ids were fetched: it moves meanwhile)
             while (!placed) placed = gbla_async_window(window, window_f, &now, &lo, &wd);
@@ -711,8 +751,28 @@ gbla_sssp_async(int n, int nb, int cap_log2, int max_take, T key_width, int dyna
                 const T x = (cand - lo) / wd;
                 rel = x >= (T)(nb - 1) ? nb - 1 : (x >= (T)1 ? (int)x : 0);
             }
+            // a vertex for the window's lowest keep_below buckets stays with this block while
+            // there is room (at most local_cap): the next hop of a road network's short front
+            // then costs no ring round trip; the rest, and the other buckets', go to the rings
+            const unsigned lm = __ballot_sync(FULL, push && rel < keep_below && local_cap > 0);
+            if (lm) {
+                int at = 0;
+                if (lane == 0) at = atomicAdd(&s_count[cur ^ 1], __popc(lm));
+                at = __shfl_sync(FULL, at, 0) + __popc(lm & ((1u << lane) - 1u));
+                if ((lm >> lane) & 1u && at < local_cap) {
+                    s_ids[cur ^ 1][at] = v;
+                    push = false;
+                    ++kept;
+                }
+            }
+            const unsigned gm = __ballot_sync(FULL, push);
+            if (!gm) continue;
+            if (lane == 0) {
+                atomicAdd((unsigned long long*)pending, (u64)__popc(gm));
+                gbla_async_fence();  // counted before any of them can be taken
+            }
             const int target = push ? (now + rel) % nb : -1;
-            const unsigned peers = __match_any_sync(FULL, target) & pm;
+            const unsigned peers = __match_any_sync(FULL, target) & gm;
             const int leader = peers ? __ffs(peers) - 1 : 0;
             u64 place = 0;
             if (push && lane == leader)
@@ -733,7 +793,14 @@ gbla_sssp_async(int n, int nb, int cap_log2, int max_take, T key_width, int dyna
             }
         }
         __syncthreads();  // every warp's pushes counted (each fenced), and s_ids read
-        if (threadIdx.x == 0) atomicAdd((unsigned long long*)pending, (u64)(-(long long)got));
+        if (threadIdx.x == 0) {
+            // the ids expanded leave, those kept come in (counted only now: until this add,
+            // the expanded ones kept pending above 0, and no other block can take them)
+            const int keeps = min(s_count[cur ^ 1], local_cap);
+            if (keeps != got) atomicAdd((unsigned long long*)pending, (u64)(long long)(keeps - got));
+            const int holds = keeps - (s_own ? got : 0);
+            if (hold && holds) atomicAdd((unsigned long long*)held, (u64)(long long)holds);
+        }
     }
     if (lane == 0) {
         atomicAdd(counters + 0, relaxed);
@@ -742,6 +809,7 @@ gbla_sssp_async(int n, int nb, int cap_log2, int max_take, T key_width, int dyna
         atomicAdd(counters + 3, stale);
         atomicAdd(counters + 4, moves);
     }
+    if (kept) atomicAdd(counters + 5, kept);  // per lane: each lane keeps its own
 }
 
 // Every slot of the nb rings free for its place of the first lap (grid-stride).
@@ -753,22 +821,24 @@ __global__ void gbla_sssp_async_rings(u64* rings, long long slots, int cap_log2)
 }
 
 // The source at distance 0, queued in bucket 0 at its tail; the window at 0 with `width`,
-// nothing else pending, the flag and the five counters cleared. One thread.
+// nothing else pending, the flag and the six counters cleared. One thread.
 template <class T>
 __global__ void gbla_sssp_async_init(int source, T width, int cap_log2, T* dist, int* queued,
-                                     u64* rings, u64* queues, long long* pending, int* window,
-                                     T* window_f, int* flags, u64* counters) {
+                                     u64* rings, u64* queues, long long* pending,
+                                     long long* held, int* window, T* window_f, int* flags,
+                                     u64* counters) {
     const u64 place = queues[1];
     dist[source] = (T)0;
     queued[source] = 0;
     rings[place & ((1ull << cap_log2) - 1)] = gbla_async_tag(place) | (u64)(unsigned)source;
     queues[1] = place + 1;
     *pending = 1;
+    *held = 0;
     *window = 0;
     window_f[0] = (T)0;
     window_f[1] = width;
     *flags = 0;
-    for (int i = 0; i < 5; ++i) counters[i] = 0;
+    for (int i = 0; i < 6; ++i) counters[i] = 0;
 }
 
 // The source at distance 0 in the small bin, described in slot (one vertex, its out-edges).
