@@ -23,6 +23,7 @@ VARIANTS = [
     "edge_bellman_ford_no_reorder",
     "edge_bellman_ford_no_ldg",
     "edge_bellman_ford_plain",
+    "edge_bellman_ford_fallen",
     "frontier_bellman_ford",
     "bellman_ford",
 ]

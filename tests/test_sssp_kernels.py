@@ -29,6 +29,7 @@ ABLATION = [
     "edge_bellman_ford_no_reorder",
     "edge_bellman_ford_no_ldg",
     "edge_bellman_ford_plain",
+    "edge_bellman_ford_fallen",
 ]
 NEGATIVE = [name for name in KERNELS if gbla.methods.get(name).negative_weights]
 ASYNC = ["async_delta_stepping", "async_delta_stepping_fixed", "async_fifo"]
@@ -471,3 +472,27 @@ def test_a_plan_keeping_more_ids_than_a_block_has_threads_is_refused():
         _sssp.async_delta_stepping(
             A, 0, np.dtype(np.float64), 1.0, _sssp.AsyncPlan(local=_sssp.ASYNC_THREADS + 1), {}
         )
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("method", ABLATION)
+def test_the_edge_kernel_launches_one_round_past_the_quiet_one(method):
+    # 0 -> 1 of four vertices: round 1 lowers d(1), round 2 lowers nothing; round 3 was
+    # launched before round 2's word was read (the host never stalls the GPU), and it is
+    # counted, as its work is (only round 1 relaxes 0 -> 1 where an edge is relaxed from a
+    # vertex that fell last round); never more than n rounds (two vertices: two)
+    A = gbla.Matrix.from_edges([0], [1], [3.0], 4, device="gpu")
+    stats = {}
+    dist = host(gbla.sssp(A, 0, method=method, stats=stats))
+    np.testing.assert_array_equal(dist, [0, 3, np.inf, np.inf])
+    fallen = method == "edge_bellman_ford_fallen"
+    assert (stats["iterations"], stats["edges_relaxed"]) == (3, 1 if fallen else 3)
+    stats = {}
+    two = gbla.Matrix.from_edges([0], [1], [3.0], 2, device="gpu")
+    np.testing.assert_array_equal(host(gbla.sssp(two, 0, method=method, stats=stats)), [0, 3])
+    assert stats["iterations"] == 2
+    stats = {}
+    one = gbla.Matrix.from_edges([], [], [], 1, device="gpu")  # no edge: no round
+    np.testing.assert_array_equal(host(gbla.sssp(one, 0, method=method, stats=stats)), [0])
+    assert stats["iterations"] == 0

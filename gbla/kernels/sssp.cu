@@ -51,20 +51,46 @@ __device__ __forceinline__ bool gbla_relax(int u, int v, T we, const T* read, T*
 // same array, read through the read-only path (LDG) and written through another alias: a
 // stale read is only larger, so it can waste an atomic, never miss an improvement. A thread
 // that lowers a distance writes the round number into *modified (one word the host reads).
+// With `fell` (a byte a vertex: did its distance fall last round), an edge is relaxed from an
+// endpoint only when that endpoint's distance fell last round (the others would offer what
+// they offered before), and a lowered vertex is marked in `falls` for the next round: the
+// work of a frontier Bellman-Ford, the edges still streamed in order; `relaxed` then counts
+// the relaxations (one add a block).
 template <class T, bool LDG>
 __global__ void gbla_sssp_edge(long long m, const int* __restrict__ src,
                                const int* __restrict__ dst, const T* __restrict__ w, int both,
-                               const T* read, T* dist, int round, int* modified) {
+                               const T* read, T* dist, int round, int* modified,
+                               const unsigned char* __restrict__ fell, unsigned char* falls,
+                               u64* relaxed) {
+    __shared__ unsigned long long s_relaxed;
+    if (threadIdx.x == 0) s_relaxed = 0;
+    __syncthreads();
     bool changed = false;
+    unsigned long long mine = 0;
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < m; e += stride) {
         const int u = src[e], v = dst[e];
+        const bool from_u = fell == nullptr || fell[u];
+        const bool from_v = both && (fell == nullptr || fell[v]);
+        if (!from_u && !from_v) continue;
         const T we = gbla_weight(w, e);
-        changed |= gbla_relax<T, LDG>(u, v, we, read, dist);
-        if (both) changed |= gbla_relax<T, LDG>(v, u, we, read, dist);
+        if (from_u && gbla_relax<T, LDG>(u, v, we, read, dist)) {
+            changed = true;
+            if (falls != nullptr) falls[v] = 1;
+        }
+        if (from_v && gbla_relax<T, LDG>(v, u, we, read, dist)) {
+            changed = true;
+            if (falls != nullptr) falls[u] = 1;
+        }
+        mine += (unsigned long long)from_u + (unsigned long long)from_v;
     }
     // every thread of the block reaches this point (no early return): one write a warp
     if (__ballot_sync(0xffffffffu, changed) && (threadIdx.x & 31) == 0) *modified = round;
+    if (relaxed != nullptr) {
+        if (mine) atomicAdd(&s_relaxed, mine);
+        __syncthreads();
+        if (threadIdx.x == 0 && s_relaxed) atomicAdd(relaxed, s_relaxed);
+    }
 }
 
 // ------------------------------------------------------------------ 2. frontier_bellman_ford
