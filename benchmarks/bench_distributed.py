@@ -11,6 +11,13 @@ DistMatrix (its vectors whole on every rank):
     python -m gbla.distributed.launch -n 3 --backend socket \
         benchmarks/bench_distributed.py --scale 12     # CPU processes (what CI checks)
 
+With one rank, ``--single bfs:persistent sssp:auto`` also times those single-GPU methods
+(gbla.bfs / gbla.sssp on a gbla.Matrix sharing the rank's arrays) on the same sources: the
+baseline of a multi-GPU run (McSherry et al.: the best one GPU does, not one rank of the same
+code), which a run on several ranks reads with ``--baseline ONE_RANK.json`` and reports each of
+its rows against (``vs_best_single``: the best single-GPU median of the row's algorithm over
+the row's time; above 1 the ranks win).
+
 Per algorithm and source (random vertices with out-edges): the whole call, every rank
 synchronized before and after (a sum over the ranks, then CUDA events on the GPU or
 perf_counter on the CPU), after one untimed warm-up source; GTEPS as gbla bench counts them
@@ -129,9 +136,25 @@ def main(argv=None):
         action="store_true",
         help="print each timed search's levels: direction, vertices found, ms",
     )
+    p.add_argument(
+        "--single",
+        nargs="+",
+        default=[],
+        metavar="ALGO:METHOD",
+        help="with one rank: also time gbla.bfs / gbla.sssp with these methods on the whole "
+        "graph (bfs:persistent sssp:auto), the baseline of several ranks' rows",
+    )
+    p.add_argument(
+        "--baseline",
+        help="a one-rank run's JSON with --single rows: each row against the best of them",
+    )
     p.add_argument("--json")
     args = p.parse_args(argv)
+    singles = [_single_spec(text) for text in args.single]
+    baseline = _baseline(args.baseline) if args.baseline else None
     comm = D.Counted(launch.init())
+    if singles and comm.size != 1:
+        raise SystemExit("--single runs with one rank (its rows are the baseline of the others)")
     xp, n = comm.xp, 2**args.scale
     t0 = time.perf_counter()
     # a piece of the rank's part of the edges at a time, generated twice (counted, then
@@ -168,13 +191,18 @@ def main(argv=None):
     picks = [hub(M)] + pick_sources(M, args.sources + 1, args.scale)[1:]
     start, stop = _timer(comm)
     rows = []
-    for algo in args.algos:
+    whole = _whole_matrix(M) if singles else None
+    runs = [(algo, ALGOS[algo]) for algo in args.algos] + [
+        (f"single:{family}:{method}", _single_run(whole, family, method))
+        for family, method in singles
+    ]
+    for algo, search in runs:
         for i, s in enumerate(picks):
             stats = {}
             start()
-            out = ALGOS[algo](M, s, stats=stats)
+            out = search(M, s, stats=stats)
             seconds = stop()
-            reached = xp.isfinite(out) if algo.startswith("sssp") else out >= 0
+            reached = xp.isfinite(out) if _family(algo) == "sssp" else out >= 0
             # undirected edges of the reached component: half the out-edges of its vertices
             mine = reached[M.lo : M.hi]
             local = int((M.indptr[1:] - M.indptr[:-1])[mine].sum()) if M.hi > M.lo else 0
@@ -193,6 +221,8 @@ def main(argv=None):
                     "collectives": int(sum(stats["collectives"])),
                 }
             )
+            if baseline is not None and _family(algo) in baseline:
+                rows[-1]["vs_best_single"] = baseline[_family(algo)]["seconds"] / seconds
             if "seconds" in stats:  # the dedicated traversals' levels, as rank 0 saw them
                 rows[-1].update(
                     level_ms=[round(t * 1e3, 3) for t in stats["seconds"]],
@@ -213,7 +243,7 @@ def main(argv=None):
             if n <= args.check_below and comm.rank == 0:
                 check(args, out, algo, s)
         if comm.rank == 0:  # each algorithm's line and the file as it ends (a later one may
-            summarize(args, comm, M, rows, algo)  # not fit the memory left)
+            summarize(args, comm, M, rows, algo, baseline)  # not fit the memory left)
             if args.json:
                 with open(args.json, "w") as f:
                     json.dump(
@@ -229,6 +259,7 @@ def main(argv=None):
                             "python": platform.python_version(),
                             "gbla": gbla.__version__,
                             "rows": rows,
+                            **({"baseline": baseline} if baseline else {}),
                         },
                         f,
                         indent=1,
@@ -256,17 +287,95 @@ def machine(comm):
     )
 
 
-def summarize(args, comm, M, rows, algo):
+def summarize(args, comm, M, rows, algo, baseline=None):
     mine = [r for r in rows if r["algo"] == algo]
     gteps = [r["gteps"] for r in mine if r["gteps"]]
+    median = float(np.median([r["seconds"] for r in mine]))
+    best = (baseline or {}).get(_family(algo))
+    against = (
+        f", {best['seconds'] / median:.2f}x the best one-device method ({best['method']})"
+        if best and not algo.startswith("single:")
+        else ""
+    )
     print(
         f"{algo} rmat({args.scale}), {comm.size} ranks ({M.device}): median "
-        f"{np.median([r['seconds'] for r in mine]) * 1e3:.2f} ms, harmonic mean "
+        f"{median * 1e3:.2f} ms, harmonic mean "
         f"{len(gteps) / sum(1 / g for g in gteps):.3f} GTEPS, "
         f"{np.median([r['bytes_total'] for r in mine]) / 2**20:.1f} MiB sent, "
-        f"{int(np.median([r['collectives'] for r in mine]))} collectives",
+        f"{int(np.median([r['collectives'] for r in mine]))} collectives{against}",
         flush=True,
     )
+
+
+def _family(algo):
+    """'bfs' or 'sssp': what a row searches (a single-GPU row's name is single:FAMILY:METHOD)."""
+    name = algo.split(":")[1] if algo.startswith("single:") else algo
+    return "sssp" if name.startswith("sssp") else "bfs"
+
+
+def _single_spec(text):
+    """``bfs:persistent`` as ('bfs', 'persistent'); the method must be registered (or auto)."""
+    family, _, method = text.partition(":")
+    if family not in ("bfs", "sssp") or not method:
+        raise SystemExit(f"--single: {text!r} is not bfs:METHOD or sssp:METHOD")
+    if not (family == "sssp" and method == "auto") and method not in gbla.methods.names(family):
+        raise SystemExit(f"--single: {method!r} is not a registered {family} method")
+    return family, method
+
+
+def _whole_matrix(M):
+    """The one rank's part (every row) as a gbla.Matrix sharing its arrays where it can (the
+    row pointers cast to the indices' type)."""
+    if M.lo != 0 or M.hi != M.n:
+        raise SystemExit("--single needs the whole graph on one rank")
+    if M.comm.xp is np:
+        import scipy.sparse as sp
+
+        S = sp.csr_array((M.values, M.indices, M.indptr), shape=(M.n, M.n))
+        return gbla.Matrix.from_scipy(S, device="cpu")
+    import cupyx.scipy.sparse as csp
+
+    indptr = M.indptr.astype(M.indices.dtype, copy=False)
+    C = csp.csr_matrix((M.values, M.indices, indptr), shape=(M.n, M.n))
+    return gbla.Matrix.from_cupy(C)  # shared when canonical (CuPy checks), else converted
+
+
+def _single_run(A, family, method):
+    """A search over ``A`` (one GPU, the whole graph) as ALGOS' searches are called."""
+    search = gbla.bfs if family == "bfs" else gbla.sssp
+
+    def run(M, source, stats):
+        own = {}
+        out = search(A, source, method=method, stats=own if family == "sssp" else None)
+        levels = own.get("iterations") if family == "sssp" else None
+        if levels is None:  # BFS: its levels from its result (stats would cost a sync)
+            levels = int(out.max()) + 1
+        stats.update(bytes_total=0, collectives=[0], levels=levels)
+        return out
+
+    return run
+
+
+def _baseline(path):
+    """{family: {'method', 'seconds' (median), 'gteps'}}: the fastest single-GPU method of
+    each algorithm in a one-rank run's JSON."""
+    with open(path) as f:
+        doc = json.load(f)
+    best = {}
+    for algo in {r["algo"] for r in doc["rows"] if r["algo"].startswith("single:")}:
+        mine = [r for r in doc["rows"] if r["algo"] == algo]
+        seconds = float(np.median([r["seconds"] for r in mine]))
+        gteps = [r["gteps"] for r in mine if r["gteps"]]
+        family = _family(algo)
+        if family not in best or seconds < best[family]["seconds"]:
+            best[family] = {
+                "method": algo.split(":")[2],
+                "seconds": seconds,
+                "gteps": len(gteps) / sum(1 / g for g in gteps) if gteps else None,
+            }
+    if not best:
+        raise SystemExit(f"--baseline: {path} has no single-GPU rows (run it with --single)")
+    return best
 
 
 def hub(M):
@@ -311,7 +420,7 @@ def check(args, out, algo, source):
 
     S = _whole(args.scale, args.edge_factor, tuple(args.weights))
     got = out.get() if hasattr(out, "get") else out
-    if algo.startswith("sssp"):
+    if _family(algo) == "sssp":
         expected = csgraph.dijkstra(S, indices=source)
     else:
         d = csgraph.shortest_path(S, unweighted=True, indices=source)

@@ -1507,6 +1507,42 @@ def test_the_distributed_benchmark_runs_under_the_launcher(tmp_path):
     assert all(r["gteps"] > 0 and r["levels"] >= 1 and r["bytes_total"] > 0 for r in doc["rows"])
 
 
+def test_the_distributed_benchmark_reports_rows_against_the_best_single_device_method(tmp_path):
+    # issue 37: one rank times the single-device methods on the whole graph (--single), and a
+    # run over two ranks reports each row against the fastest of them (--baseline)
+    import json
+    from pathlib import Path
+
+    from gbla.distributed import launch
+
+    bench = str(Path(__file__).parents[1] / "benchmarks" / "bench_distributed.py")
+    common = ["--backend", "socket", bench, "--scale", "7", "--sources", "2"]
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    singles = ["--single", "bfs:algebraic", "sssp:auto", "sssp:delta_stepping"]
+    assert launch.main(["-n", "1", *common, *singles, "--json", str(one)]) == 0
+    rows = json.loads(one.read_text())["rows"]
+    for name in ("single:bfs:algebraic", "single:sssp:auto", "single:sssp:delta_stepping"):
+        mine = [r for r in rows if r["algo"] == name]
+        assert len(mine) == 2 and all(r["gteps"] > 0 and r["levels"] >= 1 for r in mine)
+    assert launch.main(["-n", "2", *common, "--baseline", str(one), "--json", str(two)]) == 0
+    doc = json.loads(two.read_text())
+    medians = {
+        name: np.median([r["seconds"] for r in rows if r["algo"] == name])
+        for name in ("single:sssp:auto", "single:sssp:delta_stepping")
+    }
+    fastest = min(medians, key=medians.get)
+    assert doc["baseline"]["sssp"]["method"] == fastest.split(":")[2]
+    assert doc["baseline"]["bfs"]["method"] == "algebraic"
+    for r in doc["rows"]:
+        family = "sssp" if r["algo"].startswith("sssp") else "bfs"
+        assert r["vs_best_single"] == pytest.approx(
+            doc["baseline"][family]["seconds"] / r["seconds"]
+        )
+    # a --single run needs one rank, and its methods must exist
+    assert launch.main(["-n", "2", *common, "--single", "bfs:algebraic"]) != 0
+    assert launch.main(["-n", "1", *common, "--single", "bfs:no_such_method"]) != 0
+
+
 def test_a_failing_rank_makes_the_launcher_fail(tmp_path):
     from gbla.distributed import launch
 

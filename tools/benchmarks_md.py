@@ -122,16 +122,42 @@ def _distributed(doc, i):
             if "stored_bytes" in doc
             else ""
         )
-        + ". Bytes: payload every rank together sent in the search.",
+        + ". Bytes: payload every rank together sent in the search."
+        + (
+            " single:ALGO:METHOD rows: that method of gbla.bfs / gbla.sssp on the whole graph on "
+            "one device, the same sources."
+            if any(r["algo"].startswith("single:") for r in doc["rows"])
+            else ""
+        ),
         "",
-        "| algorithm | source | ms | GTEPS | levels | bytes sent | collectives / rank |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    base = doc.get("baseline")
+    if base:  # the best one-device method of each algorithm, from a one-rank run
+        out += [
+            "x best one-device: the best single-device method's median ms (a one-rank run with "
+            "--single, the same call) over the row's ms, above 1 where the ranks win: "
+            + "; ".join(
+                f"{family} `{b['method']}` {b['seconds'] * 1e3:.2f} ms"
+                for family, b in sorted(base.items())
+            )
+            + ".",
+            "",
+        ]
+    extra = " x best one-device |" if base else ""
+    out += [
+        "| algorithm | source | ms | GTEPS | levels | bytes sent | collectives / rank |" + extra,
+        "|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if base else ""),
     ]
     for r in doc["rows"]:
+        against = (
+            f" {r['vs_best_single']:.2f} |"
+            if base and "vs_best_single" in r
+            else (" - |" if base else "")
+        )
         out.append(
             f"| {r['algo']} | {r['source']} | {r['seconds'] * 1e3:.2f} | "
             f"{r['gteps'] or 0:.3f} | {r['levels']} | {r['bytes_total']:,} | "
-            f"{r['collectives']} |"
+            f"{r['collectives']} |" + against
         )
     return out + [""]
 

@@ -80,15 +80,26 @@ fi
 # 'distributed_beyond SCALE [args]' runs on all the machine's GPUs only: a graph whose stored
 # form is larger than one GPU (rmat(27) with --edge-factor 24: about 155 GB stored, 77 GB a rank
 # on two GPUs; the build holds a rank's part and one piece of edges).
+# 'distributed' runs 1, 2, 4 and 8 GPUs up to the machine's count, the one-GPU run also timing
+# the best single-GPU methods (SINGLE, default bfs:persistent sssp:auto) on the whole graph:
+# every later run reports its rows against them (--baseline), as issue 37 asks.
 if [ "$part" = distributed ] || [ "$part" = distributed_beyond ]; then
     gpus=$(nvidia-smi -L | wc -l)
     scale=${1:-25}
     [ $# -gt 0 ] && shift
-    counts="1 $gpus"
+    counts=""
+    for n in 1 2 4 8; do [ "$n" -le "$gpus" ] && counts="$counts $n"; done
     [ "$part" = distributed_beyond ] && counts="$gpus"
+    one="$OUT/${part}_rmat${scale}_1gpu.json"
     for n in $counts; do
+        extra=()
+        if [ "$part" = distributed ] && [ "$n" = 1 ]; then
+            extra=(--single ${SINGLE:-bfs:persistent sssp:auto})
+        elif [ -f "$one" ]; then
+            extra=(--baseline "$one")
+        fi
         python3 -u -m gbla.distributed.launch -n "$n" benchmarks/bench_distributed.py \
-            --scale "$scale" "$@" --json "$OUT/${part}_rmat${scale}_${n}gpu.json" 2>&1 | tee -a "$OUT/distributed.log"
+            --scale "$scale" "$@" "${extra[@]}" --json "$OUT/${part}_rmat${scale}_${n}gpu.json" 2>&1 | tee -a "$OUT/distributed.log"
     done
 fi
 # The article's ablation of edge_bellman_ford (R-MAT, average degree 32, scales 14-24).
