@@ -496,3 +496,41 @@ def test_the_edge_kernel_launches_one_round_past_the_quiet_one(method):
     one = gbla.Matrix.from_edges([], [], [], 1, device="gpu")  # no edge: no round
     np.testing.assert_array_equal(host(gbla.sssp(one, 0, method=method, stats=stats)), [0])
     assert stats["iterations"] == 0
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("light", [2, 16, 10**9])
+@pytest.mark.parametrize("directed", [True, False])
+def test_the_hybrid_of_light_and_streamed_rounds(monkeypatch, light, directed):
+    # edge_bellman_ford's hybrid on a small graph (the size test lowered to 0): light rounds
+    # push from the vertices lowered since they relaxed, heavy ones stream every edge; any
+    # mix gives Dijkstra's distances (1/light of the edges makes a round light; 10**9: every
+    # round streams but the first), and negative weights Bellman-Ford's
+    monkeypatch.setattr(_sssp, "HYBRID_EDGES", 0)
+    monkeypatch.setattr(_sssp, "HYBRID_LIGHT", light)
+    rng = np.random.default_rng(light)
+    n = 3000
+    src, dst = rng.integers(0, 2500, 8 * n), rng.integers(0, 2500, 8 * n)
+    w = rng.integers(0, 60, 8 * n).astype(np.float64)  # zero weights too; 2500.. unreachable
+    if not directed:
+        src, dst, w = np.r_[src, dst], np.r_[dst, src], np.r_[w, w]
+    S = G.csr(src, dst, w, n)
+    A = gbla.Matrix.from_scipy(S, device="gpu")
+    for source in (0, 2499, 2700):
+        stats = {}
+        dist = gbla.sssp(A, source, method="edge_bellman_ford", stats=stats)
+        assert_distances(dist, dijkstra(S, source), None, np.float64, "hybrid")
+        assert stats["edges_relaxed"] >= _reached_out_edges(S, host(dist))
+    check("edge_bellman_ford", A, 7, dijkstra(S, 7))  # and a valid predecessor tree
+    # negative weights, no negative cycle: a potential's shift keeps shortest paths
+    phi = rng.integers(0, 40, n).astype(np.float64)
+    P = S.tocoo()
+    shifted = G.csr(P.row, P.col, P.data + phi[P.row] - phi[P.col], n)
+    B = gbla.Matrix.from_scipy(shifted, device="gpu")
+    expected = dijkstra(S, 0) + phi[0] - phi  # a path's weight shifts by phi(0) - phi(end)
+    assert_distances(gbla.sssp(B, 0, method="edge_bellman_ford"), expected, 1e-9, np.float64, "h")
+    # a reachable negative cycle still raises
+    cycle = gbla.Matrix.from_edges([0, 1, 2], [1, 2, 1], [1.0, -3.0, 1.0], 3, device="gpu")
+    with pytest.raises(gbla.NegativeCycleError):
+        gbla.sssp(cycle, 0, method="edge_bellman_ford")

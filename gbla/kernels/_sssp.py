@@ -13,8 +13,10 @@ persistent_delta_stepping, bucketed, do not (gbla.sssp refuses a negative weight
 The article's ablation of edge_bellman_ford is four registered methods: ``edge_bellman_ford``
 (read-only path and cache-blocked edge order), ``edge_bellman_ford_no_reorder``,
 ``edge_bellman_ford_no_ldg`` and ``edge_bellman_ford_plain`` (neither), each relaxing every
-edge every round as the article does; ``edge_bellman_ford_fallen`` relaxes an edge only from
-an endpoint whose distance fell in the last round (a frontier Bellman-Ford's work, slower).
+edge every round as the article does (but ``edge_bellman_ford`` on a large graph, whose light
+rounds push from their few vertices: the hybrid); ``edge_bellman_ford_fallen`` relaxes an edge
+only from an endpoint whose distance fell in the last round (a frontier Bellman-Ford's work,
+slower).
 """
 
 from typing import NamedTuple
@@ -56,6 +58,7 @@ def name_expressions(ctype):
     return (
         f"gbla_sssp_edge<{ctype}, true>",
         f"gbla_sssp_edge<{ctype}, false>",
+        f"gbla_sssp_list_push<{ctype}>",
         f"gbla_sssp_frontier_expand<{ctype}>",
         f"gbla_sssp_init<{ctype}>",
         f"gbla_sssp_near_expand<{ctype}>",
@@ -193,7 +196,20 @@ def _edges(A, dtype, reorder):
     return A._cache[key]
 
 
-def _edge_bellman_ford(ldg, reorder, active=False):
+# edge_bellman_ford's hybrid: on a graph of at least HYBRID_EDGES stored edges, a round whose
+# vertices to relax from have at most 1/HYBRID_LIGHT of the stored edges pushes from them alone
+# (gbla_sssp_list_push) instead of streaming every edge. R-MAT's rounds are light at both ends:
+# on rmat(20) from a random vertex the frontier holds 0.0%, 0.0%, 24%, 98%, 93%, 77%, 47%, 17%,
+# 3.2%, 0.4% ... of the edges. A light round pays its host reads (its size, the lowered
+# vertices' count: about 0.2 ms); below HYBRID_EDGES a streamed round costs less, and every
+# round streams. One H100, weights 1..255, 8 sources (benchmarks/results/ab/
+# sssp_edge_bellman_ford_hybrid.log): rmat(22), 128 M stored edges, 12.6 -> 10.6 ms; rmat(20),
+# 31 M, 3.4 -> 5.4 (so not there); 1/8, 1/32 and 1/64 for the light share were no better.
+HYBRID_EDGES = 1 << 26
+HYBRID_LIGHT = 16
+
+
+def _edge_bellman_ford(ldg, reorder, active=False, hybrid=False):
     def run(A, source, *, dtype, return_predecessors, direction, stats):
         cp = _cupy()
         n = A.nrows
@@ -203,11 +219,16 @@ def _edge_bellman_ford(ldg, reorder, active=False):
         modified = cp.zeros(1, np.int32)
         kernel = _kernel("gbla_sssp_edge", dtype, ldg)
         m = len(src)
+        stored = m * (2 if both else 1)
+        if hybrid and stored >= HYBRID_EDGES:
+            rounds, relaxed = _hybrid_rounds(A, source, dtype, kernel, src, dst, w, both, dist)
+            stats.update(iterations=rounds, edges_relaxed=relaxed)
+            return _result(A, source, dist, _weights(A, dtype), return_predecessors)
         # with `active`, round r relaxes from the vertices that fell in round r - 1 (marks[(r -
         # 1) & 1], the source's mark for round 1) and marks those it lowers in marks[r & 1];
         # the marks it read are cleared behind it, for round r + 1 to write
         marks = cp.zeros((2, max(n, 1)), np.uint8) if active else None
-        relaxed = cp.zeros(1, np.uint64) if active else None
+        counts = cp.zeros(2, np.uint64) if active else None
         if active:
             marks[0, source] = 1
 
@@ -228,7 +249,7 @@ def _edge_bellman_ford(ldg, reorder, active=False):
                     modified,
                     ptr(fell),
                     ptr(falls),
-                    ptr(relaxed),
+                    ptr(counts),
                 ),
             )
             if active:
@@ -236,12 +257,132 @@ def _edge_bellman_ford(ldg, reorder, active=False):
 
         rounds = _pipelined_rounds(launch, modified, n) if m else 0
         if active:  # what the rounds relaxed, counted by the kernel
-            stats.update(iterations=rounds, edges_relaxed=int(relaxed.get()[0]))
+            stats.update(iterations=rounds, edges_relaxed=int(counts.get()[0]))
         else:  # a round relaxes every stored edge (an undirected one kept once, both ways)
-            stats.update(iterations=rounds, edges_relaxed=rounds * m * (2 if both else 1))
+            stats.update(iterations=rounds, edges_relaxed=rounds * stored)
         return _result(A, source, dist, _weights(A, dtype), return_predecessors)
 
     return run
+
+
+def _hybrid_rounds(A, source, dtype, kernel, src, dst, w, both, dist):
+    """Rounds of Bellman-Ford from ``source`` into ``dist``, each either light (a push from the
+    vertices lowered since they last relaxed, gbla_sssp_list_push over A's CSR) or streamed
+    (every edge, the edge kernel): light while those vertices' out-edges are at most
+    1/HYBRID_LIGHT of the stored edges, streamed otherwise, the streamed rounds pipelined as
+    :func:`_pipelined_rounds` runs them and left when one lowers so few distances that their
+    vertices' edges (at the average degree) would make a light round. Returns (rounds,
+    relaxations). Any order of relaxations is Bellman-Ford's; a vertex lowered in a streamed
+    round after its out-edges went by is marked, so the light round after relaxes from it."""
+    cp = _cupy()
+    n = A.nrows
+    indptr, indices = int32_csr(A)
+    weights = _weights(A, dtype)
+    degrees = indptr[1:] - indptr[:-1]
+    m, stored = len(src), A.nvals
+    light = stored // HYBRID_LIGHT
+    marks = cp.zeros((2, n), np.uint8)
+    counts = cp.zeros(2, np.uint64)
+    modified = cp.zeros(1, np.int32)
+    push = _kernel("gbla_sssp_list_push", dtype)
+    active = cp.asarray([source], np.int32)
+    rounds = 0
+    while len(active):
+        if rounds >= n:  # a distance fell in round n: a negative cycle
+            raise _negative_cycle(n)
+        offsets = cp.zeros(len(active) + 1, np.int64)
+        offsets[1:] = cp.cumsum(degrees[active], dtype=np.int64)
+        total = int(offsets[-1])  # sync: the light round's edges
+        if total > light:  # heavy: stream every edge until a round lowers few distances
+            low = max(1, light * n // max(stored, 1))  # lowered distances worth a light round
+            modified.fill(0)
+
+            def launch(round_):
+                kernel(
+                    grid(m),
+                    (THREADS,),
+                    (
+                        np.int64(m),
+                        src,
+                        dst,
+                        ptr(w),
+                        np.int32(both),
+                        dist,
+                        dist,
+                        np.int32(round_),
+                        modified,
+                        ptr(None),
+                        marks[round_ & 1],
+                        counts,
+                    ),
+                )
+                # round r - 1's marks: every edge went by in round r, relaxed from them
+                marks[(round_ - 1) & 1].fill(0)
+
+            ran = _streamed_rounds(launch, modified, counts, n - rounds, low)
+            rounds += ran
+            active = cp.flatnonzero(marks[ran & 1]).astype(np.int32)  # sync: the last marks
+            marks[ran & 1].fill(0)
+            continue
+        rounds += 1
+        if total:
+            push(
+                grid(total),
+                (THREADS,),
+                (
+                    active,
+                    offsets,
+                    np.int32(len(active)),
+                    np.int64(total),
+                    indptr,
+                    indices,
+                    ptr(weights),
+                    dist,
+                    marks[0],
+                    counts,
+                ),
+            )
+        active = cp.flatnonzero(marks[0]).astype(np.int32)  # sync: the vertices it lowered
+        marks[0].fill(0)
+    return rounds, int(counts.get()[0])
+
+
+def _streamed_rounds(launch, modified, counts, budget, low):
+    """Streamed rounds r = 1, 2, ... of the hybrid, pipelined as :func:`_pipelined_rounds`
+    runs them (round r + 1 launched before round r's words are read, which travel to pinned
+    memory): until one lowers nothing, or lowers fewer than ``low`` distances (then the rounds
+    after it are light), at most ``budget`` rounds (a change in the last one proves a negative
+    cycle). ``counts[1]`` sums the distances lowered. Returns the rounds launched."""
+    cp = _cupy()
+    stream = cp.cuda.get_current_stream()
+    pinned = cp.cuda.alloc_pinned_memory(32)
+    seen = np.frombuffer(pinned, np.int32, 2)  # bytes 0..7: modified a slot
+    lowered = np.frombuffer(pinned, np.uint64, 2, offset=16)  # bytes 16..31: counts[1] a slot
+    events = [cp.cuda.Event(block=False, disable_timing=True) for _ in range(2)]
+    copy = cp.cuda.runtime.memcpyAsync
+    d2h = cp.cuda.runtime.memcpyDeviceToHost
+
+    def issue(round_):
+        launch(round_)
+        slot = round_ & 1
+        copy(pinned.ptr + 4 * slot, modified.data.ptr, 4, d2h, stream.ptr)
+        copy(pinned.ptr + 16 + 8 * slot, counts.data.ptr + 8, 8, d2h, stream.ptr)
+        events[slot].record(stream)
+
+    before = int(counts[1].get())  # sync: the distances lowered before these rounds
+    issue(1)
+    r = 1
+    while True:
+        if r < budget:
+            issue(r + 1)
+        events[r & 1].synchronize()  # sync: round r's words (round r + 1 runs meanwhile)
+        now = int(lowered[r & 1])
+        if int(seen[r & 1]) != r or now - before < low:  # quiet, or light from here
+            return min(r + 1, budget)
+        if r == budget:
+            raise _negative_cycle(budget)
+        before = now
+        r += 1
 
 
 def _pipelined_rounds(launch, modified, n):
@@ -846,8 +987,10 @@ _EDGE = (
 _KERNELS = (
     (
         "edge_bellman_ford",
-        _edge_bellman_ford(True, True),
-        _EDGE + "; distances read through the read-only path, edges in L2-sized segment order",
+        _edge_bellman_ford(True, True, hybrid=True),
+        _EDGE + "; distances read through the read-only path, edges in L2-sized segment order; "
+        "on a graph of 2**26 stored edges or more, a round whose vertices to relax from hold at "
+        "most 1/16 of the edges pushes from them alone (CSR, a thread an edge) instead",
     ),
     (
         "edge_bellman_ford_fallen",

@@ -53,20 +53,20 @@ __device__ __forceinline__ bool gbla_relax(int u, int v, T we, const T* read, T*
 // that lowers a distance writes the round number into *modified (one word the host reads).
 // With `fell` (a byte a vertex: did its distance fall last round), an edge is relaxed from an
 // endpoint only when that endpoint's distance fell last round (the others would offer what
-// they offered before), and a lowered vertex is marked in `falls` for the next round: the
-// work of a frontier Bellman-Ford, the edges still streamed in order; `relaxed` then counts
-// the relaxations (one add a block).
+// they offered before). With `falls`, a lowered vertex is marked there for the next round.
+// With `counts`, counts[0] += the relaxations, counts[1] += the distances lowered (one add a
+// block each).
 template <class T, bool LDG>
 __global__ void gbla_sssp_edge(long long m, const int* __restrict__ src,
                                const int* __restrict__ dst, const T* __restrict__ w, int both,
                                const T* read, T* dist, int round, int* modified,
                                const unsigned char* __restrict__ fell, unsigned char* falls,
-                               u64* relaxed) {
-    __shared__ unsigned long long s_relaxed;
-    if (threadIdx.x == 0) s_relaxed = 0;
+                               u64* counts) {
+    __shared__ unsigned long long s_relaxed, s_lowered;
+    if (threadIdx.x == 0) s_relaxed = s_lowered = 0;
     __syncthreads();
     bool changed = false;
-    unsigned long long mine = 0;
+    unsigned long long mine = 0, lowered = 0;
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < m; e += stride) {
         const int u = src[e], v = dst[e];
@@ -76,20 +76,63 @@ __global__ void gbla_sssp_edge(long long m, const int* __restrict__ src,
         const T we = gbla_weight(w, e);
         if (from_u && gbla_relax<T, LDG>(u, v, we, read, dist)) {
             changed = true;
+            ++lowered;
             if (falls != nullptr) falls[v] = 1;
         }
         if (from_v && gbla_relax<T, LDG>(v, u, we, read, dist)) {
             changed = true;
+            ++lowered;
             if (falls != nullptr) falls[u] = 1;
         }
         mine += (unsigned long long)from_u + (unsigned long long)from_v;
     }
     // every thread of the block reaches this point (no early return): one write a warp
     if (__ballot_sync(0xffffffffu, changed) && (threadIdx.x & 31) == 0) *modified = round;
-    if (relaxed != nullptr) {
+    if (counts != nullptr) {
         if (mine) atomicAdd(&s_relaxed, mine);
+        if (lowered) atomicAdd(&s_lowered, lowered);
         __syncthreads();
-        if (threadIdx.x == 0 && s_relaxed) atomicAdd(relaxed, s_relaxed);
+        if (threadIdx.x == 0 && s_relaxed) atomicAdd(counts, s_relaxed);
+        if (threadIdx.x == 0 && s_lowered) atomicAdd(counts + 1, s_lowered);
+    }
+}
+
+// A light round of edge_bellman_ford's hybrid: the out-edges (CSR) of the `count` vertices in
+// ids, a thread an edge, load-balanced over their degrees' exclusive prefix sums `offsets`
+// (count + 1 of them, `total` edges in all: a thread finds its vertex by binary search), so
+// that a hub among them is spread over the grid. A vertex it lowers is marked in falls;
+// counts[0] += the relaxations, counts[1] += the distances lowered.
+template <class T>
+__global__ void gbla_sssp_list_push(const int* __restrict__ ids, const long long* __restrict__ offsets,
+                                    int count, long long total, const int* __restrict__ indptr,
+                                    const int* __restrict__ indices, const T* __restrict__ w,
+                                    T* dist, unsigned char* falls, u64* counts) {
+    __shared__ unsigned long long s_lowered;
+    if (threadIdx.x == 0) s_lowered = 0;
+    __syncthreads();
+    unsigned long long lowered = 0;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += stride) {
+        int lo = 0, hi = count - 1;  // the last vertex whose edges start at or before t
+        while (lo < hi) {
+            const int mid = (lo + hi + 1) >> 1;
+            if (offsets[mid] <= t) lo = mid;
+            else hi = mid - 1;
+        }
+        const int u = ids[lo];
+        const long long e = (long long)indptr[u] + (t - offsets[lo]);
+        const int v = indices[e];
+        const T candidate = __ldcg(dist + u) + gbla_weight(w, e);
+        if (candidate < __ldcg(dist + v) && gbla_atomic_min(dist + v, candidate)) {
+            falls[v] = 1;
+            ++lowered;
+        }
+    }
+    if (lowered) atomicAdd(&s_lowered, lowered);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        if (blockIdx.x == 0) atomicAdd(counts, (u64)total);
+        if (s_lowered) atomicAdd(counts + 1, s_lowered);
     }
 }
 
