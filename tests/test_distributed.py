@@ -1595,6 +1595,12 @@ def test_the_ranks_run_as_tasks_of_a_dask_cluster():
         results = run_dask(client, _dask_rank, backend="socket")
         with pytest.raises(gbla.InvalidValue, match="^size must be between 1 and"):
             run_dask(client, _dask_rank, size=4, backend="socket")
+        # the ranks met through the scheduler (no shared folder), and their rendezvous went
+        # with the run: no variable of it is left there
+        left = client.run_on_scheduler(
+            lambda dask_scheduler: sorted(dask_scheduler.extensions["variables"].variables)
+        )
+        assert not [name for name in left if name.startswith("gbla-")]
     A = gbla.generators.rmat(8, seed=4, device="cpu", weights=(1, 9))
     S = A.to_scipy().astype(np.float64)
     d = csgraph.shortest_path(S, unweighted=True, indices=5)

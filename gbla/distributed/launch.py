@@ -5,10 +5,12 @@
 starts ``n`` copies of the script, each with ``GBLA_RANK``, ``GBLA_WORLD_SIZE``, a rendezvous
 folder (``GBLA_RENDEZVOUS``) and ``NCCL_NVLS_ENABLE=0``; inside, :func:`init` gives the rank's
 communicator: an :class:`~.comm.NcclComm` on GPU ``rank`` (rank 0's unique id passed through
-the folder), or a :class:`SocketComm` between processes on the CPU (pickled arrays over local
-sockets, for machines without NCCL and for the tests). The launcher's exit status is that of
-the first rank to fail (0 when none does); once a rank fails, the others are ended soon after
-(one left waiting in a collective for it would never return).
+the folder), or a :class:`SocketComm` between processes on the CPU (pickled arrays over
+sockets, for machines without NCCL and for the tests). :func:`connect` takes the folder, or any
+rendezvous with ``publish``, ``lookup`` and ``host`` (gbla.distributed.on_dask passes one that
+travels through the Dask scheduler, so that ranks on several hosts meet). The launcher's exit
+status is that of the first rank to fail (0 when none does); once a rank fails, the others are
+ended soon after (one left waiting in a collective for it would never return).
 """
 
 import argparse
@@ -24,26 +26,47 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["init", "connect", "SocketComm", "main"]
+__all__ = ["init", "connect", "SocketComm", "FolderRendezvous", "main"]
 
 BACKENDS = ("nccl", "socket")
 
 
+class FolderRendezvous:
+    """Where the ranks of one host meet: a folder every rank sees, a file a published value
+    (written whole, then renamed into place); sockets on the loopback address."""
+
+    host = "127.0.0.1"
+
+    def __init__(self, folder):
+        self.folder = Path(folder)
+
+    def publish(self, key, value):
+        """Make ``value`` (bytes) readable by every rank under ``key``."""
+        (self.folder / f"{key}.tmp").write_bytes(value)
+        os.replace(self.folder / f"{key}.tmp", self.folder / key)
+
+    def lookup(self, key, timeout):
+        """The bytes published under ``key``, waiting up to ``timeout`` seconds for them."""
+        return _wait_for(self.folder / key, timeout)
+
+
 class SocketComm:
-    """One rank of a group of processes on one host, a local socket to every other rank."""
+    """One rank of a group of processes, a socket to every other rank: each listens on the
+    rendezvous's host and publishes its address there."""
 
     xp = np
 
-    def __init__(self, rank, size, folder, timeout=60.0):
+    def __init__(self, rank, size, rendezvous, timeout=60.0):
         self.rank, self.size = rank, size
-        folder = Path(folder)
-        listener = Listener(("127.0.0.1", 0), authkey=b"gbla")
-        (folder / f"port_{rank}.tmp").write_text(str(listener.address[1]))
-        os.replace(folder / f"port_{rank}.tmp", folder / f"port_{rank}")
+        if not hasattr(rendezvous, "publish"):
+            rendezvous = FolderRendezvous(rendezvous)
+        listener = Listener((rendezvous.host, 0), authkey=b"gbla")
+        host, port = listener.address
+        rendezvous.publish(f"port_{rank}", f"{host}:{port}".encode())
         self._peers = {}
         for r in range(rank):  # connect to the lower ranks, accept the higher
-            port = int(_wait_for(folder / f"port_{r}", timeout).decode())
-            conn = Client(("127.0.0.1", port), authkey=b"gbla")
+            host, _, port = rendezvous.lookup(f"port_{r}", timeout).decode().rpartition(":")
+            conn = Client((host, int(port)), authkey=b"gbla")
             conn.send(rank)
             self._peers[r] = conn
         for _ in range(rank + 1, size):
@@ -107,24 +130,26 @@ def init(timeout=60.0):
     )
 
 
-def connect(rank, size, folder, backend, timeout=60.0, device=None):
-    """Rank ``rank`` of ``size``'s communicator, meeting the others through ``folder`` (a path
-    every rank sees): a SocketComm (``backend`` 'socket'), or an NcclComm on GPU ``device``
-    of those this process sees (default: GPU ``rank``)."""
-    folder = Path(folder)
+def connect(rank, size, rendezvous, backend, timeout=60.0, device=None):
+    """Rank ``rank`` of ``size``'s communicator, meeting the others through ``rendezvous``: a
+    folder every rank sees (a :class:`FolderRendezvous`), or an object with ``publish(key,
+    bytes)``, ``lookup(key, timeout)`` and ``host`` (the address this rank's socket listens
+    on). A SocketComm (``backend`` 'socket'), or an NcclComm on GPU ``device`` of those this
+    process sees (default: GPU ``rank``), rank 0's unique id published for the others."""
+    if not hasattr(rendezvous, "publish"):
+        rendezvous = FolderRendezvous(rendezvous)
     if backend == "socket":
-        return SocketComm(rank, size, folder, timeout)
+        return SocketComm(rank, size, rendezvous, timeout)
     import cupy
 
     from .comm import NcclComm
 
     cupy.cuda.Device(rank if device is None else device).use()
     if rank == 0:
-        (folder / "nccl_id.tmp").write_bytes(pickle.dumps(NcclComm.unique_id()))
-        os.replace(folder / "nccl_id.tmp", folder / "nccl_id")
-        unique_id = (folder / "nccl_id").read_bytes()
+        unique_id = pickle.dumps(NcclComm.unique_id())
+        rendezvous.publish("nccl_id", unique_id)
     else:
-        unique_id = _wait_for(folder / "nccl_id", timeout)
+        unique_id = rendezvous.lookup("nccl_id", timeout)
     return NcclComm(size, pickle.loads(unique_id), rank)
 
 

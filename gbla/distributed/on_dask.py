@@ -1,16 +1,43 @@
 """The ranks as Dask tasks: one task per worker of a ``dask.distributed`` cluster, pinned to
-it, each making its communicator through a rendezvous folder: NCCL on one GPU per worker (a
-dask-cuda ``LocalCUDACluster``, as cuGraph sets up raft-dask), or local sockets between CPU
-workers of one host. Dask is an optional extra (``pip install gbla[dask]``)."""
+it, each making its communicator through a rendezvous that travels through the scheduler
+(Dask Variables): NCCL on one GPU per worker (dask-cuda workers, as cuGraph sets up
+raft-dask), or sockets between CPU workers. Nothing is shared but the scheduler, so the
+workers may be on several hosts: rank 0's NCCL unique id (or each rank's socket address)
+goes through it, and the ranks' data then moves over NCCL's own transports (or the sockets),
+never through Dask. Dask is an optional extra (``pip install gbla[dask]``)."""
 
 import os
-import shutil
-import tempfile
+import uuid
 
 from .. import _validation as V
 from .launch import BACKENDS, connect
 
-__all__ = ["run_dask"]
+__all__ = ["run_dask", "DaskRendezvous"]
+
+
+class DaskRendezvous:
+    """Where one run's ranks meet, inside Dask tasks: a published value is a Dask Variable
+    named after the run and the key, held by the scheduler; sockets listen on the address the
+    task's worker serves Dask on, so that workers of other hosts reach them."""
+
+    def __init__(self, run):
+        from distributed import get_worker
+        from distributed.comm import get_address_host
+
+        self.run = run
+        self.host = get_address_host(get_worker().address)
+
+    def publish(self, key, value):
+        """Make ``value`` (bytes) readable by every rank of the run under ``key``."""
+        from distributed import Variable
+
+        Variable(f"{self.run}-{key}").set(value)
+
+    def lookup(self, key, timeout):
+        """The bytes published under ``key``, waiting up to ``timeout`` seconds for them."""
+        from distributed import Variable
+
+        return Variable(f"{self.run}-{key}").get(timeout=timeout)
 
 
 def run_dask(client, work, *, size=None, backend="nccl"):
@@ -35,7 +62,7 @@ def run_dask(client, work, *, size=None, backend="nccl"):
     if backend == "nccl":
         visible = client.run(_visible_gpus, workers=workers)
         devices = worker_gpus([visible[w] for w in workers])
-    folder = tempfile.mkdtemp(prefix="gbla-dask-")  # the workers share this host's disk
+    run = f"gbla-{uuid.uuid4().hex}"  # this run's variables, apart from any other run's
     try:
         futures = [
             client.submit(
@@ -43,7 +70,7 @@ def run_dask(client, work, *, size=None, backend="nccl"):
                 work,
                 r,
                 size,
-                folder,
+                run,
                 backend,
                 devices[r],
                 workers=[workers[r]],
@@ -54,7 +81,11 @@ def run_dask(client, work, *, size=None, backend="nccl"):
         ]
         return client.gather(futures)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        from distributed import Variable
+
+        keys = ["nccl_id"] if backend == "nccl" else [f"port_{r}" for r in range(size)]
+        for key in keys:
+            Variable(f"{run}-{key}", client=client).delete()
 
 
 def worker_gpus(visible):
@@ -72,8 +103,8 @@ def _visible_gpus():
     return os.environ.get("CUDA_VISIBLE_DEVICES")
 
 
-def _rank(work, rank, size, folder, backend, device):
-    comm = connect(rank, size, folder, backend, device=device)
+def _rank(work, rank, size, run, backend, device):
+    comm = connect(rank, size, DaskRendezvous(run), backend, device=device)
     try:
         return work(comm)
     finally:
