@@ -216,7 +216,7 @@ def main(argv=None):
                     "source": s,
                     "seconds": seconds,
                     "gteps": edges / seconds / 1e9 if seconds else None,
-                    "levels": stats["levels"] if "levels" in stats else len(stats["bytes"]),
+                    "levels": _levels(stats, out),
                     "bytes_total": stats["bytes_total"],
                     "collectives": int(sum(stats["collectives"])),
                 }
@@ -307,6 +307,16 @@ def summarize(args, comm, M, rows, algo, baseline=None):
     )
 
 
+def _levels(stats, out):
+    """A search's levels (or rounds): from its stats, else from its per-level bytes, else (a
+    single-GPU BFS) from its result, read after the timer stopped."""
+    if stats.get("levels") is not None:
+        return stats["levels"]
+    if "bytes" in stats:
+        return len(stats["bytes"])
+    return int(out.max()) + 1
+
+
 def _family(algo):
     """'bfs' or 'sssp': what a row searches (a single-GPU row's name is single:FAMILY:METHOD)."""
     name = algo.split(":")[1] if algo.startswith("single:") else algo
@@ -347,10 +357,9 @@ def _single_run(A, family, method):
     def run(M, source, stats):
         own = {}
         out = search(A, source, method=method, stats=own if family == "sssp" else None)
-        levels = own.get("iterations") if family == "sssp" else None
-        if levels is None:  # BFS: its levels from its result (stats would cost a sync)
-            levels = int(out.max()) + 1
-        stats.update(bytes_total=0, collectives=[0], levels=levels)
+        # a BFS's levels come from its result once the timer stopped (main): read here, they
+        # would add a device sync to the timed call
+        stats.update(bytes_total=0, collectives=[0], levels=own.get("iterations"))
         return out
 
     return run
