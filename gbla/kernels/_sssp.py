@@ -213,17 +213,17 @@ def _edge_bellman_ford(ldg, reorder, active=False, hybrid=False):
     def run(A, source, *, dtype, return_predecessors, direction, stats):
         cp = _cupy()
         n = A.nrows
-        src, dst, w, both = _edges(A, dtype, reorder)
+        edges = _edges(A, dtype, reorder)
+        m, both = len(edges[0]), edges[3]
         dist = cp.full(n, np.inf, dtype)
         dist[source] = 0
-        modified = cp.zeros(1, np.int32)
         kernel = _kernel("gbla_sssp_edge", dtype, ldg)
-        m = len(src)
         stored = m * (2 if both else 1)
         if hybrid and stored >= HYBRID_EDGES:
-            rounds, relaxed = _hybrid_rounds(A, source, dtype, kernel, src, dst, w, both, dist)
+            rounds, relaxed = _hybrid_rounds(A, source, dtype, kernel, edges, dist)
             stats.update(iterations=rounds, edges_relaxed=relaxed)
             return _result(A, source, dist, _weights(A, dtype), return_predecessors)
+        modified = cp.zeros(1, np.int32)
         # with `active`, round r relaxes from the vertices that fell in round r - 1 (marks[(r -
         # 1) & 1], the source's mark for round 1) and marks those it lowers in marks[r & 1];
         # the marks it read are cleared behind it, for round r + 1 to write
@@ -234,24 +234,7 @@ def _edge_bellman_ford(ldg, reorder, active=False, hybrid=False):
 
         def launch(round_):
             fell, falls = (marks[(round_ - 1) & 1], marks[round_ & 1]) if active else (None, None)
-            kernel(
-                grid(m),
-                (THREADS,),
-                (
-                    np.int64(m),
-                    src,
-                    dst,
-                    ptr(w),
-                    np.int32(both),
-                    dist,
-                    dist,
-                    np.int32(round_),
-                    modified,
-                    ptr(fell),
-                    ptr(falls),
-                    ptr(counts),
-                ),
-            )
+            _edge_round(kernel, edges, dist, round_, modified, fell, falls, counts)
             if active:
                 fell.fill(0)
 
@@ -265,7 +248,32 @@ def _edge_bellman_ford(ldg, reorder, active=False, hybrid=False):
     return run
 
 
-def _hybrid_rounds(A, source, dtype, kernel, src, dst, w, both, dist):
+def _edge_round(kernel, edges, dist, round_, modified, fell, falls, counts):
+    """Launches round ``round_`` of gbla_sssp_edge over ``edges`` (src, dst, weights, both, as
+    :func:`_edges` gives them); ``fell``, ``falls`` and ``counts`` as the kernel takes them
+    (None: not used)."""
+    src, dst, w, both = edges
+    kernel(
+        grid(len(src)),
+        (THREADS,),
+        (
+            np.int64(len(src)),
+            src,
+            dst,
+            ptr(w),
+            np.int32(both),
+            dist,
+            dist,
+            np.int32(round_),
+            modified,
+            ptr(fell),
+            ptr(falls),
+            ptr(counts),
+        ),
+    )
+
+
+def _hybrid_rounds(A, source, dtype, kernel, edges, dist):
     """Rounds of Bellman-Ford from ``source`` into ``dist``, each either light (a push from the
     vertices lowered since they last relaxed, gbla_sssp_list_push over A's CSR) or streamed
     (every edge, the edge kernel): light while those vertices' out-edges are at most
@@ -278,8 +286,8 @@ def _hybrid_rounds(A, source, dtype, kernel, src, dst, w, both, dist):
     n = A.nrows
     indptr, indices = int32_csr(A)
     weights = _weights(A, dtype)
-    degrees = indptr[1:] - indptr[:-1]
-    m, stored = len(src), A.nvals
+    degrees = A._degrees()
+    stored = A.nvals
     light = stored // HYBRID_LIGHT
     marks = cp.zeros((2, n), np.uint8)
     counts = cp.zeros(2, np.uint64)
@@ -296,30 +304,14 @@ def _hybrid_rounds(A, source, dtype, kernel, src, dst, w, both, dist):
         if total > light:  # heavy: stream every edge until a round lowers few distances
             low = max(1, light * n // max(stored, 1))  # lowered distances worth a light round
             modified.fill(0)
+            counts[1:].fill(0)  # the distances lowered, from this phase's first round
 
             def launch(round_):
-                kernel(
-                    grid(m),
-                    (THREADS,),
-                    (
-                        np.int64(m),
-                        src,
-                        dst,
-                        ptr(w),
-                        np.int32(both),
-                        dist,
-                        dist,
-                        np.int32(round_),
-                        modified,
-                        ptr(None),
-                        marks[round_ & 1],
-                        counts,
-                    ),
-                )
+                _edge_round(kernel, edges, dist, round_, modified, None, marks[round_ & 1], counts)
                 # round r - 1's marks: every edge went by in round r, relaxed from them
                 marks[(round_ - 1) & 1].fill(0)
 
-            ran = _streamed_rounds(launch, modified, counts, n - rounds, low)
+            ran = _pipelined_rounds(launch, modified, n - rounds, lowered=counts[1:], low=low)
             rounds += ran
             active = cp.flatnonzero(marks[ran & 1]).astype(np.int32)  # sync: the last marks
             marks[ran & 1].fill(0)
@@ -347,80 +339,44 @@ def _hybrid_rounds(A, source, dtype, kernel, src, dst, w, both, dist):
     return rounds, int(counts.get()[0])
 
 
-def _streamed_rounds(launch, modified, counts, budget, low):
-    """Streamed rounds r = 1, 2, ... of the hybrid, pipelined as :func:`_pipelined_rounds`
-    runs them (round r + 1 launched before round r's words are read, which travel to pinned
-    memory): until one lowers nothing, or lowers fewer than ``low`` distances (then the rounds
-    after it are light), at most ``budget`` rounds (a change in the last one proves a negative
-    cycle). ``counts[1]`` sums the distances lowered. Returns the rounds launched."""
-    cp = _cupy()
-    stream = cp.cuda.get_current_stream()
-    pinned = cp.cuda.alloc_pinned_memory(32)
-    seen = np.frombuffer(pinned, np.int32, 2)  # bytes 0..7: modified a slot
-    lowered = np.frombuffer(pinned, np.uint64, 2, offset=16)  # bytes 16..31: counts[1] a slot
-    events = [cp.cuda.Event(block=False, disable_timing=True) for _ in range(2)]
-    copy = cp.cuda.runtime.memcpyAsync
-    d2h = cp.cuda.runtime.memcpyDeviceToHost
-
-    def issue(round_):
-        launch(round_)
-        slot = round_ & 1
-        copy(pinned.ptr + 4 * slot, modified.data.ptr, 4, d2h, stream.ptr)
-        copy(pinned.ptr + 16 + 8 * slot, counts.data.ptr + 8, 8, d2h, stream.ptr)
-        events[slot].record(stream)
-
-    before = int(counts[1].get())  # sync: the distances lowered before these rounds
-    issue(1)
-    r = 1
-    while True:
-        if r < budget:
-            issue(r + 1)
-        events[r & 1].synchronize()  # sync: round r's words (round r + 1 runs meanwhile)
-        now = int(lowered[r & 1])
-        if int(seen[r & 1]) != r or now - before < low:  # quiet, or light from here
-            return min(r + 1, budget)
-        if r == budget:
-            raise _negative_cycle(budget)
-        before = now
-        r += 1
-
-
-def _pipelined_rounds(launch, modified, n):
+def _pipelined_rounds(launch, modified, budget, lowered=None, low=0):
     """Runs ``launch(r)`` for rounds r = 1, 2, ... until one lowers nothing (the kernel writes r
     into ``modified`` when round r lowered a distance); returns the rounds launched. Round r + 1
     is launched before round r's word is read, and the word travels by an asynchronous copy to
     pinned memory: the GPU never waits for the host's test (a read after each round cost
     ego-Twitter's 21 rounds about 10 us each: 1.09 ms a search then, 0.87 now on an H100), at
-    the price of one round after the last, which lowers nothing. A change in round n proves a
-    negative cycle."""
+    the price of one round after the last, which lowers nothing. At most ``budget`` rounds: a
+    change in the last proves a negative cycle. With ``lowered`` (a device word the rounds add
+    the distances they lower to, 0 before round 1), it travels alongside, and the rounds also
+    end after one that lowers fewer than ``low`` (the hybrid's light rounds take over)."""
     cp = _cupy()
     stream = cp.cuda.get_current_stream()
-    pinned = cp.cuda.alloc_pinned_memory(8)
-    seen = np.frombuffer(pinned, np.int32, 2)
+    pinned = cp.cuda.alloc_pinned_memory(32)
+    seen = np.frombuffer(pinned, np.int32, 2)  # bytes 0..7: ``modified``, a slot a round
+    sums = np.frombuffer(pinned, np.uint64, 2, offset=16)  # bytes 16..31: ``lowered``
     events = [cp.cuda.Event(block=False, disable_timing=True) for _ in range(2)]
+    copy, d2h = cp.cuda.runtime.memcpyAsync, cp.cuda.runtime.memcpyDeviceToHost
 
     def issue(round_):
         launch(round_)
         slot = round_ & 1
-        cp.cuda.runtime.memcpyAsync(
-            pinned.ptr + 4 * slot,
-            modified.data.ptr,
-            4,
-            cp.cuda.runtime.memcpyDeviceToHost,
-            stream.ptr,
-        )
+        copy(pinned.ptr + 4 * slot, modified.data.ptr, 4, d2h, stream.ptr)
+        if lowered is not None:
+            copy(pinned.ptr + 16 + 8 * slot, lowered.data.ptr, 8, d2h, stream.ptr)
         events[slot].record(stream)
 
     issue(1)
-    r = 1
+    r, before = 1, 0
     while True:
-        if r < n:
+        if r < budget:
             issue(r + 1)
-        events[r & 1].synchronize()  # sync: round r's word (round r + 1 runs meanwhile)
-        if int(seen[r & 1]) != r:  # round r lowered nothing: done
-            return min(r + 1, n)
-        if r == n:
-            raise _negative_cycle(n)
+        events[r & 1].synchronize()  # sync: round r's words (round r + 1 runs meanwhile)
+        now = int(sums[r & 1]) if lowered is not None else 0
+        if int(seen[r & 1]) != r or (lowered is not None and now - before < low):
+            return min(r + 1, budget)
+        if r == budget:
+            raise _negative_cycle(budget)
+        before = now
         r += 1
 
 
