@@ -19,6 +19,7 @@ only from an endpoint whose distance fell in the last round (a frontier Bellman-
 slower).
 """
 
+import collections
 from typing import NamedTuple
 
 import numpy as np
@@ -58,7 +59,8 @@ def name_expressions(ctype):
     return (
         f"gbla_sssp_edge<{ctype}, true>",
         f"gbla_sssp_edge<{ctype}, false>",
-        f"gbla_sssp_list_push<{ctype}>",
+        f"gbla_sssp_hybrid_light<{ctype}>",
+        "gbla_sssp_hybrid_gather",
         f"gbla_sssp_frontier_expand<{ctype}>",
         f"gbla_sssp_init<{ctype}>",
         f"gbla_sssp_near_expand<{ctype}>",
@@ -198,15 +200,20 @@ def _edges(A, dtype, reorder):
 
 # edge_bellman_ford's hybrid: on a graph of at least HYBRID_EDGES stored edges, a round whose
 # vertices to relax from have at most 1/HYBRID_LIGHT of the stored edges pushes from them alone
-# (gbla_sssp_list_push) instead of streaming every edge. R-MAT's rounds are light at both ends:
-# on rmat(20) from a random vertex the frontier holds 0.0%, 0.0%, 24%, 98%, 93%, 77%, 47%, 17%,
-# 3.2%, 0.4% ... of the edges. A light round pays its host reads (its size, the lowered
-# vertices' count: about 0.2 ms); below HYBRID_EDGES a streamed round costs less, and every
-# round streams. One H100, weights 1..255, 8 sources (benchmarks/results/ab/
-# sssp_edge_bellman_ford_hybrid.log): rmat(22), 128 M stored edges, 12.6 -> 10.6 ms; rmat(20),
-# 31 M, 3.4 -> 5.4 (so not there); 1/8, 1/32 and 1/64 for the light share were no better.
-HYBRID_EDGES = 1 << 26
-HYBRID_LIGHT = 16
+# (gbla_sssp_hybrid_light) instead of streaming every edge. R-MAT's rounds are light at both
+# ends: on rmat(20) from a random vertex the frontier holds 0.0%, 0.0%, 24%, 98%, 93%, 77%,
+# 47%, 17%, 3.2%, 0.4% ... of the edges. The device decides each round (sssp.cu); the host only
+# launches, three kernels a round, which costs more than a streamed round below HYBRID_EDGES
+# (ego-Twitter, 2.7 M stored edges: 1.83 ms against 0.80 streamed, on an H200). One H100,
+# weights 1..255, 8 sources (benchmarks/results/ab/sssp_edge_bellman_ford_hybrid.log): rmat(22)
+# 12.4 ms streamed, 9.46 with the hybrid's light rounds decided on the host, 7.31 on the
+# device; rmat(20) 3.42, 4.28, 2.51. A quarter of the edges for a light round relaxes the
+# fewest edges (3.3 an edge on rmat(22), 4.05 at 1/8 and 1/16) and is as fast or faster; an
+# item's size and its threads (256 and 32, 128 and 16, 64 and 8, 32 and 4) differ by under 2%.
+HYBRID_EDGES = 1 << 24
+HYBRID_LIGHT = 4
+# a light round's item: at most HYBRID_CHUNK edges of one vertex, relaxed by HYBRID_GROUP threads
+HYBRID_CHUNK, HYBRID_GROUP = 128, 16
 
 
 def _edge_bellman_ford(ldg, reorder, active=False, hybrid=False):
@@ -248,10 +255,10 @@ def _edge_bellman_ford(ldg, reorder, active=False, hybrid=False):
     return run
 
 
-def _edge_round(kernel, edges, dist, round_, modified, fell, falls, counts):
+def _edge_round(kernel, edges, dist, round_, modified, fell, falls, counts, gate=None, light=0):
     """Launches round ``round_`` of gbla_sssp_edge over ``edges`` (src, dst, weights, both, as
-    :func:`_edges` gives them); ``fell``, ``falls`` and ``counts`` as the kernel takes them
-    (None: not used)."""
+    :func:`_edges` gives them); ``fell``, ``falls``, ``counts`` and ``gate`` as the kernel takes
+    them (None: not used)."""
     src, dst, w, both = edges
     kernel(
         grid(len(src)),
@@ -269,115 +276,120 @@ def _edge_round(kernel, edges, dist, round_, modified, fell, falls, counts):
             ptr(fell),
             ptr(falls),
             ptr(counts),
+            ptr(gate),
+            np.int64(light),
         ),
     )
 
 
 def _hybrid_rounds(A, source, dtype, kernel, edges, dist):
-    """Rounds of Bellman-Ford from ``source`` into ``dist``, each either light (a push from the
-    vertices lowered since they last relaxed, gbla_sssp_list_push over A's CSR) or streamed
-    (every edge, the edge kernel): light while those vertices' out-edges are at most
-    1/HYBRID_LIGHT of the stored edges, streamed otherwise, the streamed rounds pipelined as
-    :func:`_pipelined_rounds` runs them and left when one lowers so few distances that their
-    vertices' edges (at the average degree) would make a light round. Returns (rounds,
+    """Rounds of Bellman-Ford from ``source`` into ``dist``, each light (a push along the
+    out-edges of the vertices lowered since they last relaxed, gbla_sssp_hybrid_light over A's
+    CSR) or streamed (every edge, the edge kernel), chosen on the device: light while those
+    out-edges are at most 1/HYBRID_LIGHT of the stored edges. A round is three launches
+    (sssp.cu, "edge_bellman_ford's hybrid"), pipelined as :func:`_pipelined_rounds` runs
+    them: the host reads nothing but the word that says a round found work. Returns (rounds,
     relaxations). Any order of relaxations is Bellman-Ford's; a vertex lowered in a streamed
-    round after its out-edges went by is marked, so the light round after relaxes from it."""
+    round after its out-edges went by is marked, so the round after relaxes from it."""
     cp = _cupy()
     n = A.nrows
     indptr, indices = int32_csr(A)
     weights = _weights(A, dtype)
-    degrees = A._degrees()
     stored = A.nvals
     light = stored // HYBRID_LIGHT
-    marks = cp.zeros((2, n), np.uint8)
+    marks = cp.zeros(n, np.uint8)
+    marks[source] = 1
+    # each marked vertex lists ceil(degree / CHUNK) items
+    items = cp.empty(n + stored // HYBRID_CHUNK + 1, np.uint64)
+    slots = cp.zeros((2, 2), np.uint64)
     counts = cp.zeros(2, np.uint64)
     modified = cp.zeros(1, np.int32)
-    push = _kernel("gbla_sssp_list_push", dtype)
-    active = cp.asarray([source], np.int32)
-    rounds = 0
-    while len(active):
-        if rounds >= n:  # a distance fell in round n: a negative cycle
-            raise _negative_cycle(n)
-        offsets = cp.zeros(len(active) + 1, np.int64)
-        offsets[1:] = cp.cumsum(degrees[active], dtype=np.int64)
-        total = int(offsets[-1])  # sync: the light round's edges
-        if total > light:  # heavy: stream every edge until a round lowers few distances
-            low = max(1, light * n // max(stored, 1))  # lowered distances worth a light round
-            modified.fill(0)
-            counts[1:].fill(0)  # the distances lowered, from this phase's first round
+    gather = _launch.function(
+        "sssp.cu", "gbla_sssp_hybrid_gather", name_expressions=name_expressions(CTYPES[dtype])
+    )
+    push = _kernel("gbla_sssp_hybrid_light", dtype)
+    wide = grid(1 << 62)  # as many blocks as the kernels keep resident
+    chunk, group = np.int64(HYBRID_CHUNK), np.int32(HYBRID_GROUP)
+    pair = (slots[0], slots[1])
 
-            def launch(round_):
-                _edge_round(kernel, edges, dist, round_, modified, None, marks[round_ & 1], counts)
-                # round r - 1's marks: every edge went by in round r, relaxed from them
-                marks[(round_ - 1) & 1].fill(0)
+    def launch(round_):
+        slot, after = pair[round_ & 1], pair[(round_ + 1) & 1]
+        gather(
+            grid(n),
+            (THREADS,),
+            (np.int32(n), marks, indptr, chunk, items, slot, np.int32(round_), modified),
+        )
+        push(
+            wide,
+            (THREADS,),
+            (
+                items,
+                slot,
+                after,
+                np.int64(light),
+                chunk,
+                group,
+                indptr,
+                indices,
+                ptr(weights),
+                dist,
+                marks,
+                counts,
+            ),
+        )
+        _edge_round(kernel, edges, dist, round_, modified, None, marks, counts, slot, light)
 
-            ran = _pipelined_rounds(launch, modified, n - rounds, lowered=counts[1:], low=low)
-            rounds += ran
-            active = cp.flatnonzero(marks[ran & 1]).astype(np.int32)  # sync: the last marks
-            marks[ran & 1].fill(0)
-            continue
-        rounds += 1
-        if total:
-            push(
-                grid(total),
-                (THREADS,),
-                (
-                    active,
-                    offsets,
-                    np.int32(len(active)),
-                    np.int64(total),
-                    indptr,
-                    indices,
-                    ptr(weights),
-                    dist,
-                    marks[0],
-                    counts,
-                ),
-            )
-        active = cp.flatnonzero(marks[0]).astype(np.int32)  # sync: the vertices it lowered
-        marks[0].fill(0)
-    return rounds, int(counts.get()[0])
+    # round r finds work when it lists an item; the round after the last finds none
+    return _pipelined_rounds(launch, modified, n + 1) - 1, int(counts.get()[0])
 
 
-def _pipelined_rounds(launch, modified, budget, lowered=None, low=0):
-    """Runs ``launch(r)`` for rounds r = 1, 2, ... until one lowers nothing (the kernel writes r
-    into ``modified`` when round r lowered a distance); returns the rounds launched. Round r + 1
-    is launched before round r's word is read, and the word travels by an asynchronous copy to
-    pinned memory: the GPU never waits for the host's test (a read after each round cost
-    ego-Twitter's 21 rounds about 10 us each: 1.09 ms a search then, 0.87 now on an H100), at
-    the price of one round after the last, which lowers nothing. At most ``budget`` rounds: a
-    change in the last proves a negative cycle. With ``lowered`` (a device word the rounds add
-    the distances they lower to, 0 before round 1), it travels alongside, and the rounds also
-    end after one that lowers fewer than ``low`` (the hybrid's light rounds take over)."""
+# _pipelined_rounds: the host reads the rounds' word once every ROUNDS_A_TEST rounds and keeps
+# TESTS_AHEAD tests in flight; rounds launched past the last that lowers return at once on the
+# device. One H100, 8 sources, median ms (benchmarks/results/ab/sssp_edge_rounds_ahead.log).
+ROUNDS_A_TEST, TESTS_AHEAD = 4, 2
+
+
+def _pipelined_rounds(launch, modified, budget):
+    """Runs ``launch(r)`` for rounds r = 1, 2, ... until one finds nothing to do (the kernels
+    write r into ``modified`` when round r lowered a distance or found work; a round launched
+    after one that found nothing returns at once on the device); returns the rounds that ran,
+    the last of them the one that found nothing. The host never waits for a round: it
+    launches ROUNDS_A_TEST rounds, then an asynchronous copy of the word to pinned memory, and
+    keeps TESTS_AHEAD such groups in flight, reading the oldest group's word while the others
+    run (a read after each round cost ego-Twitter's 21 rounds about 10 us each; a test after
+    each round, issued from Python, kept the road networks' rounds of about 25 us waiting on
+    the host). At most ``budget`` rounds: a change in the last proves a negative cycle."""
     cp = _cupy()
     stream = cp.cuda.get_current_stream()
-    pinned = cp.cuda.alloc_pinned_memory(32)
-    seen = np.frombuffer(pinned, np.int32, 2)  # bytes 0..7: ``modified``, a slot a round
-    sums = np.frombuffer(pinned, np.uint64, 2, offset=16)  # bytes 16..31: ``lowered``
-    events = [cp.cuda.Event(block=False, disable_timing=True) for _ in range(2)]
+    slots = TESTS_AHEAD + 1
+    pinned = cp.cuda.alloc_pinned_memory(4 * slots)
+    seen = np.frombuffer(pinned, np.int32, slots)
+    events = [cp.cuda.Event(block=False, disable_timing=True) for _ in range(slots)]
     copy, d2h = cp.cuda.runtime.memcpyAsync, cp.cuda.runtime.memcpyDeviceToHost
+    tests = collections.deque()  # (slot, the group's last round), oldest first
+    issued = 0
 
-    def issue(round_):
-        launch(round_)
-        slot = round_ & 1
+    def group():
+        nonlocal issued
+        last = min(issued + ROUNDS_A_TEST, budget)
+        while issued < last:
+            issued += 1
+            launch(issued)
+        slot = (tests[-1][0] + 1) % slots if tests else 0
         copy(pinned.ptr + 4 * slot, modified.data.ptr, 4, d2h, stream.ptr)
-        if lowered is not None:
-            copy(pinned.ptr + 16 + 8 * slot, lowered.data.ptr, 8, d2h, stream.ptr)
         events[slot].record(stream)
+        tests.append((slot, last))
 
-    issue(1)
-    r, before = 1, 0
     while True:
-        if r < budget:
-            issue(r + 1)
-        events[r & 1].synchronize()  # sync: round r's words (round r + 1 runs meanwhile)
-        now = int(sums[r & 1]) if lowered is not None else 0
-        if int(seen[r & 1]) != r or (lowered is not None and now - before < low):
-            return min(r + 1, budget)
-        if r == budget:
+        while issued < budget and len(tests) < TESTS_AHEAD:
+            group()
+        slot, last = tests.popleft()
+        events[slot].synchronize()  # sync: the word after round `last` (later rounds run)
+        lowered = int(seen[slot])  # the last round that lowered a distance or found work
+        if lowered != last:
+            return lowered + 1
+        if last == budget:
             raise _negative_cycle(budget)
-        before = now
-        r += 1
 
 
 # ------------------------------------------------------------------ 2. frontier_bellman_ford

@@ -50,18 +50,28 @@ __device__ __forceinline__ bool gbla_relax(int u, int v, T we, const T* read, T*
 // when `both`: a symmetric graph stores each undirected edge once). `read` and `dist` are the
 // same array, read through the read-only path (LDG) and written through another alias: a
 // stale read is only larger, so it can waste an atomic, never miss an improvement. A thread
-// that lowers a distance writes the round number into *modified (one word the host reads).
+// that lowers a distance writes the round number into *modified (one word the host reads); a
+// round that finds *modified below round - 1 (the round before lowered nothing) returns at
+// once, so that the host may launch rounds ahead of its test.
 // With `fell` (a byte a vertex: did its distance fall last round), an edge is relaxed from an
 // endpoint only when that endpoint's distance fell last round (the others would offer what
 // they offered before). With `falls`, a lowered vertex is marked there for the next round.
 // With `counts`, counts[0] += the relaxations, counts[1] += the distances lowered (one add a
-// block each).
+// block each). With `gate` (a slot of gbla_sssp_hybrid_gather), the round runs only when that
+// slot asks for a streamed round.
 template <class T, bool LDG>
 __global__ void gbla_sssp_edge(long long m, const int* __restrict__ src,
                                const int* __restrict__ dst, const T* __restrict__ w, int both,
                                const T* read, T* dist, int round, int* modified,
                                const unsigned char* __restrict__ fell, unsigned char* falls,
-                               u64* counts) {
+                               u64* counts, const u64* gate, long long light) {
+    if (gate != nullptr) {
+        // the hybrid's gate: this round streams only when gbla_sssp_hybrid_gather found more
+        // than `light` out-edges to relax from (else its light round runs, or nothing is left)
+        if (gate[0] == 0 || gate[1] <= (u64)light) return;
+    } else if (*modified < round - 1) {
+        return;  // round - 1 lowered nothing: the search is done, this round was launched ahead
+    }
     __shared__ unsigned long long s_relaxed, s_lowered;
     if (threadIdx.x == 0) s_relaxed = s_lowered = 0;
     __syncthreads();
@@ -97,42 +107,81 @@ __global__ void gbla_sssp_edge(long long m, const int* __restrict__ src,
     }
 }
 
-// A light round of edge_bellman_ford's hybrid: the out-edges (CSR) of the `count` vertices in
-// ids, a thread an edge, load-balanced over their degrees' exclusive prefix sums `offsets`
-// (count + 1 of them, `total` edges in all: a thread finds its vertex by binary search), so
-// that a hub among them is spread over the grid. A vertex it lowers is marked in falls;
-// counts[0] += the relaxations, counts[1] += the distances lowered.
-template <class T>
-__global__ void gbla_sssp_list_push(const int* __restrict__ ids, const long long* __restrict__ offsets,
-                                    int count, long long total, const int* __restrict__ indptr,
-                                    const int* __restrict__ indices, const T* __restrict__ w,
-                                    T* dist, unsigned char* falls, u64* counts) {
-    __shared__ unsigned long long s_lowered;
-    if (threadIdx.x == 0) s_lowered = 0;
-    __syncthreads();
-    unsigned long long lowered = 0;
+// edge_bellman_ford's hybrid, a round as three launches that the host never waits on:
+// gbla_sssp_hybrid_gather lists the out-edges of the vertices marked since they last relaxed, in
+// items of at most `chunk` edges (a hub is split over many), and sums them; then either
+// gbla_sssp_hybrid_light pushes along those items (at most `light` edges) or the edge kernel,
+// gated by the same slot, streams every edge. Either marks the vertices it lowers for the next
+// round. A slot: u64[GBLA_HYBRID_SLOT] = (items listed, their edges); round r uses slot r & 1
+// and its light launch zeroes the other for round r + 1.
+#define GBLA_HYBRID_SLOT 2
+
+// Clears the marks of the n vertices, listing each marked vertex u's out-edges as items
+// (u << 32 | k: edges k * chunk .. of u's row) in items[slot[0]..] and adding them to slot[1];
+// *modified = round when it lists one. Launch: any grid of whole warps.
+__global__ void gbla_sssp_hybrid_gather(int n, unsigned char* marks, const int* __restrict__ indptr,
+                                        long long chunk, u64* items, u64* slot, int round,
+                                        int* modified) {
+    const int lane = threadIdx.x & 31;
     const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += stride) {
-        int lo = 0, hi = count - 1;  // the last vertex whose edges start at or before t
-        while (lo < hi) {
-            const int mid = (lo + hi + 1) >> 1;
-            if (offsets[mid] <= t) lo = mid;
-            else hi = mid - 1;
+    // the warp's threads take the same trips (the bound is tested inside), so that its
+    // shuffles see every lane
+    for (long long base = (long long)blockIdx.x * blockDim.x; base < n; base += stride) {
+        const long long u = base + threadIdx.x;
+        const bool marked = u < n && marks[u];
+        if (!__ballot_sync(0xffffffffu, marked)) continue;
+        long long degree = 0;
+        if (marked) {
+            marks[u] = 0;
+            degree = (long long)indptr[u + 1] - indptr[u];
         }
-        const int u = ids[lo];
-        const long long e = (long long)indptr[u] + (t - offsets[lo]);
-        const int v = indices[e];
-        const T candidate = __ldcg(dist + u) + gbla_weight(w, e);
-        if (candidate < __ldcg(dist + v) && gbla_atomic_min(dist + v, candidate)) {
-            falls[v] = 1;
-            ++lowered;
+        const long long chunks = (degree + chunk - 1) / chunk;
+        long long before = chunks, edges = degree;  // inclusive sums over the warp's lanes
+        for (int d = 1; d < 32; d <<= 1) {
+            const long long c = __shfl_up_sync(0xffffffffu, before, d);
+            if (lane >= d) before += c;
+            edges += __shfl_xor_sync(0xffffffffu, edges, d);
         }
+        const long long all = __shfl_sync(0xffffffffu, before, 31);
+        if (all == 0) continue;  // marked vertices without out-edges: nothing to relax
+        u64 at = 0;
+        if (lane == 31) {
+            at = atomicAdd(slot, (u64)all);
+            atomicAdd(slot + 1, (u64)edges);
+            *modified = round;
+        }
+        at = __shfl_sync(0xffffffffu, at, 31) + (u64)(before - chunks);
+        for (long long k = 0; k < chunks; ++k) items[at + k] = ((u64)u << 32) | (u64)k;
     }
-    if (lowered) atomicAdd(&s_lowered, lowered);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        if (blockIdx.x == 0) atomicAdd(counts, (u64)total);
-        if (s_lowered) atomicAdd(counts + 1, s_lowered);
+}
+
+// The light round: `group` threads (a power of two, at most 32) an item of `slot` (when its
+// edges are at most `light`), relaxing along its edges; a vertex it lowers is marked.
+// counts[0] += the edges. Zeroes `next`, the slot of the round after. Launch: any grid.
+template <class T>
+__global__ void gbla_sssp_hybrid_light(const u64* __restrict__ items, const u64* slot, u64* next,
+                                       long long light, long long chunk, int group,
+                                       const int* __restrict__ indptr,
+                                       const int* __restrict__ indices, const T* __restrict__ w,
+                                       T* dist, unsigned char* marks, u64* counts) {
+    if (blockIdx.x == 0 && threadIdx.x < GBLA_HYBRID_SLOT) next[threadIdx.x] = 0;
+    const u64 listed = slot[0], edges = slot[1];
+    if (listed == 0 || edges > (u64)light) return;
+    if (blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(counts, edges);
+    const int lane = threadIdx.x & (group - 1);
+    const long long groups = (long long)gridDim.x * blockDim.x / group;
+    for (long long k = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / group;
+         k < (long long)listed; k += groups) {
+        const u64 item = items[k];
+        const int u = (int)(item >> 32);
+        const long long start = (long long)indptr[u] + (long long)(item & 0xffffffffu) * chunk;
+        const long long end = min(start + chunk, (long long)indptr[u + 1]);
+        const T du = __ldcg(dist + u);
+        for (long long e = start + lane; e < end; e += group) {
+            const int v = indices[e];
+            const T candidate = du + gbla_weight(w, e);
+            if (candidate < __ldcg(dist + v) && gbla_atomic_min(dist + v, candidate)) marks[v] = 1;
+        }
     }
 }
 
