@@ -549,9 +549,9 @@ def test_a_negative_weight_is_rejected_by_delta_stepping(device):
 
 
 def test_auto_runs_the_rule_or_delta_stepping_when_a_delta_is_given(device):
-    # 0 -1-> 1 -2-> 2: a small graph, one block's search on the GPU
+    # 0 -1-> 1 -2-> 2: a small graph whose weights differ, the asynchronous kernel on the GPU
     A = gbla.Matrix.from_edges([0, 1], [1, 2], [1.0, 2.0], device=device)
-    first = "bellman_ford" if device == "cpu" else "single_block_bellman_ford"
+    first = "bellman_ford" if device == "cpu" else "async_delta_stepping_fixed"
     for delta, method in ((None, first), (0.5, "delta_stepping")):
         stats = {}
         dist = gbla.sssp(A, 0, delta=delta, stats=stats)
@@ -680,19 +680,25 @@ def test_gapbs_weighted_multigraph(device):
 @pytest.mark.parametrize(
     "shape, expected",
     [
-        ("small", "single_block_bellman_ford"),  # at most AUTO_SMALL stored edges
-        ("sparse", "async_delta_stepping_fixed"),  # average out-degree at most AUTO_SPARSE
-        ("dense", "edge_bellman_ford"),
+        ("small", "single_block_bellman_ford"),  # unweighted, at most AUTO_TINY vertices
+        ("small_weighted", "async_delta_stepping_fixed"),  # weights that differ: deep
+        ("sparse", "async_delta_stepping_fixed"),  # past AUTO_TINY, no hub, few edges a vertex
+        ("dense", "edge_bellman_ford"),  # average out-degree at least AUTO_DENSE
+        ("hubs", "edge_bellman_ford"),  # a vertex of AUTO_SPREAD times the average out-degree
     ],
 )
-def test_auto_picks_a_kernel_by_size_and_degree_on_the_gpu(shape, expected):
+def test_auto_picks_a_kernel_by_size_weights_and_degrees_on_the_gpu(shape, expected):
     rule = importlib.import_module("gbla.algorithms.sssp")  # the module, not the function
-    n = {"small": 100, "sparse": 60_000, "dense": 20_000}[shape]
-    degree = {"small": 3, "sparse": 3, "dense": 8}[shape]
+    n = {"small": 100, "small_weighted": 100, "sparse": 60_000, "dense": 20_000, "hubs": 20_000}
+    n = n[shape]
+    degree = 24 if shape == "dense" else 3
     rng = np.random.default_rng(2)
     src = np.repeat(np.arange(n), degree)
+    if shape == "hubs":  # vertex 0: 1,000 more out-edges, over 300 times the average 3.05
+        src = np.r_[src, np.zeros(1000, np.int64)]
+    w = rng.integers(1, 10, len(src)) if shape == "small_weighted" else np.ones(len(src))
     A = gbla.Matrix.from_edges(
-        src, rng.integers(0, n, len(src)), np.ones(len(src)), n, device="cpu"
+        src, rng.integers(0, n, len(src)), w.astype(np.float64), n, device="cpu"
     )
     assert rule.auto_method(A, 1.0) == "bellman_ford"  # the CPU: the algebra
     if not gbla.gpu_available():

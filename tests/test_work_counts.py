@@ -60,9 +60,9 @@ def bellman_ford_work(S, source):
 
 def delta_stepping_work(S, source, width):
     """(rounds, edges examined pushing) of delta-stepping in the near-far form: each round
-    takes the lowest bucket's end (the least over the pending vertices of
-    max((floor(d / width) + 1) * width, d)), relaxes the pending vertices at or below it, and
-    the vertices whose distance fell join the pending ones."""
+    takes the window's end (the least over the pending vertices of d + width), relaxes the
+    pending vertices at or below it, and the vertices whose distance fell join the pending
+    ones."""
     n = S.shape[0]
     degrees = np.diff(S.indptr)
     dist = np.full(n, np.inf)
@@ -72,7 +72,7 @@ def delta_stepping_work(S, source, width):
     rounds = edges = 0
     while pending.any():
         d = dist[pending]
-        end = np.min(np.fmax((np.floor(d / width) + 1) * width, d))
+        end = np.min(d + width)
         front = np.flatnonzero(pending & (dist <= end))
         pending[front] = False
         rounds += 1

@@ -3,11 +3,11 @@
 Bellman-Ford relaxes, each round, only the vertices whose distance changed in the last one:
     t = f min.+ A ;  f = t where t < d (or d has no entry) ;  d<f.S> = f
 its rounds are iterations of :func:`gbla.iterate`, run on the device when A is there.
-Delta-stepping (Meyer & Sanders, in Davidson et al.'s near-far form) does the same from the
-pending vertices of the lowest bucket of width delta only, each of its rounds one iteration of
-:func:`gbla.iterate` too, the lowest bucket a reduction into a Scalar that never leaves the
-device. Predecessors are a BFS tree over the tight edges, those with
-d(u) + w(u, v) == d(v), found with two diagonal scalings and a select.
+Delta-stepping (Meyer & Sanders, in Davidson et al.'s near-far form, its bucket a window that
+slides) does the same from the pending vertices within delta of the nearest pending one only,
+each of its rounds one iteration of :func:`gbla.iterate` too, the window's end a reduction
+into a Scalar that never leaves the device. Predecessors are a BFS tree over the tight edges,
+those with d(u) + w(u, v) == d(v), found with two diagonal scalings and a select.
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ def sssp(
     return_predecessors : bool
         Also return a shortest-path tree: pred[v] is v's predecessor on a shortest path.
     method : 'auto' or a name from ``gbla.methods.names("sssp")``
-        'auto': on one GPU, the kernel :func:`auto_method` picks from the graph's size and
-        average degree (``single_block_bellman_ford``, ``async_delta_stepping_fixed`` or
+        'auto': on one GPU, the kernel :func:`auto_method` picks from the graph's size,
+        weights and degrees (``single_block_bellman_ford``, ``async_delta_stepping_fixed`` or
         ``edge_bellman_ford``, as measured: README); elsewhere (the CPU, a negative weight, a
         direction other than 'auto', a partitioned matrix) Bellman-Ford in the algebra;
         delta-stepping in the algebra when a ``delta`` is given; ``"out_of_core_sssp"`` when a
@@ -68,7 +68,8 @@ def sssp(
     stats : dict or None
         When a dict is given, ``stats["method"]`` is set to the method that ran and
         ``stats["iterations"]`` to the relaxation rounds (Bellman-Ford: one min-plus product
-        each; delta-stepping: one product from the lowest bucket's pending vertices each);
+        each; delta-stepping: one product from the pending vertices within delta of the
+        nearest pending one each);
         ``stats["edges_relaxed"]`` to the edges the rounds relaxed (summed over the sources
         with several; the kernels count theirs, the algebra's methods take their loop's
         ``edges``: a pushing round its frontier's out-edges, a pulling one every stored edge;
@@ -164,22 +165,35 @@ def sssp(
     return result
 
 
-# method='auto' on one GPU (README, "Which SSSP method"): a graph of at most AUTO_SMALL stored
-# edges runs in one block (single_block_bellman_ford's own limit: past it, or where the block's
-# shared memory cannot hold the distances, that method runs persistent_bellman_ford itself); a
-# sparse one (a road network: average out-degree at most AUTO_SPARSE) asynchronously; the rest
-# edge by edge.
+# method='auto' on one GPU (README), fitted to the data set's corpus runs (every real graph, 8
+# sources: benchmarks/results/sssp_corpus_h100.json, benchmarks/results/ab/
+# sssp_auto_rule_corpus.log, where the method it picks is within 1.14x of the fastest on
+# every graph) and the README's graphs: what decides is a search's depth in hops, which the
+# degrees tell apart.
+# - A small unweighted graph (at most AUTO_TINY vertices and AUTO_SMALL stored edges, every
+#   weight equal) runs in one block: a mesh of a thousand vertices, a power grid, small social
+#   graphs; 0.10-0.28 ms, where a whole-GPU launch costs more than the search.
+# - A graph with hubs (the largest out-degree at least AUTO_SPREAD times the average) or dense
+#   (average out-degree at least AUTO_DENSE) is shallow (5-14 hops: social and web graphs,
+#   R-MAT): a few rounds of every edge, edge_bellman_ford.
+# - The rest are deep (20 to 1,900 hops: road networks, meshes, citation and peer-to-peer
+#   graphs, weighted small road graphs), where the asynchronous kernel needs no round per hop.
+# single_block_bellman_ford itself runs persistent_bellman_ford past its own limits.
 AUTO_SMALL = 1 << 17
-AUTO_SPARSE = 4.0
+AUTO_TINY = 10_000
+AUTO_SPREAD = 100.0
+AUTO_DENSE = 20.0
 
 
 def auto_method(A, lowest, direction="auto"):
     """The method ``method='auto'`` runs on the checked matrix A (no delta given) whose
     smallest weight is ``lowest``: on one GPU with non-negative weights, direction 'auto' and
-    int32 ids, ``single_block_bellman_ford`` up to AUTO_SMALL stored edges,
-    ``async_delta_stepping_fixed`` where the average out-degree is at most AUTO_SPARSE (a road
-    network), else ``edge_bellman_ford``; the algebra's ``bellman_ford`` everywhere else (the
-    CPU, a partitioned matrix, a negative weight, a direction asked for).
+    int32 ids, ``single_block_bellman_ford`` for a small graph of equal weights (at most
+    AUTO_TINY vertices and AUTO_SMALL stored edges), ``edge_bellman_ford`` for one with hubs
+    or many edges a vertex (its largest out-degree at least AUTO_SPREAD times the average, or
+    the average at least AUTO_DENSE), else ``async_delta_stepping_fixed``; the algebra's
+    ``bellman_ford`` everywhere else (the CPU, a partitioned matrix, a negative weight, a
+    direction asked for).
 
     Examples
     --------
@@ -198,11 +212,31 @@ def auto_method(A, lowest, direction="auto"):
         return "bellman_ford"
     if not methods.get("edge_bellman_ford").supports(A):  # past int32 ids
         return "bellman_ford"
-    if A.nvals <= AUTO_SMALL:
+    n, stored = max(A.nrows, 1), A.nvals
+    if n <= AUTO_TINY and stored <= AUTO_SMALL and _equal_weights(A):
         return "single_block_bellman_ford"
-    if A.nvals <= AUTO_SPARSE * A.nrows:
-        return "async_delta_stepping_fixed"
-    return "edge_bellman_ford"
+    average = stored / n
+    if average >= AUTO_DENSE or _largest_degree(A) >= AUTO_SPREAD * average:
+        return "edge_bellman_ford"
+    return "async_delta_stepping_fixed"
+
+
+def _equal_weights(A):
+    """Whether every stored weight of A is the same positive number (an unweighted graph)."""
+    if A.is_iso:
+        return True
+    facts = A.weights
+    return facts.positive_count == A.nvals and facts.positive_mean <= facts.positive_min * (
+        1 + 1e-9
+    )
+
+
+def _largest_degree(A):
+    """A's largest out-degree, found once and kept with it (a reduction and a sync)."""
+    if "largest_degree" not in A._cache:
+        degrees = A._degrees()
+        A._cache["largest_degree"] = int(degrees.max()) if len(degrees) else 0
+    return A._cache["largest_degree"]
 
 
 def _weights(A):
@@ -288,12 +322,14 @@ def _run(solve):
     return run
 
 
-# The algebra's delta-stepping takes buckets this many times wider than the kernels: its
-# iteration costs its launches (22 graph nodes), not its edges, so fewer iterations pay more
-# than fewer relaxations. One H100, weights 1..255, 4 sources, ms at 1x / 4x / 10x the width
-# (benchmarks/results/ab/sssp_algebra_near_far.log): USA-road-NE 170 / 150 / 146, USA-road-FLA
-# 128 / 117 / 117, ego-Twitter 3.12 / 2.57 / 2.65, rmat(22) 28.2 / 24.5 / 24.5.
-ALGEBRA_WIDTH = 4.0
+# The algebra's delta-stepping takes a window this many times wider than the kernels' buckets:
+# its iteration costs its launches (about 12 graph nodes), not its edges, so fewer iterations
+# pay more than fewer relaxations. One H200, weights 1..255, 4 sources, median ms at 0.5x / 1x
+# / 2x / 3x the width, against the lowest bucket at 4x that it replaced
+# (benchmarks/results/ab/sssp_algebra_sliding_window.log): USA-road-NE 127 / 118 / 109 / 107
+# (bucket 131), USA-road-FLA 101 / 95.1 / 97.6 / 94.2 (103), ego-Twitter 2.69 / 2.44 / 2.26 /
+# 2.25 (2.26), rmat(22) 25.7 / 24.2 / 21.7 / 22.0 (22.6).
+ALGEBRA_WIDTH = 3.0
 
 
 def default_delta(A, method=None):
@@ -377,20 +413,24 @@ def _at_source(source, n, dtype, device, elsewhere=None):
 def _delta_stepping(A, source, dtype, direction, stats, delta):
     # Delta-stepping in Davidson et al.'s near-far form (IPDPS 2014): an iteration of
     # gbla.iterate relaxes every out-edge of the pending vertices (those whose distance fell
-    # since they were last expanded) in the lowest bucket, floor(d / delta) (and any at its
-    # end); the others wait.
-    # The lowest bucket's end is a reduction into a Scalar that never leaves the device. One
-    # product an iteration, none split into light and heavy edges: on a GPU an iteration costs
-    # its launches (about 20), which a heavy pass would double, and a road network's edges are
-    # all light at the default width anyway (benchmarks/results/ab/sssp_algebra_near_far.log).
+    # since they were last expanded) within delta of the nearest of them, d <= min(d) + delta;
+    # the others wait. The window slides with the nearest pending vertex instead of waiting for
+    # the lowest of fixed buckets floor(d / delta) to empty: a vertex near a bucket's top no
+    # longer waits a round for the bucket's last ones, which took 10-20% more rounds on the
+    # road networks (benchmarks/results/ab/sssp_algebra_sliding_window.log).
+    # The window's end is a reduction into a Scalar that never leaves the device. One product
+    # an iteration, none split into light and heavy edges: on a GPU an iteration costs its
+    # launches, which a heavy pass would double, and a road network's edges are all light at
+    # the default width anyway (benchmarks/results/ab/sssp_algebra_near_far.log).
     n = A.nrows
     width = dtype.type(delta)
     end = Scalar.new(dtype, device=A.device)
 
     def round_(s, _):
-        ops.reduce(ops.apply(s.pending, binary.bucket_end, right=width), monoid.min, out=end)
-        # end >= the lowest pending distance (bucket_end never falls below its operand), so
-        # the front always holds that vertex, and the loop moves on
+        ops.reduce(ops.apply(s.pending, binary.plus, right=width), monoid.min, out=end)
+        # end >= the lowest pending distance (a rounded d + width never falls below d, and no
+        # pending distance is +inf), so the front always holds that vertex, and the loop
+        # moves on
         front = ops.select(s.pending, "<=", end)
         s.pending = ops.select(s.pending, ">", end)
         fell = relax(s.dist, front, A, min_plus, binary.lt, direction, full=True)
@@ -444,7 +484,7 @@ methods.register(
         "delta_stepping",
         "sssp",
         "delta-stepping in min.plus products (near-far form): each "
-        "round relaxes the pending vertices of the lowest bucket of width delta; on the CPU a "
+        "round relaxes the pending vertices within delta of the nearest one; on the CPU a "
         "product over a dense frontier gathers its edges' int64 columns, weights and "
         "products at once (about 6x the graph on R-MAT)",
         _run(_delta_stepping),
