@@ -129,7 +129,8 @@ def _parser():
         "--methods",
         default="all",
         help="'all' (every registered method; those that cannot run here are "
-        "listed as skipped) or names joined by commas; the first is the reference",
+        "listed as skipped) or names joined by commas (SSSP: 'auto' too, the method gbla.sssp "
+        "picks itself, named in the row's note); the first is the reference",
     )
     b.add_argument("--sources", type=_positive, default=16, help="timed sources (default 16)")
     b.add_argument(

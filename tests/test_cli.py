@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -453,6 +454,32 @@ def test_gteps_counts_each_arc_of_a_directed_graph(tmp_path):
     assert r["edges"] == [{0: 3, 1: 2, 2: 1}[s] for s in r["sources"]]
 
 
+def test_bench_runs_sssps_auto_as_a_row_naming_the_method_it_ran():
+    # 'auto' is gbla.sssp's own choice (on the CPU the algebra's bellman_ford), checked against
+    # the reference like any row; BFS has no 'auto'
+    records = bench.run_bench(
+        ["rmat:8"], algo="sssp", methods="delta_stepping,auto", sources=3, device="cpu"
+    )
+    auto = [r for r in records if r["method"] == "auto"][0]
+    assert auto["status"] == "ok" and auto["check"] == "ok"
+    assert auto["ran"] == ["bellman_ford"] and auto["note"] == "ran bellman_ford"
+    assert [r["ran"] for r in records if r["method"] == "delta_stepping"] == [["delta_stepping"]]
+    with pytest.raises(gbla.UnknownName, match="'auto'"):
+        bench.resolve_methods("bfs", "auto")
+
+
+def test_the_warm_up_repeats_on_a_gpu_until_its_time_has_passed(monkeypatch):
+    run = importlib.import_module("gbla.bench.run")
+    monkeypatch.setattr(run.B, "sync", lambda device: None)
+    calls = []
+    run._warm("cpu", lambda: calls.append(1))
+    assert calls == []  # the CPU has no clocks to wake
+    run._warm("gpu", lambda: (calls.append(1), time.sleep(0.01)), ms=25)
+    assert len(calls) == 3  # 10, 20, 30 ms: the third passes 25
+    run._warm("gpu", lambda: calls.append(1), ms=1e9, most=5)
+    assert len(calls) == 8  # at most `most` calls
+
+
 # ------------------------------------------------------------------ bfs / sssp
 def summary(out):
     return dict(line.split(None, 1) for line in out.splitlines() if line.strip())
@@ -604,9 +631,9 @@ def test_benchmarks_md_has_a_table_row_per_method(capsys, tmp_path, wrong_bfs):
     assert sum(line.startswith("| algebraic | cpu |") for line in rows) == 2
     assert sum(line.startswith("| scipy | cpu |") for line in rows) == 2
     assert sum(f"| {wrong_bfs} | cpu |" in line and "| MISMATCH |" in line for line in rows) == 2
-    # a run timed back to back says so; one written before (no "timing") does not
-    assert doc["timing"] == bench.BACK_TO_BACK
-    assert f"({doc['created']}, sources back to back)" in md
+    # a run timed back to back and warmed says so; one written before (no "timing") does not
+    assert doc["timing"] == bench.WARMED
+    assert f"({doc['created']}, sources back to back, GPU warmed)" in md
     older = dict(doc)
     del older["timing"]
     (tmp_path / "older.json").write_text(json.dumps(older))

@@ -568,7 +568,10 @@ def _about(doc, kind, path):
     """The lines that say which command made a document and on which machine."""
     note = NOTES.get(os.path.basename(path))
     if kind in ("bench", MULTISOURCE, OUTOFCORE, READERS):
-        timing = ", sources back to back" if doc.get("timing") == bench.BACK_TO_BACK else ""
+        timing = {
+            bench.BACK_TO_BACK: ", sources back to back",
+            bench.WARMED: ", sources back to back, GPU warmed",
+        }.get(doc.get("timing"), "")
         return [
             f"Command: `{doc['command']}` ({doc.get('created') or doc.get('date')}{timing})",
             "",
@@ -667,7 +670,9 @@ def _summary_rows(documents, paths):
         kernels = [
             r
             for r in records
-            if r["kind"] == "kernel" and not r["method"].startswith("out_of_core")
+            if r["kind"] == "kernel"
+            and r["method"] != "auto"  # method='auto' runs one of them (its note says which)
+            and not r["method"].startswith("out_of_core")
         ]
         best = min(kernels, key=lambda r: r["median_ms"])
         scipy = next(r for r in records if r["method"] == "scipy")

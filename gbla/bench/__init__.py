@@ -34,6 +34,8 @@ from .report import (
     PER_METHOD,
     SCHEMA,
     TIMING_NOTE,
+    WARM_MS,
+    WARMED,
     bench_document,
     command_line,
     describe,
@@ -80,5 +82,7 @@ __all__ = [
     "MEMORY_NOTE",
     "FIRST_CALL_NOTE",
     "BACK_TO_BACK",
+    "WARMED",
+    "WARM_MS",
     "PER_METHOD",
 ]
