@@ -677,6 +677,22 @@ def test_gapbs_weighted_multigraph(device):
         check_sssp(A, source, dijkstra(S, source), directions=("push", "pull"))
 
 
+def test_auto_reads_equal_weights_and_the_largest_degree_once():
+    rule = importlib.import_module("gbla.algorithms.sssp")
+    src, dst = [0, 0, 0, 1, 2], [1, 2, 3, 2, 3]
+    unweighted = gbla.Matrix.from_edges(src, dst, n=4, device="cpu").pattern()
+    ones = gbla.Matrix.from_edges(src, dst, [2.5] * 5, n=4, device="cpu")
+    mixed = gbla.Matrix.from_edges(src, dst, [2.5, 2.5, 1.0, 2.5, 2.5], n=4, device="cpu")
+    zero = gbla.Matrix.from_edges(src, dst, [0.0] * 5, n=4, device="cpu")
+    assert rule._equal_weights(unweighted) and rule._equal_weights(ones)
+    assert not rule._equal_weights(mixed)
+    assert not rule._equal_weights(zero)  # equal, but not positive: a search of ties
+    assert rule._largest_degree(ones) == 3
+    ones._cache["largest_degree"] = 7  # kept with the matrix: read once
+    assert rule._largest_degree(ones) == 7
+    assert rule._largest_degree(gbla.Matrix.from_edges([], [], [], n=0, device="cpu")) == 0
+
+
 @pytest.mark.parametrize(
     "shape, expected",
     [
