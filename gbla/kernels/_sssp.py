@@ -957,8 +957,9 @@ _KERNELS = (
         "edge_bellman_ford",
         _edge_bellman_ford(True, True, hybrid=True),
         _EDGE + "; distances read through the read-only path, edges in L2-sized segment order; "
-        "on a graph of 2**26 stored edges or more, a round whose vertices to relax from hold at "
-        "most 1/16 of the edges pushes from them alone (CSR, a thread an edge) instead",
+        "on a graph of 2**24 stored edges or more, a round whose vertices to relax from hold at "
+        "most a quarter of the edges pushes from them alone (CSR, 16 threads an item of at most "
+        "128 edges) instead, the choice made on the device each round",
     ),
     (
         "edge_bellman_ford_fallen",
