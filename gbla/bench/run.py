@@ -230,8 +230,12 @@ def run_method(
     memory = _PeakMemory(memory_device or A.device)
     times, results, h2d, graph_bytes, peaks = [], [], [], None, []
     if warmup is not None:  # untimed: its peak is measured, compilation and caches included
-        peaks.append(memory.measure(lambda: _call(algo, A, method, warmup, options)))
-        _warm(A.device, lambda: _call(algo, A, method, warmup, options))
+
+        def warm():
+            return _call(algo, A, method, warmup, options)
+
+        peaks.append(memory.measure(warm))
+        _warm(A.device, warm)
         if progress is not None:
             progress()
     for source in sources:

@@ -947,8 +947,8 @@ methods.register(
 # ------------------------------------------------------------------ the registry entries
 _EDGE = (
     "a thread per stored edge (COO, an undirected edge once, relaxed both ways), "
-    "atomicMin on the distances, one 4-byte flag a round copied back while the next round "
-    "runs; the edge list, kept with the "
+    "atomicMin on the distances, a 4-byte flag copied back every four rounds while later "
+    "rounds run; the edge list, kept with the "
     "matrix (12 bytes an undirected edge), is made once by sorting 64-bit keys of the edges, "
     "which holds about 6.5x the graph's bytes at its peak (rmat(22) and ego-Twitter on an H100)"
 )
