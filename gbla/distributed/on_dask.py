@@ -81,11 +81,15 @@ def run_dask(client, work, *, size=None, backend="nccl"):
         ]
         return client.gather(futures)
     finally:
-        from distributed import Variable
-
         keys = ["nccl_id"] if backend == "nccl" else [f"port_{r}" for r in range(size)]
-        for key in keys:
-            Variable(f"{run}-{key}", client=client).delete()
+        # deleted on the scheduler before returning: Variable.delete only queues the deletion
+        client.run_on_scheduler(_forget_variables, [f"{run}-{key}" for key in keys])
+
+
+async def _forget_variables(names, dask_scheduler=None):
+    variables = dask_scheduler.extensions["variables"]
+    for name in names:
+        await variables.delete(name=name)
 
 
 def worker_gpus(visible):
