@@ -2,7 +2,8 @@
 graph (no rank ever holds the whole), run as one process per rank by the launcher. Two BFS:
 ``bfs``, gbla.distributed.bfs (sparse exchanges; a rank's products on one GPU's spmv kernels),
 and ``bfs_bitmap``, gbla.distributed.bitmap_bfs (bitmap frontiers; distributed.cu's kernels on
-the GPU); ``sssp``, gbla.distributed.sssp (Bellman-Ford); and, when named with ``--algos``,
+the GPU); two SSSP: ``sssp``, gbla.distributed.sssp (Bellman-Ford), and ``sssp_delta``, its
+delta-stepping (the weights' default width); and, when named with ``--algos``,
 ``bfs_algebra`` and ``sssp_algebra``, gbla.bfs and gbla.sssp of gbla/algorithms on the
 DistMatrix (its vectors whole on every rank):
 
@@ -67,10 +68,11 @@ ALGOS = {
     "bfs": D.bfs,
     "bfs_bitmap": D.bitmap_bfs,
     "sssp": D.sssp,
+    "sssp_delta": functools.partial(D.sssp, method="delta_stepping"),
     "bfs_algebra": _algebra(gbla.bfs),
     "sssp_algebra": _algebra(gbla.sssp),
 }
-DEFAULT_ALGOS = ["bfs", "bfs_bitmap", "sssp"]
+DEFAULT_ALGOS = ["bfs", "bfs_bitmap", "sssp", "sssp_delta"]
 
 
 def edge_weights(src, dst, bounds, xp):

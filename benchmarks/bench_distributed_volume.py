@@ -1,21 +1,23 @@
 """What a distributed BFS and SSSP send, measured, and what that would cost on bigger machines,
 on paper.
 
-The volume is a property of the graph, the partition and the algorithm, not of the hardware,
-so it is measured here on the CPU with ``gbla.distributed`` ranks as threads (the exchanges NCCL
-would carry between GPUs): for R-MAT graphs (average degree 32, weights 1..255 for SSSP) and
-1, 2, 4 and 8 ranks, the payload bytes every level sends (``stats["bytes"]``) and the
-collective calls. The projection then prices that volume on links whose bandwidth and latency
-are *assumptions* given on the command line (defaults: NVLink 4 between the 8 H100s of one
-host, InfiniBand NDR between hosts), spread evenly over the ranks: communication time = sum
-over levels of (bytes / ranks / bandwidth + collectives x latency). It is a lower bound of the
-communication a run would wait for, not a measurement.
+The volume is a property of the graph, the partition and the algorithm, not of the hardware, so
+it is measured here on the CPU with ``gbla.distributed`` ranks as threads (the exchanges NCCL
+would carry between GPUs): for R-MAT graphs (average degree 32, weights 1..255 for SSSP) and 1,
+2, 4 and 8 ranks, the payload bytes every level sends (``stats["bytes"]``) and the collective
+calls, for BFS and for SSSP as Bellman-Ford and as delta-stepping. The projection then prices
+that volume on links whose bandwidth and latency are *assumptions* given on the command line
+(defaults: NVLink 4 between the 8 H100s of one host, InfiniBand NDR between hosts), spread
+evenly over the ranks: communication time = sum over levels of (bytes / ranks / bandwidth +
+collectives x latency). It is a lower bound of the communication a run would wait for, not a
+measurement.
 
 Usage: python benchmarks/bench_distributed_volume.py [--scales 16 18 20] [--ranks 1 2 4 8]
-       [--sources 2] [--json out.json]
+       [--sources 2] [--algos bfs sssp sssp_delta] [--json out.json]
 """
 
 import argparse
+import functools
 import json
 import platform
 import time
@@ -40,13 +42,10 @@ def measure(S, algo, ranks, sources):
 
             def work(comm):
                 A = D.DistMatrix.from_csr(
-                    comm, S.indptr, S.indices, S.data if algo == "sssp" else None
+                    comm, S.indptr, S.indices, S.data if algo.startswith("sssp") else None
                 )
                 stats = {}
-                if algo == "bfs":
-                    D.bfs(A, int(source), stats=stats)
-                else:
-                    D.sssp(A, int(source), stats=stats)
+                SEARCHES[algo](A, int(source), stats=stats)
                 return stats
 
             t0 = time.perf_counter()
@@ -64,6 +63,15 @@ def measure(S, algo, ranks, sources):
                 }
             )
     return rows
+
+
+# what each row's "algo" names: D.bfs, D.sssp's Bellman-Ford, and its delta-stepping at the
+# weights' default width
+SEARCHES = {
+    "bfs": D.bfs,
+    "sssp": D.sssp,
+    "sssp_delta": functools.partial(D.sssp, method="delta_stepping"),
+}
 
 
 def graph(scale, k):
@@ -90,13 +98,14 @@ def main():
     p.add_argument("--scales", type=int, nargs="+", default=[16, 18, 20])
     p.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4, 8])
     p.add_argument("--sources", type=int, default=2)
+    p.add_argument("--algos", nargs="+", choices=sorted(SEARCHES), default=list(SEARCHES))
     p.add_argument("--json")
     args = p.parse_args()
     results = []
     for scale in args.scales:
         S, sources = graph(scale, args.sources)
         undirected = S.nnz // 2
-        for algo in ("bfs", "sssp"):
+        for algo in args.algos:
             for row in measure(S, algo, args.ranks, sources):
                 row.update(
                     scale=scale,
@@ -108,7 +117,7 @@ def main():
                 )
                 results.append(row)
                 print(
-                    f"rmat({scale}) {algo:4s} {row['ranks']} ranks: {row['levels']:3d} levels "
+                    f"rmat({scale}) {algo:10s} {row['ranks']} ranks: {row['levels']:3d} levels "
                     f"{row['bytes_total'] / 2**20:10.1f} MiB sent "
                     f"({row['bytes_per_edge']:6.2f} B/edge), {row['collectives']:4d} "
                     f"collectives; comm >= "

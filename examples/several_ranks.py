@@ -40,21 +40,27 @@ def main(argv=None):
             M = distributed.DistMatrix.from_edges(comm, src, dst, n=A.nrows)
         levels, parents = gbla.bfs(M, source, return_predecessors=True)  # gbla's own BFS
         dist, pred = gbla.sssp(M, source, return_predecessors=True)
+        # each rank its range; what travels
         traffic = {}
-        distributed.bfs(M, source, stats=traffic)  # each rank its range; what travels
-        return (M.lo, M.hi), levels, parents, dist, pred, traffic
+        distributed.bfs(M, source, stats=traffic)
+        near = distributed.sssp(M, source, method="delta_stepping")  # near-far rounds
+        return (M.lo, M.hi), levels, parents, dist, pred, near, traffic
 
     results = distributed.run_threads(args.ranks, rank)
     expected = csgraph.shortest_path(S, unweighted=True, indices=source)
     expected = np.where(np.isinf(expected), -1, expected)
-    for r, (span, levels, parents, dist, pred, _traffic) in enumerate(results):
+    dijkstra = csgraph.dijkstra(S, indices=source)
+    for r, (span, levels, parents, dist, pred, near, _traffic) in enumerate(results):
         gbla.verify.bfs(A, source, levels, parents)
         gbla.verify.sssp(A, source, dist, pred)
-        ok = np.array_equal(levels, expected) and np.array_equal(
-            dist, csgraph.dijkstra(S, indices=source)
+        ok = (
+            np.array_equal(levels, expected)
+            and np.array_equal(dist, dijkstra)
+            and np.array_equal(near, dijkstra)
         )
         print(
             f"rank {r}: vertices {span[0]}..{span[1] - 1}; levels, parents and distances "
+            "(Bellman-Ford, delta-stepping) "
             f"{'equal to SciPy, parents valid' if ok else 'DIFFERENT FROM SCIPY'}"
         )
     traffic = results[0][-1]

@@ -143,6 +143,18 @@ def in_range(value, upper, arg):
     return value
 
 
+def positive_finite(value, arg, condition="be a positive finite number"):
+    """A real number > 0 and finite, as a float (a bool is not one)."""
+    if (
+        isinstance(value, (bool, np.bool_))
+        or not isinstance(value, (numbers.Real, np.integer, np.floating))
+        or not np.isfinite(value)
+        or value <= 0
+    ):
+        raise invalid_value(arg, condition, value)
+    return float(value)
+
+
 def one_of(value, choices, arg):
     if value not in choices:
         raise invalid_value(arg, f"be one of {tuple(choices)}", value)

@@ -33,6 +33,17 @@ class WeightFacts:
         off the source's tree."""
         return self.lowest > 0 and self.lowest > 2 * np.finfo(dtype).eps * farthest
 
+    def bucket_width(self, stored, n):
+        """Delta-stepping's default bucket width for a matrix of ``stored`` entries and ``n``
+        rows with these weights: 32 x the mean positive weight / the average out-degree, the
+        GPU choice of Davidson et al. (IPDPS 2014: a warp's worth of edges a bucket), but at
+        least the smallest positive weight, so that a bucket can hold an edge; 1 where no
+        weight is positive."""
+        if stored == 0 or self.positive_count == 0:
+            return 1.0
+        avg_degree = stored / max(n, 1)
+        return max(32.0 * self.positive_mean / max(avg_degree, 1.0), self.positive_min)
+
 
 ISO_FACTS = WeightFacts(1.0, False, None, 1.0, 1.0, 1)
 NO_FACTS = WeightFacts(0.0, False, None, 1.0, 1.0, 0)  # a matrix without entries

@@ -744,8 +744,12 @@ def test_benchmarks_md_renders_a_distributed_run_from_the_launcher(capsys, tmp_p
         "--scale 7`" in md
     )
     assert "### rmat(7) over 2 rank(s) on the CPU\n" in md
-    rows = [line for line in md.splitlines() if line.startswith(("| bfs |", "| sssp |"))]
-    assert len(rows) == 4 and all(int(r.split("|")[5]) >= 1 for r in rows)  # levels
+    rows = [
+        line
+        for line in md.splitlines()
+        if line.startswith(("| bfs |", "| sssp |", "| sssp_delta |"))
+    ]
+    assert len(rows) == 6 and all(int(r.split("|")[5]) >= 1 for r in rows)  # levels
 
 
 def _multisource(tmp_path, *extra):

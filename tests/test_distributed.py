@@ -311,6 +311,87 @@ def test_sssp_gives_dijkstras_distances_on_every_rank(size, direction, g, data):
         np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=source))
 
 
+@pytest.mark.parametrize("direction", ["auto", "push", "pull"])
+@pytest.mark.parametrize("size", SIZES)
+@settings(max_examples=12, deadline=None)
+@given(g=G.medium_graphs(), data=st.data())
+def test_delta_stepping_over_ranks_gives_dijkstras_distances(size, direction, g, data):
+    # zero weights and ties among the drawn ones; the window the default (the weights'
+    # bucket width) or drawn, narrower than an edge or wider than every path
+    S = g.scipy()
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    delta = data.draw(st.one_of(st.none(), st.sampled_from([0.5, 3.0, 40.0, 1e9])), label="delta")
+
+    def work(comm):
+        M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+        stats = {}
+        dist = D.sssp(
+            M, source, method="delta_stepping", delta=delta, direction=direction, stats=stats
+        )
+        return dist, stats
+
+    expected = csgraph.dijkstra(S, indices=source)
+    for dist, stats in on_ranks(size, work):
+        np.testing.assert_array_equal(dist, expected)
+        # a round lowers something until the last, which finds the pending set empty
+        assert stats["found"][-1] == 0 or len(stats["found"]) == 1
+        assert sum(stats["found"]) >= int(np.isfinite(expected).sum()) - 1
+
+
+def test_delta_stepping_over_ranks_lowers_fewer_distances_than_bellman_ford_in_more_rounds():
+    # R-MAT, weights 1..255: with half the default window a vertex more often pushes once its
+    # distance is final
+    A = gbla.generators.rmat(12, 16, seed=12, device="cpu", weights=(1, 255))
+    S = A.to_scipy().tocsr().astype(np.float64)
+    source = int(np.argmax(np.diff(S.indptr)))
+
+    def work(comm):
+        M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+        width = M.weights.bucket_width(M.nvals, M.n) / 2
+        bf, ds = {}, {}
+        out = (
+            D.sssp(M, source, direction="push", stats=bf),
+            D.sssp(M, source, method="delta_stepping", delta=width, direction="push", stats=ds),
+            D.sssp(M, source, method="delta_stepping", dtype=np.float32),
+            D.sssp(M, source, dtype=np.float32),
+        )
+        return out, bf, ds
+
+    expected = csgraph.dijkstra(S, indices=source)
+    (bf_dist, ds_dist, ds32, bf32), bf, ds = on_ranks(3, work)[0]
+    np.testing.assert_array_equal(bf_dist, expected)
+    np.testing.assert_array_equal(ds_dist, expected)
+    assert ds32.dtype == np.float32
+    np.testing.assert_array_equal(ds32, bf32)
+    assert len(ds["bytes"]) > len(bf["bytes"])
+    assert sum(ds["found"]) < 0.97 * sum(bf["found"])
+    # push: an all-gather (the window and the end) and an all-to-all a round, one more
+    # all-gather that finds nothing pending
+    assert ds["collectives"] == [3] + [2] * (len(ds["collectives"]) - 1)
+
+
+def test_delta_stepping_over_ranks_refuses_bad_input():
+    S = G.csr([0, 1], [1, 2], [1.0, -2.0], 3)
+    P = G.csr([0, 1], [1, 2], [1.0, 2.0], 3)
+
+    def search(S, **kw):
+        return on_ranks(
+            2,
+            lambda comm: D.sssp(D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data), 0, **kw),
+        )
+
+    with pytest.raises(gbla.InvalidValue, match="^A must hold no negative weight") as e:
+        search(S, method="delta_stepping")
+    assert "-2.0" in str(e.value)
+    for bad in (0, -1.0, np.nan, np.inf, True, "1"):
+        with pytest.raises(gbla.InvalidValue, match="^delta must be a positive finite number"):
+            search(P, method="delta_stepping", delta=bad)
+    with pytest.raises(gbla.InvalidValue, match="^delta must be None with method='bellman_ford'"):
+        search(P, delta=1.0)
+    with pytest.raises(gbla.InvalidValue, match="^method must be one of"):
+        search(P, method="dijkstra")
+
+
 @settings(max_examples=20, deadline=None)
 @given(gp=potential_graphs(), data=st.data(), size=st.sampled_from(SIZES))
 def test_sssp_takes_negative_weights_and_raises_on_a_negative_cycle(gp, data, size):
@@ -1503,6 +1584,8 @@ def test_the_distributed_benchmark_runs_under_the_launcher(tmp_path):
         "bfs_bitmap",
         "sssp",
         "sssp",
+        "sssp_delta",
+        "sssp_delta",
     ]
     assert all(r["gteps"] > 0 and r["levels"] >= 1 and r["bytes_total"] > 0 for r in doc["rows"])
 

@@ -564,6 +564,10 @@ def _kind(doc):
     raise ValueError(f"no table for this document (keys {sorted(doc)[:6]})")
 
 
+# benchmarks/bench_distributed.py's rows when no --algos is given (its DEFAULT_ALGOS)
+DISTRIBUTED_ALGOS = ["bfs", "bfs_bitmap", "sssp", "sssp_delta"]
+
+
 def _about(doc, kind, path):
     """The lines that say which command made a document and on which machine."""
     note = NOTES.get(os.path.basename(path))
@@ -595,7 +599,7 @@ def _about(doc, kind, path):
             f"Command: `python -m gbla.distributed.launch -n {doc['ranks']} "
             f"benchmarks/bench_distributed.py --scale {doc['scale']}"
             + (f" --edge-factor {doc['edge_factor']}" if doc.get("edge_factor", 16) != 16 else "")
-            + ("" if algos == ["bfs", "bfs_bitmap", "sssp"] else " --algos " + " ".join(algos))
+            + ("" if algos == DISTRIBUTED_ALGOS else " --algos " + " ".join(algos))
             + "`",
             "",
             f"Machine: {doc.get('machine', 'not recorded')}; Python {doc['python']}; "

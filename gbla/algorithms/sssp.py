@@ -12,7 +12,6 @@ those with d(u) + w(u, v) == d(v), found with two diagonal scalings and a select
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -144,7 +143,9 @@ def sssp(
     if lowest < 0 and not entry.negative_weights:
         raise V.invalid_value("A", f"hold no negative weight with method={method!r}", lowest)
     if "delta" in entry.options:  # resolved here, so every bucketed method has one default
-        options["delta"] = default_delta(A, method) if delta is None else _check_delta(delta)
+        options["delta"] = (
+            default_delta(A, method) if delta is None else V.positive_finite(delta, "delta")
+        )
     elif delta is not None:
         raise V.invalid_value("delta", f"be None with method={method!r}", delta)
     run_stats = {}
@@ -333,22 +334,17 @@ ALGEBRA_WIDTH = 3.0
 
 
 def default_delta(A, method=None):
-    """The default bucket width: 32 x mean positive weight / average out-degree, the GPU choice
-    of Davidson et al. (IPDPS 2014: a warp's worth of edges per bucket), but at least the
-    smallest positive weight, so that a bucket can hold an edge; 1 when no weight is positive.
-    Wider buckets mean fewer buckets, each relaxed like Bellman-Ford: on a GPU the number of
-    steps, not the work per step, sets the time on high-diameter graphs. For ``method``
-    'delta_stepping' (the algebra's) :data:`ALGEBRA_WIDTH` times wider."""
+    """The default bucket width: ``A.weights.bucket_width`` (32 x mean positive weight /
+    average out-degree, the GPU choice of Davidson et al., IPDPS 2014, at least the smallest
+    positive weight; 1 when no weight is positive). Wider buckets mean fewer buckets, each
+    relaxed like Bellman-Ford: on a GPU the number of steps, not the work per step, sets the
+    time on high-diameter graphs. For ``method`` 'delta_stepping' (the algebra's)
+    :data:`ALGEBRA_WIDTH` times wider."""
     if method == "delta_stepping":
         return ALGEBRA_WIDTH * default_delta(A)
     if A.nvals == 0:
         return 1.0
-    facts = A.weights  # over the whole matrix, on every rank of a partitioned one
-    if facts.positive_count == 0:
-        return 1.0
-    w_mean, w_min = facts.positive_mean, facts.positive_min
-    avg_degree = A.nvals / max(A.nrows, 1)
-    return max(32.0 * w_mean / max(avg_degree, 1.0), w_min)
+    return A.weights.bucket_width(A.nvals, A.nrows)  # the whole matrix's, on every rank
 
 
 def _check_weights(A):
@@ -358,17 +354,6 @@ def _check_weights(A):
     if facts.bad is not None:
         raise V.invalid_value("A", "hold no NaN or -inf weight", facts.bad)
     return facts.lowest, facts.infinite
-
-
-def _check_delta(delta):
-    if (
-        isinstance(delta, bool)
-        or not isinstance(delta, (int, float, np.integer, np.floating))
-        or not math.isfinite(delta)
-        or delta <= 0
-    ):
-        raise V.invalid_value("delta", "be a positive finite number", delta)
-    return float(delta)
 
 
 def _bellman_ford(A, source, dtype, direction, stats):

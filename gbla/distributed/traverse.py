@@ -116,21 +116,57 @@ def bfs(A, source, *, return_predecessors=False, depth_limit=None, direction="au
     return _gather(A, levels), _gather(A, parents)
 
 
-def sssp(A, source, *, dtype=np.float64, direction="auto", stats=None):
-    """Bellman-Ford distances (``dtype``, inf unreached) from ``source`` on every rank: each
-    round only the vertices whose distance fell push; a distance still falling in round n
-    raises NegativeCycleError on every rank. ``stats`` as the module says (a level is a
-    round)."""
+METHODS = ("bellman_ford", "delta_stepping")
+
+
+def sssp(
+    A, source, *, dtype=np.float64, method="bellman_ford", delta=None, direction="auto", stats=None
+):
+    """Distances (``dtype``, inf unreached) from ``source`` on every rank.
+
+    ``method`` 'bellman_ford': each round only the vertices whose distance fell push; a
+    distance still falling in round n raises NegativeCycleError on every rank.
+    'delta_stepping' (non-negative weights; near-far form, as gbla.sssp's): a round pushes
+    only the pending vertices (those whose distance fell since they last pushed) within
+    ``delta`` of the nearest pending one over every rank (None: the weights'
+    ``bucket_width``), so a vertex mostly pushes once its distance is final: fewer
+    relaxations sent between ranks than Bellman-Ford's, in more rounds. Either way every
+    push is combined per target on its sender before it leaves (one product per target and
+    rank). ``stats`` as the module says (a level is a round)."""
     xp, n = A.comm.xp, A.n
     source = V.source(source, n)
     dtype = np.dtype(dtype)
+    V.one_of(method, METHODS, "method")
+    if method == "delta_stepping":
+        width = _width(A, delta)
+    elif delta is not None:
+        raise V.invalid_value("delta", "be None with method='bellman_ford'", delta)
     dist = xp.full(A.hi - A.lo, np.inf, dtype)
     mine = A.lo <= source < A.hi
     if mine:
         dist[source - A.lo] = 0
-    frontier = A.vector(np.array([source] if mine else [], np.int64), np.zeros(int(mine), dtype))
+    start = A.vector(np.array([source] if mine else [], np.int64), np.zeros(int(mine), dtype))
     steps = _direction.start(direction)
     log = _Levels(A, steps)
+    if method == "delta_stepping":
+        _delta_rounds(A, start, dist, width, steps, log)
+    else:
+        _bellman_ford_rounds(A, start, dist, steps, log)
+    log.report(stats)
+    return _gather(A, dist)
+
+
+def _lower(A, t, dist):
+    """The entries of the product ``t`` (this rank's range) below their distance, written
+    into ``dist``: (their ids, their new distances)."""
+    better = t.values < dist[t.indices - A.lo]
+    ids, values = t.indices[better], t.values[better].astype(dist.dtype)
+    dist[ids - A.lo] = values
+    return ids, values
+
+
+def _bellman_ford_rounds(A, frontier, dist, steps, log):
+    n = A.n
     log.start()
     counts = frontier_counts(frontier, A)
     rounds = 0
@@ -145,12 +181,58 @@ def sssp(A, source, *, dtype=np.float64, direction="auto", stats=None):
                 )
             )
         t = vxm(frontier, A, min_plus, direction=steps, frontier=counts)
-        better = t.values < dist[t.indices - A.lo]
-        ids, values = t.indices[better], t.values[better].astype(dtype)
-        dist[ids - A.lo] = values
-        frontier = A.vector(ids, values)
+        frontier = A.vector(*_lower(A, t, dist))
         counts = frontier_counts(frontier, A)
         log.end(counts[0])
         log.start()
-    log.report(stats)
-    return _gather(A, dist)
+
+
+def _width(A, delta):
+    """Delta-stepping's window width: ``delta`` checked, or the weights' default; every
+    weight must be non-negative."""
+    facts = A.weights
+    if facts.bad is not None:
+        raise V.invalid_value("A", "hold no NaN or -inf weight", facts.bad)
+    if facts.lowest < 0:
+        raise V.invalid_value(
+            "A", "hold no negative weight with method='delta_stepping'", facts.lowest
+        )
+    if delta is None:
+        return A.weights.bucket_width(A.nvals, A.n)
+    return V.positive_finite(delta, "delta")
+
+
+def _delta_rounds(A, start, dist, width, steps, log):
+    """Near-far rounds: pending ids (this rank's, no repeats, ``queued`` marking them); one
+    all-gather a round of each rank's (pending count, nearest pending distance, vertices the
+    last round lowered) decides the window and the end, and closes the last round's level;
+    the window's front then pushes as Bellman-Ford's frontier does."""
+    xp, lo = A.comm.xp, A.lo
+    pending = start.indices
+    queued = xp.zeros(A.hi - A.lo, bool)
+    queued[pending - lo] = True
+    lowered, first = 0, True
+    log.start()
+    while True:
+        near = dist[pending - lo]
+        nearest = float(near.min()) if len(near) else np.inf  # sync
+        mine = xp.asarray([float(len(pending)), nearest, float(lowered)], np.float64)
+        every = np.stack([B.to_host(x) for x in A.comm.allgather(mine)])
+        if not first:
+            log.end(every[:, 2].sum())
+            log.start()
+        first = False
+        if not every[:, 0].sum():
+            break
+        # at least the nearest pending distance (it is in the front): the loop moves on
+        end = dist.dtype.type(every[:, 1].min() + width)
+        take = near <= end
+        front = xp.sort(pending[take])
+        pending = pending[~take]
+        queued[front - lo] = False
+        t = vxm(A.vector(front, dist[front - lo]), A, min_plus, direction=steps)
+        ids, _ = _lower(A, t, dist)
+        new = ids[~queued[ids - lo]]  # those still pending are there already
+        queued[new - lo] = True
+        pending = xp.concatenate([pending, new])
+        lowered = len(ids)

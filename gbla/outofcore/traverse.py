@@ -365,14 +365,7 @@ def _delta(graph, weights, delta):
             return 1.0
         degree = max(len(graph.indices) / max(graph.n, 1), 1.0)
         return max(32.0 * float(positive.mean()) / degree, float(positive.min()))
-    if (
-        isinstance(delta, bool)
-        or not isinstance(delta, (int, float, np.number))
-        or not np.isfinite(delta)
-        or delta <= 0
-    ):
-        raise V.invalid_value("delta", "be None, 'auto' or a positive finite number", delta)
-    return float(delta)
+    return V.positive_finite(delta, "delta", "be None, 'auto' or a positive finite number")
 
 
 def _bucket(dist, pending, top, delta, xp):
