@@ -321,18 +321,28 @@ def test_delta_stepping_over_ranks_gives_dijkstras_distances(size, direction, g,
     S = g.scipy()
     source = data.draw(st.integers(0, g.n - 1), label="source")
     delta = data.draw(st.one_of(st.none(), st.sampled_from([0.5, 3.0, 40.0, 1e9])), label="delta")
+    dtype = data.draw(st.sampled_from([np.float64, np.float32]), label="dtype")
 
     def work(comm):
         M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
         stats = {}
-        dist = D.sssp(
-            M, source, method="delta_stepping", delta=delta, direction=direction, stats=stats
+        dist, pred = D.sssp(
+            M,
+            source,
+            method="delta_stepping",
+            delta=delta,
+            direction=direction,
+            dtype=dtype,
+            return_predecessors=True,
+            stats=stats,
         )
-        return dist, stats
+        return dist, pred, stats
 
-    expected = csgraph.dijkstra(S, indices=source)
-    for dist, stats in on_ranks(size, work):
+    expected = csgraph.dijkstra(S, indices=source).astype(dtype)
+    for dist, pred, stats in on_ranks(size, work):
+        assert dist.dtype == dtype and pred.dtype == np.int64
         np.testing.assert_array_equal(dist, expected)
+        gbla.verify.sssp(S, source, dist, pred)  # zero-weight edges: a tree all the same
         # a round lowers something until the last, which finds the pending set empty
         assert stats["found"][-1] == 0 or len(stats["found"]) == 1
         assert sum(stats["found"]) >= int(np.isfinite(expected).sum()) - 1
@@ -405,11 +415,13 @@ def test_sssp_takes_negative_weights_and_raises_on_a_negative_cycle(gp, data, si
     def work(comm):
         M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
         stats = {}
-        return D.sssp(M, source), gbla.sssp(M, source, stats=stats), stats["method"]
+        own = D.sssp(M, source, return_predecessors=True)
+        return own, gbla.sssp(M, source, stats=stats), stats["method"]
 
     expected = csgraph.dijkstra(g.scipy(), indices=source) + p[source] - p
-    for own, dist, method in on_ranks(size, work):
+    for (own, pred), dist, method in on_ranks(size, work):
         np.testing.assert_array_equal(own, expected)
+        gbla.verify.sssp(S, source, own, pred)
         np.testing.assert_array_equal(dist, expected)
         assert method == "bellman_ford"
     C = G.csr([0, 1, 2], [1, 2, 1], [1.0, 2.0, -3.0], 3)

@@ -120,9 +120,20 @@ METHODS = ("bellman_ford", "delta_stepping")
 
 
 def sssp(
-    A, source, *, dtype=np.float64, method="bellman_ford", delta=None, direction="auto", stats=None
+    A,
+    source,
+    *,
+    return_predecessors=False,
+    dtype=np.float64,
+    method="bellman_ford",
+    delta=None,
+    direction="auto",
+    stats=None,
 ):
-    """Distances (``dtype``, inf unreached) from ``source`` on every rank.
+    """Distances (``dtype``, inf unreached) from ``source`` on every rank, and with
+    ``return_predecessors`` a shortest-path tree (int64, pred[source] == source, -1
+    unreached): a BFS over the tight edges (d(u) + w(u, v) == d(v), summed as the search
+    sums), so that zero-weight cycles close no loop.
 
     ``method`` 'bellman_ford': each round only the vertices whose distance fell push; a
     distance still falling in round n raises NegativeCycleError on every rank.
@@ -153,7 +164,28 @@ def sssp(
     else:
         _bellman_ford_rounds(A, start, dist, steps, log)
     log.report(stats)
-    return _gather(A, dist)
+    dist = _gather(A, dist)
+    if not V.flag(return_predecessors, "return_predecessors"):
+        return dist
+    return dist, _tree(A, source, dist)
+
+
+def _tree(A, source, dist):
+    """Parents of a BFS from ``source`` over the tight edges of A, given the whole ``dist`` on
+    every rank: d(u) + w(u, v) in the product's dtype, cast to the distances' (as ``_lower``
+    keeps them), equal to d(v). Collective."""
+    xp = A.comm.xp
+    reached = xp.isfinite(dist)
+    # the dtype a min.plus product of the distances with A's weights takes (_dtypes)
+    dtype = dist.dtype if A.values is None else np.result_type(dist.dtype, A.values.dtype)
+
+    def plus(d, w):
+        return (d.astype(dtype) + w.astype(dtype)).astype(dist.dtype)
+
+    sums = A.scaled(dist, reached, plus, "left")
+    tight = sums.scaled(dist, reached, lambda d, s: s == d, "right")
+    _, parents = bfs(tight.keep_entries(lambda kept: kept), source, return_predecessors=True)
+    return parents
 
 
 def _lower(A, t, dist):
