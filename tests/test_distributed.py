@@ -358,26 +358,31 @@ def test_delta_stepping_over_ranks_lowers_fewer_distances_than_bellman_ford_in_m
     def work(comm):
         M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
         width = M.weights.bucket_width(M.nvals, M.n) / 2
-        bf, ds = {}, {}
+        bf, ds, auto = {}, {}, {}
         out = (
             D.sssp(M, source, direction="push", stats=bf),
             D.sssp(M, source, method="delta_stepping", delta=width, direction="push", stats=ds),
+            D.sssp(M, source, method="delta_stepping", delta=width, stats=auto),
             D.sssp(M, source, method="delta_stepping", dtype=np.float32),
             D.sssp(M, source, dtype=np.float32),
         )
-        return out, bf, ds
+        return out, bf, ds, auto
 
     expected = csgraph.dijkstra(S, indices=source)
-    (bf_dist, ds_dist, ds32, bf32), bf, ds = on_ranks(3, work)[0]
+    (bf_dist, ds_dist, auto_dist, ds32, bf32), bf, ds, auto = on_ranks(3, work)[0]
     np.testing.assert_array_equal(bf_dist, expected)
     np.testing.assert_array_equal(ds_dist, expected)
+    np.testing.assert_array_equal(auto_dist, expected)
     assert ds32.dtype == np.float32
     np.testing.assert_array_equal(ds32, bf32)
     assert len(ds["bytes"]) > len(bf["bytes"])
     assert sum(ds["found"]) < 0.97 * sum(bf["found"])
-    # push: an all-gather (the window and the end) and an all-to-all a round, one more
-    # all-gather that finds nothing pending
+    # an all-gather (the window, the end and the front's size) and the product's all-to-all
+    # a round, whether it pushes or a policy chooses; one more all-gather finds nothing
+    # pending
     assert ds["collectives"] == [3] + [2] * (len(ds["collectives"]) - 1)
+    assert auto["collectives"] == [3] + [2] * (len(auto["collectives"]) - 1)
+    assert "pull" in auto["directions"] and "push" in auto["directions"]
 
 
 def test_delta_stepping_over_ranks_refuses_bad_input():

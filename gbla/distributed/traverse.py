@@ -234,21 +234,39 @@ def _width(A, delta):
     return V.positive_finite(delta, "delta")
 
 
+# The window's front, counted for the direction (push or pull) without a collective of its
+# own: every rank adds to the round's all-gather its pending vertices and their out-edges in
+# BINS bins a quarter of the width wide from the last round's nearest distance (no pending
+# distance is below it), and the bins below the new window's end stand for the front.
+BINS = 32
+
+
 def _delta_rounds(A, start, dist, width, steps, log):
     """Near-far rounds: pending ids (this rank's, no repeats, ``queued`` marking them); one
-    all-gather a round of each rank's (pending count, nearest pending distance, vertices the
-    last round lowered) decides the window and the end, and closes the last round's level;
-    the window's front then pushes as Bellman-Ford's frontier does."""
+    all-gather a round of each rank's pending count, nearest pending distance, vertices the
+    last round lowered and pending histogram (:data:`BINS`) decides the window, the end and
+    the direction, and closes the last round's level; the window's front then pushes (or
+    pulls) as Bellman-Ford's frontier does. Two collectives a round, as Bellman-Ford's."""
     xp, lo = A.comm.xp, A.lo
     pending = start.indices
     queued = xp.zeros(A.hi - A.lo, bool)
     queued[pending - lo] = True
-    lowered, first = 0, True
+    lowered, first, base, step = 0, True, 0.0, width / 4
     log.start()
     while True:
         near = dist[pending - lo]
         nearest = float(near.min()) if len(near) else np.inf  # sync
-        mine = xp.asarray([float(len(pending)), nearest, float(lowered)], np.float64)
+        rows = pending - lo
+        degrees = (A.indptr[rows + 1] - A.indptr[rows]).astype(np.float64)
+        bins = xp.clip(xp.floor((near.astype(np.float64) - base) / step), 0, BINS)
+        bins = bins.astype(np.int64)
+        mine = xp.concatenate(
+            [
+                xp.asarray([float(len(pending)), nearest, float(lowered)], np.float64),
+                xp.bincount(bins, minlength=BINS + 1).astype(np.float64),
+                xp.bincount(bins, weights=degrees, minlength=BINS + 1).astype(np.float64),
+            ]
+        )
         every = np.stack([B.to_host(x) for x in A.comm.allgather(mine)])
         if not first:
             log.end(every[:, 2].sum())
@@ -256,13 +274,21 @@ def _delta_rounds(A, start, dist, width, steps, log):
         first = False
         if not every[:, 0].sum():
             break
+        nearest = float(every[:, 1].min())
         # at least the nearest pending distance (it is in the front): the loop moves on
-        end = dist.dtype.type(every[:, 1].min() + width)
+        end = dist.dtype.type(nearest + width)
+        # the bins that begin at or below the end: the front, give or take a bin
+        below = min(int(np.floor((float(end) - base) / step)), BINS) + 1
+        counts = every[:, 3 : 3 + BINS + 1].sum(axis=0)
+        edges = every[:, 4 + BINS :].sum(axis=0)
+        front_counts = (int(counts[:below].sum()), int(edges[:below].sum()))
+        base = nearest  # what the next round's pending distances are all at least
         take = near <= end
         front = xp.sort(pending[take])
         pending = pending[~take]
         queued[front - lo] = False
-        t = vxm(A.vector(front, dist[front - lo]), A, min_plus, direction=steps)
+        front_vector = A.vector(front, dist[front - lo])
+        t = vxm(front_vector, A, min_plus, direction=steps, frontier=front_counts)
         ids, _ = _lower(A, t, dist)
         new = ids[~queued[ids - lo]]  # those still pending are there already
         queued[new - lo] = True
