@@ -276,9 +276,11 @@ def _delta_rounds(A, start, dist, width, steps, log):
             break
         nearest = float(every[:, 1].min())
         # at least the nearest pending distance (it is in the front): the loop moves on
-        end = dist.dtype.type(nearest + width)
+        with np.errstate(over="ignore"):  # a window past the dtype's range: +inf
+            end = dist.dtype.type(nearest + width)
         # the bins that begin at or below the end: the front, give or take a bin
-        below = min(int(np.floor((float(end) - base) / step)), BINS) + 1
+        span = (float(end) - base) / step  # inf where the end overflows
+        below = BINS + 1 if not span < BINS else int(np.floor(span)) + 1
         counts = every[:, 3 : 3 + BINS + 1].sum(axis=0)
         edges = every[:, 4 + BINS :].sum(axis=0)
         front_counts = (int(counts[:below].sum()), int(edges[:below].sum()))
