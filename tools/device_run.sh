@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one script for the lent GPU machine: install gbla, run the test suite with the GPU tests
 # enabled, then the benchmarks. From the repo root on the GPU machine:
-#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs[_rmat|_real]|sssp[_rmat|_real]|profile|ablation|distributed|distributed_beyond|multisource|outofcore|corpus|first_call] [args]
+#   bash tools/device_run.sh [all|tests|sanitize|bench|bfs[_rmat|_real]|sssp[_rmat|_real]|profile|ablation|distributed|distributed_beyond|multisource|outofcore|corpus|first_call [warmup|bfs|sssp|prebuilt]] [args]
 # 'all' (the default) = every part: the test suite, compute-sanitizer over the BFS kernels,
 # one vxm timing, and the `gbla bench` runs behind BENCHMARKS.md (bfs, sssp). Real graphs are
 # read from .device-data/ (a copy of ../shared/data carried along) when present. Logs and JSON go to $OUT when it is set.
@@ -170,7 +170,9 @@ fi
 # Issue 41: what a first call costs on this (fresh) machine. 'first_call warmup' times `gbla
 # warmup` into an empty kernel cache (every built-in method) and runs the warm-up's GPU tests;
 # 'first_call bfs|sssp' times each method's first call on USA-road-NY in new processes, cold,
-# warm and after the warm-up (gbla bench --first-call: BENCHMARKS.md's first_calls tables).
+# warm and after the warm-up (gbla bench --first-call: BENCHMARKS.md's first_calls tables);
+# 'first_call prebuilt' builds the modules a warm-up loads ahead of time (tools/build_kernels.py)
+# and times both searches' first calls with them.
 if [ "$part" = first_call ]; then
     what=${1:-warmup}
     G=${GRAPH:-$D/road/USA-road-NY.mtx.gz}
@@ -180,6 +182,23 @@ if [ "$part" = first_call ]; then
         rm -rf "$cache"
         python3 -m pytest -q -p no:cacheprovider -n 4 tests/test_warmup.py 2>&1 \
             | tee "$OUT/test_warmup.log" | tail -n 5
+    elif [ "$what" = prebuilt ]; then
+        # the modules the methods load, recorded by a warm-up into an empty cache, compiled
+        # ahead of time for this GPU (gbla/kernels/_prebuilt.py), then the first calls with
+        # them (cold: an empty CuPy cache, the prebuilt cubins found first)
+        specs=$(mktemp -d)
+        (time GBLA_KERNEL_SPECS=$specs CUPY_CACHE_DIR=$(mktemp -d) python3 -m gbla warmup) 2>&1 \
+            | tail -n 4
+        arch=$(python3 -c "import cupy; print(cupy.cuda.Device().compute_capability)")
+        (time python3 tools/build_kernels.py "$specs" --out "$OUT/prebuilt" --arch "$arch" \
+            --jobs 16) 2>&1 | tee "$OUT/build_kernels.log" | tail -n 5
+        du -sh "$specs" "$OUT/prebuilt"
+        export GBLA_PREBUILT=$OUT/prebuilt
+        bench "$G" --algo bfs --sources 4 --first-call --methods ${METHODS:-algebraic,persistent} \
+            --json "$OUT/first_calls_bfs_prebuilt.json"
+        bench "$G" --algo sssp --weights 1 255 --sources 4 --first-call \
+            --methods bellman_ford,delta_stepping,edge_bellman_ford,async_delta_stepping \
+            --json "$OUT/first_calls_sssp_prebuilt.json"
     elif [ "$what" = bfs ]; then
         bench "$G" --algo bfs --sources 4 --first-call \
             --methods ${METHODS:-algebraic,persistent} --json "$OUT/first_calls_bfs.json"

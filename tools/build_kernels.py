@@ -1,0 +1,62 @@
+"""Compile recorded kernel module specs ahead of time (gbla/kernels/_prebuilt.py).
+
+    GBLA_KERNEL_SPECS=specs gbla warmup          # on a GPU machine: what the methods load
+    python tools/build_kernels.py specs --out prebuilt --arch 80 90 100 --jobs 16
+    GBLA_PREBUILT=prebuilt gbla bfs ...          # loaded without NVRTC
+
+Each spec (``KEY.json``, written by the loader where ``GBLA_KERNEL_SPECS`` names a folder) is
+compiled by NVRTC (cuda-bindings) for every architecture asked, a process per spec at a time;
+cooperative modules are passed over (they always compile on first use). Prints what it wrote
+and the seconds it took; exits 1 if a spec failed to compile.
+"""
+
+import argparse
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from gbla.kernels import _prebuilt
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("specs", type=Path, help="the folder GBLA_KERNEL_SPECS named")
+    p.add_argument("--out", type=Path, required=True, help="where the cubins go")
+    p.add_argument("--arch", nargs="+", default=["80", "90", "100"], help="sm_XX to build")
+    p.add_argument("--jobs", type=int, default=1, help="specs compiled at once (processes)")
+    args = p.parse_args(argv)
+    specs = sorted(args.specs.glob("*.json"))
+    if not specs:
+        print(f"no spec in {args.specs}", file=sys.stderr)
+        return 1
+    t0, failed, files = time.perf_counter(), 0, 0
+
+    def report(spec, outcome):
+        nonlocal failed, files
+        try:
+            written = outcome()
+        except Exception as e:  # noqa: BLE001 (reported, the others go on)
+            failed += 1
+            print(f"FAILED {spec.name}: {e}", file=sys.stderr)
+            return
+        files += len(written)
+        print(f"{spec.name}: {len(written)} files", flush=True)
+
+    if args.jobs <= 1:
+        for spec in specs:
+            report(spec, lambda spec=spec: _prebuilt.build(spec, args.out, args.arch))
+    else:  # NVRTC compiles one program at a time in a process
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            jobs = {pool.submit(_prebuilt.build, s, args.out, args.arch): s for s in specs}
+            for job in as_completed(jobs):
+                report(jobs[job], job.result)
+    print(
+        f"{len(specs)} specs, {files} files, {failed} failed, "
+        f"{time.perf_counter() - t0:.1f} s for sm_{', sm_'.join(args.arch)}"
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
