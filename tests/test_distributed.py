@@ -408,6 +408,8 @@ def test_delta_stepping_over_ranks_refuses_bad_input():
         search(P, delta=1.0)
     with pytest.raises(gbla.InvalidValue, match="^method must be one of"):
         search(P, method="dijkstra")
+    with pytest.raises(gbla.InvalidValue, match="^return_predecessors must be True or False"):
+        search(P, return_predecessors="yes")
 
 
 @settings(max_examples=20, deadline=None)

@@ -148,6 +148,7 @@ def sssp(
     source = V.source(source, n)
     dtype = np.dtype(dtype)
     V.one_of(method, METHODS, "method")
+    V.flag(return_predecessors, "return_predecessors")
     if method == "delta_stepping":
         width = _width(A, delta)
     elif delta is not None:
@@ -165,7 +166,7 @@ def sssp(
         _bellman_ford_rounds(A, start, dist, steps, log)
     log.report(stats)
     dist = _gather(A, dist)
-    if not V.flag(return_predecessors, "return_predecessors"):
+    if not return_predecessors:
         return dist
     return dist, _tree(A, source, dist)
 
