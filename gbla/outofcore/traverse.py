@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _backend as B
 from .. import _validation as V
+from .. import _weights
 from .._storage import expand_rows
 from ..exceptions import NegativeCycleError
 from . import gpu
@@ -359,12 +360,9 @@ def _delta(graph, weights, delta):
         if auto:
             return None
         raise V.invalid_value("delta", "be None or 'auto' with a negative weight", delta)
-    if auto:
-        positive = w[w > 0]
-        if not len(positive):
-            return 1.0
-        degree = max(len(graph.indices) / max(graph.n, 1), 1.0)
-        return max(32.0 * float(positive.mean()) / degree, float(positive.min()))
+    if auto:  # the width every delta-stepping defaults to, from the weights' facts
+        facts = _weights.facts(_weights.numbers(np.asarray(w)), None)
+        return facts.bucket_width(len(graph.indices), graph.n)
     return V.positive_finite(delta, "delta", "be None, 'auto' or a positive finite number")
 
 
