@@ -72,6 +72,18 @@ def test_find_takes_the_named_folders_first_and_passes_over_bad_files(tmp_path, 
     assert _prebuilt.find("k", "90") is None
 
 
+def test_without_a_cubin_for_the_gpu_the_newest_ptx_not_past_it_is_taken(tmp_path, monkeypatch):
+    monkeypatch.setattr(_prebuilt, "PACKAGE_DIR", tmp_path)
+    monkeypatch.delenv(_prebuilt.PREBUILT_ENV, raising=False)
+    _prebuilt_files(tmp_path, "k", arch="80")
+    for virtual in ("80", "90", "120"):
+        (tmp_path / f"k.compute_{virtual}.ptx").write_text("//ptx")
+    assert _prebuilt.find("k", "80").path.name == "k.sm_80.cubin"  # a cubin first
+    assert _prebuilt.find("k", "100").path.name == "k.compute_90.ptx"
+    assert _prebuilt.find("k", "120").path.name == "k.compute_120.ptx"
+    assert _prebuilt.find("k", "75") is None  # nothing it can run
+
+
 class _FakeCupy:
     """What the loader asks of CuPy: RawModule from code or a path, a device's id and
     compute capability; ``refuse``: a path-loaded module whose kernels cannot be found."""
@@ -209,8 +221,9 @@ def test_a_recorded_module_builds_to_a_cubin_that_the_loader_then_finds(
     fake_cupy()
     _store_set()
     (spec,) = (tmp_path / "specs").glob("*.json")
-    written = _prebuilt.build(spec, tmp_path / "out", ["90"])
-    cubin, meta = written
+    written = _prebuilt.build(spec, tmp_path / "out", ["90"], ptx="80")
+    cubin, ptx, meta = written
+    assert ptx.name.endswith(".compute_80.ptx") and b".target sm_80" in ptx.read_bytes()
     assert cubin.name.endswith(".sm_90.cubin") and cubin.read_bytes()[:4] == b"\x7fELF"
     names = json.loads(meta.read_text())["names"]
     assert list(names) == [EXPRESSION] and names[EXPRESSION].startswith("_Z")

@@ -1,7 +1,7 @@
 """Compile recorded kernel module specs ahead of time (gbla/kernels/_prebuilt.py).
 
     GBLA_KERNEL_SPECS=specs gbla warmup          # on a GPU machine: what the methods load
-    python tools/build_kernels.py specs --out prebuilt --arch 80 90 100 --jobs 16
+    python tools/build_kernels.py specs --out prebuilt --arch 80 90 100 --ptx 100 --jobs 16
     GBLA_PREBUILT=prebuilt gbla bfs ...          # loaded without NVRTC
 
 Each spec (``KEY.json``, written by the loader where ``GBLA_KERNEL_SPECS`` names a folder) is
@@ -24,6 +24,7 @@ def main(argv=None):
     p.add_argument("specs", type=Path, help="the folder GBLA_KERNEL_SPECS named")
     p.add_argument("--out", type=Path, required=True, help="where the cubins go")
     p.add_argument("--arch", nargs="+", default=["80", "90", "100"], help="sm_XX to build")
+    p.add_argument("--ptx", help="also PTX for this virtual architecture (newer GPUs)")
     p.add_argument("--jobs", type=int, default=1, help="specs compiled at once (processes)")
     args = p.parse_args(argv)
     specs = sorted(args.specs.glob("*.json"))
@@ -45,10 +46,12 @@ def main(argv=None):
 
     if args.jobs <= 1:
         for spec in specs:
-            report(spec, lambda spec=spec: _prebuilt.build(spec, args.out, args.arch))
+            report(spec, lambda spec=spec: _prebuilt.build(spec, args.out, args.arch, ptx=args.ptx))
     else:  # NVRTC compiles one program at a time in a process
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            jobs = {pool.submit(_prebuilt.build, s, args.out, args.arch): s for s in specs}
+            jobs = {
+                pool.submit(_prebuilt.build, s, args.out, args.arch, ptx=args.ptx): s for s in specs
+            }
             for job in as_completed(jobs):
                 report(jobs[job], job.result)
     print(

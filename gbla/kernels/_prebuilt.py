@@ -13,8 +13,9 @@ Where prebuilt modules come from:
 - with ``GBLA_KERNEL_SPECS=DIR`` in the environment the loader writes the spec of each module
   it builds into DIR (:func:`record`: the code and its names as JSON), so that running the
   methods once (``gbla warmup``, a test suite) lists what they load;
-- :func:`build` (``python tools/build_kernels.py DIR --out OUT --arch 80 90 100``) compiles
-  each spec with NVRTC for those architectures: ``KEY.sm_XX.cubin`` and ``KEY.json``;
+- :func:`build` (``python tools/build_kernels.py DIR --out OUT --arch 80 90 100 --ptx 100``)
+  compiles each spec with NVRTC for those architectures: ``KEY.sm_XX.cubin``, PTX for newer
+  GPUs (``KEY.compute_XX.ptx``, which the driver compiles on load) and ``KEY.json``;
 - the loader looks in the folders of ``GBLA_PREBUILT`` (``os.pathsep``-separated), then in
   the package's own ``kernels/prebuilt``.
 
@@ -69,20 +70,34 @@ def folders() -> list[Path]:
 
 
 def find(module_key: str, arch: str) -> Prebuilt | None:
-    """The prebuilt module of ``module_key`` for compute capability ``arch`` ('90'), or None.
-    A folder whose index of names is missing or unreadable is passed over."""
+    """The prebuilt module of ``module_key`` for compute capability ``arch`` ('90'), or None:
+    its cubin for that architecture, else PTX of the newest virtual architecture not past it
+    (the driver compiles that on load, far faster than NVRTC). A folder whose index of names
+    is missing or unreadable is passed over."""
     for folder in folders():
-        cubin = folder / f"{module_key}.sm_{arch}.cubin"
         meta = folder / f"{module_key}.json"
-        if not (cubin.is_file() and meta.is_file()):
+        binary = _binary(folder, module_key, int(arch))
+        if binary is None or not meta.is_file():
             continue
         try:
             facts = json.loads(meta.read_text())
         except (OSError, ValueError):
             continue
         if facts.get("format") == FORMAT and facts.get("key") == module_key:
-            return Prebuilt(cubin, dict(facts.get("names", {})))
+            return Prebuilt(binary, dict(facts.get("names", {})))
     return None
+
+
+def _binary(folder, module_key, arch):
+    cubin = folder / f"{module_key}.sm_{arch}.cubin"
+    if cubin.is_file():
+        return cubin
+    ptx = {}
+    for path in folder.glob(f"{module_key}.compute_*.ptx"):
+        virtual = path.name[len(module_key) + len(".compute_") : -len(".ptx")]
+        if virtual.isdigit() and int(virtual) <= arch:
+            ptx[int(virtual)] = path
+    return ptx[max(ptx)] if ptx else None
 
 
 def record(
@@ -134,8 +149,9 @@ def _nvrtc():
     return nvrtc
 
 
-def _compile(spec, arch, nvrtc, includes):
-    """(cubin bytes, {name expression: lowered name}) of one spec for sm_``arch``."""
+def _compile(spec, arch, nvrtc, includes, ptx=False):
+    """(cubin bytes, {name expression: lowered name}) of one spec for sm_``arch``; with
+    ``ptx``, PTX for the virtual architecture compute_``arch`` instead of the cubin."""
     ok = nvrtc.nvrtcResult.NVRTC_SUCCESS
     err, prog = nvrtc.nvrtcCreateProgram(spec["code"].encode(), b"gbla.cu", 0, [], [])
     if err != ok:
@@ -144,7 +160,7 @@ def _compile(spec, arch, nvrtc, includes):
         for name in spec["name_expressions"]:
             nvrtc.nvrtcAddNameExpression(prog, name.encode())
         opts = [o.encode() for o in spec["options"]]
-        opts += [f"--gpu-architecture=sm_{arch}".encode()]
+        opts += [f"--gpu-architecture={'compute' if ptx else 'sm'}_{arch}".encode()]
         opts += [f"-I{d}".encode() for d in includes]
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         if err != ok:
@@ -154,9 +170,15 @@ def _compile(spec, arch, nvrtc, includes):
             raise RuntimeError(
                 f"module {spec['key']} for sm_{arch}: {log.decode(errors='replace')[-2000:]}"
             )
-        _, size = nvrtc.nvrtcGetCUBINSize(prog)
-        cubin = b" " * size
-        nvrtc.nvrtcGetCUBIN(prog, cubin)
+        if ptx:
+            _, size = nvrtc.nvrtcGetPTXSize(prog)
+            cubin = b" " * size
+            nvrtc.nvrtcGetPTX(prog, cubin)
+            cubin = cubin.rstrip(b"\0")
+        else:
+            _, size = nvrtc.nvrtcGetCUBINSize(prog)
+            cubin = b" " * size
+            nvrtc.nvrtcGetCUBIN(prog, cubin)
         names = {}
         for name in spec["name_expressions"]:
             _, lowered = nvrtc.nvrtcGetLoweredName(prog, name.encode())
@@ -166,10 +188,13 @@ def _compile(spec, arch, nvrtc, includes):
         nvrtc.nvrtcDestroyProgram(prog)
 
 
-def build(spec_path: Any, out: Any, archs: Any, *, nvrtc: Any = None) -> list[Path]:
+def build(
+    spec_path: Any, out: Any, archs: Any, *, ptx: Any = None, nvrtc: Any = None
+) -> list[Path]:
     """Compile the spec at ``spec_path`` (written by :func:`record`) for each architecture of
-    ``archs`` ('80', '90', ...) into ``out``: ``KEY.sm_XX.cubin`` each and ``KEY.json`` (the
-    lowered names); the files written. A cooperative module is passed over (none)."""
+    ``archs`` ('80', '90', ...) into ``out``: ``KEY.sm_XX.cubin`` each, with ``ptx`` ('100')
+    also ``KEY.compute_XX.ptx`` for GPUs newer than every cubin, and ``KEY.json`` (the lowered
+    names); the files written. A cooperative module is passed over (none)."""
     spec = json.loads(Path(spec_path).read_text())
     if spec.get("format") != FORMAT:
         raise ValueError(f"{spec_path}: a spec of format {spec.get('format')}, not {FORMAT}")
@@ -182,12 +207,14 @@ def build(spec_path: Any, out: Any, archs: Any, *, nvrtc: Any = None) -> list[Pa
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written, names = [], {}
-    for arch in archs:
-        cubin, names = _compile(spec, str(arch), nvrtc, includes)
-        path = out / f"{spec['key']}.sm_{arch}.cubin"
-        path.write_bytes(cubin)
+    targets = [(str(a), False) for a in archs] + ([(str(ptx), True)] if ptx else [])
+    for arch, as_ptx in targets:
+        binary, names = _compile(spec, arch, nvrtc, includes, ptx=as_ptx)
+        name = f"compute_{arch}.ptx" if as_ptx else f"sm_{arch}.cubin"
+        path = out / f"{spec['key']}.{name}"
+        path.write_bytes(binary)
         written.append(path)
     meta = out / f"{spec['key']}.json"
-    facts = {"format": FORMAT, "key": spec["key"], "archs": [str(a) for a in archs]}
+    facts = {"format": FORMAT, "key": spec["key"], "archs": [a for a, _ in targets]}
     meta.write_text(json.dumps({**facts, "names": names}))
     return [*written, meta]
