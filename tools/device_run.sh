@@ -35,6 +35,10 @@ if ls .whl/*.whl >/dev/null 2>&1; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
+# Kernels compiled ahead of time ('first_call prebuilt' makes them; gbla/kernels/_prebuilt.py):
+# a .prebuilt folder carried along is where the loader looks first, so that a fresh machine
+# loads them instead of running NVRTC (GBLA_KERNEL_SPECS=DIR also records what a run compiles).
+[ -d .prebuilt ] && export GBLA_PREBUILT="$PWD/.prebuilt${GBLA_PREBUILT:+:$GBLA_PREBUILT}"
 status=0
 if [ "$part" = all ] || [ "$part" = tests ]; then
     # a test that hangs (a kernel that never ends) is killed after 5 minutes, naming itself,
@@ -185,15 +189,19 @@ if [ "$part" = first_call ]; then
     elif [ "$what" = prebuilt ]; then
         # the modules the methods load, recorded by a warm-up into an empty cache, compiled
         # ahead of time for this GPU (gbla/kernels/_prebuilt.py), then the first calls with
-        # them (cold: an empty CuPy cache, the prebuilt cubins found first)
-        specs=$(mktemp -d)
+        # them (cold: an empty CuPy cache, the prebuilt cubins found first); the cubins come
+        # back as prebuilt.tgz (carry them as .prebuilt: tar xzf prebuilt.tgz && mv prebuilt
+        # .prebuilt)
+        specs=$(mktemp -d) built=$(mktemp -d)
         (time GBLA_KERNEL_SPECS=$specs CUPY_CACHE_DIR=$(mktemp -d) python3 -m gbla warmup) 2>&1 \
             | tail -n 4
         arch=$(python3 -c "import cupy; print(cupy.cuda.Device().compute_capability)")
-        (time python3 tools/build_kernels.py "$specs" --out "$OUT/prebuilt" --arch "$arch" \
+        (time python3 tools/build_kernels.py "$specs" --out "$built/prebuilt" --arch "$arch" \
             --jobs 16) 2>&1 | tee "$OUT/build_kernels.log" | tail -n 5
-        du -sh "$specs" "$OUT/prebuilt"
-        export GBLA_PREBUILT=$OUT/prebuilt
+        ls "$specs" | wc -l
+        du -sh "$specs" "$built/prebuilt"
+        tar czf "$OUT/prebuilt.tgz" -C "$built" prebuilt && du -sh "$OUT/prebuilt.tgz"
+        export GBLA_PREBUILT=$built/prebuilt
         bench "$G" --algo bfs --sources 4 --first-call --methods ${METHODS:-algebraic,persistent} \
             --json "$OUT/first_calls_bfs_prebuilt.json"
         bench "$G" --algo sssp --weights 1 255 --sources 4 --first-call \
