@@ -12,6 +12,7 @@ fails; 2 for a usage error (bad GRAPH, file, method, option), reported on one li
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -439,6 +440,9 @@ def _bench(args, argv):
         graphs=graphs,
         memory_budget=args.memory_budget,
         first_call=args.first_call,
+        # kernels compiled ahead of time that the loader took first (gbla/kernels/_prebuilt.py):
+        # a first call "cold" then means an empty CuPy cache, not NVRTC for every module
+        prebuilt=os.environ.get("GBLA_PREBUILT") or None,
     )
     if args.json:
         doc = bench.bench_document(records, command=bench.command_line(argv), settings=settings)

@@ -986,3 +986,19 @@ def test_a_bad_memory_budget_is_refused_by_the_command_line(capsys, value):
     status, _, err = run(capsys, "bench", "rmat:8", "--memory-budget", value)
     assert status == 2
     assert "--memory-budget: must be bytes or a fraction in (0, 1]" in err
+
+
+def test_a_bench_run_with_prebuilt_kernels_says_so(capsys, tmp_path, monkeypatch):
+    # gbla/kernels/_prebuilt.py: with GBLA_PREBUILT set, a first call "cold" loads them; the
+    # JSON keeps the folders and BENCHMARKS.md's section says it beside the timing
+    monkeypatch.delenv("GBLA_PREBUILT", raising=False)
+    status, _, _, doc = bench_json(capsys, tmp_path, "rmat:6", "--sources", 1, "--device", "cpu")
+    assert status == 0 and doc["settings"]["prebuilt"] is None
+    monkeypatch.setenv("GBLA_PREBUILT", str(tmp_path / "prebuilt"))
+    status, _, _, doc = bench_json(capsys, tmp_path, "rmat:6", "--sources", 1, "--device", "cpu")
+    assert status == 0 and doc["settings"]["prebuilt"] == str(tmp_path / "prebuilt")
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert load_module("tools/benchmarks_md.py").main([str(path)]) == 0
+    assert ", kernels compiled ahead of time (GBLA_PREBUILT))" in capsys.readouterr().out

@@ -576,6 +576,8 @@ def _about(doc, kind, path):
             bench.BACK_TO_BACK: ", sources back to back",
             bench.WARMED: ", sources back to back, GPU warmed",
         }.get(doc.get("timing"), "")
+        if (doc.get("settings") or {}).get("prebuilt"):  # cold: an empty cache, prebuilt found
+            timing += ", kernels compiled ahead of time (GBLA_PREBUILT)"
         return [
             f"Command: `{doc['command']}` ({doc.get('created') or doc.get('date')}{timing})",
             "",
