@@ -93,14 +93,14 @@ def project(row, links=LINKS):
     return out
 
 
-def main():
+def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--scales", type=int, nargs="+", default=[16, 18, 20])
     p.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4, 8])
     p.add_argument("--sources", type=int, default=2)
     p.add_argument("--algos", nargs="+", choices=sorted(SEARCHES), default=list(SEARCHES))
     p.add_argument("--json")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     results = []
     for scale in args.scales:
         S, sources = graph(scale, args.sources)

@@ -1612,6 +1612,30 @@ def test_the_distributed_benchmark_runs_under_the_launcher(tmp_path):
     assert all(r["gteps"] > 0 and r["levels"] >= 1 and r["bytes_total"] > 0 for r in doc["rows"])
 
 
+def test_the_volume_benchmark_counts_every_search_on_thread_ranks(tmp_path, capsys):
+    # benchmarks/bench_distributed_volume.py (BENCHMARKS.md's distributed_volume_cpu): BFS,
+    # Bellman-Ford and delta-stepping, what they send over 1 and 2 ranks
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "benchmarks" / "bench_distributed_volume.py"
+    spec = importlib.util.spec_from_file_location("bench_distributed_volume", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = tmp_path / "volume.json"
+    bench.main(["--scales", "8", "--ranks", "1", "2", "--sources", "1", "--json", str(out)])
+    rows = json.loads(out.read_text())["rows"]
+    assert sorted((r["algo"], r["ranks"]) for r in rows) == [
+        (a, k) for a in ("bfs", "sssp", "sssp_delta") for k in (1, 2)
+    ]
+    for r in rows:
+        assert (r["bytes_total"] > 0) == (r["ranks"] == 2) and r["levels"] >= 1
+        if r["algo"] == "sssp_delta":  # an all-gather and an all-to-all a round, one more
+            assert r["collectives"] == 2 * r["levels"] + 1  # all-gather that ends it
+    assert "rmat(8) sssp_delta 2 ranks" in capsys.readouterr().out
+
+
 def test_the_distributed_benchmark_reports_rows_against_the_best_single_device_method(tmp_path):
     # issue 37: one rank times the single-device methods on the whole graph (--single), and a
     # run over two ranks reports each row against the fastest of them (--baseline)
