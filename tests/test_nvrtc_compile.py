@@ -3,14 +3,11 @@
 expressions): the path a device loop takes (loop.cu's test and gather, spmv.cu's device
 product) is checked where no GPU is. Skips when cuda-bindings cannot load libnvrtc."""
 
-import shutil
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from gbla import DEFAULT_POLICY, semirings
-from gbla.kernels import _codegen, _launch
+from gbla.kernels import _codegen, _launch, _prebuilt
 
 
 def _nvrtc():
@@ -27,15 +24,6 @@ NVRTC = _nvrtc()
 pytestmark = [pytest.mark.nvcc, pytest.mark.skipif(NVRTC is None, reason="no NVRTC library")]
 
 
-def _include_dirs():
-    """CUDA's headers (cooperative_groups, and CCCL's cuda/std under include/cccl), as CuPy
-    passes them; found beside nvcc, else in /usr/local/cuda."""
-    nvcc = shutil.which("nvcc")
-    roots = ([Path(nvcc).resolve().parents[1]] if nvcc else []) + [Path("/usr/local/cuda")]
-    root = next((r for r in roots if (r / "include" / "cooperative_groups.h").is_file()), roots[-1])
-    return [d for d in (root / "include", root / "include" / "cccl") if d.is_dir()]
-
-
 def _compile(code, names):
     """Lowered names of ``names`` after compiling ``code``; the log on failure."""
     nv = NVRTC
@@ -46,7 +34,7 @@ def _compile(code, names):
         for name in names:
             assert nv.nvrtcAddNameExpression(prog, name.encode())[0] == ok
         opts = [b"-std=c++17", b"--gpu-architecture=compute_90"] + [
-            f"-I{d}".encode() for d in _include_dirs()
+            f"-I{d}".encode() for d in _prebuilt.include_dirs()
         ]
         (err,) = nv.nvrtcCompileProgram(prog, len(opts), opts)
         _, size = nv.nvrtcGetProgramLogSize(prog)

@@ -10,6 +10,8 @@ import pytest
 
 from gbla.kernels import _launch, _prebuilt
 
+from .test_nvrtc_compile import NVRTC
+
 
 def test_the_key_covers_everything_the_compile_reads():
     base = ("code", ("-std=c++17",), ("k<int>",), False)
@@ -157,31 +159,32 @@ def test_without_a_prebuilt_module_nvrtc_compiles_and_the_spec_is_recorded(
     assert spec["code"] == made["code"] and spec["name_expressions"] == [EXPRESSION]
 
 
-def test_a_prebuilt_module_is_loaded_by_path_and_its_kernels_by_lowered_name(
-    fake_cupy, tmp_path, monkeypatch
-):
+def _with_prebuilt_store_set(fake_cupy, folder, monkeypatch, refuse=False):
+    """(the stand-in CuPy, the module's key, the kernel) of gbla_store_set loaded again once
+    a prebuilt module of its key (lowered name _Z14gbla_store_set) is in ``folder``."""
     fake = fake_cupy()
     _store_set()
     key = _key_of(fake.made[0])
     _forget_modules()
-    _prebuilt_files(tmp_path / "mine", key, names={EXPRESSION: "_Z14gbla_store_set"})
-    monkeypatch.setenv(_prebuilt.PREBUILT_ENV, str(tmp_path / "mine"))
-    fake = fake_cupy()
-    kernel = _store_set()
+    _prebuilt_files(folder, key, names={EXPRESSION: "_Z14gbla_store_set"})
+    monkeypatch.setenv(_prebuilt.PREBUILT_ENV, str(folder))
+    fake = fake_cupy(refuse=refuse)
+    return fake, key, _store_set()
+
+
+def test_a_prebuilt_module_is_loaded_by_path_and_its_kernels_by_lowered_name(
+    fake_cupy, tmp_path, monkeypatch
+):
+    fake, key, kernel = _with_prebuilt_store_set(fake_cupy, tmp_path / "mine", monkeypatch)
     assert fake.made == [{"path": str(tmp_path / "mine" / f"{key}.sm_90.cubin")}]
     assert fake.looked_up == ["_Z14gbla_store_set"]
     assert kernel.function.kernel == "_Z14gbla_store_set"
 
 
 def test_a_prebuilt_module_the_driver_refuses_is_compiled_instead(fake_cupy, tmp_path, monkeypatch):
-    fake = fake_cupy()
-    _store_set()
-    key = _key_of(fake.made[0])
-    _forget_modules()
-    _prebuilt_files(tmp_path / "mine", key, names={EXPRESSION: "_Z14gbla_store_set"})
-    monkeypatch.setenv(_prebuilt.PREBUILT_ENV, str(tmp_path / "mine"))
-    fake = fake_cupy(refuse=True)
-    kernel = _store_set()
+    fake, _, kernel = _with_prebuilt_store_set(
+        fake_cupy, tmp_path / "mine", monkeypatch, refuse=True
+    )
     assert [sorted(m) for m in fake.made] == [
         ["path"],
         ["code", "enable_cooperative_groups", "name_expressions", "options"],
@@ -202,18 +205,8 @@ def test_a_cooperative_module_is_never_taken_prebuilt(fake_cupy, tmp_path, monke
     assert "code" in fake.made[0] and fake.made[0]["enable_cooperative_groups"]
 
 
-def _nvrtc():
-    try:
-        from cuda.bindings import nvrtc
-
-        err, *_ = nvrtc.nvrtcVersion()
-        return nvrtc if err == nvrtc.nvrtcResult.NVRTC_SUCCESS else None
-    except Exception:
-        return None
-
-
 @pytest.mark.nvcc
-@pytest.mark.skipif(_nvrtc() is None, reason="no NVRTC library")
+@pytest.mark.skipif(NVRTC is None, reason="no NVRTC library")
 def test_a_recorded_module_builds_to_a_cubin_that_the_loader_then_finds(
     fake_cupy, tmp_path, monkeypatch
 ):

@@ -135,11 +135,9 @@ def include_dirs() -> list[Path]:
         roots.append(Path(nvcc).resolve().parents[1])
     roots.append(Path("/usr/local/cuda"))
     for root in roots:
-        # a wrapper script's folder holds no headers: resolve through the toolkit's own nvcc
-        for candidate in (root, *sorted(root.parent.glob("cuda-*"), reverse=True)):
-            if (candidate / "include" / "cooperative_groups.h").is_file():
-                inc = candidate / "include"
-                return [d for d in (inc, inc / "cccl") if d.is_dir()]
+        inc = root / "include"
+        if (inc / "cooperative_groups.h").is_file():
+            return [d for d in (inc, inc / "cccl") if d.is_dir()]
     return []
 
 
