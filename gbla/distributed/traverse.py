@@ -255,20 +255,22 @@ def _delta_rounds(A, start, dist, width, steps, log):
     lowered, first, base, step = 0, True, 0.0, width / 4
     log.start()
     while True:
-        near = dist[pending - lo]
-        nearest = float(near.min()) if len(near) else np.inf  # sync
         rows = pending - lo
+        near = dist[rows]
+        head = xp.asarray([float(len(pending)), np.inf, float(lowered)], np.float64)
+        if len(near):  # the nearest pending distance, written where it is (no sync)
+            head[1] = near.min()
         degrees = (A.indptr[rows + 1] - A.indptr[rows]).astype(np.float64)
         bins = xp.clip(xp.floor((near.astype(np.float64) - base) / step), 0, BINS)
         bins = bins.astype(np.int64)
         mine = xp.concatenate(
             [
-                xp.asarray([float(len(pending)), nearest, float(lowered)], np.float64),
+                head,
                 xp.bincount(bins, minlength=BINS + 1).astype(np.float64),
                 xp.bincount(bins, weights=degrees, minlength=BINS + 1).astype(np.float64),
             ]
         )
-        every = np.stack([B.to_host(x) for x in A.comm.allgather(mine)])
+        every = np.stack([B.to_host(x) for x in A.comm.allgather(mine)])  # sync
         if not first:
             log.end(every[:, 2].sum())
             log.start()
