@@ -39,7 +39,21 @@ def _cupy():
         import cupy
     except Exception:  # ImportError, or a broken CUDA install raising at import
         return None
+    if not _hooked:
+        _hook(cupy)
     return cupy
+
+
+_hooked = False
+
+
+def _hook(cupy):
+    """Kernels compiled ahead of time taken before CuPy compiles (gbla._prebuilt), once."""
+    global _hooked
+    from . import _prebuilt
+
+    _prebuilt.install(cupy)
+    _hooked = True
 
 
 @functools.lru_cache(maxsize=None)

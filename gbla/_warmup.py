@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 
 from . import _backend as B
+from . import _prebuilt, generators, io
 from . import _validation as V
-from . import generators, io
 from . import methods as methods_
 from .algorithms import bfs, sssp
 
@@ -123,8 +123,11 @@ def warmup(
     dict
         ``jobs`` (how many ran), ``skipped`` (a line for each method that cannot run on this
         device), ``seconds`` (the wall time), ``workers``, ``device``,
-        ``cache`` (the kernel cache folder, on the GPU), ``cache_files`` (files it holds after)
-        and ``failed`` (a list of ``"algo method dtype: error"`` lines; empty when all ran).
+        ``cache`` (the kernel cache folder, on the GPU), ``cache_files`` (files it holds after),
+        ``failed`` (a list of ``"algo method dtype: error"`` lines; empty when all ran) and
+        ``modules``: how many kernel modules the jobs' processes loaded compiled ahead of time
+        (``prebuilt``, gbla._prebuilt) and how many CuPy compiled or found in its cache
+        (``compiled``), the commands' own processes aside.
 
     Examples
     --------
@@ -147,8 +150,12 @@ def warmup(
     start = time.perf_counter()
     outcomes = []
 
+    modules = {"prebuilt": 0, "compiled": 0}
+
     def ended(job, outcome):
         outcomes.append(outcome[0])
+        for k in modules:
+            modules[k] += outcome[2][k]
         if on_job is not None:
             on_job(len(outcomes), len(todo), job, outcome[1], outcome[0])
 
@@ -172,6 +179,7 @@ def warmup(
         "workers": workers,
         "device": device,
         "failed": [line for line in outcomes if line],
+        "modules": modules,
     }
     if device == "gpu":
         cache = kernel_cache()
@@ -227,9 +235,13 @@ def _sources(A):
 
 
 def _timed(job, device):
-    """(:func:`_run`'s outcome, the job's seconds)."""
-    start = time.perf_counter()
-    return _run(job, device), time.perf_counter() - start
+    """(:func:`_run`'s outcome, the job's seconds, the modules its process loaded prebuilt
+    and those CuPy compiled or took from its cache meanwhile: gbla._prebuilt.counts())."""
+    start, before = time.perf_counter(), _prebuilt.counts()
+    outcome = _run(job, device)
+    after = _prebuilt.counts()
+    modules = {k: after[k] - before[k] for k in after}
+    return outcome, time.perf_counter() - start, modules
 
 
 def _run(job, device):

@@ -440,7 +440,7 @@ def _bench(args, argv):
         graphs=graphs,
         memory_budget=args.memory_budget,
         first_call=args.first_call,
-        # kernels compiled ahead of time that the loader took first (gbla/kernels/_prebuilt.py):
+        # kernels compiled ahead of time that the loader took first (gbla/_prebuilt.py):
         # a first call "cold" then means an empty CuPy cache, not NVRTC for every module
         prebuilt=os.environ.get("GBLA_PREBUILT") or None,
     )
@@ -647,7 +647,11 @@ def _warmup_cmd(args, argv):
         f"{report['seconds']:.1f} s ({where})"
     )
     if "cache" in report:
-        print(f"kernel cache: {report['cache']} ({report['cache_files']} files)")
+        m = report["modules"]
+        print(
+            f"kernel modules: {m['prebuilt']} compiled ahead of time, {m['compiled']} compiled "
+            f"or read from the kernel cache {report['cache']} ({report['cache_files']} files)"
+        )
     for line in report["skipped"]:
         print(f"skipped: {line}")
     for line in report["failed"]:

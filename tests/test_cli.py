@@ -989,7 +989,7 @@ def test_a_bad_memory_budget_is_refused_by_the_command_line(capsys, value):
 
 
 def test_a_bench_run_with_prebuilt_kernels_says_so(capsys, tmp_path, monkeypatch):
-    # gbla/kernels/_prebuilt.py: with GBLA_PREBUILT set, a first call "cold" loads them; the
+    # gbla/_prebuilt.py: with GBLA_PREBUILT set, a first call "cold" loads them; the
     # JSON keeps the folders and BENCHMARKS.md's section says it beside the timing
     monkeypatch.delenv("GBLA_PREBUILT", raising=False)
     status, _, _, doc = bench_json(capsys, tmp_path, "rmat:6", "--sources", 1, "--device", "cpu")

@@ -6,8 +6,8 @@ product) is checked where no GPU is. Skips when cuda-bindings cannot load libnvr
 import numpy as np
 import pytest
 
-from gbla import DEFAULT_POLICY, semirings
-from gbla.kernels import _codegen, _launch, _prebuilt
+from gbla import DEFAULT_POLICY, _prebuilt, semirings
+from gbla.kernels import _codegen, _launch
 
 
 def _nvrtc():

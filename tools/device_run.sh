@@ -35,7 +35,7 @@ if ls .whl/*.whl >/dev/null 2>&1; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
-# Kernels compiled ahead of time ('first_call prebuilt' makes them; gbla/kernels/_prebuilt.py):
+# Kernels compiled ahead of time ('first_call prebuilt' makes them; gbla/_prebuilt.py):
 # a .prebuilt folder carried along is where the loader looks first, so that a fresh machine
 # loads them instead of running NVRTC (GBLA_KERNEL_SPECS=DIR also records what a run compiles).
 [ -d .prebuilt ] && export GBLA_PREBUILT="$PWD/.prebuilt${GBLA_PREBUILT:+:$GBLA_PREBUILT}"
@@ -187,21 +187,32 @@ if [ "$part" = first_call ]; then
         python3 -m pytest -q -p no:cacheprovider -n 4 tests/test_warmup.py 2>&1 \
             | tee "$OUT/test_warmup.log" | tail -n 5
     elif [ "$what" = prebuilt ]; then
-        # the modules the methods load, recorded by a warm-up into an empty cache, compiled
-        # ahead of time for this GPU (gbla/kernels/_prebuilt.py), then the first calls with
-        # them (cold: an empty CuPy cache, the prebuilt cubins found first); the cubins come
-        # back as prebuilt.tgz (carry them as .prebuilt: tar xzf prebuilt.tgz && mv prebuilt
-        # .prebuilt)
-        specs=$(mktemp -d) built=$(mktemp -d)
-        (time GBLA_KERNEL_SPECS=$specs CUPY_CACHE_DIR=$(mktemp -d) python3 -m gbla warmup) 2>&1 \
-            | tail -n 4
-        arch=$(python3 -c "import cupy; print(cupy.cuda.Device().compute_capability)")
-        (time python3 tools/build_kernels.py "$specs" --out "$built/prebuilt" --arch "$arch" \
-            --jobs 16) 2>&1 | tee "$OUT/build_kernels.log" | tail -n 5
-        ls "$specs" | wc -l
-        du -sh "$specs" "$built/prebuilt"
-        tar czf "$OUT/prebuilt.tgz" -C "$built" prebuilt && du -sh "$OUT/prebuilt.tgz"
-        export GBLA_PREBUILT=$built/prebuilt
+        # every module the methods load (gbla's kernels and CuPy's own: gbla/_prebuilt.py's
+        # hook records them), from a warm-up into an empty cache and each method's command on
+        # the first-call graph, compiled ahead of time for ARCHS (default sm_80, sm_90,
+        # sm_100, PTX for compute_80) into .prebuilt; then the first calls with them (cold: an
+        # empty CuPy cache). The cubins and specs come back as prebuilt.tgz: copy .prebuilt's
+        # files into gbla/kernels/prebuilt (the package's) to ship them.
+        specs=$(mktemp -d) cache=$(mktemp -d)
+        (time GBLA_KERNEL_SPECS=$specs CUPY_CACHE_DIR=$cache python3 -m gbla warmup) 2>&1 \
+            | tail -n 5
+        for m in ${BFS_METHODS:-algebraic persistent}; do
+            GBLA_KERNEL_SPECS=$specs CUPY_CACHE_DIR=$cache python3 -m gbla bfs "$G" --source 0 \
+                --method "$m" >/dev/null
+        done
+        for m in ${SSSP_FIRST:-bellman_ford delta_stepping edge_bellman_ford async_delta_stepping}; do
+            GBLA_KERNEL_SPECS=$specs CUPY_CACHE_DIR=$cache python3 -m gbla sssp "$G" --source 0 \
+                --weights 1 255 --method "$m" >/dev/null
+        done
+        echo "$(ls "$specs" | wc -l) modules recorded"
+        (time python3 tools/build_kernels.py "$specs" --out .prebuilt --clean \
+            --arch ${ARCHS:-80 90 100} --ptx ${PTX:-80} --jobs 16) 2>&1 \
+            | tee "$OUT/build_kernels.log" | tail -n 5
+        du -sh "$specs" .prebuilt
+        cp -r "$specs" /tmp/specs && tar czf "$OUT/prebuilt.tgz" .prebuilt -C /tmp specs \
+            && du -sh "$OUT/prebuilt.tgz"
+        rm -rf /tmp/specs
+        export GBLA_PREBUILT=$PWD/.prebuilt
         bench "$G" --algo bfs --sources 4 --first-call --methods ${METHODS:-algebraic,persistent} \
             --json "$OUT/first_calls_bfs_prebuilt.json"
         bench "$G" --algo sssp --weights 1 255 --sources 4 --first-call \

@@ -1,5 +1,5 @@
 """Loading and launching the .cu kernels: the one loader (NVRTC through CuPy, or a module
-compiled ahead of time where :mod:`._prebuilt` has one for the device), grid sizing and
+compiled ahead of time where :mod:`gbla._prebuilt` has one for the device), grid sizing and
 occupancy, all memoised per CUDA device, since a module, a function and an occupancy figure
 belong to the device they were made on.
 
@@ -16,7 +16,6 @@ from typing import NamedTuple
 import numpy as np
 
 from .._backend import _cupy
-from . import _prebuilt
 
 __all__ = [
     "KERNEL_DIR",
@@ -79,49 +78,14 @@ OPTIONS = ("-std=c++17",)  # what NVRTC compiles every module with
 
 @functools.lru_cache(maxsize=None)
 def _module(device, name, prelude, epilogue, name_expressions, cooperative):
-    """The module: prebuilt for this device's architecture where one is found (its spec
-    recorded first where GBLA_KERNEL_SPECS asks), else compiled by NVRTC."""
-    code = prelude + source(name) + epilogue
-    module_key = _prebuilt.key(code, OPTIONS, name_expressions, cooperative)
-    _prebuilt.record(module_key, code, OPTIONS, name_expressions, cooperative)
-    if not cooperative:
-        found = _prebuilt_module(device, module_key)
-        if found is not None:
-            return found
-    return _compiled(device, name, prelude, epilogue, name_expressions, cooperative)
-
-
-@functools.lru_cache(maxsize=None)
-def _compiled(device, name, prelude, epilogue, name_expressions, cooperative):
+    """The module, compiled on its first kernel's use (or loaded prebuilt: gbla._prebuilt's
+    hook on CuPy's compiler decides)."""
     return _cupy().RawModule(
         code=prelude + source(name) + epilogue,
         options=OPTIONS,
         name_expressions=name_expressions,
         enable_cooperative_groups=cooperative,
     )
-
-
-class _PrebuiltModule:
-    """A module loaded from a prebuilt cubin: its kernels looked up by their lowered names."""
-
-    def __init__(self, module, names):
-        self.module, self.names = module, names
-
-    def get_function(self, kernel):
-        return self.module.get_function(self.names.get(kernel, kernel))
-
-
-def _prebuilt_module(device, module_key):
-    """The prebuilt module of ``module_key`` for the device's architecture, or None (none
-    there, or a file that cannot be read: NVRTC compiles it then)."""
-    try:
-        arch = _cupy().cuda.Device(device).compute_capability
-        found = _prebuilt.find(module_key, arch)
-        if found is None:
-            return None
-        return _PrebuiltModule(_cupy().RawModule(path=str(found.path)), found.names)
-    except Exception:  # a folder or file that cannot be read: compiled as if none were there
-        return None
 
 
 class Launch(NamedTuple):
@@ -179,17 +143,7 @@ class Kernel:
 @functools.lru_cache(maxsize=None)
 def _function(device, name, kernel, prelude, epilogue, name_expressions, cooperative):
     mod = _module(device, name, prelude, epilogue, name_expressions, cooperative)
-    try:
-        function = mod.get_function(kernel)
-        if isinstance(mod, _PrebuiltModule):
-            _ = function.kernel  # the cubin loaded and the kernel found now, not at its launch
-    except Exception:
-        if not isinstance(mod, _PrebuiltModule):
-            raise
-        # a prebuilt cubin the driver refuses (or that lacks the kernel): compiled instead
-        mod = _compiled(device, name, prelude, epilogue, name_expressions, cooperative)
-        function = mod.get_function(kernel)
-    return Kernel(function, (name, kernel, prelude, epilogue))
+    return Kernel(mod.get_function(kernel), (name, kernel, prelude, epilogue))
 
 
 def function(name, kernel, *, prelude="", epilogue="", name_expressions=None, cooperative=False):
