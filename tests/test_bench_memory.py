@@ -93,8 +93,11 @@ def test_memory_is_measured_only_in_untimed_calls(device, watched_bfs):
         sp.random(80, 80, density=0.06, format="csr", random_state=1), device=device
     )
     run = bench.run_method(A, "bfs", "watched_bfs", [2, 5, 9], warmup=1)
-    # the warm-up measured, the three timed calls not, then a measured call a source
-    assert watched_bfs == [True, False, False, False, True, True, True]
+    # the warm-up measured, its repeats while a GPU's clocks come back (as many as 25 ms
+    # take) and the three timed calls not, then a measured call a source
+    repeats = len(watched_bfs) - 7
+    assert watched_bfs == [True] + [False] * (repeats + 3) + [True] * 3
+    assert repeats == 0 if device == "cpu" else repeats >= 1
     assert len(run["times_ms"]) == 3 and len(run["peak_bytes_per_source"]) == 3
     assert all(p > 0 for p in run["peak_bytes_per_source"])
 

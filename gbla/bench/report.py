@@ -50,9 +50,10 @@ MEMORY_NOTE = (
 FIRST_CALL_NOTE = (
     "first ms cold/warm/warmed (gbla bench --first-call): the method's first call from the "
     "warm-up source in a new process running `gbla bfs|sssp GRAPH --method M`, as that "
-    "command prints it, with an empty kernel cache (CUPY_CACHE_DIR a new folder: every "
-    "kernel compiled, as on a fresh machine), then again with the cache that run filled, "
-    "then with a new cache that `gbla warmup --methods M` filled from its own small graphs; "
+    "command prints it, with empty kernel caches (CUPY_CACHE_DIR and GBLA_CACHE_DIR new "
+    "folders, as on a fresh machine: the package's prebuilt modules unpacked, every other "
+    "kernel compiled), then again with the caches that run filled, then with new caches "
+    "that `gbla warmup --methods M` filled from its own small graphs; "
     "process ms: the whole process (start, import, the graph's load, the call)."
 )
 # What a document's peak_bytes mean ("memory"; documents without it: the pool's bytes in use,
