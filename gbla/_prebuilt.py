@@ -53,6 +53,7 @@ __all__ = [
     "unpacked",
     "cache_root",
     "pack",
+    "describe",
 ]
 
 FORMAT = 2  # bumped when what a key covers or the files' layout changes
@@ -208,6 +209,21 @@ def _unpack(archive, name):
         except (OSError, EOFError, ValueError, tarfile.TarError):
             continue
     return None
+
+
+def describe() -> str | None:
+    """What this process may load compiled ahead of time, in words (``gbla bench`` keeps it
+    with a run): ``GBLA_PREBUILT``'s folders and the package's archives; None when neither."""
+    parts = []
+    if os.environ.get(PREBUILT_ENV):
+        parts.append(f"GBLA_PREBUILT={os.environ[PREBUILT_ENV]}")
+    try:
+        index = json.loads((PACKAGE_DIR / INDEX).read_text())
+        targets = ", ".join(sorted(index["archives"], key=lambda t: (t[0] == "c", len(t), t)))
+        parts.append(f"the package's for CuPy {index['cupy']} ({targets})")
+    except (OSError, ValueError, KeyError):
+        pass
+    return "; ".join(parts) or None
 
 
 def pack(folder: Any, dest: Any, cupy_version: str) -> dict:

@@ -1,8 +1,11 @@
 """The built-in kernels compiled before a user needs them.
 
-On a machine whose kernel cache is empty, a method's first call compiles every kernel it uses
-with NVRTC: 8 to 28 s a method on an H100 (BENCHMARKS.md, "First calls"), where a process
-whose cache is warm loads them from disk in 0.15-0.3 s. :func:`warmup` pays the compiles once,
+The package ships the built-in methods' kernel modules compiled ahead of time
+(:mod:`gbla._prebuilt`), so that on a GPU they need no compiling. What is not among them (a
+CuPy other than the one they were built for, a GPU older than sm_80, a kernel a method takes
+only on graphs unlike the ones they were recorded on) compiles with NVRTC on first use, seconds
+a method on an H100 (4 to 17 s when nothing was prebuilt; BENCHMARKS.md, "First calls").
+:func:`warmup` pays those compiles once,
 up front: it runs every registered method of the algorithms asked for (BFS on a pattern, SSSP
 on each weight dtype asked for, with and without predecessors) on two small graphs, a power-law
 one and a grid, and then as the ``gbla bfs|sssp FILE`` command runs it (reading a graph file,
@@ -93,11 +96,11 @@ def warmup(
     """Compile (and load) the kernels of the built-in methods by running each once on small
     graphs.
 
-    The kernels land in CuPy's on-disk kernel cache (``CUPY_CACHE_DIR``, by default
+    Modules the package ships compiled ahead of time are loaded (and counted in ``modules``);
+    the others land in CuPy's on-disk kernel cache (``CUPY_CACHE_DIR``, by default
     ``~/.cupy/kernel_cache``), so that every later process's first call loads them instead of
-    compiling them: on a fresh H100 machine a method's first call takes 5.7-21 s, and
-    0.04-0.23 s after the warm-up (USA-road-NY; BENCHMARKS.md). The ``gbla warmup`` command
-    runs it; run it once after installing, or at a service's start.
+    compiling them. The ``gbla warmup`` command runs it; run it once after installing, or at a
+    service's start (``workers=0`` keeps the modules loaded in this process).
 
     Parameters
     ----------

@@ -12,7 +12,6 @@ fails; 2 for a usage error (bad GRAPH, file, method, option), reported on one li
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from . import _backend as B
-from . import _warmup, bench, methods
+from . import _prebuilt, _warmup, bench, methods
 from ._version import __version__
 from .algorithms import bfs, pagerank, sssp
 from .exceptions import GblaError
@@ -440,9 +439,9 @@ def _bench(args, argv):
         graphs=graphs,
         memory_budget=args.memory_budget,
         first_call=args.first_call,
-        # kernels compiled ahead of time that the loader took first (gbla/_prebuilt.py):
-        # a first call "cold" then means an empty CuPy cache, not NVRTC for every module
-        prebuilt=os.environ.get("GBLA_PREBUILT") or None,
+        # kernels compiled ahead of time that the hook takes first (gbla/_prebuilt.py): a
+        # first call "cold" then means empty caches, not NVRTC for every module
+        prebuilt=_prebuilt.describe(),
     )
     if args.json:
         doc = bench.bench_document(records, command=bench.command_line(argv), settings=settings)

@@ -1770,6 +1770,7 @@ def searches_on_ranks(comm, S, source):
     algebra_levels, algebra_parents = gbla.bfs(M, source, return_predecessors=True)
     bitmap_levels, bitmap_parents = D.bitmap_bfs(M, source, return_predecessors=True)
     dist, pred = gbla.sssp(M, source, return_predecessors=True)
+    delta_dist, delta_pred = D.sssp(M, source, method="delta_stepping", return_predecessors=True)
     found = {
         "levels": levels,
         "parents": parents,
@@ -1780,6 +1781,8 @@ def searches_on_ranks(comm, S, source):
         "dist": D.sssp(M, source),
         "algebra_dist": dist,
         "algebra_pred": pred,
+        "delta_dist": delta_dist,
+        "delta_pred": delta_pred,
     }
     here = cupy.cuda.Device().id
     assert all(
@@ -1813,9 +1816,11 @@ def check_against_one_gpu(results, devices=(0, 1)):
                 gbla.verify.bfs(A_host, source, got[f"{name}.{lv}"], got[f"{name}.{par}"])
             np.testing.assert_array_equal(got[f"{name}.dist"], one_dist)
             np.testing.assert_array_equal(got[f"{name}.algebra_dist"], one_dist)
-            gbla.verify.sssp(
-                A_host, source, got[f"{name}.algebra_dist"], got[f"{name}.algebra_pred"]
-            )
+            np.testing.assert_array_equal(got[f"{name}.delta_dist"], one_dist)
+            for how in ("algebra", "delta"):
+                gbla.verify.sssp(
+                    A_host, source, got[f"{name}.{how}_dist"], got[f"{name}.{how}_pred"]
+                )
         assert len({str(r[f"{name}.bus"]) for r in results}) == len(results)
         spans = [tuple(r[f"{name}.span"]) for r in results]
         assert spans[0][0] == 0 and spans[-1][1] == S.shape[0]

@@ -576,8 +576,9 @@ def _about(doc, kind, path):
             bench.BACK_TO_BACK: ", sources back to back",
             bench.WARMED: ", sources back to back, GPU warmed",
         }.get(doc.get("timing"), "")
-        if (doc.get("settings") or {}).get("prebuilt"):  # cold: an empty cache, prebuilt found
-            timing += ", kernels compiled ahead of time (GBLA_PREBUILT)"
+        prebuilt = (doc.get("settings") or {}).get("prebuilt")
+        if prebuilt:  # cold: empty caches, modules compiled ahead of time found
+            timing += f", kernels compiled ahead of time: {prebuilt}"
         return [
             f"Command: `{doc['command']}` ({doc.get('created') or doc.get('date')}{timing})",
             "",
