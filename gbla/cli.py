@@ -441,7 +441,7 @@ def _bench(args, argv):
         first_call=args.first_call,
         # kernels compiled ahead of time that the hook takes first (gbla/_prebuilt.py): a
         # first call "cold" then means empty caches, not NVRTC for every module
-        prebuilt=_prebuilt.describe(),
+        prebuilt=_prebuilt.describe() if device != "cpu" else None,
     )
     if args.json:
         doc = bench.bench_document(records, command=bench.command_line(argv), settings=settings)

@@ -988,23 +988,26 @@ def test_a_bad_memory_budget_is_refused_by_the_command_line(capsys, value):
     assert "--memory-budget: must be bytes or a fraction in (0, 1]" in err
 
 
-def test_a_bench_run_says_which_kernels_compiled_ahead_of_time_it_could_take(
+def test_a_gpu_bench_run_says_which_kernels_compiled_ahead_of_time_it_could_take(
     capsys, tmp_path, monkeypatch
 ):
-    # gbla/_prebuilt.py: a first call "cold" loads them; the JSON keeps what they were (the
-    # package's archives, GBLA_PREBUILT's folders) and BENCHMARKS.md says it beside the timing
+    # gbla/_prebuilt.py: a first call "cold" loads them; a GPU run's JSON keeps what they were
+    # (GBLA_PREBUILT's folders, the package's archives; a CPU run's None) and BENCHMARKS.md
+    # says it beside the timing
     from gbla import _prebuilt
 
     monkeypatch.delenv("GBLA_PREBUILT", raising=False)
-    monkeypatch.setattr(_prebuilt, "PACKAGE_DIR", tmp_path / "none")
     status, _, _, doc = bench_json(capsys, tmp_path, "rmat:6", "--sources", 1, "--device", "cpu")
     assert status == 0 and doc["settings"]["prebuilt"] is None
-    monkeypatch.undo()
+    package = _prebuilt.describe()
+    assert package.startswith("the package's for CuPy ") and "sm_90" in package
     monkeypatch.setenv("GBLA_PREBUILT", str(tmp_path / "prebuilt"))
-    status, _, _, doc = bench_json(capsys, tmp_path, "rmat:6", "--sources", 1, "--device", "cpu")
-    said = doc["settings"]["prebuilt"]
-    assert status == 0 and said.startswith(f"GBLA_PREBUILT={tmp_path / 'prebuilt'}; ")
-    assert "the package's for CuPy " in said and "sm_90" in said
+    said = _prebuilt.describe()
+    assert said == f"GBLA_PREBUILT={tmp_path / 'prebuilt'}; {package}"
+    monkeypatch.setattr(_prebuilt, "PACKAGE_DIR", tmp_path / "none")
+    monkeypatch.delenv("GBLA_PREBUILT")
+    assert _prebuilt.describe() is None
+    doc["settings"]["prebuilt"] = said  # as a GPU run writes it
     path = tmp_path / "run.json"
     path.write_text(json.dumps(doc))
     capsys.readouterr()
