@@ -958,10 +958,14 @@ def test_bench_runs_the_out_of_core_methods_with_a_memory_budget_and_reports_the
     assert record["graph_bytes"] > 0
     # the table gains the traffic columns, filled for the out-of-core method only
     header = next(line for line in out.splitlines() if line.startswith("method"))
-    assert "H2D GB" in header and "H2D / graph" in header
+    assert "H2D GB" in header and "H2D / graph" in header and "held / budget" in header
     row = next(line.split() for line in out.splitlines() if line.startswith(method))
     moved = sorted(record["h2d_bytes"])
     assert f"{(moved[0] + moved[1]) / 2 / record['graph_bytes']:.2f}" in row
+    # the device bytes each search held, as it accounts them, within its budget
+    held = record["held_of_budget"]
+    assert len(held) == 2 and all(0 < h <= 1 for h in held)
+    assert f"{max(held):.2f}" in row
     assert doc["settings"]["memory_budget"] == 50_000
     # without a budget the method is listed, skipped, and says why
     status, out, _, doc = bench_json(

@@ -68,7 +68,8 @@ def bfs(
         When a dict is given, ``stats["levels"]`` is set to the number of levels reached
         (the source's level 0 included; with several sources the most any reached, and
         ``stats["products"]`` the products run, summed over the batches); out of core, also
-        the traffic (``h2d_bytes``, ``transfers``, ``graph_bytes``, ``peak_bytes``).
+        the traffic (``h2d_bytes``, ``transfers``, ``graph_bytes``) and the most device
+        bytes the search held, ``peak_bytes``, beside its ``budget_bytes``.
     memory_budget : int, float or None
         Device bytes the search may hold (a float in (0, 1]: that fraction of the GPU's free
         memory): A, a CPU matrix, stays in host memory and :mod:`gbla.outofcore` sends the

@@ -76,7 +76,8 @@ def sssp(
         matrix, whose products count nothing); the algebra's methods also what their loop's
         :func:`gbla.iterate` sets (``mode``, ``edges``, and in device mode ``graph``,
         ``fused``, ``fused_iterations`` ...); out of core, also the traffic (``h2d_bytes``,
-        ``transfers``, ...).
+        ``transfers``, ...) and the most device bytes held, ``peak_bytes``, beside
+        ``budget_bytes``.
     memory_budget : int, float or None
         Device bytes the search may hold, as in :func:`gbla.bfs`: A, a CPU matrix, stays in
         host memory. Method 'auto' runs ``"out_of_core_sssp"`` (the kernels);

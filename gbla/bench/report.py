@@ -83,12 +83,13 @@ def us_per_level(times_ms, counts):
 
 
 def _h2d(r):
-    """[H2D GB a source, H2D / graph bytes] of an out-of-core record (medians over sources),
-    dashes for the others."""
+    """[H2D GB a source, H2D / graph bytes (medians over sources), the most device bytes a
+    search held over its budget] of an out-of-core record, dashes for the others."""
     if not r.get("h2d_bytes"):
-        return ["-", "-"]
+        return ["-", "-", "-"]
     moved = statistics.median(r["h2d_bytes"])
-    return [f"{moved / 1e9:.3g}", f"{moved / r['graph_bytes']:.2f}"]
+    held = f"{max(r['held_of_budget']):.2f}" if r.get("held_of_budget") else "-"
+    return [f"{moved / 1e9:.3g}", f"{moved / r['graph_bytes']:.2f}", held]
 
 
 def _first(r):
@@ -155,9 +156,9 @@ def format_table(records, style="text"):
         rows = [row[:7] + [_relaxed(r)] + row[7:] for row, r in zip(rows, records)]
         numeric += 1
     if any(r.get("h2d_bytes") for r in records):  # out of core: its traffic, before check
-        header[numeric:numeric] = ["H2D GB", "H2D / graph"]
+        header[numeric:numeric] = ["H2D GB", "H2D / graph", "held / budget"]
         rows = [row[:numeric] + _h2d(r) + row[numeric:] for row, r in zip(rows, records)]
-        numeric += 2
+        numeric += 3
     if any(r.get("first_cold_ms") is not None for r in records):  # gbla bench --first-call
         header[numeric:numeric] = ["first ms cold/warm/warmed", "process ms cold/warm/warmed"]
         rows = [row[:numeric] + _first(r) + row[numeric:] for row, r in zip(rows, records)]

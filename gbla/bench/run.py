@@ -223,12 +223,14 @@ def run_method(
         pool on the GPU, tracemalloc on the CPU, as ``memory_device`` says, A's device by
         default), peak_bytes (the largest of them and of the warm-up's), base_bytes (CuPy pool
         bytes in use before the first call; None on the CPU); with ``options`` (an
-        out-of-core method's memory_budget), h2d_bytes per source and graph_bytes.
+        out-of-core method's memory_budget), h2d_bytes per source and graph_bytes, and
+        held_of_budget per source (the peak device bytes the search held, as it accounts them,
+        over its budget).
     """
     options = options or {}
     A = _uncached(A)
     memory = _PeakMemory(memory_device or A.device)
-    times, results, h2d, graph_bytes, peaks = [], [], [], None, []
+    times, results, h2d, graph_bytes, peaks, held = [], [], [], None, [], []
     if warmup is not None:  # untimed: its peak is measured, compilation and caches included
 
         def warm():
@@ -248,6 +250,8 @@ def run_method(
         if "h2d_bytes" in stats:
             h2d.append(stats["h2d_bytes"])
             graph_bytes = stats["graph_bytes"]
+        if stats.get("budget_bytes"):  # out of core: the device bytes held against the budget
+            held.append(stats["peak_bytes"] / stats["budget_bytes"])
         del result
         if progress is not None:
             progress()
@@ -277,6 +281,8 @@ def run_method(
     )
     if h2d:
         out.update(h2d_bytes=h2d, graph_bytes=graph_bytes)
+    if held:
+        out.update(held_of_budget=held)
     return out
 
 

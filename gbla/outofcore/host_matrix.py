@@ -285,7 +285,7 @@ class HostMatrix:
     def traffic(self):
         """The accounts of every product this matrix and those made from it ran: host-to-device
         bytes, transfers, bytes read in place, resident hits, products planned, the peak device
-        bytes held (vectors reserved, residents, staging) and the graph's bytes."""
+        bytes held (vectors reserved, residents, staging), the budget and the graph's bytes."""
         out = {
             "h2d_bytes": 0,
             "transfers": 0,
@@ -300,7 +300,11 @@ class HostMatrix:
             out["zerocopy_bytes"] += acc["zerocopy_bytes"]
             out["resident_hits"] += acc["resident_hits"]
             out["products"] += acc["iterations"]
-        out.update(peak_bytes=self._family.peak, graph_bytes=int(self._family.graph_bytes))
+        out.update(
+            peak_bytes=self._family.peak,
+            budget_bytes=int(self._family.budget),
+            graph_bytes=int(self._family.graph_bytes),
+        )
         return out
 
     def release(self):

@@ -70,7 +70,7 @@ class Accounts:
     """A run's traffic: host-to-device bytes and transfers (whole or prefetched subgraphs,
     compacted batches), bytes read in place (zero-copy), device-to-host bytes (the evicted
     subgraphs' pages that strategy 'managed' prefetches back to the host), iterations, and the
-    peak device bytes the scheduler held (residents and staging)."""
+    peak device bytes the scheduler held (residents and staging) beside its budget."""
 
     h2d_bytes: int = 0
     d2h_bytes: int = 0
@@ -80,6 +80,7 @@ class Accounts:
     resident_hits: int = 0
     iterations: int = 0
     peak_bytes: int = 0
+    budget_bytes: int = 0
     per_iteration: list = field(default_factory=list)
 
     def as_dict(self):
@@ -93,6 +94,7 @@ class Accounts:
             "resident_hits": self.resident_hits,
             "iterations": self.iterations,
             "peak_bytes": self.peak_bytes,
+            "budget_bytes": self.budget_bytes,
         }
 
 
@@ -171,7 +173,7 @@ class Scheduler:
         self.capacity = free - self.staging  # for resident subgraphs
         self.fixed = int(fixed_bytes)
         self.resident = {}  # subgraph -> bytes
-        self.accounts = Accounts()
+        self.accounts = Accounts(budget_bytes=budget)
         if strategy == "all":  # a static resident set, in order, as far as it fits
             used = 0
             for i, size in enumerate(self.sizes.tolist()):
