@@ -35,6 +35,7 @@ import json
 import os
 import shutil
 import threading
+import warnings
 from collections import Counter
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -447,7 +448,10 @@ def _hook(cupy, compiler, original):
             )
         full = (*options, *CUPY_ADDS)
         module_key = key(source, full, names, cooperative, headers)
-        record(module_key, source, full, names, cooperative, headers)
+        try:
+            record(module_key, source, full, names, cooperative, headers)
+        except OSError as e:  # recording is a tool's: the search goes on without it
+            warnings.warn(f"{SPECS_ENV}: the module's spec was not written: {e}", stacklevel=2)
         module = _load(compiler, module_key, kwargs.get("arch"), names)
         _counts["prebuilt" if module is not None else "compiled"] += 1
         return module if module is not None else original(source, options, *args, **kwargs)

@@ -198,6 +198,14 @@ def test_without_a_prebuilt_module_cupy_compiles_and_the_spec_is_recorded(
     assert len(json.loads(recorded.read_text())["headers"]) == 64
 
 
+def test_a_spec_that_cannot_be_written_warns_and_the_compile_goes_on(hooked, tmp_path, monkeypatch):
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv(_prebuilt.SPECS_ENV, str(tmp_path / "a-file" / "specs"))
+    cupy, compiler = hooked()
+    with pytest.warns(UserWarning, match="GBLA_KERNEL_SPECS: the module's spec was not written"):
+        assert _compile(compiler)[0] == "compiled"
+
+
 def _prebuilt_store_set(folder, names=None, suffix="sm_90.cubin"):
     _prebuilt_files(folder, _key(), names=names or {EXPRESSION: "_Z14gbla_store_set"})
     if suffix != "sm_90.cubin":
