@@ -165,29 +165,33 @@ def unpacked(arch: str) -> Path | None:
     return _unpacked(str(arch), PACKAGE_DIR, str(cache_root()))
 
 
-@functools.lru_cache(maxsize=None)
-def _unpacked(arch, package, _cache):  # once a process, per architecture and folders
+def _index(package):
+    """The package folder's index of archives, or None (missing, unreadable, another format)."""
     try:
         index = json.loads((package / INDEX).read_text())
     except (OSError, ValueError):
         return None
-    if index.get("format") != FORMAT:
-        return None
-    archives = index.get("archives", {})
+    return index if index.get("format") == FORMAT else None
+
+
+@functools.lru_cache(maxsize=None)
+def _unpacked(arch, package, cache):  # once a process, per architecture and folders
+    archives = (_index(package) or {}).get("archives", {})
     cubins, ptx = _targets(int(arch))
     for target in [*cubins, *ptx]:
         if target in archives:
             digest = archives[target]["sha256"]
-            return _unpack(package / archives[target]["file"], f"{target}-{digest[:16]}")
+            name = f"{target}-{digest[:16]}"
+            return _unpack(package / archives[target]["file"], name, Path(cache))
     return None
 
 
-def _unpack(archive, name):
+def _unpack(archive, name, cache):
     import tarfile
     import tempfile
 
     uid = os.getuid() if hasattr(os, "getuid") else 0
-    for root in (cache_root(), Path(tempfile.gettempdir()) / f"gbla-{uid}"):  # the second: a
+    for root in (cache, Path(tempfile.gettempdir()) / f"gbla-{uid}"):  # the second: a
         # cache that cannot be written
         folder = root / "prebuilt" / name
         if (folder / ".complete").is_file():
@@ -218,12 +222,10 @@ def describe() -> str | None:
     parts = []
     if os.environ.get(PREBUILT_ENV):
         parts.append(f"GBLA_PREBUILT={os.environ[PREBUILT_ENV]}")
-    try:
-        index = json.loads((PACKAGE_DIR / INDEX).read_text())
+    index = _index(PACKAGE_DIR)
+    if index is not None:
         targets = ", ".join(sorted(index["archives"], key=lambda t: (t[0] == "c", len(t), t)))
         parts.append(f"the package's for CuPy {index['cupy']} ({targets})")
-    except (OSError, ValueError, KeyError):
-        pass
     return "; ".join(parts) or None
 
 
