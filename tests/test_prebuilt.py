@@ -59,9 +59,12 @@ def test_a_spec_is_recorded_only_where_asked_and_once(tmp_path, monkeypatch):
     assert [p.name for p in path.parent.iterdir()] == ["k1.json"]  # no part file left
 
 
-def _prebuilt_files(folder, key, arch="90", names=None, **facts):
+def _prebuilt_files(folder, key, targets=("sm_90.cubin",), names=None, **facts):
+    """A module as build() leaves it in ``folder``: ``KEY.json`` (``facts`` over its
+    fields) and a file a target, holding 'KEY TARGET'."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{key}.sm_{arch}.cubin").write_bytes(b"\x7fELF")
+    for target in targets:
+        (folder / f"{key}.{target}").write_bytes(f"{key} {target}".encode())
     meta = {"format": _prebuilt.FORMAT, "key": key, "names": names or {}, **facts}
     (folder / f"{key}.json").write_text(json.dumps(meta))
 
@@ -90,7 +93,7 @@ def test_a_gpu_takes_a_cubin_of_its_major_version_else_the_newest_ptx_not_past_i
 ):
     monkeypatch.setattr(_prebuilt, "PACKAGE_DIR", tmp_path / "package")
     monkeypatch.setenv(_prebuilt.PREBUILT_ENV, str(tmp_path))
-    _prebuilt_files(tmp_path, "k", arch="80")
+    _prebuilt_files(tmp_path, "k", targets=("sm_80.cubin",))
     for virtual in ("80", "90", "120"):
         (tmp_path / f"k.compute_{virtual}.ptx").write_text("//ptx")
     assert _prebuilt.find("k", "80").path.name == "k.sm_80.cubin"  # a cubin first
@@ -206,27 +209,25 @@ def test_a_spec_that_cannot_be_written_warns_and_the_compile_goes_on(hooked, tmp
         assert _compile(compiler)[0] == "compiled"
 
 
-def _prebuilt_store_set(folder, names=None, suffix="sm_90.cubin"):
-    _prebuilt_files(folder, _key(), names=names or {EXPRESSION: "_Z14gbla_store_set"})
-    if suffix != "sm_90.cubin":
-        (folder / f"{_key()}.sm_90.cubin").unlink()
-        (folder / f"{_key()}.{suffix}").write_bytes(b"//ptx")
+def _prebuilt_store_set(folder, names=None, target="sm_90.cubin"):
+    names = names or {EXPRESSION: "_Z14gbla_store_set"}
+    _prebuilt_files(folder, _key(), targets=(target,), names=names)
 
 
 def test_a_prebuilt_module_is_loaded_with_its_lowered_names(hooked, tmp_path):
     _prebuilt_store_set(tmp_path / "mine")
     cupy, compiler = hooked()
     module = _compile(compiler)
-    assert compiler.compiled == [] and compiler.loaded == [b"\x7fELF"]
+    assert compiler.compiled == [] and compiler.loaded == [f"{_key()} sm_90.cubin".encode()]
     assert module.mapping == {EXPRESSION: "_Z14gbla_store_set"}
     assert _prebuilt.counts() == {"prebuilt": 1, "compiled": 0}
 
 
 def test_prebuilt_ptx_is_handed_to_the_driver_as_a_c_string(hooked, tmp_path):
-    _prebuilt_store_set(tmp_path / "mine", suffix="compute_80.ptx")
+    _prebuilt_store_set(tmp_path / "mine", target="compute_80.ptx")
     cupy, compiler = hooked()
     _compile(compiler)
-    assert compiler.loaded == [b"//ptx\0"]
+    assert compiler.loaded == [f"{_key()} compute_80.ptx".encode() + b"\0"]
 
 
 @pytest.mark.parametrize(
@@ -286,14 +287,8 @@ def test_gbla_s_loader_hands_its_modules_to_cupy(monkeypatch):
 
 
 def _built(folder, keys=("k1", "k2"), targets=("sm_90.cubin", "compute_80.ptx")):
-    folder.mkdir(parents=True, exist_ok=True)
     for key in keys:
-        names = {"f<int>": f"_Z1fIiEvv_{key}"}
-        (folder / f"{key}.json").write_text(
-            json.dumps({"format": _prebuilt.FORMAT, "key": key, "names": names})
-        )
-        for target in targets:
-            (folder / f"{key}.{target}").write_bytes(f"{key} {target}".encode())
+        _prebuilt_files(folder, key, targets, names={"f<int>": f"_Z1fIiEvv_{key}"})
     return folder
 
 
