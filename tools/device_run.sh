@@ -175,11 +175,14 @@ fi
 # warmup` into an empty kernel cache (every built-in method) and runs the warm-up's GPU tests;
 # 'first_call bfs|sssp' times each method's first call on USA-road-NY in new processes, cold,
 # warm and after the warm-up (gbla bench --first-call: BENCHMARKS.md's first_calls tables);
-# 'first_call prebuilt' builds the modules a warm-up loads ahead of time (tools/build_kernels.py)
-# and times both searches' first calls with them.
+# 'first_call prebuilt' records and builds the modules the methods load ahead of time
+# (gbla/_prebuilt.py) and times both searches' first calls with them.
+FIRST_BFS=${FIRST_BFS:-algebraic,persistent}
+FIRST_SSSP=${FIRST_SSSP:-bellman_ford,delta_stepping,edge_bellman_ford,async_delta_stepping}
 if [ "$part" = first_call ]; then
     what=${1:-warmup}
     G=${GRAPH:-$D/road/USA-road-NY.mtx.gz}
+    tag=""
     if [ "$what" = warmup ]; then
         cache=$(mktemp -d)
         (time CUPY_CACHE_DIR=$cache python3 -m gbla warmup) 2>&1 | tee "$OUT/warmup_cold.log" | tail -n 6
@@ -187,22 +190,18 @@ if [ "$part" = first_call ]; then
         python3 -m pytest -q -p no:cacheprovider -n 4 tests/test_warmup.py 2>&1 \
             | tee "$OUT/test_warmup.log" | tail -n 5
     elif [ "$what" = prebuilt ]; then
-        # every module the methods load (gbla's kernels and CuPy's own: gbla/_prebuilt.py's
-        # hook records them), from a warm-up into an empty cache and each method's command on
-        # the first-call graph, compiled ahead of time for ARCHS (default sm_80, sm_90,
-        # sm_100, PTX for compute_80) into .prebuilt; then the first calls with them (cold: an
-        # empty CuPy cache). The cubins and specs come back as prebuilt.tgz: copy .prebuilt's
-        # files into gbla/kernels/prebuilt (the package's) to ship them.
+        # every module the methods load (gbla's kernels and CuPy's own: the hook records
+        # them), from a warm-up into an empty cache and each method's command on the
+        # first-call graph, compiled for ARCHS (default sm_80, sm_90, sm_100, PTX for
+        # compute_80) into .prebuilt, which the first calls below take (cold: empty caches).
+        # .prebuilt and the specs come back as prebuilt.tgz; to ship them, pack .prebuilt into
+        # the package (gbla/kernels/prebuilt/README.md).
         specs=$(mktemp -d) cache=$(mktemp -d)
-        (time GBLA_KERNEL_SPECS=$specs CUPY_CACHE_DIR=$cache python3 -m gbla warmup) 2>&1 \
-            | tail -n 5
-        for m in ${BFS_METHODS:-algebraic persistent}; do
-            GBLA_KERNEL_SPECS=$specs CUPY_CACHE_DIR=$cache python3 -m gbla bfs "$G" --source 0 \
-                --method "$m" >/dev/null
-        done
-        for m in ${SSSP_FIRST:-bellman_ford delta_stepping edge_bellman_ford async_delta_stepping}; do
-            GBLA_KERNEL_SPECS=$specs CUPY_CACHE_DIR=$cache python3 -m gbla sssp "$G" --source 0 \
-                --weights 1 255 --method "$m" >/dev/null
+        record() { GBLA_KERNEL_SPECS=$specs CUPY_CACHE_DIR=$cache python3 -m gbla "$@"; }
+        (time record warmup) 2>&1 | tail -n 5
+        for m in ${FIRST_BFS//,/ }; do record bfs "$G" --source 0 --method "$m" >/dev/null; done
+        for m in ${FIRST_SSSP//,/ }; do
+            record sssp "$G" --source 0 --weights 1 255 --method "$m" >/dev/null
         done
         echo "$(ls "$specs" | wc -l) modules recorded"
         (time python3 tools/build_kernels.py "$specs" --out .prebuilt --clean \
@@ -213,18 +212,15 @@ if [ "$part" = first_call ]; then
             && du -sh "$OUT/prebuilt.tgz"
         rm -rf /tmp/specs
         export GBLA_PREBUILT=$PWD/.prebuilt
-        bench "$G" --algo bfs --sources 4 --first-call --methods ${METHODS:-algebraic,persistent} \
-            --json "$OUT/first_calls_bfs_prebuilt.json"
-        bench "$G" --algo sssp --weights 1 255 --sources 4 --first-call \
-            --methods bellman_ford,delta_stepping,edge_bellman_ford,async_delta_stepping \
-            --json "$OUT/first_calls_sssp_prebuilt.json"
-    elif [ "$what" = bfs ]; then
-        bench "$G" --algo bfs --sources 4 --first-call \
-            --methods ${METHODS:-algebraic,persistent} --json "$OUT/first_calls_bfs.json"
-    else
-        bench "$G" --algo sssp --weights 1 255 --sources 4 --first-call \
-            --methods ${METHODS:-bellman_ford,delta_stepping,edge_bellman_ford,async_delta_stepping} \
-            --json "$OUT/first_calls_sssp.json"
+        tag=_prebuilt
+    fi
+    if [ "$what" = bfs ] || [ "$what" = prebuilt ]; then
+        bench "$G" --algo bfs --sources 4 --first-call --methods "$FIRST_BFS" \
+            --json "$OUT/first_calls_bfs$tag.json"
+    fi
+    if [ "$what" = sssp ] || [ "$what" = prebuilt ]; then
+        bench "$G" --algo sssp --weights 1 255 --sources 4 --first-call --methods "$FIRST_SSSP" \
+            --json "$OUT/first_calls_sssp$tag.json"
     fi
 fi
 exit "$status"
