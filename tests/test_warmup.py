@@ -147,10 +147,7 @@ def test_after_warmup_a_new_process_compiles_no_kernel_of_gbla(tmp_path, monkeyp
     assert report["failed"] == [] and report["jobs"] == 2
     # its modules were compiled into the cache, or loaded compiled ahead of time (gbla._prebuilt)
     assert report["cache"] == str(cache)
-    assert report["cache_files"] > 0 or report["modules"] == {
-        "prebuilt": report["modules"]["prebuilt"],
-        "compiled": 0,
-    }
+    assert report["cache_files"] > 0 or report["modules"]["compiled"] == 0
     assert sum(report["modules"].values()) > 0
     before = set(os.listdir(cache))
     # other graphs of the same kinds, in a new process: gbla's kernels all come from the cache
