@@ -109,16 +109,49 @@ def find(module_key: str, arch: str) -> Prebuilt | None:
     load, far faster than NVRTC). A folder whose index of names is missing or unreadable is
     passed over."""
     for folder in folders(arch):
-        meta = folder / f"{module_key}.json"
-        binary = _binary(folder, module_key, int(arch))
-        if binary is None or not meta.is_file():
-            continue
+        found = _in_folder(folder, module_key, int(arch))
+        if found is not None:
+            return found
+    return None
+
+
+_listings: dict = {}  # folder -> the names of its files, as last listed
+
+
+def _in_folder(folder, module_key, arch):
+    """The module in ``folder``, looked up in the listing of its files made at the first look
+    (a look costs a few file-system calls a target otherwise, and a process makes about 50),
+    listed again where the module is not in it (written since, as by a build)."""
+    names = _listings.get(folder)
+    found = None if names is None else _named(names, module_key, arch)
+    if found is None:
         try:
-            facts = json.loads(meta.read_text())
-        except (OSError, ValueError):
-            continue
-        if facts.get("format") == FORMAT and facts.get("key") == module_key:
-            return Prebuilt(binary, dict(facts.get("names", {})))
+            names = _listings[folder] = frozenset(os.listdir(folder))
+        except OSError:
+            return None
+        found = _named(names, module_key, arch)
+    if found is None:
+        return None
+    try:
+        facts = json.loads((folder / f"{module_key}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if facts.get("format") == FORMAT and facts.get("key") == module_key:
+        return Prebuilt(folder / found, dict(facts.get("names", {})))
+    return None
+
+
+def _named(names, module_key, arch):
+    """The name of the module's best file for ``arch`` among ``names`` (a listing of
+    ``folder``) where its index of names is there too, else None."""
+    if f"{module_key}.json" not in names:
+        return None
+    cubins, ptx = _targets(arch)
+    for name in [f"{module_key}.{t}.cubin" for t in cubins] + [
+        f"{module_key}.{t}.ptx" for t in ptx
+    ]:
+        if name in names:
+            return name
     return None
 
 
@@ -130,22 +163,9 @@ def _targets(arch):
     return cubins, [f"compute_{v}" for v in range(arch, 49, -1)]
 
 
-def _binary(folder, module_key, arch):
-    cubins, ptx = _targets(arch)
-    for target in cubins:
-        path = folder / f"{module_key}.{target}.cubin"
-        if path.is_file():
-            return path
-    for target in ptx:
-        path = folder / f"{module_key}.{target}.ptx"
-        if path.is_file():
-            return path
-    return None
-
-
 # ---- the package's archives: one per target (KEY.json and KEY.TARGET.cubin|ptx of every
-# module), xz-compressed (the modules repeat each other's kernels: 13 MB of sm_90 cubins
-# pack into 0.4 MB), listed with their digests in INDEX; unpacked on first use
+# module), xz-compressed (the modules repeat each other's kernels: 5.2 MB of sm_90 cubins
+# pack into 0.27 MB), listed with their digests in INDEX; unpacked on first use
 
 INDEX = "index.json"
 

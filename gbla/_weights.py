@@ -2,6 +2,7 @@
 they are read: a Matrix's (its one array reduced), a matrix cut over ranks (gbla.distributed,
 gathered from every rank's part) or kept in host memory (gbla.outofcore.HostMatrix)."""
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,16 +58,17 @@ def numbers(values):
     """[smallest finite, +inf present, positive sum, smallest positive, positives, NaN or
     -inf count] of one part's weights, +inf standing for "none": reduced where the weights
     are, a chunk at a time, six numbers to the host."""
-    xp = B.xp_of(B.array_device(values))
-    kind_f = values.dtype.kind == "f"
+    if B.array_device(values) == "gpu":
+        return _numbers_gpu(values)
     lowest = smallest_positive = np.inf
     inf_present, total, positives, bad = 0.0, 0.0, 0, 0
+    kind_f = values.dtype.kind == "f"
     for at in range(0, len(values), _NUMBERS_CHUNK):
         chunk = values[at : at + _NUMBERS_CHUNK]
-        chunk_bad = int((xp.isnan(chunk) | (chunk == -np.inf)).sum()) if kind_f else 0  # sync
-        finite = chunk[xp.isfinite(chunk)] if kind_f else chunk
+        chunk_bad = int((np.isnan(chunk) | (chunk == -np.inf)).sum()) if kind_f else 0
+        finite = chunk[np.isfinite(chunk)] if kind_f else chunk
         positive = finite[finite > 0]
-        if len(finite):  # sync: a few scalars a chunk
+        if len(finite):
             lowest = min(lowest, float(finite.min()))
         if len(finite) + chunk_bad < len(chunk):
             inf_present = 1.0
@@ -76,6 +78,64 @@ def numbers(values):
         positives += len(positive)
         bad += chunk_bad
     return np.array([lowest, inf_present, total, smallest_positive, positives, bad], np.float64)
+
+
+# numbers() on the GPU: one ReductionKernel a number, each mapping a weight to float64 (a
+# count's 1 or 0; +inf stands for "none" in a minimum), read back together, once a chunk. Not
+# CuPy's min and sum, nor a compaction of the finite weights (which reads its count back):
+# CuPy runs a reduction of one array into one through CUB's block reduction, whose modules
+# (two a reduction, about 178 KB each, CUB's symbols) took 6-8 ms each to load on an H100
+# against about 0.1 ms for its plain reduction's (benchmarks/results/ab/
+# module_load_cost_h100.log). These take a second input, a scalar they do not read, which
+# CuPy (14) never hands to CUB.
+_FINITE = "(x == x && (double)x != GBLA_INF && (double)x != -GBLA_INF)"
+_POSITIVE = f"({_FINITE} && x > 0)"
+_GPU_NUMBERS = (  # (name, map, reduce, identity), in numbers()'s order
+    ("lowest", f"{_FINITE} ? (double)x : GBLA_INF", "fmin(a, b)", "GBLA_INF"),
+    ("infinite", "(double)x == GBLA_INF ? 1.0 : 0.0", "fmax(a, b)", "0.0"),
+    ("total", f"{_POSITIVE} ? (double)x : 0.0", "a + b", "0.0"),
+    ("least_positive", f"{_POSITIVE} ? (double)x : GBLA_INF", "fmin(a, b)", "GBLA_INF"),
+    ("positives", f"{_POSITIVE} ? 1.0 : 0.0", "a + b", "0.0"),
+    ("bad", "(x != x || (double)x == -GBLA_INF) ? 1.0 : 0.0", "a + b", "0.0"),
+)
+_INF = "#define GBLA_INF __longlong_as_double(0x7ff0000000000000LL)\n"
+
+
+@functools.lru_cache(maxsize=None)
+def _gpu_reductions():
+    cp = B._cupy()
+    return tuple(
+        cp.ReductionKernel(
+            "T x, int32 plain",
+            "float64 y",
+            expr,
+            reduce,
+            "y = a",
+            identity,
+            f"gbla_weights_{name}",
+            preamble=_INF,
+        )
+        for name, expr, reduce, identity in _GPU_NUMBERS
+    )
+
+
+def _numbers_gpu(values):
+    cp = B._cupy()
+    row = np.array([np.inf, 0.0, 0.0, np.inf, 0.0, 0.0])
+    for at in range(0, len(values), _NUMBERS_CHUNK):
+        chunk = values[at : at + _NUMBERS_CHUNK]
+        got = cp.stack([reduce(chunk, 0) for reduce in _gpu_reductions()]).get()  # sync
+        row = np.array(
+            [
+                min(row[0], got[0]),
+                max(row[1], got[1]),
+                row[2] + got[2],
+                min(row[3], got[3]),
+                row[4] + got[4],
+                row[5] + got[5],
+            ]
+        )
+    return row
 
 
 def facts(rows, described):

@@ -603,19 +603,24 @@ class Matrix:
         if self._T is None:
             xp = B.xp_of(self._device)
             n_rows, n_cols = self._shape
-            t = _storage.transpose_csr(
-                self._indptr, self._indices, self._values, n_rows, n_cols, xp
-            )
-            same = n_rows == n_cols and all(
-                (a is None and b is None)
-                or (
-                    a is not None and b is not None and bool(xp.array_equal(a, b))
-                )  # sync: symmetric?
-                for a, b in zip(t, (self._indptr, self._indices, self._values))
-            )
-            if same:  # symmetric: the transpose is this matrix, arrays shared
-                t = (self._indptr, self._indices, self._values)
-            self._symmetric = same
+            own = (self._indptr, self._indices, self._values)
+            if n_rows != n_cols:
+                self._symmetric = False
+            elif self._symmetric is None and self._device == "gpu":
+                self._symmetric = _storage.mirrored(*own)  # sync
+            if self._symmetric:  # the transpose is this matrix, arrays shared
+                t = own
+            else:
+                t = _storage.transpose_csr(*own, n_rows, n_cols, xp)
+                if self._symmetric is None:  # on the CPU, compared with the transpose
+                    self._symmetric = all(
+                        (a is None and b is None)
+                        or (a is not None and b is not None and bool(np.array_equal(a, b)))
+                        for a, b in zip(t, own)
+                    )
+                    if self._symmetric:
+                        t = own
+            same = self._symmetric
             T = Matrix._wrap(*t, (n_cols, n_rows), self._dtype, self._device, symmetric=same)
             T._T = self
             self._T = T

@@ -123,6 +123,68 @@ def test_symmetric_matrix_shares_its_arrays_with_its_transpose(device):
     assert A.T._indices is A._indices and A.T._values is A._values
 
 
+@SKIP_NO_GPU
+@pytest.mark.gpu
+@pytest.mark.parametrize("chunk", [2**26, 3])  # one search, and a search a few entries at once
+def test_the_gpu_finds_symmetry_without_building_the_transpose(monkeypatch, chunk):
+    # symmetric in structure and values, in structure only, in neither, a pattern, a self-loop
+    # and empty rows: the search says what the transpose would, and a symmetric matrix's
+    # transpose shares its arrays
+    from gbla import _storage
+
+    monkeypatch.setattr(_storage, "_MIRROR_CHUNK", chunk)
+    rng = np.random.default_rng(5)
+    U = sp.random(40, 40, density=0.1, format="csr", random_state=rng)
+    U.data = rng.integers(1, 9, U.nnz).astype(float)
+    cases = {
+        "symmetric": sp.csr_matrix(U + U.T),
+        "values differ": sp.csr_matrix(U + 2 * U.T),
+        "structure differs": sp.csr_matrix(U),
+        "pattern": sp.csr_matrix((U + U.T) != 0),
+        "loop and empty rows": sp.csr_matrix(([3.0], ([7], [7])), shape=(40, 40)),
+    }
+    for name, S in cases.items():
+        S.sort_indices()
+        D = S.astype(float)
+        expected = (abs(D - D.T) > 0).nnz == 0
+        A = gbla.Matrix.from_scipy(S, device="gpu")
+        assert A.is_symmetric == expected, name
+        np.testing.assert_array_equal(A.T.to_scipy().toarray(), S.toarray().T, err_msg=name)
+        assert (A.T._indices is A._indices) == expected, name
+        B = gbla.Matrix.from_scipy(S, device="gpu")
+        assert B.T.is_symmetric == expected and B.is_symmetric == expected, name
+
+
+@SKIP_NO_GPU
+@pytest.mark.gpu
+@pytest.mark.parametrize("chunk", [2**26, 5])
+def test_the_weights_numbers_are_the_same_on_both_devices(monkeypatch, chunk):
+    # what sssp reads of weights: NaN, -inf, +inf, zeros, negatives, integers and bools, one
+    # chunk or several
+    import cupy
+
+    from gbla import _weights
+
+    monkeypatch.setattr(_weights, "_NUMBERS_CHUNK", chunk)
+    rng = np.random.default_rng(2)
+    cases = [
+        np.array([2.0, -1.5, np.inf, 0.0, 7.25, np.inf]),
+        np.array([2.0, np.nan, 1.0, -np.inf, 0.5, np.nan, -3.0]),
+        np.array([np.inf, np.inf]),
+        np.array([0.0, -0.0, -2.0], np.float32),
+        rng.random(1000) * 100,
+        np.array([3, 1, 4, 1, -5, 0], np.int64),
+        np.array([7, 0, 2], np.int32),
+        np.array([True, False, True]),
+        np.array([], np.float64),
+    ]
+    for values in cases:
+        cpu = _weights.numbers(values)
+        gpu = _weights.numbers(cupy.asarray(values))
+        np.testing.assert_allclose(gpu, cpu, rtol=1e-12, err_msg=repr(values))
+        assert np.array_equal(np.isinf(gpu), np.isinf(cpu)), values
+
+
 def test_from_edges_builds_an_iso_pattern_and_merges_repeated_unweighted_edges(device):
     # edges 0->1, 1->2, 1->2 (repeated), 2->0
     A = gbla.Matrix.from_edges([0, 1, 1, 2], [1, 2, 2, 0], device=device)

@@ -88,6 +88,26 @@ def test_find_takes_the_named_folders_in_order_and_passes_over_bad_files(tmp_pat
     assert _prebuilt.find("k", "90") is None
 
 
+def test_a_folder_is_listed_once_and_again_for_a_module_written_since(tmp_path, monkeypatch):
+    # a process finds about 50 modules: their folder's files are listed at the first look,
+    # not statted a target each time; a module not in the listing (a build's, written
+    # since) lists it again
+    monkeypatch.setattr(_prebuilt, "PACKAGE_DIR", tmp_path / "package")
+    monkeypatch.setenv(_prebuilt.PREBUILT_ENV, str(tmp_path / "mine"))
+    listed = []
+    real = os.listdir
+    monkeypatch.setattr(
+        _prebuilt.os, "listdir", lambda folder: listed.append(folder) or real(folder)
+    )
+    for key in ("a", "b"):
+        _prebuilt_files(tmp_path / "mine", key)
+    assert _prebuilt.find("a", "90").path.name == "a.sm_90.cubin"
+    assert _prebuilt.find("b", "90").path.name == "b.sm_90.cubin"
+    assert _prebuilt.find("a", "90") is not None and len(listed) == 1
+    _prebuilt_files(tmp_path / "mine", "c")
+    assert _prebuilt.find("c", "90").path.name == "c.sm_90.cubin" and len(listed) == 2
+
+
 def test_a_gpu_takes_a_cubin_of_its_major_version_else_the_newest_ptx_not_past_it(
     tmp_path, monkeypatch
 ):

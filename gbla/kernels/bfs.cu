@@ -554,7 +554,7 @@ extern "C" __global__ void gbla_bfs_persistent(int n, int depth_limit, int* leve
                                                const int* indices, const int* t_indptr,
                                                const int* t_indices, int* bins0, int* bins1,
                                                u64* slots, long long unexplored, int mode) {
-    cg::grid_group grid = cg::this_grid();
+    const gbla_grid grid;
     long long tid = grid.thread_rank(), threads = grid.size();
     bool pulling = false;
     int gathers = 0;

@@ -6,13 +6,73 @@
 // Included by the .cu files (the loader in _launch.py inlines it for NVRTC); the
 // Python side (_frontier.py) reads GBLA_SMALL, GBLA_LARGE and GBLA_SLOT from this file.
 #pragma once
-#include <cooperative_groups.h>
-#include <cooperative_groups/reduce.h>
-namespace cg = cooperative_groups;
+// No CUDA header: under NVRTC (which makes every constant of an included libcu++ header a
+// device symbol of the module) cooperative_groups.h alone added about 145 KB of symbols and
+// relocations to every module that included this file, and a module that size took 7-12 ms
+// to load on an H100 against 0.15 for one without (benchmarks/results/ab/
+// module_load_cost_h100.log). The warp and grid steps below are this file's own.
 #include "lists.cuh"
 #include "atomics.cuh"
 
 typedef unsigned long long u64;
+
+// This thread's lane in its warp, and the mask of the lanes below it.
+__device__ __forceinline__ unsigned gbla_lane_id() {
+    unsigned lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    return lane;
+}
+__device__ __forceinline__ unsigned gbla_lanes_below() {
+    unsigned m;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
+    return m;
+}
+
+// The sum of x over the lanes of `mask` (every one of them calls it), in every lane: three
+// 24-bit-wide sums on the warp's reduction unit (sm_80 on, as the kernels' __reduce_max_sync).
+__device__ __forceinline__ u64 gbla_lanes_sum(unsigned mask, u64 x) {
+    u64 low = __reduce_add_sync(mask, (unsigned)(x & 0xFFFFFFu));
+    u64 mid = __reduce_add_sync(mask, (unsigned)((x >> 24) & 0xFFFFFFu));
+    u64 high = __reduce_add_sync(mask, (unsigned)(x >> 48));
+    return low + (mid << 24) + (high << 48);
+}
+
+// The grid of a cooperative launch (one-dimensional): its threads, and a barrier over its
+// blocks on the word the driver sets aside for the launch (the cooperative-launch ABI that
+// cooperative_groups' grid sync uses: environment register 1 holds the workspace's high 32
+// bits, register 2 its low ones, the barrier is its second 32-bit word; a launch that is not
+// cooperative has none, and traps). Each block's first thread adds 1 (block 0: 2^31 -
+// (blocks - 1)), so the top bit flips when the last block arrives; they wait for the flip.
+// The add releases and the wait acquires at GPU scope, so what any block wrote before the
+// barrier is seen by every block after it. The block barriers are __barrier_sync (PTX
+// barrier.sync), which ptxas marks in the kernel's cooperative-launch attributes as it does
+// cooperative_groups'.
+struct gbla_grid {
+    __device__ __forceinline__ long long thread_rank() const {
+        return (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    }
+    __device__ __forceinline__ long long size() const {
+        return (long long)gridDim.x * blockDim.x;
+    }
+    __device__ __forceinline__ void sync() const {
+        unsigned high, low;
+        asm volatile("mov.u32 %0, %%envreg1;" : "=r"(high));
+        asm volatile("mov.u32 %0, %%envreg2;" : "=r"(low));
+        const u64 workspace = ((u64)high << 32) | low;
+        if (workspace == 0) asm volatile("trap;");
+        unsigned* word = reinterpret_cast<unsigned*>(workspace) + 1;
+        __barrier_sync(0);
+        if (threadIdx.x == 0) {
+            unsigned add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1) : 1u, before, now;
+            asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;"
+                         : "=r"(before) : "l"(word), "r"(add) : "memory");
+            do {
+                asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
+            } while (((before ^ now) & 0x80000000u) == 0);
+        }
+        __barrier_sync(0);
+    }
+};
 
 // Frontiers are "binned": bins[0*n..] holds vertices of out-degree below
 // GBLA_SMALL (a thread each), bins[1*n..] below GBLA_LARGE (a warp each), bins[2*n..] the rest
@@ -32,24 +92,24 @@ __device__ __forceinline__ void gbla_append_binned(I v, long long n, const I* in
                                                    u64* slot) {
     long long deg = (long long)indptr[v + 1] - (long long)indptr[v];
     int bin = deg < GBLA_SMALL ? 0 : (deg < GBLA_LARGE ? 1 : 2);
-    cg::coalesced_group g = cg::coalesced_threads();
-    u64 edges = cg::reduce(g, (u64)deg, cg::plus<u64>());
-    if (g.thread_rank() == 0) atomicAdd(&slot[3], edges);
-    // Bits of a coalesced group's ballot are its thread ranks.
-    unsigned m0 = g.ballot(bin == 0), m1 = g.ballot(bin == 1), m2 = g.ballot(bin == 2);
-    unsigned mine = bin == 0 ? m0 : bin == 1 ? m1 : m2, lane_bit = 1u << g.thread_rank();
-    int leader = __ffs(mine) - 1, rank = __popc(mine & (lane_bit - 1));
+    const unsigned active = __activemask(), lane = gbla_lane_id();
+    u64 edges = gbla_lanes_sum(active, (u64)deg);
+    if (lane == (unsigned)(__ffs(active) - 1)) atomicAdd(&slot[3], edges);
+    unsigned m0 = __ballot_sync(active, bin == 0), m1 = __ballot_sync(active, bin == 1),
+             m2 = __ballot_sync(active, bin == 2);
+    unsigned mine = bin == 0 ? m0 : bin == 1 ? m1 : m2;
+    int leader = __ffs(mine) - 1, rank = __popc(mine & gbla_lanes_below());
     u64 base = 0;
-    if ((int)g.thread_rank() == leader) base = atomicAdd(&slot[bin], (u64)__popc(mine));
-    base = g.shfl(base, leader);
+    if ((int)lane == leader) base = atomicAdd(&slot[bin], (u64)__popc(mine));
+    base = __shfl_sync(active, base, leader);
     bins[(long long)bin * n + (long long)(base + rank)] = v;
 }
 
 // Counts a claimed vertex in slot[0] without queueing it: pull levels need only the
 // frontier's size; a later push level gathers the frontier from the levels.
 __device__ __forceinline__ void gbla_count_claim(u64* slot) {
-    cg::coalesced_group g = cg::coalesced_threads();
-    if (g.thread_rank() == 0) atomicAdd(&slot[0], (u64)g.size());
+    const unsigned active = __activemask();
+    if (gbla_lane_id() == (unsigned)(__ffs(active) - 1)) atomicAdd(&slot[0], (u64)__popc(active));
 }
 
 // Each of the n_in vertices of one bin q handed to a group of `group` threads (1, 32 or the

@@ -233,7 +233,7 @@ template <class T>
 __global__ void gbla_sssp_persistent(int n, T* dist, int* stamp, const int* __restrict__ indptr,
                                      const int* __restrict__ indices, const T* __restrict__ w,
                                      int* bins0, int* bins1, u64* slots, long long* result) {
-    cg::grid_group grid = cg::this_grid();
+    const gbla_grid grid;
     const long long tid = grid.thread_rank();
     int round = 1;
     bool bounded = false;
@@ -379,7 +379,7 @@ __global__ void gbla_sssp_delta(int n, T delta, T* dist, int* stamp, int* rstamp
                                 int heavy, int* bins0, int* bins1, u64* slots, int* rbins0,
                                 int* rbins1, u64* rslots, int* pile0, int* pile1,
                                 u64* pile_counts, T* smallest, long long* result) {
-    cg::grid_group grid = cg::this_grid();
+    const gbla_grid grid;
     const long long tid = grid.thread_rank(), threads = grid.size();
     T inf;
     gbla_set_inf(&inf);
