@@ -39,28 +39,10 @@ def _cupy():
         import cupy
     except Exception:  # ImportError, or a broken CUDA install raising at import
         return None
-    if not _hooked:
-        _hook(cupy)
-    return cupy
-
-
-_hooked = False
-
-
-def _hook(cupy):
-    """Kernels compiled ahead of time taken before CuPy compiles (gbla._prebuilt), once; and
-    cuda-bindings' runtime imported, which a loop recorded on the device builds its graph with
-    (its extension modules took about 31 ms to load on the lent H100 machines, which a
-    process's first search paid where the GPU was first used here instead)."""
-    global _hooked
-    from . import _prebuilt
+    from . import _prebuilt  # kernels compiled ahead of time, taken before CuPy compiles
 
     _prebuilt.install(cupy)
-    try:
-        from cuda.bindings import runtime  # noqa: F401
-    except Exception:  # no cuda-bindings: loops run without conditional nodes (runtime.capture)
-        pass
-    _hooked = True
+    return cupy
 
 
 @functools.lru_cache(maxsize=None)

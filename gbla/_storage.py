@@ -6,6 +6,8 @@ Every function takes the array module ``xp`` (numpy or cupy) or works on the arr
 device; none of them knows Matrix or Vector, which call them.
 """
 
+import functools
+
 import numpy as np
 
 from . import _backend as B
@@ -40,11 +42,13 @@ def index_dtype(n_max, nnz, requested):
     return requested
 
 
-def rows_of_entries(indptr, nnz, xp):
-    """The row of every stored entry (COO rows), in indptr's dtype: the one way gbla computes
-    it. Matrix caches it (``Matrix._entry_rows``); call this directly only where caching an
-    array of nnz rows on the matrix would cost memory a caller did not ask for."""
-    rows = xp.searchsorted(indptr, xp.arange(nnz, dtype=indptr.dtype), side="right") - 1
+def rows_of_entries(indptr, nnz, xp, start=0):
+    """The row of every stored entry (COO rows), in indptr's dtype, of entries ``start`` to
+    ``nnz`` (all by default): the one way gbla computes it. Matrix caches it
+    (``Matrix._entry_rows``); call this directly only where caching an array of nnz rows on
+    the matrix would cost memory a caller did not ask for."""
+    entries = xp.arange(start, nnz, dtype=indptr.dtype)
+    rows = xp.searchsorted(indptr, entries, side="right") - 1
     return rows.astype(indptr.dtype, copy=False)
 
 
@@ -127,6 +131,7 @@ if (!(lo < end && indices[lo] == r VALUES)) atomicAdd(&missing[0], 1ULL);
 """
 
 
+@functools.lru_cache(maxsize=None)
 def _mirror_kernel(weighted):
     cp = B._cupy()
     values = ", raw V values, V v" if weighted else ""
@@ -138,9 +143,6 @@ def _mirror_kernel(weighted):
     )
 
 
-_mirror_kernels: dict = {}
-
-
 def mirrored(indptr, indices, values):
     """Whether the square CSR matrix on the GPU (canonical: rows sorted, no repeats) is
     symmetric, its values included (None: a pattern): every entry (r, c, v) finds (c, r, v) by
@@ -149,18 +151,14 @@ def mirrored(indptr, indices, values):
     its sort). One read back."""
     cp = B._cupy()
     weighted = values is not None
-    if weighted not in _mirror_kernels:
-        _mirror_kernels[weighted] = _mirror_kernel(weighted)
-    search = _mirror_kernels[weighted]
     missing = cp.zeros(1, np.uint64)
     nnz = len(indices)
     for at in range(0, nnz, _MIRROR_CHUNK):
         end = min(at + _MIRROR_CHUNK, nnz)
-        entries = cp.arange(at, end, dtype=indptr.dtype)
-        rows = (cp.searchsorted(indptr, entries, side="right") - 1).astype(indices.dtype)
-        cols = indices[at:end]
-        args = (rows, cols, indptr, indices) + ((values, values[at:end]) if weighted else ())
-        search(*args, missing)
+        rows = rows_of_entries(indptr, end, cp, start=at).astype(indices.dtype, copy=False)
+        args = (rows, indices[at:end], indptr, indices)
+        args += (values, values[at:end]) if weighted else ()
+        _mirror_kernel(weighted)(*args, missing)
     return int(missing[0]) == 0  # sync
 
 

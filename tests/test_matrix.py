@@ -123,6 +123,19 @@ def test_symmetric_matrix_shares_its_arrays_with_its_transpose(device):
     assert A.T._indices is A._indices and A.T._values is A._values
 
 
+def test_the_rows_of_a_range_of_entries_are_those_of_all_of_them():
+    # what the GPU's symmetry search takes a chunk at a time: rows of entries start..stop,
+    # empty rows among them
+    from gbla import _storage
+
+    S = sp.csr_matrix(np.array([[0, 1, 2], [0, 0, 0], [3, 0, 0], [0, 0, 0], [4, 5, 6]]))
+    every = _storage.rows_of_entries(S.indptr, S.nnz, np)
+    np.testing.assert_array_equal(every, [0, 0, 2, 4, 4, 4])
+    for start, stop in [(0, 6), (1, 4), (3, 3), (2, 6)]:
+        part = _storage.rows_of_entries(S.indptr, stop, np, start=start)
+        np.testing.assert_array_equal(part, every[start:stop])
+
+
 @SKIP_NO_GPU
 @pytest.mark.gpu
 @pytest.mark.parametrize("chunk", [2**26, 3])  # one search, and a search a few entries at once
