@@ -1,9 +1,12 @@
 """gbla bench --first-call: a method's first call timed in new processes, with an empty kernel
 cache and with the cache the first run filled."""
 
+import statistics
+
 import pytest
 
 from gbla import bench
+from gbla.bench.run import WARM_RUNS
 
 
 def test_first_calls_time_the_call_and_the_process_cold_and_warm():
@@ -22,6 +25,8 @@ def test_first_calls_time_the_call_and_the_process_cold_and_warm():
         # the process starts Python, imports gbla and loads the graph before the call
         assert 0 < call < process
     assert r["warmup_s"] > 0  # `gbla warmup` ran before the third
+    runs = r["first_warm_runs_ms"]  # the warm call in several processes, their median shown
+    assert len(runs) == WARM_RUNS and r["first_warm_ms"] == statistics.median(runs)
     table = bench.format_table(records)
     assert "first ms cold/warm/warmed" in table and "process ms cold/warm/warmed" in table
 

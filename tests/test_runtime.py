@@ -3,7 +3,10 @@ SciPy (BFS and Bellman-Ford written as loop bodies, and the library's own), its 
 recorded body may not do raises CaptureError and leaves the GPU usable), its cache, and the
 memory a loop takes (given back: a thousand traversals do not grow CuPy's pool)."""
 
+import ctypes
 import gc
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -13,6 +16,7 @@ from scipy.sparse import csgraph
 
 import gbla
 from gbla import semirings
+from gbla.runtime import _graphs
 
 from . import graphs as G
 from .conftest import SKIP_NO_GPU, host
@@ -67,7 +71,7 @@ def test_a_bfs_body_gives_scipy_levels_and_counts_its_iterations(mode):
     np.testing.assert_array_equal(levels, [0, 1, 2, 3, -1])
     # levels 1, 2, 3 found something; the 4th iteration found the frontier empty
     assert stats["iterations"] == 4 and stats["mode"] == mode
-    if mode == "device":  # the H100's driver and cuda-bindings make conditional nodes
+    if mode == "device":  # the H100's driver makes conditional nodes
         assert stats["graph"] == "while"
         # one iteration's graph: the product's kernels, the assign, the loop's test at least
         assert stats["body_nodes"]["kernels"] >= 5, stats["body_nodes"]
@@ -293,6 +297,44 @@ def test_sssp_passes_its_loops_stats_on():
         # the loop's mode beside the method's own count of its products
         assert stats["mode"] == "eager" and stats["method"] == method
         assert stats["iterations"] >= 3, stats
+
+
+def test_the_driver_node_parameters_have_cuda_h_s_layout():
+    # CUgraphNodeParams: type, 3 reserved ints, a 232-byte union, one reserved long long;
+    # CUDA_CONDITIONAL_NODE_PARAMS: handle, type, size, the body graphs' array, the context
+    P = _graphs._NodeParams
+    assert ctypes.sizeof(P) == 256 and P.u.offset == 16
+    C = _graphs._Conditional
+    offsets = [getattr(C, f).offset for f in ("handle", "type", "size", "graphs_out", "ctx")]
+    assert offsets == [0, 8, 12, 16, 24] and ctypes.sizeof(_graphs._Union) == 232
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_a_recorded_loop_runs_as_one_while_graph_without_importing_cuda_bindings():
+    # cuda-bindings costs a first call 45-80 ms to import; the graph calls go to the driver
+    code = (
+        "import sys, numpy as np, scipy.sparse as sp, gbla\n"
+        "S = sp.random(300, 300, density=0.02, format='csr', random_state=1)\n"
+        "A = gbla.Matrix.from_scipy(S, device='gpu')\n"
+        "stats = {}\n"
+        "gbla.bfs(A, 0, method='algebraic', stats=stats)\n"
+        "print(stats.get('graph'), 'cuda.bindings' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["while", "False"], done.stdout
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_the_driver_s_refusal_is_named():
+    d = _graphs.driver()
+    assert d is not None  # the H100's driver makes WHILE nodes
+    with pytest.raises(RuntimeError, match=r"^CUDA: cuGraphDestroy failed: CUDA_ERROR_\w+"):
+        d.destroy(0)
 
 
 @pytest.mark.gpu

@@ -118,6 +118,14 @@ def test_the_segment_order_groups_edges_by_segment_pair_and_keeps_csr_order_insi
     assert sorted(order.tolist()) == list(range(len(pairs)))  # a permutation
     keys = [(dst[e] // segment, src[e] // segment, src[e], e) for e in order]
     assert keys == sorted(keys)  # segment pairs, then source, then the original order
+    bound = max([*src.tolist(), *dst.tolist(), 0]) + 1 + segment  # a looser bound: same order
+    np.testing.assert_array_equal(_sssp.segment_order(src, dst, segment, bound), order)
+    # edges in CSR order (src ascending) of a graph of one segment keep their order
+    in_one = np.argsort(src % segment, kind="stable")
+    np.testing.assert_array_equal(
+        _sssp.segment_order(src[in_one] % segment, dst[in_one] % segment, segment, segment),
+        np.arange(len(pairs)),
+    )
 
 
 # ============================================================================== results

@@ -7,8 +7,9 @@ empty, read from disk when it is warm).
     CUPY_CACHE_DIR=$(mktemp -d) python tools/first_call_profile.py bfs algebraic GRAPH
     python tools/first_call_profile.py sssp bellman_ford GRAPH --profile   # weights 1..255
 
-``--profile`` adds cProfile's costliest functions of the first call; ``--all`` lists every
-module (by default those of 20 KB or more, or 1 ms or more). Issue 41's figures:
+``--profile`` adds cProfile's costliest functions of the first call (by own and by
+cumulative time); ``--all`` lists every module (by default those of 20 KB or more, or 1 ms or
+more). Issue 41's figures:
 benchmarks/results/ab/first_call_profile.log, benchmarks/results/ab/module_load_cost_h100.log.
 """
 
@@ -115,9 +116,11 @@ def main(argv=None):
             kb = f"{size // 1024:5d} KB" if size >= 0 else "      - "
             print(f"  {how:8s} {kb} {ms:7.2f} ms  {name:44s} {asker}")
     if args.profile:
-        out = io.StringIO()
-        pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(20)
-        print("\n".join(line for line in out.getvalue().splitlines()[6:] if line.strip()))
+        for order, count in (("tottime", 20), ("cumulative", 40)):
+            out = io.StringIO()
+            pstats.Stats(profile, stream=out).sort_stats(order).print_stats(count)
+            print(f"-- by {order}")
+            print("\n".join(line for line in out.getvalue().splitlines()[6:] if line.strip()))
 
 
 if __name__ == "__main__":

@@ -52,7 +52,8 @@ FIRST_CALL_NOTE = (
     "warm-up source in a new process running `gbla bfs|sssp GRAPH --method M`, as that "
     "command prints it, with empty kernel caches (CUPY_CACHE_DIR and GBLA_CACHE_DIR new "
     "folders, as on a fresh machine: the package's prebuilt modules unpacked, every other "
-    "kernel compiled), then again with the caches that run filled, then with new caches "
+    "kernel compiled), then again with the caches that run filled (the median of 3 new "
+    "processes; rows before 2026-11-28: one), then with new caches "
     "that `gbla warmup --methods M` filled from its own small graphs; "
     "process ms: the whole process (start, import, the graph's load, the call)."
 )

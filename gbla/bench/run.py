@@ -743,11 +743,17 @@ def _bench_graph(
 _TIME = re.compile(r"^time\s+([0-9.,]+) ms", re.M)  # the line `gbla bfs|sssp` prints
 
 
+# New processes the warm first call is timed in (the median is reported): one first call meets
+# an idle GPU, whose clocks make single runs differ by up to 2x (98.7 and 198 ms in one run).
+WARM_RUNS = 3
+
+
 def first_calls(graph, algo, method, source, device, weights=None, seed=0, timeout=900):
-    """A method's first call in a new process, three times: ``gbla ALGO GRAPH --source S
+    """A method's first call in a new process, three ways: ``gbla ALGO GRAPH --source S
     --method M`` run with empty kernel caches (``CUPY_CACHE_DIR`` and ``GBLA_CACHE_DIR`` new
     folders, as on a fresh machine: the package's prebuilt modules unpacked, every other kernel
-    compiled), then again with what that run left there (the caches warm),
+    compiled), then :data:`WARM_RUNS` times with what that run left there (the caches warm:
+    the median, and each in first_warm_runs_ms),
     then in another empty cache after ``gbla warmup --algo ALGO --methods M`` filled it from
     its own small graphs (what a user who ran the warm-up once gets). Returns first_cold_ms,
     first_warm_ms and first_warmed_ms (the call, as the command prints it), process_cold_ms,
@@ -795,16 +801,21 @@ def first_calls(graph, algo, method, source, device, weights=None, seed=0, timeo
             return dict(os.environ, CUPY_CACHE_DIR=cupy, GBLA_CACHE_DIR=unpacked)
 
         for state in ("cold", "warm", "warmed"):
-            if state != "warm":  # the warm run reads what the cold one compiled
+            if state != "warm":  # the warm runs read what the cold one compiled
                 env = empty_cache()
             if state == "warmed":
                 out["warmup_s"] = command(warm_up, env=env, timeout=timeout)[1] / 1e3
-            stdout, process_ms = command(call, env=env, timeout=timeout)
-            found = _TIME.search(stdout)
-            if found is None:
-                raise RuntimeError(f"gbla {' '.join(call)} printed no time")
-            out[f"first_{state}_ms"] = float(found[1].replace(",", ""))
-            out[f"process_{state}_ms"] = process_ms
+            runs = []  # (call ms, process ms)
+            for _ in range(WARM_RUNS if state == "warm" else 1):
+                stdout, process_ms = command(call, env=env, timeout=timeout)
+                found = _TIME.search(stdout)
+                if found is None:
+                    raise RuntimeError(f"gbla {' '.join(call)} printed no time")
+                runs.append((float(found[1].replace(",", "")), process_ms))
+            out[f"first_{state}_ms"] = statistics.median(r[0] for r in runs)
+            out[f"process_{state}_ms"] = statistics.median(r[1] for r in runs)
+            if state == "warm":
+                out["first_warm_runs_ms"] = [r[0] for r in runs]
     return out
 
 

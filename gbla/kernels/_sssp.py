@@ -158,14 +158,17 @@ def _result(A, source, dist, w, return_predecessors):
 
 
 # ------------------------------------------------------------------ 1. edge_bellman_ford
-def segment_order(src, dst, segment):
+def segment_order(src, dst, segment, n=None):
     """The permutation that orders edges by (segment of dst, segment of src, src): a stretch of
     edges then reads distances from one segment and writes them in one, each ``segment``
-    vertices long (sized so that two segments' distances fit in L2)."""
+    vertices long (sized so that two segments' distances fit in L2). ``n``: a bound on the
+    vertex ids (found from the ids where None)."""
     xp = B.xp_of(B.array_device(src))  # NumPy too, which the CPU tests use
     if len(src) == 0:
         return xp.zeros(0, np.int64)
-    n_seg = int(max(int(src.max()), int(dst.max())) // segment) + 1  # sync: two maxima
+    if n is None:
+        n = max(int(src.max()), int(dst.max())) + 1  # sync: two maxima
+    n_seg = (int(n) - 1) // segment + 1
     src, dst = src.astype(np.int64), dst.astype(np.int64)
     key = (dst // segment * n_seg + src // segment) << 32
     return xp.argsort(key | src, kind="stable")
@@ -190,8 +193,11 @@ def _edges(A, dtype, reorder):
     if both:
         keep = src <= dst
         src, dst, w = compress(keep, src, dst, w)
-    if reorder and len(src):
-        order = segment_order(src, dst, _segment(dtype))
+    segment = _segment(dtype) if reorder else 0
+    # in one segment the order is CSR's (src ascending): nothing to sort (NE and smaller, in
+    # float64 on an H100; the sort cost a first call 80 ms, most of it CuPy loading it)
+    if reorder and len(src) and A.nrows > segment:
+        order = segment_order(src, dst, segment, A.nrows)
         src, dst = src[order], dst[order]
         w = None if w is None else w[order]
     A._cache[key] = (src, dst, w, both)

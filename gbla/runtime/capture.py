@@ -21,16 +21,17 @@ handing the loop to the graph. ``FUSE = False`` (before recording) records witho
 Memory the body allocates while it is captured comes from a pool private to the recording (its
 blocks drawn from CuPy's default pool, so they show in its accounting): the graph holds those
 addresses, and no one else is ever handed them. Everything goes back when the recording is
-dropped. Where CUDA conditional nodes are missing (cuda-bindings absent, a driver before 12.4),
-the iteration is captured with CuPy and launched once per iteration, the test read each time.
+dropped. The graph calls go to the CUDA driver through ctypes (:mod:`._graphs`); where
+conditional nodes are missing (a driver before 12.4), the iteration is captured with CuPy and
+launched once per iteration, the test read each time.
 """
 
 import contextlib
-import functools
 
 from .. import _backend as B
 from ..exceptions import CaptureError, GblaError
 from ..kernels import _fused, _launch, _loop
+from . import _graphs
 from .workspace import LoopState
 
 __all__ = ["Recording", "conditional_graphs", "FUSE"]
@@ -39,28 +40,10 @@ __all__ = ["Recording", "conditional_graphs", "FUSE"]
 FUSE = True
 
 
-@functools.lru_cache(maxsize=None)
 def conditional_graphs():
-    """cuda.bindings' runtime module when CUDA graph conditional nodes can be made here, else
-    None (checked once: a graph with one conditional handle is made and destroyed)."""
-    try:
-        from cuda.bindings import runtime as rt
-
-        graph = _check(rt, rt.cudaGraphCreate(0))
-        try:
-            _check(rt, rt.cudaGraphConditionalHandleCreate(graph, 0, 0))
-        finally:
-            rt.cudaGraphDestroy(graph)
-        return rt
-    except Exception:  # no cuda-bindings, or a driver without conditional nodes
-        return None
-
-
-def _check(rt, result):
-    err, *values = result if isinstance(result, tuple) else (result,)
-    if err != rt.cudaError_t.cudaSuccess:
-        raise RuntimeError(f"CUDA: {err!r}")
-    return values[0] if len(values) == 1 else values
+    """The driver's graph calls (:class:`._graphs.Driver`) where CUDA graph conditional nodes
+    can be made here, else None."""
+    return _graphs.driver()
 
 
 class Recording:
@@ -117,7 +100,7 @@ class Recording:
         stream = B._cupy().cuda.get_current_stream()
         ws = self.workspace
         ws.stage(start, max_iterations)
-        _check(self.rt, self.rt.cudaGraphLaunch(self._exec, stream.ptr))  # reads the control
+        self.rt.launch(self._exec, stream.ptr)  # its last node copies the control words out
         results = ws.results(dense, keep)
         stream.synchronize()  # sync: the iterations run
         return results, ws.done()
@@ -189,7 +172,7 @@ class Recording:
                 except Exception:
                     if self._body_recorded:  # the graph API works: the body is at fault
                         raise
-                    # the conditional-node API refused (another driver or cuda-bindings):
+                    # the driver refused the conditional node (another driver's rules):
                     # the iteration is replayed from the host instead, and stats say so
                     self.rt = None
             self._record_cupy(_state(self.workspace))
@@ -201,10 +184,9 @@ class Recording:
 
     def _record_while(self):
         rt, s = self.rt, self.stream.ptr
-        relaxed = rt.cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed
-        graph = _check(rt, rt.cudaGraphCreate(0))
+        graph = rt.graph()
         try:
-            handle = _check(rt, rt.cudaGraphConditionalHandleCreate(graph, 0, 0))
+            handle = rt.conditional_handle(graph)
 
             def start():  # the run's start, then the test whether to enter at all
                 self.workspace.prologue()
@@ -213,29 +195,20 @@ class Recording:
                     self._n(),
                     self.workspace.control,
                     counts=0,
-                    handle=int(handle),
+                    handle=handle,
                     count=self._count(),
                 )
 
-            _capture(rt, s, graph, relaxed, start)
+            _capture(rt, s, graph, start)
             # the WHILE node follows every node of the start (the test is the last of them)
-            nodes = _nodes(rt, graph)
-            params = rt.cudaGraphNodeParams()
-            params.type = rt.cudaGraphNodeType.cudaGraphNodeTypeConditional
-            params.conditional.handle = handle
-            params.conditional.type = rt.cudaGraphConditionalNodeType.cudaGraphCondTypeWhile
-            params.conditional.size = 1
-            try:
-                loop = _check(rt, rt.cudaGraphAddNode(graph, nodes, None, len(nodes), params))
-            except TypeError:  # cuda-bindings 12: no edge data argument
-                loop = _check(rt, rt.cudaGraphAddNode(graph, nodes, len(nodes), params))
-            body_graph = params.conditional.phGraph_out[0]
+            nodes = rt.nodes(graph)
+            loop, body_graph = rt.add_while(graph, nodes, handle)
             self._body_recorded = True  # from here on a failure is the body's
-            program = self._fusible(int(handle)) if self.fuse else None
+            program = self._fusible(handle) if self.fuse else None
 
             def body():
                 with _launch.collecting() as launches:
-                    self._iteration(_state(self.workspace), int(handle))
+                    self._iteration(_state(self.workspace), handle)
                 if program is None:
                     return
                 try:
@@ -252,7 +225,7 @@ class Recording:
                 fused.launch(self._fused_args, self.workspace.control)
 
             packed = []
-            _capture(rt, s, body_graph, relaxed, body)
+            _capture(rt, s, body_graph, body)
             if self.fused is not None:  # sync: the arguments copied, once a recording
                 self._fused_args.set(packed[0])
                 # the block also runs first, between the start and the loop: a search whose
@@ -262,18 +235,17 @@ class Recording:
                     rt,
                     s,
                     graph,
-                    relaxed,
                     lambda: self.fused.launch(self._fused_args, self.workspace.control),
                     after=nodes,
                     then=loop,
                 )
             # the graph's last node: the control words' copy into pinned memory
-            _capture(rt, s, graph, relaxed, self.workspace.read_control, after=[loop])
+            _capture(rt, s, graph, self.workspace.read_control, after=[loop])
             self.body_nodes = _node_counts(rt, body_graph)  # diagnostics: None if refused
-            self._exec = _check(rt, rt.cudaGraphInstantiate(graph, 0))
+            self._exec = rt.instantiate(graph)
             self._graph = graph
         except BaseException:
-            rt.cudaGraphDestroy(graph)
+            rt.destroy(graph)
             raise
 
     def _fusible(self, handle):
@@ -281,19 +253,18 @@ class Recording:
         :attr:`not_fused`): the iteration is captured once into a graph thrown away, its
         launches collected, and fuses only where they are every kernel node of that graph."""
         rt = self.rt
-        scratch = _check(rt, rt.cudaGraphCreate(0))
+        scratch = rt.graph()
         try:
             with _launch.collecting() as launches:
                 _capture(
                     rt,
                     self.stream.ptr,
                     scratch,
-                    rt.cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed,
                     lambda: self._iteration(_state(self.workspace), handle),
                 )
             nodes = _node_counts(rt, scratch)
         finally:
-            rt.cudaGraphDestroy(scratch)
+            rt.destroy(scratch)
         try:
             if nodes is None:
                 raise _fused.NotFusible("the graph API did not count the iteration's nodes")
@@ -326,63 +297,44 @@ class Recording:
         rt = getattr(self, "rt", None)
         try:
             if self._exec is not None:
-                rt.cudaGraphExecDestroy(self._exec)
+                rt.destroy_exec(self._exec)
             if self._graph is not None:
-                rt.cudaGraphDestroy(self._graph)
+                rt.destroy(self._graph)
         except Exception:  # interpreter shutdown
             pass
-
-
-_NODE_KINDS = {
-    "cudaGraphNodeTypeKernel": "kernels",
-    "cudaGraphNodeTypeMemset": "memsets",
-    "cudaGraphNodeTypeMemcpy": "copies",
-}
 
 
 def _node_counts(rt, graph):
     """What one iteration costs in graph nodes: {'kernels': k, 'memsets': m, 'copies': c,
     'other': o} (an iteration's time is mostly a few microseconds a node), or None where the
-    graph API will not say: a count is a diagnostic, never a reason for a loop to fail."""
+    driver will not say: a count is a diagnostic, never a reason for a loop to fail."""
     try:
         counts = dict.fromkeys(("kernels", "memsets", "copies", "other"), 0)
-        for node in _nodes(rt, graph):
-            kind = _check(rt, rt.cudaGraphNodeGetType(node))
-            counts[_NODE_KINDS.get(getattr(kind, "name", ""), "other")] += 1
+        for node in rt.nodes(graph):
+            counts[rt.node_kind(node)] += 1
         return counts
-    except Exception:  # noqa: BLE001  (another cuda-bindings signature: no count)
+    except Exception:  # noqa: BLE001
         return None
 
 
-def _capture(rt, stream, graph, mode, record, *, after=(), then=None):
+def _capture(rt, stream, graph, record, *, after=(), then=None):
     """Capture what ``record`` enqueues on ``stream`` into ``graph``, behind the nodes ``after``
     and, with ``then``, in front of that node; the capture always ends, so the stream is usable
     whatever ``record`` raised."""
-    after = list(after)
-    before = {int(node) for node in _nodes(rt, graph)} if then is not None else None
-    _check(
-        rt, rt.cudaStreamBeginCaptureToGraph(stream, graph, after or None, None, len(after), mode)
-    )
+    before = set(rt.nodes(graph)) if then is not None else None
+    rt.begin_capture(stream, graph, after)
     try:
         record()
-    finally:
-        result = rt.cudaStreamEndCapture(stream)
-    _check(rt, result)
+    except BaseException:
+        with contextlib.suppress(RuntimeError):  # the error that ended it is the one to see
+            rt.end_capture(stream)
+        raise
+    rt.end_capture(stream)
     if then is None:
         return
-    added = [node for node in _nodes(rt, graph) if int(node) not in before]
-    if not added:
-        return
-    try:
-        _check(rt, rt.cudaGraphAddDependencies(graph, added, [then] * len(added), None, len(added)))
-    except TypeError:  # cuda-bindings 12: no edge data argument
-        _check(rt, rt.cudaGraphAddDependencies(graph, added, [then] * len(added), len(added)))
-
-
-def _nodes(rt, graph):
-    _, count = _check(rt, rt.cudaGraphGetNodes(graph, 0))
-    nodes, _ = _check(rt, rt.cudaGraphGetNodes(graph, count))
-    return list(nodes[:count])
+    added = [node for node in rt.nodes(graph) if node not in before]
+    if added:
+        rt.add_dependencies(graph, added, then)
 
 
 @contextlib.contextmanager
