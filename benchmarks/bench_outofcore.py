@@ -12,6 +12,8 @@ GPU's free memory.
     python benchmarks/bench_outofcore.py --beyond 27 --leave-free 8    # larger than the GPU
     python benchmarks/bench_outofcore.py --graph rmat:12 --sources 2 --device cpu
         # the schedule's bytes only (NumPy plays the device; its times mean nothing)
+    python benchmarks/bench_outofcore.py --graph rmat:21 --algo sssp --strategies differential \
+        --widths 1,0.25,0.125,0.0625    # SSSP's bytes and time against the bucket width
 
 The graph is made ready once (pinned on a GPU, weights in the distances' dtype; ``setup_ms``)
 and kept for every search. Each (graph, algo, strategy) runs once untimed (compiles, plans;
@@ -53,7 +55,7 @@ def _host(cpu, dtype, pin):
     return g.pin() if pin else g
 
 
-def run(spec, algo, strategies, fraction, n_sources, seed, device):
+def run(spec, algo, strategies, fraction, n_sources, seed, device, widths=None):
     xp = np
     if device == "gpu":
         import cupy as xp
@@ -98,7 +100,16 @@ def run(spec, algo, strategies, fraction, n_sources, seed, device):
     from gbla.outofcore.host_matrix import ALLOCATIONS, GRANULE, VERTEX_BYTES
 
     algebra_budget = int(VERTEX_BYTES * hg.n + GRANULE * ALLOCATIONS + fraction * graph_bytes)
-    for strategy in strategies:
+    # SSSP's bucket width as a multiple of the default (gbla.outofcore.sssp's 'auto': 32 x the
+    # mean weight / the mean out-degree); None: the default, as a user gets it
+    auto_width = A_host.weights.bucket_width(A_host.nvals, A_host.nrows) if algo == "sssp" else None
+    runs = [
+        (strategy, width)
+        for strategy in strategies
+        for width in (widths if algo == "sssp" and widths and strategy != ALGEBRAIC else [None])
+    ]
+    for strategy, width in runs:
+        delta = "auto" if width is None else width * auto_width
 
         def search(s, stats):
             if strategy == ALGEBRAIC:  # gbla.bfs / gbla.sssp's products streaming
@@ -119,7 +130,14 @@ def run(spec, algo, strategies, fraction, n_sources, seed, device):
             if algo == "bfs":
                 return oc.bfs(hg, s, memory_budget=budget, strategy=strategy, xp=xp, stats=stats)
             return oc.sssp(
-                hg, s, memory_budget=budget, strategy=strategy, xp=xp, dtype=dtype, stats=stats
+                hg,
+                s,
+                memory_budget=budget,
+                strategy=strategy,
+                xp=xp,
+                dtype=dtype,
+                delta=delta,
+                stats=stats,
             )
 
         try:
@@ -137,7 +155,9 @@ def run(spec, algo, strategies, fraction, n_sources, seed, device):
                 times.append(ms)
                 stats_all.append(stats)
         except Exception as error:  # a strategy that fails is reported, the others still run
-            rows.append(dict(strategy=strategy, error=f"{type(error).__name__}: {error}"))
+            rows.append(
+                dict(strategy=strategy, width=width, error=f"{type(error).__name__}: {error}")
+            )
             continue
         h2d = statistics.median(st["h2d_bytes"] for st in stats_all)
         moved = h2d + statistics.median(st["zerocopy_bytes"] for st in stats_all)
@@ -146,6 +166,8 @@ def run(spec, algo, strategies, fraction, n_sources, seed, device):
         rows.append(
             dict(
                 strategy=strategy,
+                width=width,
+                delta=None if width is None else float(delta),
                 ms=ms,
                 times_ms=times,
                 first_ms=first_ms,
@@ -298,17 +320,18 @@ def print_table(result):
         f"{result['setup_ms']:.0f} ms"
     )
     print(
-        f"{'strategy':<13}{'ms':>10}{'first ms':>10}{'H2D GB':>9}{'H2D/graph':>10}"
+        f"{'strategy':<20}{'ms':>10}{'first ms':>10}{'H2D GB':>9}{'H2D/graph':>10}"
         f"{'D2H GB':>9}{'copy ms':>9}{'bus ms':>9}{'x bus':>8}{'iters':>7}{'peak/budget':>12}"
         "  check"
     )
     for r in result["rows"]:
+        name = r["strategy"] + ("" if r.get("width") is None else f" x{r['width']:g}")
         if "error" in r:
-            print(f"{r['strategy']:<13}  ERROR {r['error']}")
+            print(f"{name:<20}  ERROR {r['error']}")
             continue
         x = "-" if r["ratio_to_bound"] is None else f"{r['ratio_to_bound']:.2f}"
         print(
-            f"{r['strategy']:<13}{r['ms']:>10.2f}{r['first_ms']:>10.1f}"
+            f"{name:<20}{r['ms']:>10.2f}{r['first_ms']:>10.1f}"
             f"{r['h2d_bytes'] / 1e9:>9.3f}{r['h2d_ratio']:>10.2f}{r['d2h_bytes'] / 1e9:>9.3f}"
             f"{r['transfer_ms']:>9.2f}{r['bus_bound_ms']:>9.2f} {x:>7}{r['iterations']:>7.0f}"
             f"{r['peak_bytes'] / r['budget']:>12.2f}  {r['check']}"
@@ -338,6 +361,10 @@ def main(argv=None):
         help=f"of {', '.join(oc.STRATEGIES)} and {ALGEBRAIC!r} (the algebra on a HostMatrix)",
     )
     p.add_argument("--fraction", type=float, default=0.5)
+    p.add_argument(
+        "--widths",
+        help="SSSP: each strategy at these multiples of the default bucket width (1,0.25,...)",
+    )
     p.add_argument("--sources", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", choices=("gpu", "cpu"), default="gpu")
@@ -354,6 +381,7 @@ def main(argv=None):
                 args.sources,
                 args.seed,
                 args.device,
+                [float(w) for w in args.widths.split(",")] if args.widths else None,
             )
             print_table(result)
             sys.stdout.flush()

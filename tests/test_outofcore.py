@@ -335,6 +335,26 @@ def test_sssp_takes_negative_weights(gp, data):
             oc.sssp(hg, source, memory_budget=10**6, delta=2.0)
 
 
+def test_the_weights_facts_are_read_once_per_graph(monkeypatch):
+    # 'auto''s width reads every weight (0.48 s at 67 M edges, paid by every search before):
+    # kept with the graph, per dtype; a -inf weight still counts as negative
+    from gbla import _weights
+
+    calls = []
+    real = _weights.numbers
+    monkeypatch.setattr(_weights, "numbers", lambda w: calls.append(len(w)) or real(w))
+    S = G.csr([0, 0, 1, 2], [1, 2, 2, 3], [4.0, 1.0, 2.0, 5.0], 4)
+    hg = host_graph(S)
+    for _ in range(3):
+        dist = oc.sssp(hg, 0, memory_budget=10_000)
+        np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=0))
+    oc.sssp(hg, 0, memory_budget=10_000, dtype=np.float32)  # weights in another dtype
+    assert calls == [4, 4]
+    T = G.csr([0, 1], [1, 2], [1.0, -np.inf], 3)
+    with pytest.raises(gbla.InvalidValue, match="^delta must be None or 'auto' with a negative"):
+        oc.sssp(host_graph(T), 0, memory_budget=10_000, delta=2.0)
+
+
 def test_a_negative_cycle_raises():
     S = G.csr([0, 1, 2], [1, 2, 1], [1.0, 2.0, -3.0], 3)
     with pytest.raises(gbla.NegativeCycleError, match="^A must have no negative cycle"):
@@ -814,3 +834,38 @@ def test_the_benchmark_reports_setup_first_calls_and_the_budget_held(tmp_path, c
     md = capsys.readouterr().out
     assert "| strategy | ms | first ms |" in md and "| peak / budget | check |" in md
     assert "The graph made ready once, kept for every search" in md
+
+
+def test_the_benchmark_sweeps_sssp_s_bucket_width(tmp_path, capsys):
+    # --widths: each strategy at multiples of the default width (issue 40: bytes against
+    # iterations), each row checked against the in-memory search
+    import importlib.util
+    import json
+    import sys
+    from pathlib import Path
+
+    folder = Path(__file__).parents[1] / "benchmarks"
+    sys.path.insert(0, str(folder))
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "bench_outofcore", folder / "bench_outofcore.py"
+        )
+        bench = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bench)
+        out = tmp_path / "ooc.json"
+        argv = ["--graph", "rmat:9", "--algo", "sssp", "--strategies", "differential,algebraic"]
+        argv += ["--widths", "1,0.25", "--sources", "1", "--device", "cpu", "--json", str(out)]
+        bench.main(argv)
+    finally:
+        sys.path.remove(str(folder))
+    (r,) = json.loads(out.read_text())["results"]
+    rows = [(row["strategy"], row["width"]) for row in r["rows"]]
+    assert rows == [("differential", 1.0), ("differential", 0.25), ("algebraic", None)]
+    one, quarter = r["rows"][0], r["rows"][1]
+    assert all(row["check"] == "ok" for row in r["rows"]), r["rows"]
+    assert one["delta"] > 0 and quarter["delta"] == pytest.approx(one["delta"] / 4)
+    assert "differential x0.25" in capsys.readouterr().out
+    from .test_cli import load_module
+
+    assert load_module("tools/benchmarks_md.py").main([str(out)]) == 0
+    assert "| differential (width x0.25) |" in capsys.readouterr().out

@@ -252,9 +252,13 @@ def _outofcore(doc, path, i):
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
         ]
         for row in r["rows"]:
+            # --widths: SSSP's bucket width as a multiple of the default
+            label = row["strategy"] + (
+                f" (width x{row['width']:g})" if row.get("width") is not None else ""
+            )
             if "error" in row:
                 out.append(
-                    f"| {row['strategy']} | - | - | - | - | - | - | - | - | - | - | - | "
+                    f"| {label} | - | - | - | - | - | - | - | - | - | - | - | "
                     f"ERROR: {row['error']} |"
                 )
                 continue
@@ -265,7 +269,7 @@ def _outofcore(doc, path, i):
                 else "-"
             )
             out.append(
-                f"| {row['strategy']} | {row['ms']:.1f} | {first} | {row['h2d_bytes'] / 1e9:.3f} | "
+                f"| {label} | {row['ms']:.1f} | {first} | {row['h2d_bytes'] / 1e9:.3f} | "
                 f"{row['h2d_ratio']:.2f} | {row['zerocopy_bytes'] / 1e9:.3f} | "
                 f"{row.get('d2h_bytes', 0) / 1e9:.3f} | "
                 f"{row['transfer_ms']:.1f} | {row['bus_bound_ms']:.2f} | "
