@@ -65,18 +65,28 @@ def numbers(values):
     kind_f = values.dtype.kind == "f"
     for at in range(0, len(values), _NUMBERS_CHUNK):
         chunk = values[at : at + _NUMBERS_CHUNK]
-        chunk_bad = int((np.isnan(chunk) | (chunk == -np.inf)).sum()) if kind_f else 0
-        finite = chunk[np.isfinite(chunk)] if kind_f else chunk
+        if kind_f and not np.isfinite(chunk).all():  # NaN or an infinity: sorted out
+            chunk_bad = int((np.isnan(chunk) | (chunk == -np.inf)).sum())
+            finite = chunk[np.isfinite(chunk)]
+            if len(finite) + chunk_bad < len(chunk):
+                inf_present = 1.0
+            bad += chunk_bad
+        else:
+            finite = chunk
+        if not len(finite):
+            continue
+        chunk_lowest = float(finite.min())
+        lowest = min(lowest, chunk_lowest)
+        if chunk_lowest > 0:  # every weight positive (the usual case): no compaction
+            total += float(finite.sum(dtype=np.float64))
+            smallest_positive = min(smallest_positive, chunk_lowest)
+            positives += len(finite)
+            continue
         positive = finite[finite > 0]
-        if len(finite):
-            lowest = min(lowest, float(finite.min()))
-        if len(finite) + chunk_bad < len(chunk):
-            inf_present = 1.0
         if len(positive):
             total += float(positive.sum(dtype=np.float64))
             smallest_positive = min(smallest_positive, float(positive.min()))
         positives += len(positive)
-        bad += chunk_bad
     return np.array([lowest, inf_present, total, smallest_positive, positives, bad], np.float64)
 
 

@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
 
 import gbla
 
@@ -196,6 +198,51 @@ def test_the_weights_numbers_are_the_same_on_both_devices(monkeypatch, chunk):
         gpu = _weights.numbers(cupy.asarray(values))
         np.testing.assert_allclose(gpu, cpu, rtol=1e-12, err_msg=repr(values))
         assert np.array_equal(np.isinf(gpu), np.isinf(cpu)), values
+
+
+def _numbers_by_definition(values):
+    """numbers()'s six figures as its docstring defines them, on the host, plainly."""
+    v = np.asarray(values, np.float64)
+    finite = v[np.isfinite(v)]
+    positive = finite[finite > 0]
+    return np.array(
+        [
+            finite.min() if len(finite) else np.inf,
+            float(np.isposinf(v).any()),
+            positive.sum(),
+            positive.min() if len(positive) else np.inf,
+            len(positive),
+            int((np.isnan(v) | np.isneginf(v)).sum()),
+        ]
+    )
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(-100, 100, width=32),
+            st.sampled_from([0.0, np.inf, -np.inf, np.nan]),
+        ),
+        max_size=40,
+    ),
+    st.sampled_from([np.float64, np.float32]),
+    st.sampled_from([2**26, 3]),
+)
+def test_the_weights_numbers_on_the_host_are_their_definition(values, dtype, chunk):
+    # the fast path (every weight of a chunk finite and positive) and the sorting one agree
+    from gbla import _weights
+
+    original = _weights._NUMBERS_CHUNK
+    _weights._NUMBERS_CHUNK = chunk
+    try:
+        got = _weights.numbers(np.array(values, dtype))
+    finally:
+        _weights._NUMBERS_CHUNK = original
+    expected = _numbers_by_definition(np.array(values, dtype))
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    whole = np.array(values, dtype)
+    ints = whole[np.isfinite(whole)].astype(np.int64)  # integers: no specials
+    np.testing.assert_allclose(_weights.numbers(ints), _numbers_by_definition(ints))
 
 
 def test_from_edges_builds_an_iso_pattern_and_merges_repeated_unweighted_edges(device):

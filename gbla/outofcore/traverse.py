@@ -374,7 +374,8 @@ def _facts(weights):
     """(the weights' WeightFacts, whether one is negative: -inf included)."""
     w = np.asarray(weights)
     facts = _weights.facts(_weights.numbers(w), None)
-    return facts, facts.lowest < 0 or (w.dtype.kind == "f" and bool(np.isneginf(w).any()))
+    has_bad = facts.bad is not None  # a NaN or -inf: which, looked at again
+    return facts, facts.lowest < 0 or (has_bad and bool(np.isneginf(w).any()))
 
 
 def _bucket(dist, pending, top, delta, xp):
