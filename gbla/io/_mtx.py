@@ -79,6 +79,7 @@ def _read_mtx(path, name):
         values,
         (nrows, ncols),
         "line 1: the header declares a pattern matrix (no values)",
+        symmetric=symmetry in ("symmetric", "hermitian"),
     )
 
 
