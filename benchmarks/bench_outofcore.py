@@ -102,11 +102,12 @@ def run(spec, algo, strategies, fraction, n_sources, seed, device, widths=None):
     algebra_budget = int(VERTEX_BYTES * hg.n + GRANULE * ALLOCATIONS + fraction * graph_bytes)
     # SSSP's bucket width as a multiple of the default (gbla.outofcore.sssp's 'auto': 32 x the
     # mean weight / the mean out-degree); None: the default, as a user gets it
-    auto_width = A_host.weights.bucket_width(A_host.nvals, A_host.nrows) if algo == "sssp" else None
+    swept = algo == "sssp" and bool(widths)
+    auto_width = A_host.weights.bucket_width(A_host.nvals, A_host.nrows) if swept else None
     runs = [
         (strategy, width)
         for strategy in strategies
-        for width in (widths if algo == "sssp" and widths and strategy != ALGEBRAIC else [None])
+        for width in (widths if swept and strategy != ALGEBRAIC else [None])
     ]
     for strategy, width in runs:
         delta = "auto" if width is None else width * auto_width

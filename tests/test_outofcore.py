@@ -795,9 +795,8 @@ def test_a_matrix_on_the_gpu_is_refused_and_a_fraction_of_free_memory_is_taken()
     np.testing.assert_array_equal(levels, [0, 1, 2])
 
 
-def test_the_benchmark_reports_setup_first_calls_and_the_budget_held(tmp_path, capsys):
-    # benchmarks/bench_outofcore.py (issue 40): the graph made ready once and each strategy's
-    # first search reported apart from the medians, and every search within its budget
+def _bench_outofcore(argv, out):
+    """benchmarks/bench_outofcore.py's main(argv) writing ``out``; its JSON document."""
     import importlib.util
     import json
     import sys
@@ -811,11 +810,17 @@ def test_the_benchmark_reports_setup_first_calls_and_the_budget_held(tmp_path, c
         )
         bench = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(bench)
-        out = tmp_path / "ooc.json"
-        bench.main(["--graph", "rmat:9", "--sources", "2", "--device", "cpu", "--json", str(out)])
+        bench.main([*argv, "--json", str(out)])
     finally:
         sys.path.remove(str(folder))
-    doc = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+def test_the_benchmark_reports_setup_first_calls_and_the_budget_held(tmp_path, capsys):
+    # benchmarks/bench_outofcore.py (issue 40): the graph made ready once and each strategy's
+    # first search reported apart from the medians, and every search within its budget
+    out = tmp_path / "ooc.json"
+    doc = _bench_outofcore(["--graph", "rmat:9", "--sources", "2", "--device", "cpu"], out)
     assert [(r["graph"], r["algo"]) for r in doc["results"]] == [
         ("rmat:9", "bfs"),
         ("rmat:9", "sssp"),
@@ -839,26 +844,10 @@ def test_the_benchmark_reports_setup_first_calls_and_the_budget_held(tmp_path, c
 def test_the_benchmark_sweeps_sssp_s_bucket_width(tmp_path, capsys):
     # --widths: each strategy at multiples of the default width (issue 40: bytes against
     # iterations), each row checked against the in-memory search
-    import importlib.util
-    import json
-    import sys
-    from pathlib import Path
-
-    folder = Path(__file__).parents[1] / "benchmarks"
-    sys.path.insert(0, str(folder))
-    try:
-        spec = importlib.util.spec_from_file_location(
-            "bench_outofcore", folder / "bench_outofcore.py"
-        )
-        bench = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(bench)
-        out = tmp_path / "ooc.json"
-        argv = ["--graph", "rmat:9", "--algo", "sssp", "--strategies", "differential,algebraic"]
-        argv += ["--widths", "1,0.25", "--sources", "1", "--device", "cpu", "--json", str(out)]
-        bench.main(argv)
-    finally:
-        sys.path.remove(str(folder))
-    (r,) = json.loads(out.read_text())["results"]
+    out = tmp_path / "ooc.json"
+    argv = ["--graph", "rmat:9", "--algo", "sssp", "--strategies", "differential,algebraic"]
+    argv += ["--widths", "1,0.25", "--sources", "1", "--device", "cpu"]
+    (r,) = _bench_outofcore(argv, out)["results"]
     rows = [(row["strategy"], row["width"]) for row in r["rows"]]
     assert rows == [("differential", 1.0), ("differential", 0.25), ("algebraic", None)]
     one, quarter = r["rows"][0], r["rows"][1]

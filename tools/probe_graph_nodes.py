@@ -31,7 +31,7 @@ extern "C" __global__ void step(long long* c, long long n, cudaGraphConditionalH
 def main(argv=None):
     import cupy as cp
 
-    from gbla.runtime.capture import _capture, _check, conditional_graphs
+    from gbla.runtime.capture import _capture, conditional_graphs
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--kernels", type=int, nargs="+", default=[1, 2, 4, 8])
@@ -44,24 +44,14 @@ def main(argv=None):
     x = cp.zeros(1, np.int32)
     c = cp.zeros(1, np.int64)
     stream = cp.cuda.Stream(non_blocking=True)
-    relaxed = rt.cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed
     n = args.iterations
     print(f"{'kernels':>7s} {'blocks':>6s} {'while us/iter':>13s} {'plain us/iter':>13s}")
     for blocks in args.blocks:
         for k in args.kernels:
             # a WHILE node: K kernels, then the step that sets the condition
-            graph = _check(rt, rt.cudaGraphCreate(0))
-            handle = _check(rt, rt.cudaGraphConditionalHandleCreate(graph, 1, 1))
-            params = rt.cudaGraphNodeParams()
-            params.type = rt.cudaGraphNodeType.cudaGraphNodeTypeConditional
-            params.conditional.handle = handle
-            params.conditional.type = rt.cudaGraphConditionalNodeType.cudaGraphCondTypeWhile
-            params.conditional.size = 1
-            try:
-                _check(rt, rt.cudaGraphAddNode(graph, None, None, 0, params))
-            except TypeError:
-                _check(rt, rt.cudaGraphAddNode(graph, None, 0, params))
-            body = params.conditional.phGraph_out[0]
+            graph = rt.graph()
+            handle = rt.conditional_handle(graph, default=1)  # the body runs at least once
+            _, body = rt.add_while(graph, [], handle)
 
             def record():
                 for _ in range(k):
@@ -69,8 +59,8 @@ def main(argv=None):
                 step((1,), (32,), (c, np.int64(n), np.uint64(int(handle))))
 
             with stream:
-                _capture(rt, stream.ptr, body, relaxed, record)
-            exe = _check(rt, rt.cudaGraphInstantiate(graph, 0))
+                _capture(rt, stream.ptr, body, record)
+            exe = rt.instantiate(graph)
             # a plain graph: 64 iterations of the K kernels, launched n / 64 times
             with stream:
                 stream.begin_capture()
@@ -86,7 +76,7 @@ def main(argv=None):
                     with stream:
                         start.record(stream)
                         if kind == "while":
-                            _check(rt, rt.cudaGraphLaunch(exe, stream.ptr))
+                            rt.launch(exe, stream.ptr)
                         else:
                             for _ in range(n // 64):
                                 plain.launch(stream)
@@ -98,8 +88,8 @@ def main(argv=None):
                 f"{statistics.median(times['plain'][1:]):13.2f}",
                 flush=True,
             )
-            rt.cudaGraphExecDestroy(exe)
-            rt.cudaGraphDestroy(graph)
+            rt.destroy_exec(exe)
+            rt.destroy(graph)
 
 
 if __name__ == "__main__":

@@ -111,11 +111,16 @@ class Driver:
     def destroy(self, graph):
         self._call("cuGraphDestroy", _p(graph))
 
-    def conditional_handle(self, graph):
-        """A conditional handle of ``graph`` (default value 0) on the current context."""
+    def conditional_handle(self, graph, default=None):
+        """A conditional handle of ``graph`` on the current context; ``default``: the value
+        it is given at every launch (CU_GRAPH_COND_ASSIGN_DEFAULT), None: only what a kernel
+        sets (0 at first)."""
         ctx, out = _p(), ctypes.c_uint64()
         self._call("cuCtxGetCurrent", ctypes.byref(ctx))
-        self._call("cuGraphConditionalHandleCreate", ctypes.byref(out), _p(graph), ctx, 0, 0)
+        value, flags = (0, 0) if default is None else (int(default), 1)
+        self._call(
+            "cuGraphConditionalHandleCreate", ctypes.byref(out), _p(graph), ctx, value, flags
+        )
         return out.value
 
     def add_while(self, graph, after, handle):
