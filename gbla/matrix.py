@@ -854,10 +854,8 @@ class Matrix:
         if self._values is None:
             return self
         if "pattern" not in self._cache:  # one object per matrix: what it caches is kept
-            # symmetric values have a symmetric pattern; asymmetric ones say nothing of it
-            known = True if self._symmetric else None
             self._cache["pattern"] = Matrix._wrap(
-                self._indptr, self._indices, None, self._shape, BOOL, self._device, known
+                self._indptr, self._indices, None, self._shape, BOOL, self._device, None
             )
         return self._cache["pattern"]
 

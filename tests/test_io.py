@@ -325,26 +325,6 @@ def test_mtx_symmetric_and_skew_symmetric_give_both_triangles(tmp_path):
     assert (dense(skew) == [[0, -3.5], [3.5, 0]]).all()
 
 
-def test_a_symmetric_mtx_file_gives_a_matrix_known_symmetric_through_its_cache(tmp_path):
-    # the header's word saves the search for it (and a transpose of its own): the matrix is
-    # its own transpose, sharing its arrays, also read back from the cache and on either device
-    text = "%%MatrixMarket matrix coordinate real symmetric\n4 4 3\n2 1 2.5\n3 3 4\n4 2 1\n"
-    path = write(tmp_path, "s.mtx", text)
-    for cache in (False, True, True):  # the second with the cache written, the third from it
-        A = read(path, cache=cache)
-        assert A._symmetric is True
-        assert A.T._indices is A._indices and A.is_symmetric
-        assert (dense(A.T) == dense(A).T).all()
-        assert A.pattern()._symmetric is True
-    # a repeated entry, merged by dup_op (FIRST keeps one of the two in each direction): the
-    # merge need not be symmetric, so the matrix finds out for itself
-    repeated = "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n2 1 1\n2 1 5\n3 1 2\n"
-    B = read(write(tmp_path, "r.mtx", repeated))
-    assert B._symmetric is None and B.is_symmetric == bool((dense(B) == dense(B).T).all())
-    general = "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 2 1\n2 1 1\n"
-    assert read(write(tmp_path, "g.mtx", general))._symmetric is None
-
-
 def test_mtx_hermitian_real_values_give_both_triangles(tmp_path):
     #   (2, 1) = 5 in a real hermitian file: (1, 2) = 5 too
     A = read(

@@ -26,7 +26,6 @@ def _write_cache(cache_path, A, unweighted, stat):
         shape=np.array(A.shape, np.int64),
         dtype=np.array(A.dtype.name),
         iso=np.bool_(A.is_iso),
-        symmetric=np.bool_(A._symmetric is True),  # as the file said; absent in older caches
         unweighted=np.array(unweighted),
         source_size=np.int64(stat.st_size),
         source_mtime_ns=np.int64(stat.st_mtime_ns),
@@ -148,6 +147,4 @@ def _load_cache(path, name, source=None):
         A = Matrix.from_scipy(S, device="cpu")
     except (KeyError, TypeError, ValueError, GblaError) as e:
         raise FormatError(f"{name}: not a gbla graph cache ({e})") from None
-    if "symmetric" in f and bool(f["symmetric"]):
-        A._symmetric = True
     return (A.pattern() if iso else A), str(f["unweighted"])

@@ -20,9 +20,6 @@ class _Parsed:
     values: object
     shape: tuple
     unweighted: str = ""
-    # the file says each arc's mirror has its value (Matrix Market 'symmetric'): the matrix
-    # is symmetric where no entry was repeated (a repeat's merge need not be)
-    symmetric: bool = False
 
 
 def _join(parts, k):

@@ -79,7 +79,6 @@ def _read_mtx(path, name):
         values,
         (nrows, ncols),
         "line 1: the header declares a pattern matrix (no values)",
-        symmetric=symmetry in ("symmetric", "hermitian"),
     )
 
 

@@ -243,8 +243,6 @@ def _read_text(path, kind, cache, dup_op):
         A = _matrix(parsed.src, parsed.dst, parsed.values, parsed.shape, dup_op)
     except DuplicateIndex as e:  # dup_op=None: the file's fault, said as FormatError
         raise FormatError(f"{path}: {e}") from None
-    if parsed.symmetric and A.nvals == len(parsed.src):  # known: no search for it later
-        A._symmetric = True
     if cache and cache_path.is_file() and _holds_scipy_matrix(cache_path):
         warnings.warn(
             f"gbla.io.read: {cache_path} holds a SciPy sparse matrix, not a gbla "
