@@ -65,9 +65,10 @@ def numbers(values):
     kind_f = values.dtype.kind == "f"
     for at in range(0, len(values), _NUMBERS_CHUNK):
         chunk = values[at : at + _NUMBERS_CHUNK]
-        if kind_f and not np.isfinite(chunk).all():  # NaN or an infinity: sorted out
+        ok = np.isfinite(chunk) if kind_f else None
+        if ok is not None and not ok.all():  # NaN or an infinity: sorted out
             chunk_bad = int((np.isnan(chunk) | (chunk == -np.inf)).sum())
-            finite = chunk[np.isfinite(chunk)]
+            finite = chunk[ok]
             if len(finite) + chunk_bad < len(chunk):
                 inf_present = 1.0
             bad += chunk_bad
