@@ -79,7 +79,9 @@ def run(spec, algo, strategies, fraction, n_sources, seed, device, widths=None):
         .nbytes()
         .sum()
     )
-    vertex = oc.gpu.vertex_bytes(hg.n, 64, dist_dtype=dtype if algo == "sssp" else None)
+    vertex = oc.gpu.vertex_bytes(
+        hg.n, 64, dist_dtype=dtype if algo == "sssp" else None, chunks=oc.gpu.heavy_chunks(hg)
+    )
     budget = (
         int(vertex + fraction * graph_bytes)
         + 2 * hg.edge_bytes(dtype) * int(hg.degrees.max())

@@ -515,6 +515,67 @@ def test_a_compacted_frontier_without_out_edges_reads_no_stale_staging(ids):
         np.testing.assert_array_equal(levels, [-1, 0, 1, -1, -1, -1])
 
 
+def _hubs(n=6000, hubs=(0, 17, 2999), seed=3):
+    """A sparse random digraph with a few hubs, each an arc to 2,000-4,000 vertices (some of
+    them back to a hub), integer weights 1..99."""
+    rng = np.random.default_rng(seed)
+    src = [rng.integers(0, n, 3 * n)]
+    dst = [rng.integers(0, n, 3 * n)]
+    for h in hubs:
+        k = int(rng.integers(2000, 4000))
+        src.append(np.full(k, h))
+        dst.append(rng.choice(n, k, replace=False))
+    src, dst = np.concatenate(src), np.concatenate(dst)
+    w = rng.integers(1, 100, len(src)).astype(np.float64)
+    S = sp.csr_matrix((w, (src, dst)), shape=(n, n))
+    S.sum_duplicates()
+    return S
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("chunk", [0, 64, oc.gpu.HEAVY_CHUNK])
+@pytest.mark.parametrize("strategy", oc.STRATEGIES)
+def test_a_hub_s_edges_spread_over_the_grid_reach_every_target(monkeypatch, chunk, strategy):
+    # A frontier vertex of more than HEAVY_CHUNK edges walks its first chunk and queues the
+    # rest for a second launch: a lost or repeated chunk leaves a hub's far targets unreached
+    # or a chunk's bounds wrong. 0 walks every edge in the vertex's own warp.
+    import cupy as cp
+
+    monkeypatch.setattr(oc.gpu, "HEAVY_CHUNK", chunk)
+    S = _hubs()
+    for ids in (np.int32, np.int64):
+        hg = oc.HostGraph(S.indptr, S.indices.astype(ids), S.data).pin()
+        capacity = oc.gpu.heavy_chunks(hg)
+        assert (capacity > 0) == (chunk > 0)
+        budget = budget_for(hg, 0.5, 24) + 8 * capacity + 64 * 1024  # + the chunks' queue
+        for source in (0, 5):  # from a hub, and to the hubs through the random arcs
+            levels, parents = oc.bfs(
+                hg,
+                source,
+                memory_budget=budget,
+                strategy=strategy,
+                parts=4,
+                xp=cp,
+                return_parents=True,
+            )
+            levels, parents = cp.asnumpy(levels), cp.asnumpy(parents)
+            np.testing.assert_array_equal(levels, expected_levels(S, source))
+            gbla.verify.bfs(gbla.Matrix.from_scipy(S, device="cpu"), source, levels, parents)
+            for dtype in (np.float32, np.float64):
+                dist = oc.sssp(
+                    hg,
+                    source,
+                    memory_budget=budget,
+                    strategy=strategy,
+                    parts=4,
+                    xp=cp,
+                    dtype=dtype,
+                    delta=None if dtype == np.float64 else 30.0,
+                )
+                np.testing.assert_array_equal(cp.asnumpy(dist), csgraph.dijkstra(S, indices=source))
+
+
 @pytest.mark.gpu
 @SKIP_NO_GPU
 @settings(max_examples=25, deadline=None)

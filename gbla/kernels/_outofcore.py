@@ -8,13 +8,15 @@ budget holds every array), and nothing synchronises."""
 import numpy as np
 
 from . import _launch
-from ._launch import THREADS, grid, ptr
+from ._launch import THREADS, grid, ptr, sm_count
 
 __all__ = [
     "Groups",
     "select",
     "pending_min",
     "expand",
+    "expand_level",
+    "Chunks",
     "NAME_EXPRESSIONS",
     "DIST_CTYPES",
     "INDEX_CTYPES",
@@ -23,6 +25,10 @@ __all__ = [
 DIST_CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 INDEX_CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 WARP = 32
+_CHUNKS = ("false", "true")  # the list's walk, the heavy vertices' queued chunks
+_WALKS = ("", "_level")  # one block of edges (a step), a level's table of blocks
+TABLE_COLUMNS = 6  # a block: offsets, targets, weights (addresses), base, lo, by_position
+CHUNK_WARPS_PER_SM = 32  # the chunks' launch: at most this many warps an SM
 
 
 def _name_expressions():
@@ -30,8 +36,18 @@ def _name_expressions():
     for t in DIST_CTYPES.values():
         names += [f"gbla_ooc_select_pending<{f}, {t}>" for f in ("false", "true")]
         names.append(f"gbla_ooc_pending_min<{t}>")
-        names += [f"gbla_ooc_relax<{t}, {i}>" for i in INDEX_CTYPES.values()]
-    names += [f"gbla_ooc_bfs_expand<{i}>" for i in INDEX_CTYPES.values()]
+        names += [
+            f"gbla_ooc_relax{w}<{c}, {t}, {i}>"
+            for w in _WALKS
+            for c in _CHUNKS
+            for i in INDEX_CTYPES.values()
+        ]
+    names += [
+        f"gbla_ooc_bfs_expand{w}<{c}, {i}>"
+        for w in _WALKS
+        for c in _CHUNKS
+        for i in INDEX_CTYPES.values()
+    ]
     return tuple(names)
 
 
@@ -45,8 +61,9 @@ def _kernel(expression):
 class Groups:
     """The device arrays of a frontier grouped by subgraph: ``bounds`` (parts + 1 row bounds),
     per-subgraph ``count`` and ``value`` (u64, the two rows of ``tally``, which one copy
-    brings back), ``offset`` (int64, where each group starts in ``ids``), ``cursor`` (u64) and
-    ``ids`` (int32, n)."""
+    brings back), ``offset`` (int64, where each group starts in ``ids``), ``cursor`` (u64),
+    ``ids`` (int32, n) and ``table`` (a level's blocks of edges, one row a subgraph, from the
+    host's ``rows``)."""
 
     def __init__(self, cp, bounds, n):
         parts = len(bounds) - 1
@@ -57,10 +74,26 @@ class Groups:
         self.offset = cp.zeros(parts + 1, np.int64)
         self.cursor = cp.zeros(parts, np.uint64)
         self.ids = cp.empty(max(n, 1), np.int32)
+        self.table = cp.zeros((parts, TABLE_COLUMNS), np.int64)
+        import cupyx  # the GPU path only
+
+        # the host's, filled per level, sent on the compute stream: pinned, so the copy is
+        # asynchronous; refilled only after the next level's selection waited for the stream
+        self.rows = cupyx.zeros_pinned((parts, TABLE_COLUMNS), np.int64)
 
     @staticmethod
     def nbytes(n, parts):
-        return 8 * (parts + 1) * 2 + 8 * parts * 3 + 4 * max(n, 1)
+        return 8 * (parts + 1) * 2 + 8 * parts * (3 + TABLE_COLUMNS) + 4 * max(n, 1)
+
+    def put(self, p, offsets, base, targets, weights, lo):
+        """Subgraph p's vertices walk ``offsets`` (indexed by u - lo) less ``base`` into
+        ``targets`` and ``weights`` (None: weight 1) in the level's launch (:func:`expand_level`);
+        :meth:`clear` once that launch's copy of the rows is done (the rows are pinned: the copy
+        reads them after the call returns)."""
+        self.rows[p] = (_address(offsets), _address(targets), _address(weights), base, lo, 0)
+
+    def clear(self):
+        self.rows[:] = 0
 
 
 def select(groups, degrees, n, *, fill, levels=None, want=None, pending=None, dist=None, top=None):
@@ -96,6 +129,61 @@ def pending_min(pending, dist, out):
     _kernel(name)(grid(len(dist)), (THREADS,), (pending, dist, np.int64(len(dist)), out))
 
 
+class Chunks:
+    """Where a walk queues its heavy vertices' edges past their first ``chunk`` (int2 pairs,
+    ``capacity`` of them, counted by ``queued``): a vertex of d > chunk edges queues
+    ceil(d / chunk) - 1."""
+
+    def __init__(self, cp, chunk, capacity):
+        self.chunk, self.capacity = int(chunk), int(capacity)
+        self.queue = cp.empty((max(self.capacity, 1), 2), np.int32)
+        self.queued = cp.zeros(1, np.uint32)
+
+    @staticmethod
+    def capacity_of(degrees, chunk):
+        """The most chunks one walk can queue: every vertex listed once."""
+        if not chunk:
+            return 0
+        d = np.asarray(degrees, np.int64)
+        return int(np.maximum(0, (d - 1) // chunk).sum())
+
+    @staticmethod
+    def nbytes(capacity):
+        return 8 * max(int(capacity), 1) + 4
+
+
+def _address(a):
+    return 0 if a is None else int(a.data.ptr)
+
+
+def _walk(name, nverts, rows, chunks, levels, depth, parents, dist, pending):
+    """The walk ``name`` (gbla_ooc_bfs_expand or gbla_ooc_relax, + a suffix) over ``nverts``
+    list positions, ``rows`` the arguments that say where their edges are, then (``chunks``)
+    the heavy vertices' queued chunks."""
+    if chunks is not None and chunks.capacity:
+        chunk, queue, queued = chunks.chunk, chunks.queue, chunks.queued
+        queued.data.memset_async(0, 4)
+    else:
+        chunk, queue, queued = 0, np.uint64(0), np.uint64(0)
+    if levels is not None:
+        tail = (levels, np.int32(depth), ptr(parents))
+    else:
+        tail = (dist, pending)
+    args = rows + (np.int32(chunk), queue, queued) + tail
+    _kernel(name.format("false"))(grid(nverts * WARP), (THREADS,), args)
+    if chunk:
+        most = sm_count() * CHUNK_WARPS_PER_SM * WARP // THREADS
+        blocks = min(-(-chunks.capacity * WARP // THREADS), most)
+        _kernel(name.format("true"))((max(1, blocks),), (THREADS,), args)
+
+
+def _name(suffix, ids, dist):
+    idx = INDEX_CTYPES[np.dtype(ids)]
+    if dist is None:
+        return f"gbla_ooc_bfs_expand{suffix}<{{}}, {idx}>"
+    return f"gbla_ooc_relax{suffix}<{{}}, {DIST_CTYPES[dist.dtype]}, {idx}>"
+
+
 def expand(
     verts,
     offsets,
@@ -104,6 +192,7 @@ def expand(
     lo,
     by_position,
     *,
+    chunks=None,
     levels=None,
     depth=None,
     parents=None,
@@ -113,23 +202,51 @@ def expand(
 ):
     """BFS (``levels``) or SSSP (``dist``) over the out-edges of ``verts`` (int32 device ids):
     vertex i's edges are ``offsets[r] - base`` to ``offsets[r + 1] - base`` of ``targets``
-    (and ``weights``), r = i when ``by_position`` else verts[i] - lo."""
+    (and ``weights``), r = i when ``by_position`` else verts[i] - lo. A warp a vertex; with
+    ``chunks`` (a :class:`Chunks` whose capacity covers the graph), a vertex's edges past
+    the first ``chunks.chunk`` go to a second launch, a warp a chunk."""
     nverts = len(verts)
     if nverts == 0:
         return
-    blocks = grid(nverts * WARP)
-    idx = INDEX_CTYPES[targets.dtype]
-    common = (verts, np.int64(nverts), offsets, np.int64(base), targets)
-    if levels is not None:
-        _kernel(f"gbla_ooc_bfs_expand<{idx}>")(
-            blocks,
-            (THREADS,),
-            common + (np.int64(lo), np.int32(by_position), levels, np.int32(depth), ptr(parents)),
+    rows = (
+        (verts, np.int64(nverts))
+        + tuple(
+            np.int64(x) for x in (_address(offsets), base, _address(targets), _address(weights), lo)
         )
-    else:
-        t = DIST_CTYPES[dist.dtype]
-        _kernel(f"gbla_ooc_relax<{t}, {idx}>")(
-            blocks,
-            (THREADS,),
-            common + (ptr(weights), np.int64(lo), np.int32(by_position), dist, pending),
-        )
+        + (np.int32(by_position),)
+    )
+    _walk(
+        _name("", targets.dtype, dist), nverts, rows, chunks, levels, depth, parents, dist, pending
+    )
+
+
+def expand_level(
+    groups,
+    total,
+    targets_dtype,
+    *,
+    chunks=None,
+    levels=None,
+    depth=None,
+    parents=None,
+    dist=None,
+    pending=None,
+):
+    """:func:`expand` over every subgraph :meth:`Groups.put` gave a block this level, in one
+    launch: the first ``total`` ids of ``groups``, each subgraph's in its row of
+    ``groups.rows`` (sent first; a subgraph without a row is skipped)."""
+    if total == 0:
+        return
+    groups.table.set(groups.rows)
+    rows = (groups.ids, np.int64(total), groups.table, groups.offset, np.int32(groups.parts))
+    _walk(
+        _name("_level", targets_dtype, dist),
+        total,
+        rows,
+        chunks,
+        levels,
+        depth,
+        parents,
+        dist,
+        pending,
+    )

@@ -5,7 +5,8 @@
 //   SSSP: dist(v) = min(dist(v), dist(u) + w(u, v)), v marked pending when it fell,
 // over edges wherever the plan put them (a resident subgraph, a compacted batch, mapped host
 // memory). Count and fill: a thread per vertex, grid-stride, warp-aggregated atomics; expand and
-// relax: a warp per frontier vertex. Ids are int32 or int64 (Idx), offsets int64.
+// relax: a warp per frontier vertex, a heavy vertex's edges past its first chunk spread over the
+// grid by a second launch; a level's blocks that need no staging walked in one launch. Ids are int32 or int64 (Idx), offsets int64.
 #include "atomics.cuh"
 
 #define GBLA_FULL 0xffffffffu
@@ -113,33 +114,116 @@ __global__ void gbla_ooc_pending_min(const unsigned char* pending, const T* dist
     if ((threadIdx.x & 31) == 0) gbla_atomic_min(out, best);
 }
 
-// Vertex i of the list, u = verts[i], has its out-edges at offsets[r] - base to
-// offsets[r + 1] - base of targets (and weights), r = i for a compacted batch (by_position), else
-// u - lo (a whole subgraph's row pointers, or the whole host CSR read in place with lo = 0).
-// A warp a vertex: visit.at(u) makes what each of u's edges e is then given to.
-template <class Visit>
-__device__ __forceinline__ void gbla_ooc_walk(const int* verts, long long nverts,
-                                              const long long* offsets, long long base,
-                                              long long lo, int by_position, Visit visit) {
+// A block of edges: vertex u's out-edges, u at list position i, are offsets[r] - base to
+// offsets[r + 1] - base of targets (Idx) and weights (T; null: weight 1), r = i (a compacted
+// batch, by_position) or u - lo (a whole subgraph's row pointers, or the whole host CSR read in
+// place with lo = 0). Six 64-bit words: a row of the level's table (_outofcore.Level).
+struct gbla_ooc_block {
+    long long offsets, targets, weights, base, lo, by_position;
+};
+
+// What a warp walks: vertex u's edges first to end of targets and weights.
+struct gbla_ooc_edges {
+    int u;
+    long long first, end;
+    const void* targets;
+    const void* weights;
+};
+
+__device__ __forceinline__ gbla_ooc_edges gbla_ooc_find(const gbla_ooc_block& b, long long r,
+                                                        int u) {
+    const long long* offsets = (const long long*)b.offsets;
+    return gbla_ooc_edges{u, offsets[r] - b.base, offsets[r + 1] - b.base,
+                          (const void*)b.targets, (const void*)b.weights};
+}
+
+// One block for the whole list (a step of its own).
+struct gbla_ooc_one {
+    const int* verts;
+    gbla_ooc_block b;
+    __device__ bool find(long long i, gbla_ooc_edges& x) const {
+        const int u = verts[i];
+        x = gbla_ooc_find(b, b.by_position ? i : u - b.lo, u);
+        return true;
+    }
+};
+
+// A level's blocks in one launch: the list grouped by subgraph (group: parts + 1 starts), the
+// vertices of subgraph p walked in table[p]; a subgraph whose row has no offsets is walked by a
+// step of its own.
+struct gbla_ooc_many {
+    const int* verts;
+    const gbla_ooc_block* table;
+    const long long* group;
+    int parts;
+    __device__ bool find(long long i, gbla_ooc_edges& x) const {
+        int lo = 0, hi = parts;  // group[lo] <= i < group[hi]
+        while (hi - lo > 1) {
+            const int mid = (lo + hi) >> 1;
+            if (group[mid] <= i) lo = mid; else hi = mid;
+        }
+        const gbla_ooc_block b = table[lo];
+        if (!b.offsets) return false;
+        const int u = verts[i];
+        x = gbla_ooc_find(b, b.by_position ? i - group[lo] : u - b.lo, u);
+        return true;
+    }
+};
+
+// A warp a vertex; visit.at(x) makes what each of the vertex's edges e is then given to. A vertex
+// of more than `chunk` edges (chunk > 0) walks only its first chunk: the rest go to queue as
+// (i, k) pairs, chunk k of list position i, counted by *queued, for gbla_ooc_walk_chunks to
+// spread over the whole grid (one hub of 100,000 edges is otherwise one warp's 3,000 steps while
+// the grid waits).
+template <class Rows, class Visit>
+__device__ __forceinline__ void gbla_ooc_walk(Rows rows, long long nverts, int chunk,
+                                              int2* queue, unsigned* queued, Visit visit) {
     const int lane = threadIdx.x & 31;
     const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
     for (long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < nverts;
          i += warps) {
-        const int u = verts[i];
-        const long long r = by_position ? i : u - lo;
-        const long long end = offsets[r + 1] - base;
-        const auto edge = visit.at(u);
-        for (long long e = offsets[r] - base + lane; e < end; e += 32) edge(e);
+        gbla_ooc_edges x;
+        if (!rows.find(i, x)) continue;  // the same for the whole warp
+        if (chunk && x.end - x.first > chunk) {
+            const int more = (int)((x.end - x.first - 1) / chunk);  // chunks after the first
+            unsigned at = 0;
+            if (lane == 0) at = atomicAdd(queued, (unsigned)more);
+            at = __shfl_sync(GBLA_FULL, at, 0);
+            for (int k = lane; k < more; k += 32) queue[at + k] = make_int2((int)i, k + 1);
+            x.end = x.first + chunk;
+        }
+        const auto edge = visit.at(x);
+        for (long long e = x.first + lane; e < x.end; e += 32) edge(e);
+    }
+}
+
+// The queued chunks, a warp a chunk.
+template <class Rows, class Visit>
+__device__ __forceinline__ void gbla_ooc_walk_chunks(Rows rows, int chunk, const int2* queue,
+                                                     const unsigned* queued, Visit visit) {
+    const int lane = threadIdx.x & 31;
+    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+    const long long total = *queued;
+    for (long long c = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; c < total;
+         c += warps) {
+        const int2 q = queue[c];
+        gbla_ooc_edges x;
+        rows.find(q.x, x);  // a queued vertex was found
+        x.first += (long long)q.y * chunk;
+        x.end = min(x.first + chunk, x.end);
+        const auto edge = visit.at(x);
+        for (long long e = x.first + lane; e < x.end; e += 32) edge(e);
     }
 }
 
 // BFS: an unvisited target takes the level depth (and u as its parent).
 template <class Idx>
 struct gbla_ooc_claim {
-    const Idx* targets; int* levels; int depth; int* parents; int u;
-    __device__ gbla_ooc_claim at(int from) const {
+    int* levels; int depth; int* parents; const Idx* targets; int u;
+    __device__ gbla_ooc_claim at(const gbla_ooc_edges& x) const {
         gbla_ooc_claim edges = *this;
-        edges.u = from;
+        edges.targets = (const Idx*)x.targets;
+        edges.u = x.u;
         return edges;
     }
     __device__ void operator()(long long e) const {
@@ -151,10 +235,12 @@ struct gbla_ooc_claim {
 // SSSP: a target whose distance falls is marked pending; weights null is weight 1.
 template <class T, class Idx>
 struct gbla_ooc_lower {
-    const Idx* targets; const T* weights; T* dist; unsigned char* pending; T du;
-    __device__ gbla_ooc_lower at(int from) const {
+    T* dist; unsigned char* pending; const Idx* targets; const T* weights; T du;
+    __device__ gbla_ooc_lower at(const gbla_ooc_edges& x) const {
         gbla_ooc_lower edges = *this;
-        edges.du = dist[from];
+        edges.targets = (const Idx*)x.targets;
+        edges.weights = (const T*)x.weights;
+        edges.du = dist[x.u];
         return edges;
     }
     __device__ void operator()(long long e) const {
@@ -164,20 +250,46 @@ struct gbla_ooc_lower {
     }
 };
 
-template <class Idx>
-__global__ void gbla_ooc_bfs_expand(const int* verts, long long nverts, const long long* offsets,
-                                    long long base, const Idx* targets, long long lo,
-                                    int by_position, int* levels, int depth, int* parents) {
-    gbla_ooc_walk(verts, nverts, offsets, base, lo, by_position,
-                  gbla_ooc_claim<Idx>{targets, levels, depth, parents, 0});
+// CHUNKS false: the list's walk (its heavy vertices' chunks queued); true: the queued chunks.
+template <bool CHUNKS, class Rows, class Visit>
+__device__ __forceinline__ void gbla_ooc_visit(Rows rows, long long nverts, int chunk,
+                                               int2* queue, unsigned* queued, Visit visit) {
+    if (CHUNKS) gbla_ooc_walk_chunks(rows, chunk, queue, queued, visit);
+    else gbla_ooc_walk(rows, nverts, chunk, queue, queued, visit);
 }
 
-template <class T, class Idx>
-__global__ void gbla_ooc_relax(const int* verts, long long nverts, const long long* offsets,
-                               long long base, const Idx* targets, const T* weights,
-                               long long lo, int by_position, T* dist,
-                               unsigned char* pending) {
-    gbla_ooc_walk(verts, nverts, offsets, base, lo, by_position,
-                  gbla_ooc_lower<T, Idx>{targets, weights, dist, pending, (T)0});
+// The walks' entry points: one block (a step), or a level's table of blocks (Level), then what
+// each edge does: claim (BFS) or lower (SSSP).
+#define GBLA_OOC_ONE                                                                          \
+    const int *verts, long long nverts, long long offsets, long long base, long long targets,   \
+        long long weights, long long lo, int by_position, int chunk, int2 *queue,              \
+        unsigned *queued
+#define GBLA_OOC_ONE_ROWS gbla_ooc_one{verts, {offsets, targets, weights, base, lo, by_position}}
+#define GBLA_OOC_MANY                                                                         \
+    const int *verts, long long nverts, const gbla_ooc_block *table, const long long *group,    \
+        int parts, int chunk, int2 *queue, unsigned *queued
+#define GBLA_OOC_MANY_ROWS gbla_ooc_many{verts, table, group, parts}
+
+template <bool CHUNKS, class Idx>
+__global__ void gbla_ooc_bfs_expand(GBLA_OOC_ONE, int* levels, int depth, int* parents) {
+    gbla_ooc_visit<CHUNKS>(GBLA_OOC_ONE_ROWS, nverts, chunk, queue, queued,
+                           gbla_ooc_claim<Idx>{levels, depth, parents, nullptr, 0});
 }
 
+template <bool CHUNKS, class Idx>
+__global__ void gbla_ooc_bfs_expand_level(GBLA_OOC_MANY, int* levels, int depth, int* parents) {
+    gbla_ooc_visit<CHUNKS>(GBLA_OOC_MANY_ROWS, nverts, chunk, queue, queued,
+                           gbla_ooc_claim<Idx>{levels, depth, parents, nullptr, 0});
+}
+
+template <bool CHUNKS, class T, class Idx>
+__global__ void gbla_ooc_relax(GBLA_OOC_ONE, T* dist, unsigned char* pending) {
+    gbla_ooc_visit<CHUNKS>(GBLA_OOC_ONE_ROWS, nverts, chunk, queue, queued,
+                           gbla_ooc_lower<T, Idx>{dist, pending, nullptr, nullptr, (T)0});
+}
+
+template <bool CHUNKS, class T, class Idx>
+__global__ void gbla_ooc_relax_level(GBLA_OOC_MANY, T* dist, unsigned char* pending) {
+    gbla_ooc_visit<CHUNKS>(GBLA_OOC_MANY_ROWS, nverts, chunk, queue, queued,
+                           gbla_ooc_lower<T, Idx>{dist, pending, nullptr, nullptr, (T)0});
+}

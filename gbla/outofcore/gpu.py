@@ -46,7 +46,7 @@ from ..exceptions import NegativeCycleError
 from ..kernels import _outofcore as K
 from .schedule import STAGING_ALIGN, MemoryBudgetError, page_spans, plan_graph
 
-__all__ = ["bfs", "sssp", "vertex_bytes", "MANAGED_PAGE"]
+__all__ = ["bfs", "sssp", "vertex_bytes", "heavy_chunks", "MANAGED_PAGE", "HEAVY_CHUNK"]
 
 ALIGN = STAGING_ALIGN  # bytes: each region of a buffer starts aligned for its loads
 GRANULE = 512  # bytes: CuPy's pool rounds every allocation up to a multiple of this
@@ -57,11 +57,23 @@ ALLOCATIONS = 16  # the most arrays a search allocates besides its residents
 # counts
 MANAGED_PAGE = 64 * 1024
 CONCURRENT_MANAGED_ACCESS = 89  # cudaDevAttrConcurrentManagedAccess
+# edges: a frontier vertex of more has the rest of its edges walked in chunks of this many by
+# warps all over the grid (0: a warp walks a vertex's every edge)
+HEAVY_CHUNK = 256
 
 
-def vertex_bytes(n, parts, *, parents=False, dist_dtype=None):
+def heavy_chunks(graph):
+    """The most chunks a walk of ``graph``'s frontier can queue (kept with the graph)."""
+    chunk = HEAVY_CHUNK
+    return graph.derived(
+        ("heavy chunks", chunk), lambda: K.Chunks.capacity_of(graph.degrees, chunk)
+    )
+
+
+def vertex_bytes(n, parts, *, parents=False, dist_dtype=None, chunks=0):
     """Device bytes of a search's vertex arrays (BFS levels and parents, or SSSP distances
-    and pending marks; the out-degrees; the frontier grouped by subgraph) and the pool's
+    and pending marks; the out-degrees; the frontier grouped by subgraph; the queue of
+    ``chunks`` heavy vertices' chunks, :func:`heavy_chunks`) and the pool's
     rounding of every allocation it can make, a resident subgraph's (one buffer each) included:
     what the budget holds besides the staging and the residents."""
     own = (
@@ -70,7 +82,7 @@ def vertex_bytes(n, parts, *, parents=False, dist_dtype=None):
         else (np.dtype(dist_dtype).itemsize + 1) * n + 8
     )
     rounding = GRANULE * (ALLOCATIONS + parts) + 3 * ALIGN * parts
-    return own + 4 * n + K.Groups.nbytes(n, parts) + rounding
+    return own + 4 * n + K.Groups.nbytes(n, parts) + K.Chunks.nbytes(chunks) + rounding
 
 
 def _align(nbytes):
@@ -285,6 +297,8 @@ class _Run:
         self.compute = cp.cuda.get_current_stream()
         self.copy = cp.cuda.Stream(non_blocking=True)
         self.groups = K.Groups(cp, part.vertex_bounds, graph.n)
+        capacity = heavy_chunks(graph)
+        self.chunks = K.Chunks(cp, HEAVY_CHUNK, capacity) if capacity else None
         self.held = {}
         half = scheduler.staging // 2 // ALIGN * ALIGN
         self.half = half
@@ -295,6 +309,7 @@ class _Run:
         self.copied = [None, None]  # the last copy out of each pinned half
         self.used = [None, None]  # the last kernel that read each device half
         self.turn = 0
+        self.visit = {}  # the level's walk: what an edge does (level's arguments)
         self.timings = []  # (start, end) events of each copy
         self.mapped = None
         self.managed = (
@@ -322,16 +337,21 @@ class _Run:
 
     # ---- one level
 
-    def level(self, selected, kernel):
-        """Plan the level of ``selected`` and run ``kernel(verts, offsets, base, targets,
-        weights, lo, by_position)`` on each planned block of edges."""
+    def level(self, selected, **visit):
+        """Plan the level of ``selected`` and walk its frontier's edges wherever the plan puts
+        them: ``visit`` says what an edge does (:func:`~gbla.kernels._outofcore.expand`'s
+        BFS or SSSP arguments). The blocks read in place, resident or just made so go to one
+        launch for the level; those that pass through a staging half, one launch each."""
         count, value, offset = selected
+        self.visit = visit
+        # the last level's table was copied: select waited for the compute stream
+        self.groups.clear()
         steps = self.scheduler.plan(value, count)
         evicted = [i for i in self.held if i not in self.scheduler.resident]
         for i in evicted:
             del self.held[i]  # evicted: the last level's kernels are done (select synced)
         if self.managed is not None:
-            self._managed_level(steps, evicted, offset, kernel)
+            self._managed_level(steps, evicted, offset)
             return
         staged = self.scheduler.staging > 0  # else compacted steps are read in place
         ids = None
@@ -339,7 +359,6 @@ class _Run:
             ids = self.groups.ids[: int(offset[-1])].get()  # sync: the batches' vertices
         for step in steps:
             i = step.subgraph
-            verts = self.groups.ids[int(offset[i]) : int(offset[i + 1])]
             if step.kind == "zerocopy" or (step.kind == "compact" and not staged):
                 if self.mapped is None:
                     g = self.graph
@@ -347,13 +366,35 @@ class _Run:
                         _mapped(self.cp, a) for a in (g.indptr, g.indices, self.weights)
                     )
                 indptr, indices, weights = self.mapped
-                kernel(verts, indptr, 0, indices, weights, 0, False)
+                self.groups.put(i, indptr, 0, indices, weights, 0)
             elif step.kind == "compact":
-                self._compact(verts, ids[int(offset[i]) : int(offset[i + 1])], kernel)
+                verts = self.groups.ids[int(offset[i]) : int(offset[i + 1])]
+                self._compact(verts, ids[int(offset[i]) : int(offset[i + 1])])
             else:
-                self._whole(i, verts, kernel)
+                self._whole(i, offset)
+        self._walk_level(int(offset[-1]))
 
-    def _managed_level(self, steps, evicted, offset, kernel):
+    def _walk_level(self, total):
+        """The level's launch over the blocks :meth:`Groups.put` listed."""
+        g = self.groups
+        if g.rows[:, 0].any():
+            K.expand_level(g, total, self.graph.indices.dtype, chunks=self.chunks, **self.visit)
+
+    def _walk_one(self, verts, offsets, base, targets, weights, lo, by_position):
+        """One block's launch (a staging half's, which the next copy may overwrite)."""
+        K.expand(
+            verts,
+            offsets,
+            base,
+            targets,
+            lo,
+            by_position,
+            chunks=self.chunks,
+            weights=weights,
+            **self.visit,
+        )
+
+    def _managed_level(self, steps, evicted, offset):
         """Strategy 'managed': the evicted subgraphs' pages back to the host, then per step
         (a prefetch queued first, the kernel waiting for it) the kernel on the managed arrays
         at their own addresses."""
@@ -366,9 +407,9 @@ class _Run:
             if step.kind == "prefetch":
                 self._timed(m.fetch, i)
                 self.held[i] = None
-                self._ready()
-            verts = self.groups.ids[int(offset[i]) : int(offset[i + 1])]
-            kernel(verts, indptr, 0, indices, weights, 0, False)
+            self.groups.put(i, indptr, 0, indices, weights, 0)
+        self._ready()
+        self._walk_level(int(offset[-1]))
 
     def close(self):
         """The search is over: the scheduler releases its residents; under 'managed' their
@@ -397,7 +438,7 @@ class _Run:
         """The compute stream waits for the copies queued so far."""
         self.compute.wait_event(self.copy.record())
 
-    def _whole(self, i, verts, kernel):
+    def _whole(self, i, offset):
         cp, g, p = self.cp, self.graph, self.part
         lo, hi = int(p.vertex_bounds[i]), int(p.vertex_bounds[i + 1])
         e0, e1 = int(p.edge_bounds[i]), int(p.edge_bounds[i + 1])
@@ -430,10 +471,11 @@ class _Run:
             if keep:
                 self.held[i] = (indptr, indices, weights)
             else:
-                kernel(verts, indptr, e0, indices, weights, lo, False)
+                verts = self.groups.ids[int(offset[i]) : int(offset[i + 1])]
+                self._walk_one(verts, indptr, e0, indices, weights, lo, False)
                 self.used[h] = self.compute.record()
                 return
-        kernel(verts, indptr, e0, indices, weights, lo, False)
+        self.groups.put(i, indptr, e0, indices, weights, lo)
 
     def _take_half(self):
         """The staging half to fill next: its last copy out of pinned memory is done (the
@@ -457,7 +499,7 @@ class _Run:
             at += _align(nbytes)
         return out
 
-    def _compact(self, verts, ids, kernel):
+    def _compact(self, verts, ids):
         """The active vertices' edges gathered on the host, sent through the staging halves in
         batches that fit one."""
         g = self.graph
@@ -471,10 +513,10 @@ class _Run:
         while a < len(ids):
             before = cost[a - 1] if a else 0
             b = max(a + 1, int(np.searchsorted(cost, before + room, side="right")))
-            self._batch(verts[a:b], ids[a:b], degrees[a:b], kernel)
+            self._batch(verts[a:b], ids[a:b], degrees[a:b])
             a = b
 
-    def _batch(self, verts, ids, degrees, kernel):
+    def _batch(self, verts, ids, degrees):
         g = self.graph
         edges = int(degrees.sum())
         if not edges:  # vertices without out-edges: nothing to send, nothing to read
@@ -496,7 +538,7 @@ class _Run:
         self._copy(device[0].data.ptr, host[0].ctypes.data, end)
         self.copied[h] = self.copy.record()
         self._ready()
-        kernel(
+        self._walk_one(
             verts, device[0], 0, device[1], device[2] if self.weights is not None else None, 0, True
         )
         self.used[h] = self.compute.record()
@@ -564,7 +606,7 @@ def bfs(
         parts,
         part_bytes,
         None,
-        lambda count: vertex_bytes(n, count, parents=return_parents),
+        lambda count: vertex_bytes(n, count, parents=return_parents, chunks=heavy_chunks(graph)),
         tuning,
     )
     levels = cp.full(n, -1, np.int32)
@@ -582,21 +624,7 @@ def bfs(
             if selected is None:
                 break
             depth = want + 1
-
-            def expand(verts, offsets, base, targets, weights, lo, by_position):
-                K.expand(
-                    verts,
-                    offsets,
-                    base,
-                    targets,
-                    lo,
-                    by_position,
-                    levels=levels,
-                    depth=depth,
-                    parents=parents,
-                )
-
-            run.level(selected, expand)
+            run.level(selected, levels=levels, depth=depth, parents=parents)
             want = depth
     finally:
         run.close()  # 'managed': the pages back to the host, even after an error
@@ -631,7 +659,7 @@ def sssp(
         parts,
         part_bytes,
         weights,
-        lambda count: vertex_bytes(n, count, dist_dtype=dtype),
+        lambda count: vertex_bytes(n, count, dist_dtype=dtype, chunks=heavy_chunks(graph)),
         tuning,
     )
     dist = cp.full(n, np.inf, dtype)
@@ -640,11 +668,6 @@ def sssp(
     pending[source] = 1
     least = cp.empty(1, dtype)
     run = _Run(cp, graph, part, scheduler, weights)
-
-    def relax(verts, offsets, base, targets, w, lo, by_position):
-        K.expand(
-            verts, offsets, base, targets, lo, by_position, dist=dist, weights=w, pending=pending
-        )
 
     top = dtype.type(np.inf if delta is None else delta)  # the lowest bucket's end
     rounds = 0
@@ -673,7 +696,7 @@ def sssp(
                         f"distances still falling after {n} rounds",
                     )
                 )
-            run.level(selected, relax)
+            run.level(selected, dist=dist, pending=pending)
     finally:
         run.close()  # 'managed': the pages back to the host, even after an error
     _finish(run, part, scheduler, stats, iterations=rounds, delta=delta)
