@@ -29,6 +29,9 @@ _CHUNKS = ("false", "true")  # the list's walk, the heavy vertices' queued chunk
 _WALKS = ("", "_level")  # one block of edges (a step), a level's table of blocks
 TABLE_COLUMNS = 6  # a block: offsets, targets, weights (addresses), base, lo, by_position
 CHUNK_WARPS_PER_SM = 32  # the chunks' launch: at most this many warps an SM
+# edges: a warp's reads of a vertex's edges start on a multiple of this (a power of two; 32
+# 4-byte ids are a 128-byte line, one request over the bus for edges read in place)
+ALIGN_EDGES = 32
 
 
 def _name_expressions():
@@ -169,7 +172,7 @@ def _walk(name, nverts, rows, chunks, levels, depth, parents, dist, pending):
         tail = (levels, np.int32(depth), ptr(parents))
     else:
         tail = (dist, pending)
-    args = rows + (np.int32(chunk), queue, queued) + tail
+    args = rows + (np.int32(chunk), np.int32(ALIGN_EDGES), queue, queued) + tail
     _kernel(name.format("false"))(grid(nverts * WARP), (THREADS,), args)
     if chunk:
         most = sm_count() * CHUNK_WARPS_PER_SM * WARP // THREADS

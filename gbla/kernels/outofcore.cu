@@ -170,6 +170,16 @@ struct gbla_ooc_many {
     }
 };
 
+// Edges first to end of x, lane by lane, the warp's reads starting on a multiple of `align`
+// edges (a power of two; 32 4-byte ids make a 128-byte line: over the bus, one request where an
+// unaligned start makes two).
+template <class Edge>
+__device__ __forceinline__ void gbla_ooc_run(const gbla_ooc_edges& x, int align, int lane,
+                                             const Edge& edge) {
+    for (long long e = x.first - (x.first & (align - 1)) + lane; e < x.end; e += 32)
+        if (e >= x.first) edge(e);
+}
+
 // A warp a vertex; visit.at(x) makes what each of the vertex's edges e is then given to. A vertex
 // of more than `chunk` edges (chunk > 0) walks only its first chunk: the rest go to queue as
 // (i, k) pairs, chunk k of list position i, counted by *queued, for gbla_ooc_walk_chunks to
@@ -177,7 +187,8 @@ struct gbla_ooc_many {
 // the grid waits).
 template <class Rows, class Visit>
 __device__ __forceinline__ void gbla_ooc_walk(Rows rows, long long nverts, int chunk,
-                                              int2* queue, unsigned* queued, Visit visit) {
+                                              int align, int2* queue, unsigned* queued,
+                                              Visit visit) {
     const int lane = threadIdx.x & 31;
     const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
     for (long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < nverts;
@@ -193,14 +204,15 @@ __device__ __forceinline__ void gbla_ooc_walk(Rows rows, long long nverts, int c
             x.end = x.first + chunk;
         }
         const auto edge = visit.at(x);
-        for (long long e = x.first + lane; e < x.end; e += 32) edge(e);
+        gbla_ooc_run(x, align, lane, edge);
     }
 }
 
 // The queued chunks, a warp a chunk.
 template <class Rows, class Visit>
-__device__ __forceinline__ void gbla_ooc_walk_chunks(Rows rows, int chunk, const int2* queue,
-                                                     const unsigned* queued, Visit visit) {
+__device__ __forceinline__ void gbla_ooc_walk_chunks(Rows rows, int chunk, int align,
+                                                     const int2* queue, const unsigned* queued,
+                                                     Visit visit) {
     const int lane = threadIdx.x & 31;
     const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
     const long long total = *queued;
@@ -212,7 +224,7 @@ __device__ __forceinline__ void gbla_ooc_walk_chunks(Rows rows, int chunk, const
         x.first += (long long)q.y * chunk;
         x.end = min(x.first + chunk, x.end);
         const auto edge = visit.at(x);
-        for (long long e = x.first + lane; e < x.end; e += 32) edge(e);
+        gbla_ooc_run(x, align, lane, edge);
     }
 }
 
@@ -253,43 +265,44 @@ struct gbla_ooc_lower {
 // CHUNKS false: the list's walk (its heavy vertices' chunks queued); true: the queued chunks.
 template <bool CHUNKS, class Rows, class Visit>
 __device__ __forceinline__ void gbla_ooc_visit(Rows rows, long long nverts, int chunk,
-                                               int2* queue, unsigned* queued, Visit visit) {
-    if (CHUNKS) gbla_ooc_walk_chunks(rows, chunk, queue, queued, visit);
-    else gbla_ooc_walk(rows, nverts, chunk, queue, queued, visit);
+                                               int align, int2* queue, unsigned* queued,
+                                               Visit visit) {
+    if (CHUNKS) gbla_ooc_walk_chunks(rows, chunk, align, queue, queued, visit);
+    else gbla_ooc_walk(rows, nverts, chunk, align, queue, queued, visit);
 }
 
 // The walks' entry points: one block (a step), or a level's table of blocks (Level), then what
 // each edge does: claim (BFS) or lower (SSSP).
 #define GBLA_OOC_ONE                                                                          \
     const int *verts, long long nverts, long long offsets, long long base, long long targets,   \
-        long long weights, long long lo, int by_position, int chunk, int2 *queue,              \
+        long long weights, long long lo, int by_position, int chunk, int align, int2 *queue,   \
         unsigned *queued
 #define GBLA_OOC_ONE_ROWS gbla_ooc_one{verts, {offsets, targets, weights, base, lo, by_position}}
 #define GBLA_OOC_MANY                                                                         \
     const int *verts, long long nverts, const gbla_ooc_block *table, const long long *group,    \
-        int parts, int chunk, int2 *queue, unsigned *queued
+        int parts, int chunk, int align, int2 *queue, unsigned *queued
 #define GBLA_OOC_MANY_ROWS gbla_ooc_many{verts, table, group, parts}
 
 template <bool CHUNKS, class Idx>
 __global__ void gbla_ooc_bfs_expand(GBLA_OOC_ONE, int* levels, int depth, int* parents) {
-    gbla_ooc_visit<CHUNKS>(GBLA_OOC_ONE_ROWS, nverts, chunk, queue, queued,
+    gbla_ooc_visit<CHUNKS>(GBLA_OOC_ONE_ROWS, nverts, chunk, align, queue, queued,
                            gbla_ooc_claim<Idx>{levels, depth, parents, nullptr, 0});
 }
 
 template <bool CHUNKS, class Idx>
 __global__ void gbla_ooc_bfs_expand_level(GBLA_OOC_MANY, int* levels, int depth, int* parents) {
-    gbla_ooc_visit<CHUNKS>(GBLA_OOC_MANY_ROWS, nverts, chunk, queue, queued,
+    gbla_ooc_visit<CHUNKS>(GBLA_OOC_MANY_ROWS, nverts, chunk, align, queue, queued,
                            gbla_ooc_claim<Idx>{levels, depth, parents, nullptr, 0});
 }
 
 template <bool CHUNKS, class T, class Idx>
 __global__ void gbla_ooc_relax(GBLA_OOC_ONE, T* dist, unsigned char* pending) {
-    gbla_ooc_visit<CHUNKS>(GBLA_OOC_ONE_ROWS, nverts, chunk, queue, queued,
+    gbla_ooc_visit<CHUNKS>(GBLA_OOC_ONE_ROWS, nverts, chunk, align, queue, queued,
                            gbla_ooc_lower<T, Idx>{dist, pending, nullptr, nullptr, (T)0});
 }
 
 template <bool CHUNKS, class T, class Idx>
 __global__ void gbla_ooc_relax_level(GBLA_OOC_MANY, T* dist, unsigned char* pending) {
-    gbla_ooc_visit<CHUNKS>(GBLA_OOC_MANY_ROWS, nverts, chunk, queue, queued,
+    gbla_ooc_visit<CHUNKS>(GBLA_OOC_MANY_ROWS, nverts, chunk, align, queue, queued,
                            gbla_ooc_lower<T, Idx>{dist, pending, nullptr, nullptr, (T)0});
 }
