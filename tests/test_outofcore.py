@@ -515,6 +515,22 @@ def test_a_compacted_frontier_without_out_edges_reads_no_stale_staging(ids):
         np.testing.assert_array_equal(levels, [-1, 0, 1, -1, -1, -1])
 
 
+@given(st.lists(st.integers(0, 5000), max_size=40), st.sampled_from([0, 1, 32, 256, 1024]))
+def test_the_chunks_queue_holds_every_heavy_vertex_s_edges_past_its_first_chunk(degrees, chunk):
+    # a vertex of d > chunk edges queues ceil(d / chunk) - 1 chunks; the budget counts them
+    want = sum(-(-d // chunk) - 1 for d in degrees if d > chunk) if chunk else 0
+    indptr = np.concatenate([[0], np.cumsum(degrees, dtype=np.int64)])
+    hg = oc.HostGraph(indptr, np.zeros(int(indptr[-1]), np.int32))
+    old = oc.gpu.HEAVY_CHUNK
+    try:
+        oc.gpu.HEAVY_CHUNK = chunk
+        assert oc.gpu.heavy_chunks(hg) == want
+    finally:
+        oc.gpu.HEAVY_CHUNK = old
+    more = oc.gpu.vertex_bytes(len(degrees), 4, chunks=want) - oc.gpu.vertex_bytes(len(degrees), 4)
+    assert more == 8 * max(want, 1) - 8
+
+
 def _hubs(n=6000, hubs=(0, 17, 2999), seed=3):
     """A sparse random digraph with a few hubs, each an arc to 2,000-4,000 vertices (some of
     them back to a hub), integer weights 1..99."""
