@@ -207,7 +207,7 @@ def _outofcore(doc, path, i):
     chart = _chart(path)
     if chart and doc["results"]:
         out += [
-            f"![host-to-device bytes per strategy, {i}]({chart})",
+            f"![bytes over the bus and time against the bus bound per strategy, {i}]({chart})",
             "",
             f"(`python tools/plot_outofcore.py {path} {chart}`)",
             "",

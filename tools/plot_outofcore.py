@@ -1,10 +1,10 @@
-"""The out-of-core strategies' traffic as a chart: for each (graph, algorithm) of a
+"""The out-of-core strategies' traffic and time as a chart: for each (graph, algorithm) of a
 benchmarks/bench_outofcore.py JSON, the host-to-device bytes of every strategy it ran over the
 graph's bytes (zero-copy: the bytes its kernels read over the bus; managed: the pages it
 prefetched and the bytes it read in place, not the evicted pages moved back, which the
-table's D2H column shows), on a log scale, a bar per strategy in the order the JSON lists
-them. Drawn beside the JSON under its name with .png, tools/benchmarks_md.py shows it with the
-run.
+table's D2H column shows), and beside them its time over the bus bound for those bytes, on
+log scales, a bar per strategy in the order the JSON lists them, with issue 40's aims. Drawn
+beside the JSON under its name with .png, tools/benchmarks_md.py shows it with the run.
 
     python tools/plot_outofcore.py benchmarks/results/outofcore_rmat24_h100.json \
         benchmarks/results/outofcore_rmat24_h100.png
@@ -15,37 +15,81 @@ import json
 
 import numpy as np
 
+# issue 40's aims at half the graph: bytes over the bus / the graph's (SSSP), and time over the
+# bus bound for those bytes (BFS: on Kronecker graphs; a road network's BFS is aimed at 3x the
+# in-memory search instead, its levels bounding it more than the bus)
+AIMS = {"bytes": {"sssp": 1.5}, "bus": {"bfs": 2.0, "sssp": 3.0}}
+
+
+def _aim(key, result):
+    if key == "bus" and result["algo"] == "bfs" and not result["graph"].startswith("rmat"):
+        return None
+    return AIMS[key].get(result["algo"])
+
 
 def plot(doc, path):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FormatStrFormatter
 
     results = doc["results"]
     strategies = [r["strategy"] for r in results[0]["rows"]]
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     width = 0.8 / len(strategies)
     x = np.arange(len(results))
-    for k, strategy in enumerate(strategies):
-        ratios = []
-        for r in results:
-            row = next(row for row in r["rows"] if row["strategy"] == strategy)
-            moved = row.get("h2d_bytes", 0) + row.get("zerocopy_bytes", 0)
-            ratios.append(moved / r["graph_bytes"] if "error" not in row else np.nan)
-        ax.bar(x + (k - (len(strategies) - 1) / 2) * width, ratios, width, label=strategy)
-    ax.axhline(1.2, color="k", linestyle="--", linewidth=0.8, label="aim: 1.2x")
-    ax.set_yscale("log")
-    ax.set_xticks(x, [f"{r['graph'].split('/')[-1].split('.')[0]}\n{r['algo']}" for r in results])
-    ax.set_ylabel("bytes over the bus / graph bytes")
-    ax.set_title(
+    labels = [f"{r['graph'].split('/')[-1].split('.')[0]}\n{r['algo']}" for r in results]
+    panels = (
+        ("bytes", "bytes over the bus / graph bytes", _moved),
+        ("bus", "time / the bus bound for those bytes", lambda r, row: row["ratio_to_bound"]),
+    )
+    for ax, (key, ylabel, value) in zip(axes, panels):
+        for k, strategy in enumerate(strategies):
+            ys = []
+            for r in results:
+                row = next(row for row in r["rows"] if row["strategy"] == strategy)
+                ys.append(np.nan if "error" in row else value(r, row))
+            ax.bar(x + (k - (len(strategies) - 1) / 2) * width, ys, width, label=strategy)
+        aimed = False
+        for i, r in enumerate(results):
+            aim = _aim(key, r)
+            if aim is not None:
+                ax.hlines(
+                    aim,
+                    i - 0.45,
+                    i + 0.45,
+                    colors="k",
+                    linestyles="--",
+                    linewidth=1,
+                    label=None if aimed else "aim (issue 40)",
+                )
+                aimed = True
+        ax.set_yscale("log")
+        ax.set_ylim(bottom=min(ax.get_ylim()[0], 0.9))  # 1 (the graph once, the bound) shown
+        ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+        low, high = ax.get_ylim()
+        if high / low < 30:  # within about a decade the minor ticks are the readable ones
+            ax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
+        ax.set_xticks(x, labels)
+        ax.set_ylabel(ylabel)
+    legend = {}
+    for ax in axes:  # the aim may be drawn on one panel only
+        for handle, name in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(name, handle)
+    handles, names = list(legend.values()), list(legend)
+    fig.legend(handles, names, loc="lower center", ncol=len(names), fontsize=8, frameon=False)
+    fig.suptitle(
         f"Out of core at {results[0]['fraction']} of the graph's bytes "
-        f"({doc['machine'].get('gpu', 'GPU')})",
+        f"({doc['machine'].get('gpu', 'GPU')}; lower is better)",
         fontsize=10,
     )
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(path, dpi=120)
+
+
+def _moved(r, row):
+    return (row.get("h2d_bytes", 0) + row.get("zerocopy_bytes", 0)) / r["graph_bytes"]
 
 
 def main(argv=None):
