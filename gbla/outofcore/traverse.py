@@ -357,7 +357,7 @@ def _delta(graph, weights, delta):
     auto = isinstance(delta, str) and delta == "auto"
     if weights is None:
         facts, negative = _weights.ISO_FACTS, False
-    else:  # passes over every weight (0.48 s at 67 M): made once and kept with the graph
+    else:  # passes over every weight (66 ms at 67 M float32): made once, kept with the graph
         facts, negative = graph.derived(
             ("weight facts", weights.dtype.str), lambda: _facts(weights)
         )
