@@ -1,6 +1,7 @@
 """Launchers of outofcore.cu, the device steps of gbla.outofcore's GPU traversals: selecting the
 frontier grouped by subgraph (counts and out-degree sums first, then the ids), the smallest
-pending distance, and the BFS expansion / SSSP relaxation over one block of edges.
+pending distance, and the BFS expansion / SSSP relaxation over one block of edges or a level's
+table of blocks, a hub's edges past its first chunk walked by a second launch.
 
 Every launch goes to the current stream; nothing here allocates device memory (the caller's
 budget holds every array), and nothing synchronises."""

@@ -395,9 +395,9 @@ class _Run:
         )
 
     def _managed_level(self, steps, evicted, offset):
-        """Strategy 'managed': the evicted subgraphs' pages back to the host, then per step
-        (a prefetch queued first, the kernel waiting for it) the kernel on the managed arrays
-        at their own addresses."""
+        """Strategy 'managed': the evicted subgraphs' pages back to the host, the level's
+        prefetches queued, then one launch (waiting for them) over the managed arrays at their
+        own addresses."""
         m = self.managed
         if evicted:  # before any prefetch: the device never holds more than the budget's
             self._timed(m.evict, evicted)
