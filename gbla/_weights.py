@@ -67,28 +67,20 @@ def numbers(values):
     inf_present, total, positives, bad = 0.0, 0.0, 0, 0
     kind_f = values.dtype.kind == "f"
     for at in range(0, len(values), _HOST_CHUNK):
-        chunk = values[at : at + _HOST_CHUNK]
+        chunk = finite = values[at : at + _HOST_CHUNK]
         chunk_lowest = chunk.min()
-        # finite bounds (a NaN makes the minimum NaN) and positive: every weight counts as is
-        if chunk_lowest > 0 and (not kind_f or np.isfinite(chunk.max())):
-            chunk_lowest = float(chunk_lowest)
-            lowest = min(lowest, chunk_lowest)
-            total += float(chunk.sum(dtype=np.float64))
-            smallest_positive = min(smallest_positive, chunk_lowest)
-            positives += len(chunk)
-            continue
-        ok = np.isfinite(chunk) if kind_f else None
-        if ok is not None and not ok.all():  # NaN or an infinity: sorted out
+        # finite bounds (a NaN makes the minimum NaN) say every weight is finite: no mask
+        if kind_f and not (np.isfinite(chunk_lowest) and np.isfinite(chunk.max())):
+            ok = np.isfinite(chunk)
             chunk_bad = int((np.isnan(chunk) | (chunk == -np.inf)).sum())
             finite = chunk[ok]
             if len(finite) + chunk_bad < len(chunk):
                 inf_present = 1.0
             bad += chunk_bad
-        else:
-            finite = chunk
-        if not len(finite):
-            continue
-        chunk_lowest = float(finite.min())
+            if not len(finite):
+                continue
+            chunk_lowest = finite.min()
+        chunk_lowest = float(chunk_lowest)
         lowest = min(lowest, chunk_lowest)
         if chunk_lowest > 0:  # every weight positive (the usual case): no compaction
             total += float(finite.sum(dtype=np.float64))

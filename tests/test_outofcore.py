@@ -565,30 +565,15 @@ def test_a_hub_s_edges_spread_over_the_grid_reach_every_target(monkeypatch, chun
         capacity = oc.gpu.heavy_chunks(hg)
         assert (capacity > 0) == (chunk > 0)
         budget = budget_for(hg, 0.5, 24) + 8 * capacity + 64 * 1024  # + the chunks' queue
+        run = dict(memory_budget=budget, strategy=strategy, parts=4, xp=cp)
         for source in (0, 5):  # from a hub, and to the hubs through the random arcs
-            levels, parents = oc.bfs(
-                hg,
-                source,
-                memory_budget=budget,
-                strategy=strategy,
-                parts=4,
-                xp=cp,
-                return_parents=True,
-            )
+            levels, parents = oc.bfs(hg, source, return_parents=True, **run)
             levels, parents = cp.asnumpy(levels), cp.asnumpy(parents)
             np.testing.assert_array_equal(levels, expected_levels(S, source))
             gbla.verify.bfs(gbla.Matrix.from_scipy(S, device="cpu"), source, levels, parents)
             for dtype in (np.float32, np.float64):
-                dist = oc.sssp(
-                    hg,
-                    source,
-                    memory_budget=budget,
-                    strategy=strategy,
-                    parts=4,
-                    xp=cp,
-                    dtype=dtype,
-                    delta=None if dtype == np.float64 else 30.0,
-                )
+                delta = None if dtype == np.float64 else 30.0
+                dist = oc.sssp(hg, source, dtype=dtype, delta=delta, **run)
                 np.testing.assert_array_equal(cp.asnumpy(dist), csgraph.dijkstra(S, indices=source))
 
 
