@@ -1287,7 +1287,9 @@ def reduce(u: Vector | Matrix, monoid: Monoid | str, *, out: Scalar | None = Non
             idx, vals = u._sparse()
             result = vals[0] if len(idx) else monoid.identity_for(u.dtype)
         elif u._entries is not None:
-            result = _entries.reduce(u._entries, values, present, monoid)  # its entries only
+            loop = B.device_loop()  # its launches share the loop's word of finished blocks
+            arrived = None if loop is None else loop.workspace.arrived()
+            result = _entries.reduce(u._entries, values, present, monoid, arrived)
         else:
             result = _elementwise.reduce(monoid, values, present)
         if out is not None:

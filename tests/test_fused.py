@@ -81,34 +81,27 @@ def bfs_like(
     launches += [
         Launch("spmv.cu", f"gbla_spmv_device<{name}, int>", "", "\n" + src, tuple(push)),
         Launch("entries.cu", "gbla_assign_entries<long long, int>", "", "", (Z,) * 12),
-        Launch("entries.cu", "gbla_entries_clear_sites", "", "", (Z,) * 3),
         Launch("entries.cu", f"gbla_entries_map<{f[0]}>", "", "\n" + f[1], (Z,) * 24),
     ]
-    # a state's store: buffer list 200, its count 208, the new value's list 216, count 224,
-    # values 232, presence 240, the buffer's values 248 and presence 256
+    # a state's store: the new value's list 216, count 224, values 232, presence 240, the
+    # buffer's values 248, presence 256, list 200 and its count 208, the word of blocks 264
     u = np.uint64
-    launches += [
+    launches.append(
         Launch(
             "entries.cu",
-            "gbla_store_clear<bool, int>",
+            "gbla_store<bool, int>",
             "",
             "",
-            (np.int64(5), u(200), u(208), u(224), u(232), u(240), u(248), u(256)),
-        ),
-        Launch(
-            "entries.cu",
-            "gbla_store_set<bool, int>",
-            "",
-            "",
-            (u(216), u(224), u(232), u(248), u(256), u(200), u(208)),
-        ),
-    ]
+            (np.int64(5), u(216), u(224), u(232), u(240), u(248), u(256), u(200), u(208), u(264)),
+        )
+    )
+    # the test, emptying two op sites (table 272, the word of blocks 264)
     test = Launch(
         "loop.cu",
         "gbla_loop_test",
         default,
         "",
-        (Z, np.int64(5), Z, Z, np.int32(1), np.int32(1), np.uint64(3)),
+        (Z, np.int64(5), Z, Z, np.int32(1), np.int32(1), np.uint64(3), u(272), np.int32(2), u(264)),
     )
     return launches + [test] if test_last else [test] + launches
 
@@ -121,9 +114,9 @@ def test_a_bfs_level_fuses_and_reads_its_frontier_off_the_first_gather():
     # every kernel once in launch order, a barrier between two steps; the product's gather
     # and push are one step
     body = program.source[program.source.index("struct gbla_fused_steps") :]
-    assert body.count("__syncthreads();") == len(bfs_like()) - 3
+    assert body.count("__syncthreads();") == len(bfs_like()) - 2
     assert "gbla_gather_decide<" not in body and "gbla_spmv_device<" not in body
-    assert "gbla_store_clear<" not in body and "gbla_store_set<" not in body
+    assert "gbla_store<bool, int>(" in body
     assert (
         body.index("gbla_spmv_start<")
         < body.index("gbla_fused_push<gbla_sr_any_pair")
@@ -136,7 +129,7 @@ def test_a_bfs_level_fuses_and_reads_its_frontier_off_the_first_gather():
 def test_a_gather_and_a_push_of_two_products_stay_two_steps():
     program = _fused.Program(bfs_like(one_product=False))
     body = program.source[program.source.index("struct gbla_fused_steps") :]
-    assert body.count("__syncthreads();") == len(bfs_like()) - 2  # the store still merges
+    assert body.count("__syncthreads();") == len(bfs_like()) - 1
     assert "gbla_fused_push" not in body
     assert body.index("gbla_gather_decide<int>(") < body.index("gbla_spmv_device<")
 
@@ -170,36 +163,25 @@ def test_a_merged_step_takes_both_kernels_arguments_in_order():
     assert packed[first + 5] == packed[first + len(gather.args)] == 88  # the bins, twice
 
 
-def test_a_stores_clear_and_set_are_one_step_when_they_name_the_same_buffers():
+def test_a_store_is_one_step_with_the_arguments_of_its_launch():
     launches = bfs_like()
-    clear, store = launches[-3], launches[-2]
-    source = _fused.Program(launches).source
-    call = source[source.index("gbla_fused_store<") :]
+    store = launches[-2]
+    program = _fused.Program(launches)
+    body = program.source[program.source.index("struct gbla_fused_steps") :]
+    call = body[body.index("gbla_store<bool, int>(") :]
     call = call[: call.index(";")]
-    at = sum(len(launch.args) for launch in launches[:-3])
-    assert call.startswith("gbla_fused_store<bool, int>(gbla_arg{")  # no layout flag
-    assert call.count("gbla_arg{") == len(clear.args) + len(store.args)
-    assert f"gbla_arg{{a[{at}]}}" in call
-    assert f"gbla_arg{{a[{at + len(clear.args) + len(store.args) - 1}]}}" in call
-    # each of the six shared arguments, changed on one side, keeps the two kernels apart
-    for position in (5, 6, 1, 2, 3, 4):
-        args = list(store.args)
-        args[position] = np.uint64(999)
-        apart = launches[:-2] + [store._replace(args=tuple(args)), launches[-1]]
-        body = _fused.Program(apart).source
-        body = body[body.index("struct gbla_fused_steps") :]
-        assert "gbla_fused_store" not in body and "gbla_store_clear<bool, int>(" in body
+    at = sum(len(launch.args) for launch in launches[:-2])
+    assert call.count("gbla_arg{") == len(store.args) == 10
+    assert f"gbla_arg{{a[{at}]}}" in call and f"gbla_arg{{a[{at + 9}]}}" in call
+    packed = program.pack()
+    assert [int(x) for x in packed[at : at + 10]] == [int(a) for a in store.args]
 
 
 def test_a_short_program_takes_larger_iterations_into_the_block():
-    longer = _fused.Program(bfs_like())  # seven steps: the element-wise map's two among them
-    assert len(longer._steps()) == 7 > _fused.SHORT
+    longer = _fused.Program(bfs_like())  # six steps: the element-wise map among them
+    assert len(longer._steps()) == 6 > _fused.SHORT
     assert longer.bounds() == (_fused.MAX_VERTICES // 2, _fused.MAX_EDGES // 2)
-    launches = [
-        launch
-        for launch in bfs_like()
-        if "entries_clear" not in launch.kernel and "entries_map" not in launch.kernel
-    ]
+    launches = [launch for launch in bfs_like() if "entries_map" not in launch.kernel]
     short = _fused.Program(launches)
     assert len(short._steps()) == 5 <= _fused.SHORT
     assert short.bounds() == (_fused.MAX_VERTICES, _fused.MAX_EDGES)
@@ -264,24 +246,25 @@ def test_arguments_pack_as_eight_bytes_each():
         _fused.Program(bad).pack()
 
 
-def test_the_partials_of_one_block_are_one():
+def test_a_reduce_is_one_step_its_partials_folded_by_the_last_block():
     name, src = _codegen.map_struct(
         _codegen.MapTypes(binary.min, *(np.dtype(np.float64),) * 4, identity=np.inf)
     )
     launches = bfs_like()
-    launches.insert(
-        -1,
-        Launch(
-            "entries.cu",
-            f"gbla_entries_reduce_blocks<{name}>",
-            "",
-            "\n" + src,
-            (Z, np.int32(264), Z),
-        ),
+    reduce = Launch(
+        "entries.cu",
+        f"gbla_entries_reduce<{name}>",
+        "",
+        "\n" + src,
+        (np.int64(5), Z, np.int32(0), np.uint64(72), Z, Z, np.uint64(280), np.uint64(288), Z),
     )
-    packed = _fused.Program(launches).pack()
+    launches.insert(-1, reduce)
+    program = _fused.Program(launches)
+    body = program.source[program.source.index("struct gbla_fused_steps") :]
+    assert body.count(f"gbla_entries_reduce<{name}>(") == 1
     at = sum(len(launch.args) for launch in launches[:-2])
-    assert packed[at + 1] == 1  # read one partial, not the 264 of the graph's launch
+    # packed as launched: in the block, the last block's fold reads gridDim's one partial
+    assert [int(x) for x in program.pack()[at : at + 9]] == [int(a) for a in reduce.args]
 
 
 def test_the_collector_sees_launches_in_order_and_only_inside():
@@ -601,15 +584,15 @@ def test_every_kernel_the_block_runs_says_what_it_walks():
             "static __device__ __forceinline__ void run("
         )
     ]
-    # every launch but the first gather (the size test's), the push (its gather's) and the op
-    # sites' clear (the last iteration's outputs, which that iteration's walks bounded)
-    assert walk.count("w = max(w,") == len(launches) - 3
+    # every launch but the first gather (the size test's) and the push (its gather's)
+    assert walk.count("w = max(w,") == len(launches) - 2
     assert "(long long)(0)" not in walk
-    # the store's clear walks the buffer's list where both are known: a[k + 2], a[k + 3]
-    k = sum(len(launch.args) for launch in launches[:-3])
+    # the store walks the longer of the new value's list and the buffer's where both are
+    # known (a[k + 2], a[k + 8]), else all n
+    k = sum(len(launch.args) for launch in launches[:-2])
+    new, old = f"gbla_fw_count(a[{k + 2}])", f"gbla_fw_count(a[{k + 8}])"
     assert (
-        f"gbla_fw_count(a[{k + 2}]) >= 0 && gbla_fw_count(a[{k + 3}]) >= 0 ? "
-        f"gbla_fw_count(a[{k + 2}]) : (long long)a[{k}]"
+        f"{new} >= 0 && {old} >= 0 ? ({new} > {old} ? {new} : {old}) : (long long)a[{k}]"
     ) in walk
 
 

@@ -93,19 +93,15 @@ def test_the_sssp_kernels_compile_for_each_distance_type(ctype):
 
 def test_the_entry_list_kernels_compile_for_the_types_a_loop_stores_and_assigns():
     names = [
-        f"gbla_store_clear<{t}, {i}>"
-        for t in ("bool", "long long", "double")
+        f"gbla_store<{t}, {i}>"
+        for t in ("bool", "int", "long long", "float", "double")
         for i in ("int", "long long")
-    ]
-    names += [
-        f"gbla_store_set<{t}, {i}>" for t in ("bool", "int", "float") for i in ("int", "long long")
     ]
     names += [
         f"{k}<{t}, {o}>"
         for k in ("gbla_assign_entries", "gbla_entries_merge")
         for t, o in (("long long", "int"), ("bool", "bool"), ("double", "float"))
     ]
-    names.append("gbla_entries_clear_sites")
     # a bit-parallel search's levels: a loop's iteration into int32 levels at int64 bits
     names += ["gbla_assign_bits<long long, long long, int>", "gbla_assign_bits<int, int, int>"]
     lowered = _compile(_launch.source("entries.cu"), names)

@@ -176,7 +176,7 @@ def hooked(monkeypatch, tmp_path):
     return make
 
 
-EXPRESSION = "gbla_store_set<double, int>"
+EXPRESSION = "gbla_store<double, int>"
 OPTIONS = ("-std=c++17", "-I/site/cupy/_core/include")
 
 
@@ -229,22 +229,22 @@ def test_a_spec_that_cannot_be_written_warns_and_the_compile_goes_on(hooked, tmp
         assert _compile(compiler)[0] == "compiled"
 
 
-def _prebuilt_store_set(folder, names=None, target="sm_90.cubin"):
-    names = names or {EXPRESSION: "_Z14gbla_store_set"}
+def _prebuilt_store(folder, names=None, target="sm_90.cubin"):
+    names = names or {EXPRESSION: "_Z10gbla_store"}
     _prebuilt_files(folder, _key(), targets=(target,), names=names)
 
 
 def test_a_prebuilt_module_is_loaded_with_its_lowered_names(hooked, tmp_path):
-    _prebuilt_store_set(tmp_path / "mine")
+    _prebuilt_store(tmp_path / "mine")
     cupy, compiler = hooked()
     module = _compile(compiler)
     assert compiler.compiled == [] and compiler.loaded == [f"{_key()} sm_90.cubin".encode()]
-    assert module.mapping == {EXPRESSION: "_Z14gbla_store_set"}
+    assert module.mapping == {EXPRESSION: "_Z10gbla_store"}
     assert _prebuilt.counts() == {"prebuilt": 1, "compiled": 0}
 
 
 def test_prebuilt_ptx_is_handed_to_the_driver_as_a_c_string(hooked, tmp_path):
-    _prebuilt_store_set(tmp_path / "mine", target="compute_80.ptx")
+    _prebuilt_store(tmp_path / "mine", target="compute_80.ptx")
     cupy, compiler = hooked()
     _compile(compiler)
     assert compiler.loaded == [f"{_key()} compute_80.ptx".encode() + b"\0"]
@@ -256,7 +256,7 @@ def test_prebuilt_ptx_is_handed_to_the_driver_as_a_c_string(hooked, tmp_path):
 )
 def test_what_a_prebuilt_module_cannot_stand_for_is_compiled(hooked, tmp_path, monkeypatch, case):
     names = {"other<int>": "_Z5otherIiEvv"} if case == "lacks a name" else None
-    _prebuilt_store_set(tmp_path / "mine", names=names)
+    _prebuilt_store(tmp_path / "mine", names=names)
     cupy, compiler = hooked(refuse=case == "refused")
     kwargs = {
         "another cooperative": {"enable_cooperative_groups": True},

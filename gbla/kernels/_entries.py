@@ -34,7 +34,6 @@ __all__ = [
     "forget",
     "store",
     "site_table",
-    "clear_sites",
     "assign",
     "assign_bits",
     "map_entries",
@@ -146,8 +145,8 @@ def _bound(keep, scalar, dtype):
 
 def _output(keep, n, dtype):
     """(values, present, list) of an op site's output, empty: its last use's entries were taken
-    back after the last iteration's store, with every other site's, in one launch
-    (:func:`clear_sites`); this use is listed for the next."""
+    back after the last iteration's store, with every other site's, by the loop's test
+    (:func:`site_table`); this use is listed for the next."""
     values = keep("values", max(n, 1), dtype, None)
     present = keep("present", max(n, 1), np.bool_, False)
     ids = keep("ids", max(n, 1), _id_dtype(n), None)
@@ -156,24 +155,16 @@ def _output(keep, n, dtype):
     return values[:n], present[:n], (ids, count)
 
 
-SITE_WORDS = 5  # a gbla_site of entries.cu: ids, wide, count, present, n
+SITE_WORDS = 5  # a gbla_site of lists.cuh: ids, wide, count, present, n
 
 
 def site_table(sites):
     """The gbla_site table of ``sites`` ((n, ids, count, present) each) as uint64 words, for
-    :func:`clear_sites`."""
+    the loop's test (loop.cu, lists.cuh's gbla_clear_sites)."""
     table = np.zeros((len(sites), SITE_WORDS), np.uint64)
     for row, (n, ids, count, present) in zip(table, sites):
         row[:] = (ids.data.ptr, ids.dtype.itemsize == 8, count.data.ptr, present.data.ptr, n)
     return table
-
-
-def clear_sites(table, k, n, arrived):
-    """Enqueue the emptying of ``k`` op sites' outputs (``table`` on the device, from
-    :func:`site_table`; ``n`` the largest of their sizes; ``arrived`` one uint64 word, zero):
-    one launch for an iteration's sites."""
-    kernel = _launch.function("entries.cu", "gbla_entries_clear_sites")
-    kernel(_blocks(n), (THREADS,), (table, np.int32(k), arrived))
 
 
 def _launch_into(kernel, n, args, out):
@@ -324,14 +315,16 @@ def assign_bits(keep, bits, t_value, out_values, out_present):
     )
 
 
-_REDUCE = ("gbla_entries_reduce", "gbla_entries_reduce_blocks")
+_REDUCE = ("gbla_entries_reduce",)
 
 
-def reduce(entries, values, present, monoid):
+def reduce(entries, values, present, monoid, arrived=None):
     """The monoid's reduction of a vector's entries (those listed, or where ``present``, None
     for all, where the count is unknown) as a 0-d device array of values.dtype, the monoid's
-    identity when there are none: a partial per block, then one block over the partials (two
-    launches, nothing read back). Not for ``any``, whose identity is only a placeholder."""
+    identity when there are none: one launch, a partial per block that the last block folds in
+    block order, nothing read back. ``arrived``: one uint64 word on the device, zero, that the
+    launch leaves zero (a new one where None). Not for ``any``, whose identity is only a
+    placeholder."""
     cp = _cupy()
     dtype = values.dtype
     types = MapTypes(monoid.op, dtype, dtype, dtype, dtype, identity=monoid.identity_for(dtype))
@@ -339,31 +332,41 @@ def reduce(entries, values, present, monoid):
     blocks = _blocks(n)
     partial = cp.empty(blocks[0], dtype)
     out = cp.empty((), dtype)
-    _map_kernel(_REDUCE[0], types, _REDUCE)(
-        blocks, (THREADS,), (np.int64(n), *_list(entries), values, ptr(present), partial)
+    if arrived is None:
+        arrived = cp.zeros(1, np.uint64)
+    _map_kernel(_REDUCE[0], types)(
+        blocks,
+        (THREADS,),
+        (np.int64(n), *_list(entries), values, ptr(present), partial, out, arrived),
     )
-    _map_kernel(_REDUCE[1], types, _REDUCE)((1,), (THREADS,), (partial, np.int32(blocks[0]), out))
     return out
 
 
-def store(values, present, entries, buffer_values, buffer_present, buffer_entries):
+def store(values, present, entries, buffer_values, buffer_present, buffer_entries, arrived):
     """Enqueue buffer := (values, present), a vector whose ``entries`` list its entries, into a
-    state's buffers whose own list is ``buffer_entries``: the old entries the new value lacks
-    cleared, the new ones written, the list copied (or, where either list is unknown, the whole
-    value copied)."""
+    state's buffers whose own list is ``buffer_entries``, in one launch: the old entries the new
+    value lacks cleared, the new ones written, the list copied (or, where either list is
+    unknown, the whole value copied). ``arrived``: one uint64 word on the device, zero, that the
+    launch leaves zero."""
     n = buffer_values.size
     ids_w, count_w = entries
     ids_b, count_b = buffer_entries
     t, i = _ctype(values.dtype), _ctype(ids_w.dtype)
-    _kernel("gbla_store_clear", t, i)(
+    _kernel("gbla_store", t, i)(
         _blocks(n),
         (THREADS,),
-        (np.int64(n), ids_b, count_b, count_w, values, present, buffer_values, buffer_present),
-    )
-    _kernel("gbla_store_set", t, i)(
-        _blocks(n),
-        (THREADS,),
-        (ids_w, count_w, values, buffer_values, buffer_present, ids_b, count_b),
+        (
+            np.int64(n),
+            ids_w,
+            count_w,
+            values,
+            present,
+            buffer_values,
+            buffer_present,
+            ids_b,
+            count_b,
+            arrived,
+        ),
     )
 
 
@@ -408,7 +411,7 @@ def translation_unit(found):
     (registry_types) with their structs, the others for every value type (and id type) a
     launcher passes. What CI compiles with nvcc, the same code NVRTC compiles at run time."""
     parts = [_launch.source("entries.cu")]
-    uses = ["(void*)&gbla_entries_clear_sites"]
+    uses = []
     seen = set()
     for family, type_list in found.items():
         for types in type_list:
@@ -421,7 +424,7 @@ def translation_unit(found):
     for t, o in itertools.product(values, values):
         uses += [f"(void*)&gbla_entries_merge<{t}, {o}>", f"(void*)&gbla_assign_entries<{t}, {o}>"]
     for t, i in itertools.product(values, ("int", "long long")):
-        uses += [f"(void*)&gbla_store_clear<{t}, {i}>", f"(void*)&gbla_store_set<{t}, {i}>"]
+        uses.append(f"(void*)&gbla_store<{t}, {i}>")
     for t, w, o in itertools.product(values, BIT_WORDS, values):
         uses.append(f"(void*)&gbla_assign_bits<{t}, {w}, {o}>")
     # Taking each kernel's address instantiates it without spelling out its signature.

@@ -25,37 +25,32 @@ __all__ = ["NotFusible", "Program", "THREADS", "MAX_VERTICES", "MAX_EDGES"]
 # 6 us, the graph's iteration about 20. Past a block's entries the block takes them a block at
 # a time, and each step of an iteration that walks a list waits on memory once a pass: a
 # program of at most SHORT steps (a BFS level: start, push, assign the levels and the parents,
-# store, test) runs up to MAX_VERTICES entries and MAX_EDGES edges in the block (USA-road-NY's
-# BFS: 5.7 ms against 7.0 with half of each), a longer one (Bellman-Ford's round: nine) half as
-# many (USA-road-FLA: 37.6 ms against 42.9 with the BFS's bounds; TG: 15 ms with 4096 and
-# 16384). 1024 threads rather than 256 for the road networks' levels of hundreds of vertices
-# (USA-road-NY: 9.1 against 18.4 ms).
+# store, test, which empties the op sites' outputs) runs up to MAX_VERTICES entries and
+# MAX_EDGES edges in the block (USA-road-NY's BFS: 5.7 ms against 7.0 with half of each), a
+# longer one (Bellman-Ford's round: seven) half as many (USA-road-FLA: 37.6 ms against 42.9
+# with the BFS's bounds; TG: 15 ms with 4096 and 16384). 1024 threads rather than 256 for the
+# road networks' levels of hundreds of vertices (USA-road-NY: 9.1 against 18.4 ms).
 THREADS = 1024
 MAX_VERTICES = 2048
 MAX_EDGES = 4096
-SHORT = 6
+SHORT = 5  # six when the op sites' outputs were emptied by a step of their own
 
 # The kernels that are right on a grid of one block (grid-stride, their last-block steps reading
-# gridDim), by file. gbla_entries_reduce_blocks reads as many partials as the first launch had
-# blocks: in the block, one (ARGUMENTS).
+# gridDim), by file.
 FUSIBLE = {
     "loop.cu": {"gbla_loop_test", "gbla_gather_decide"},
     "spmv.cu": {"gbla_spmv_start", "gbla_spmv_device"},
     "entries.cu": {
-        "gbla_entries_clear_sites",
         "gbla_entries_map",
         "gbla_entries_select",
         "gbla_entries_union",
         "gbla_entries_merge",
         "gbla_assign_entries",
         "gbla_assign_bits",
-        "gbla_store_clear",
-        "gbla_store_set",
+        "gbla_store",
         "gbla_entries_reduce",
-        "gbla_entries_reduce_blocks",
     },
 }
-ARGUMENTS = {"gbla_entries_reduce_blocks": {1: 1}}  # argument position: the value in the block
 # What each kernel walks, as a C expression of its packed arguments (A(k): argument k's bits,
 # C(k): the list count argument k points to, -1 where none or unknown; fused.cu): the entries
 # its grid-stride loop visits, the lists' counts as they stand at the loop's top (an op's own
@@ -69,21 +64,18 @@ _WALKS = {
     "gbla_spmv_start": "gbla_fw_known(C(3), 0)",
     "gbla_gather_decide": "gbla_fw_known(A(2) ? C(3) : -1, (long long)A(0))",
     "gbla_spmv_device": "0",
-    "gbla_entries_clear_sites": "0",  # the last iteration's outputs, which that one bounded
     "gbla_entries_map": "gbla_fw_shortest((long long)A(0), C(3), C(6), C(9))",
     "gbla_entries_select": "gbla_fw_known(C(3), (long long)A(0))",
     "gbla_entries_union": "gbla_fw_union((long long)A(0), C(3), C(6), C(9))",
     "gbla_entries_merge": "gbla_fw_both((long long)A(0), C(3), C(6))",
     "gbla_assign_entries": "gbla_fw_known(C(3), (long long)A(0))",
     "gbla_assign_bits": "gbla_fw_known(C(4), (long long)A(0))",
-    "gbla_store_clear": "C(2) >= 0 && C(3) >= 0 ? C(2) : (long long)A(0)",
-    "gbla_store_set": "gbla_fw_known(C(1), 0)",
+    "gbla_store": "C(2) >= 0 && C(8) >= 0 ? (C(2) > C(8) ? C(2) : C(8)) : (long long)A(0)",
     "gbla_entries_reduce": "gbla_fw_known(C(3), (long long)A(0))",
-    "gbla_entries_reduce_blocks": "0",
+    # its pass over the op sites' outputs: the last iteration's, which that one bounded
     "gbla_loop_test": "C(2) >= 0 ? 0 : (long long)A(1)",
 }
 _TEST, _GATHER, _DEVICE = "gbla_loop_test", "gbla_gather_decide", "gbla_spmv_device"
-_CLEAR, _SET = "gbla_store_clear", "gbla_store_set"
 # gbla_gather_decide's arguments: its input's list (ids, count), the matrix's row pointers, the
 # bins and the info slot; gbla_spmv_device's bins, info slot and row pointers
 _G_IDS, _G_COUNT, _G_INDPTR, _G_BINS, _G_INFO = 2, 3, 4, 5, 6
@@ -99,9 +91,6 @@ _MERGED = (
         ((_G_BINS, _D_BINS), (_G_INFO, _D_INFO), (_G_INDPTR, _D_INDPTR)),
         True,
     ),
-    # the store's buffer list and count, the new value's count and values, the buffer's values
-    # and presence
-    (_CLEAR, _SET, "gbla_fused_store", ((1, 5), (2, 6), (3, 1), (4, 2), (6, 3), (7, 4)), False),
 )
 _MASK = (1 << 64) - 1
 
@@ -226,8 +215,7 @@ gbla_fused(const u64* args, long long* control, const {self.index}* indptr,
 
     def _steps(self):
         """The launches as the block's steps, in order: a tuple of one launch, or of two that one
-        step runs (:data:`_MERGED`: a product's gather and its push, a store's clear and its
-        set)."""
+        step runs (:data:`_MERGED`: a product's gather and its push)."""
         steps, k = [], 0
         while k < len(self.launches):
             launch = self.launches[k]
@@ -282,13 +270,8 @@ gbla_fused(const u64* args, long long* control, const {self.index}* indptr,
         )
 
     def pack(self):
-        """The launches' arguments, 8 bytes each in order (uint64), with those of
-        :data:`ARGUMENTS` set to their value in one block."""
-        out = []
-        for launch in self.launches:
-            fixed = ARGUMENTS.get(_base(launch.kernel), {})
-            out += [fixed[k] if k in fixed else _bits(a) for k, a in enumerate(launch.args)]
-        return np.array(out, np.uint64)
+        """The launches' arguments, 8 bytes each in order (uint64)."""
+        return np.array([_bits(a) for launch in self.launches for a in launch.args], np.uint64)
 
     def function(self):
         """The compiled kernel on the current device (compiled once per source)."""

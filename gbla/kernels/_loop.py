@@ -37,16 +37,21 @@ CONTROL = 8
 STAGE_HEAD = 4
 
 
-def test(present, n, control, *, counts, handle=None, count=None):
+def test(present, n, control, *, counts, handle=None, count=None, sites=None):
     """Enqueue the loop's test of ``present`` (the condition vector's presence, n bytes) into
     ``control``; with ``handle`` (a CUDA graph conditional handle) it also sets the WHILE
     node's condition. ``counts``: the test follows an iteration (1) or precedes the first.
     ``count``: the vector's entry-list count (_entries), read instead of ``present`` when
-    known."""
+    known. ``sites``: (table, k, largest n, arrived) of the iteration's op sites, emptied in the
+    same launch (_entries.site_table; ``arrived`` one uint64 word, zero, left zero)."""
     kernel = _launch.function("loop.cu", "gbla_loop_test", prelude=_prelude())
-    # with a count, the scan runs only where it is unknown (the first iteration of a run)
+    table, k, largest, arrived = sites if sites is not None else (None, 0, 0, None)
+    # with a count, the scan runs only where it is unknown (the first iteration of a run); the
+    # sites' pass takes two blocks an SM, as the ops' passes do
     wide = _launch.sm_count() * (1 if count is not None else 4)
     blocks = max(1, min(-(-n // THREADS), wide))
+    if k:
+        blocks = max(blocks, min(-(-largest // THREADS), _launch.sm_count() * 2))
     kernel(
         (blocks,),
         (THREADS,),
@@ -58,6 +63,9 @@ def test(present, n, control, *, counts, handle=None, count=None):
             np.int32(counts),
             np.int32(handle is not None),
             np.uint64(handle or 0),
+            ptr(table),
+            np.int32(k),
+            ptr(arrived),
         ),
     )
 

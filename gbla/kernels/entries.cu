@@ -7,14 +7,13 @@
 // (gbla_assign_bits), a monoid's reduction (_reduce), a state's store.
 // A thread per entry of the shortest list holding every entry the result can have, grid-stride;
 // where no such count is known, one pass over all n positions, which makes a list anyway.
-// Contract: gbla_entries_clear_sites runs after each iteration's store, before any op of the
-// next iteration writes an op site's output buffers again.
+// Contract: the loop's test (loop.cu, lists.cuh's gbla_clear_sites) empties the op sites'
+// outputs after each iteration's store, before any op of the next iteration writes them again.
 // F (_codegen.map_struct, from an op's CUDA expression): A, B operands' storage, T computation,
 // Z result, USES_A/USES_B, f(a, b, i), a monoid's identity(). T, O: values; I: ids; W: a word
 // of bits.
 
 #include "lists.cuh"
-#define GBLA_ENTRIES_CU 1  // fused.cu: the store's merged step
 
 // A list as the kernels here read it: ids of int or, where wide, of long long (a product's list
 // has its matrix's index type, an op's own the type of n: one op may read both), and its count,
@@ -90,13 +89,19 @@ __device__ __forceinline__ void gbla_emit(Z* __restrict__ zv, bool* __restrict__
     else gbla_list_append((int*)z_ids, z_count, i);
 }
 
-// An old entry of the buffer that the new value lacks loses its presence; with no list on
-// either side, the whole value is copied instead.
+// A state's store at the end of an iteration: buffer (bv, bp; its list ids_b, count_b) := the
+// new value w (wv, wp; its list ids_w, count_w), in one launch. Thread j takes old entry j and
+// new entry j: it drops the old one where w lacks it and writes the new one, value, presence and
+// list, so the buffer's list is read before its entry is overwritten, by the thread that
+// overwrites it. A drop skips the positions w has, so no position is written twice. With
+// either list unknown, the whole value is copied (and the new list, where known). Every thread
+// reads the buffer's count first; the last block to finish writes the new one, and sets its
+// count of finished blocks (`arrived`, zero) back to 0.
 template <class T, class I>
-__global__ void gbla_store_clear(long long n, const I* __restrict__ ids_b,
-                                 const u64* __restrict__ count_b, const u64* __restrict__ count_w,
-                                 const T* __restrict__ wv, const bool* __restrict__ wp,
-                                 T* __restrict__ bv, bool* __restrict__ bp)
+__global__ void gbla_store(long long n, const I* __restrict__ ids_w,
+                           const u64* __restrict__ count_w, const T* __restrict__ wv,
+                           const bool* __restrict__ wp, T* __restrict__ bv, bool* __restrict__ bp,
+                           I* ids_b, u64* count_b, u64* arrived)
 {
     const u64 old_count = *count_b, new_count = *count_w;
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -106,31 +111,24 @@ __global__ void gbla_store_clear(long long n, const I* __restrict__ ids_b,
             bv[i] = wv[i];
             bp[i] = wp[i];
         }
-        return;
+        if (new_count != GBLA_UNKNOWN)
+            for (long long j = tid; j < (long long)new_count; j += stride) ids_b[j] = ids_w[j];
+    } else {
+        const long long end = (long long)(old_count > new_count ? old_count : new_count);
+        for (long long j = tid; j < end; j += stride) {
+            const long long gone = j < (long long)old_count ? (long long)ids_b[j] : -1;
+            const long long fresh = j < (long long)new_count ? (long long)ids_w[j] : -1;
+            if (gone >= 0 && !wp[gone]) bp[gone] = false;
+            if (fresh >= 0) {
+                bv[fresh] = wv[fresh];
+                bp[fresh] = true;
+                ids_b[j] = (I)fresh;
+            }
+        }
     }
-    for (long long j = tid; j < (long long)old_count; j += stride) {
-        const long long i = (long long)ids_b[j];
-        if (!wp[i]) bp[i] = false;
-    }
-}
-
-// The new value's entries into the buffer, and its list as the buffer's.
-template <class T, class I>
-__global__ void gbla_store_set(const I* __restrict__ ids_w, const u64* __restrict__ count_w,
-                               const T* __restrict__ wv, T* __restrict__ bv,
-                               bool* __restrict__ bp, I* __restrict__ ids_b,
-                               u64* __restrict__ count_b)
-{
-    const u64 new_count = *count_w;
-    if (blockIdx.x == 0 && threadIdx.x == 0) *count_b = new_count;  // no thread here reads it
-    if (new_count == GBLA_UNKNOWN) return;  // gbla_store_clear copied everything
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-         j < (long long)new_count; j += stride) {
-        const I i = ids_w[j];
-        bv[i] = wv[i];
-        bp[i] = true;
-        ids_b[j] = i;
+    if (gbla_last_block(arrived) && threadIdx.x == 0) {
+        *count_b = new_count;
+        *arrived = 0;
     }
 }
 
@@ -190,40 +188,6 @@ __global__ void gbla_assign_bits(long long n, int width, const void* u_ids, int 
                 op[(long long)b * n + i] = true;
             }
         }
-    }
-}
-
-// ------------------------------------------------------------------ an op site's output
-// An element-wise op's output inside a loop lives in buffers of its op site, kept from one
-// iteration to the next (zp zeroed when they are made and at each run's start), and read until
-// the iteration's state is stored. Then, in one launch for all the iteration's op sites, the
-// entries of each site's output lose their presence, along its list (all n where it is
-// unknown), and the last block to finish empties every list (count[0] = 0) and sets its own
-// count of finished blocks back to 0. A site: its list's ids and width, its count, its
-// presence and n (gbla_site; _entries.clear_sites lays the table out).
-struct gbla_site {
-    const void* ids;
-    long long wide;
-    u64* count;
-    bool* present;
-    long long n;
-};
-
-extern "C" __global__ void gbla_entries_clear_sites(const gbla_site* sites, int k,
-                                                    u64* arrived)
-{
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    for (int s = 0; s < k; ++s) {
-        const gbla_site site = sites[s];
-        const gbla_list old = gbla_list_of(site.ids, (int)site.wide, site.count);
-        const long long end = old.known() ? old.count : site.n;
-        for (long long j = tid; j < end; j += stride) site.present[gbla_walk_id(old, j)] = false;
-    }
-    // every thread of every block has read the counts
-    if (gbla_last_block(arrived)) {
-        for (int s = threadIdx.x; s < k; s += blockDim.x) sites[s].count[0] = 0;
-        if (threadIdx.x == 0) *arrived = 0;
     }
 }
 
@@ -377,14 +341,14 @@ __device__ __forceinline__ typename F::Z gbla_block_fold(typename F::Z acc)
 }
 
 // The monoid F's reduction of a vector's listed entries (the present ones where the list is
-// unknown), one partial per block; gbla_entries_reduce_blocks (one block) then folds the
-// partials into *out. Two launches rather than a last-block count: no counter to keep zeroed,
-// and the order, so the result, depends only on the list.
+// unknown) into *out, in one launch: a partial per block, and the last block to finish folds
+// them in block order (so the result depends only on the list) and sets its count of finished
+// blocks (`arrived`, zero) back to 0.
 template <class F>
 __global__ void gbla_entries_reduce(long long n, const void* ids, int wide, const u64* count,
                                     const typename F::A* __restrict__ v,
-                                    const bool* __restrict__ p,
-                                    typename F::Z* __restrict__ partial)
+                                    const bool* __restrict__ p, typename F::Z* partial,
+                                    typename F::Z* __restrict__ out, u64* arrived)
 {
     typedef typename F::T T;
     const gbla_list walk = gbla_list_of(ids, wide, count);
@@ -397,14 +361,12 @@ __global__ void gbla_entries_reduce(long long n, const void* ids, int wide, cons
     }
     acc = gbla_block_fold<F>(acc);
     if (threadIdx.x == 0) partial[blockIdx.x] = acc;
-}
-
-template <class F>
-__global__ void gbla_entries_reduce_blocks(const typename F::Z* __restrict__ partial, int blocks,
-                                           typename F::Z* __restrict__ out)
-{
-    typename F::Z acc = F::identity();
-    for (int k = threadIdx.x; k < blocks; k += blockDim.x) acc = F::f(acc, partial[k], 0);
+    if (!gbla_last_block(arrived)) return;
+    acc = F::identity();
+    for (unsigned k = threadIdx.x; k < gridDim.x; k += blockDim.x) acc = F::f(acc, partial[k], 0);
     acc = gbla_block_fold<F>(acc);
-    if (threadIdx.x == 0) *out = acc;
+    if (threadIdx.x == 0) {
+        *out = acc;
+        *arrived = 0;
+    }
 }

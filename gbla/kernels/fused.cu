@@ -9,8 +9,7 @@
 // called in their launch order, a barrier between two, with the same arguments as the graph's
 // nodes. Each is a grid-stride kernel whose last-block steps hold for a grid of one block (they
 // skip the count of finished blocks there: lists.cuh's gbla_last_block). A product's gather
-// and push are one step (gbla_fused_push), as are a store's clear and set
-// (gbla_fused_store). The iteration's last kernel is the loop's test
+// and push are one step (gbla_fused_push). The iteration's last kernel is the loop's test
 // (loop.cu), which sets the control words and the WHILE node's condition as it does in the
 // graph.
 //
@@ -236,47 +235,6 @@ __device__ void gbla_fused_push(
     if (threadIdx.x == 0 && examined != nullptr) atomicAdd(examined, (u64)all);
 }
 
-#ifdef GBLA_ENTRIES_CU  // entries.cu is in the unit
-// gbla_store_clear, then gbla_store_set, of one state's store (the arguments of each, as the
-// graph holds them), in the block. Where both lists are known and at most a block long, thread t
-// reads old entry t and new entry t, then, after one barrier (the old list read by all before it
-// is written), drops the one and writes the other: one chain of loads where the two kernels
-// wait for two. The drop skips a position the new value has, so the writes never meet.
-// Else the two kernels.
-template <class T, class I>
-__device__ void gbla_fused_store(
-    // gbla_store_clear's
-    long long n, const I* ids_b, const u64* count_b, const u64* count_w, const T* wv,
-    const bool* wp, T* bv, bool* bp,
-    // gbla_store_set's
-    const I* s_ids_w, const u64* s_count_w, const T* s_wv, T* s_bv, bool* s_bp, I* s_ids_b,
-    u64* s_count_b)
-{
-    const u64 old_count = *count_b, new_count = *count_w;
-    if (old_count == GBLA_UNKNOWN || new_count == GBLA_UNKNOWN ||
-        old_count > (u64)blockDim.x || new_count > (u64)blockDim.x) {
-        gbla_store_clear<T, I>(n, ids_b, count_b, count_w, wv, wp, bv, bp);
-        __syncthreads();
-        gbla_store_set<T, I>(s_ids_w, s_count_w, s_wv, s_bv, s_bp, s_ids_b, s_count_b);
-        return;
-    }
-    const unsigned t = threadIdx.x;
-    long long gone = -1, fresh = -1;  // old entry t, new entry t
-    if (t < old_count) gone = (long long)ids_b[t];
-    if (t < new_count) fresh = (long long)s_ids_w[t];
-    const bool drop = gone >= 0 && !wp[gone];
-    T value = T();
-    if (fresh >= 0) value = s_wv[fresh];
-    __syncthreads();  // every old id and both counts read
-    if (drop) bp[gone] = false;
-    if (fresh >= 0) {
-        s_bv[fresh] = value;
-        s_bp[fresh] = true;
-        s_ids_b[t] = (I)fresh;
-    }
-    if (t == 0) *s_count_b = new_count;
-}
-#endif
 #endif
 
 // What a step walks (_fused.py's _WALKS, evaluated at the loop's top): the count a list argument

@@ -41,3 +41,43 @@ __device__ __forceinline__ bool gbla_last_block(u64* arrived)
     return last;
 #endif
 }
+
+// ------------------------------------------------------------------ an op site's output
+// An element-wise op's output inside a loop lives in buffers of its op site, kept from one
+// iteration to the next (present zeroed when they are made and at each run's start), and read
+// until the iteration's state is stored. Then, in the loop's test (loop.cu), the entries of
+// each site's output lose their presence, along its list (all n where it is unknown), and the
+// last block to finish empties every list (count[0] = 0) and sets its count of finished blocks
+// back to 0. A site: its list's ids and width (long long ids where wide, else int), its count,
+// its presence and n (gbla_site; _entries.site_table lays the table out).
+struct gbla_site {
+    const void* ids;
+    long long wide;
+    u64* count;
+    bool* present;
+    long long n;
+};
+
+// Every thread of the grid calls it, before any returns.
+__device__ __forceinline__ void gbla_clear_sites(const gbla_site* sites, int k, u64* arrived)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    for (int s = 0; s < k; ++s) {
+        const gbla_site site = sites[s];
+        const u64 c = *site.count;
+        const bool known = c != GBLA_UNKNOWN;
+        const long long end = known ? (long long)c : site.n;
+        for (long long j = tid; j < end; j += stride) {
+            long long i = j;
+            if (known)
+                i = site.wide ? ((const long long*)site.ids)[j] : (long long)((const int*)site.ids)[j];
+            site.present[i] = false;
+        }
+    }
+    // every thread of every block has read the counts
+    if (gbla_last_block(arrived)) {
+        for (int s = threadIdx.x; s < k; s += blockDim.x) sites[s].count[0] = 0;
+        if (threadIdx.x == 0) *arrived = 0;
+    }
+}

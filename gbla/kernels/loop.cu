@@ -32,6 +32,8 @@ extern "C" __device__ void cudaGraphSetConditional(cudaGraphConditionalHandle ha
 // The last block to finish reads what every block found (threadfence, then a counter), and
 // leaves the scratch fields zeroed for the next test.
 // With `count` (the vector's entry list count, entries.cu) known, block 0 answers from it alone.
+// After an iteration, the k op sites of `sites` (with `arrived`, their count of finished blocks)
+// are emptied in the same launch (k = 0: none).
 #define GBLA_UNKNOWN 0xffffffffffffffffull
 
 #ifdef GBLA_FUSED
@@ -43,8 +45,12 @@ __shared__ bool gbla_fused_go;
 extern "C" __global__ void gbla_loop_test(const bool* __restrict__ present, long long n,
                                           const u64* __restrict__ count, long long* control,
                                           int counts, int use_handle,
-                                          cudaGraphConditionalHandle handle)
+                                          cudaGraphConditionalHandle handle,
+                                          const gbla_site* sites, int k, u64* arrived)
 {
+    // the iteration's op sites emptied first, by every thread (lists.cuh): the test reads the
+    // state, which the store wrote, never a site
+    if (k > 0) gbla_clear_sites(sites, k, arrived);
     // the control words read beside the count, not after it (only this test writes them)
     const long long done = control[GBLA_DONE], bound = control[GBLA_MAX];
     bool any;

@@ -139,14 +139,14 @@ class Recording:
             self.workspace.store(state)
         except ValueError as e:
             raise CaptureError(str(e)) from None
-        self.workspace.clear_sites()  # the ops' outputs, now stored where they are state
-        _loop.test(
+        _loop.test(  # it also empties the ops' outputs, now stored where they are state
             self._present(),
             self._n(),
             self.workspace.control,
             counts=1,
             handle=handle,
             count=self._count(),
+            sites=self.workspace.sites(),
         )
 
     def _first_iteration(self):

@@ -186,7 +186,7 @@ class Workspace:
         self._sites = 0
         self._clears = {}  # the op sites' outputs written this iteration, by their ids' address
         self._site_table = None  # (their addresses, the gbla_site table on the device, n)
-        self._arrived = None  # gbla_entries_clear_sites's count of finished blocks
+        self._arrived = None  # arrived(): a launch's count of finished blocks
 
     def stage(self, vectors, max_iterations):
         """A run's start, the host's part: the control words and the entries of staged start
@@ -298,16 +298,17 @@ class Workspace:
 
     def clear_later(self, n, ids, count, present):
         """An op site's output (``n`` positions; its list's ``ids`` and ``count``; its
-        ``present``) written this iteration: emptied after the state is stored
-        (:meth:`clear_sites`), when no op reads it any more."""
+        ``present``) written this iteration: emptied after the state is stored, by the loop's
+        test (:meth:`sites`), when no op reads it any more."""
         self._clears[ids.data.ptr] = (n, ids, count, present)
 
-    def clear_sites(self):
-        """Enqueue the emptying of every op site's output of this iteration, one launch. The
-        table of sites is made in the first iteration, unrecorded (a recorded one would capture
+    def sites(self):
+        """The iteration's op sites as the loop's test empties them: (table on the device, their
+        number, the largest of their sizes, the word of finished blocks), None where there are
+        none. The table is made in the first iteration, unrecorded (a recorded one would capture
         its copy to the device), and kept: every iteration has the same sites."""
         if not self._clears:
-            return
+            return None
         cp = _cupy()
         key = tuple(self._clears)
         if self._site_table is None or self._site_table[0] != key:
@@ -317,10 +318,16 @@ class Workspace:
                 cp.asarray(_entries.site_table(sites)),
                 max(n for n, *_ in sites),
             )
-            if self._arrived is None:
-                self._arrived = cp.zeros(1, np.uint64)
         _, table, n = self._site_table
-        _entries.clear_sites(table, len(key), n, self._arrived)
+        return table, len(key), n, self.arrived()
+
+    def arrived(self):
+        """The word (uint64, zero) in which a launch of the loop counts its finished blocks, its
+        last block setting it back to 0: made in the first iteration (unrecorded), and shared by
+        every such launch of an iteration, one after another."""
+        if self._arrived is None:
+            self._arrived = _cupy().zeros(1, np.uint64)
+        return self._arrived
 
     def vectors(self):
         """Vectors over the entry buffers, which ops may write in place (with the buffers'
@@ -349,7 +356,7 @@ class Workspace:
             if listed is not None:  # its entries only, and its list kept with the buffers
                 if name not in self.lists or self.lists[name][0].dtype != listed[0].dtype:
                     self.lists[name] = _entries.new_list(size, listed[0].dtype)
-                _entries.store(values, present, listed, bv, bp, self.lists[name])
+                _entries.store(values, present, listed, bv, bp, self.lists[name], self.arrived())
                 continue
             if name in self.lists and (values is not bv or present is not bp):
                 _entries.forget(self.lists[name])  # written whole: its list no longer holds
