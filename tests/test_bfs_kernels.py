@@ -234,6 +234,19 @@ def _degree_bins():
     return undirected(edges(src, dst, n))
 
 
+def _layers(widths):
+    """Layers of the given widths, each vertex joined to every vertex of the next layer: the
+    lanes that reach a layer find its vertices several times over (a thin level's claims
+    deduplicated), and a level's edges fit a warp or not by the widths."""
+    src, dst, first = [], [], 0
+    for a, b in zip(widths, widths[1:]):
+        for i in range(a):
+            src += [first + i] * b
+            dst += list(range(first + a, first + a + b))
+        first += a
+    return undirected(edges(src, dst, sum(widths)))
+
+
 SHAPES = {
     "path_10000": (_path(10000), 0),
     "path_from_the_middle": (_path(5001), 2500),
@@ -245,6 +258,8 @@ SHAPES = {
     "grid_60x60": (gbla.generators.grid2d(60, 60, device="cpu").to_scipy(), 1234),
     "rmat_12": (gbla.generators.rmat(12, device="cpu").to_scipy(), None),
     "complete_64": (sp.csr_array(np.ones((64, 64)) - np.eye(64)), 3),
+    # a warp's lanes cover 4 vertices of 8 edges: warp 0 alone, then the block, then warp 0
+    "layers": (_layers([1] + [4] * 300 + [6] * 20 + [2, 1] * 200 + [4] * 100), 0),
 }
 
 
@@ -261,7 +276,7 @@ def test_shapes_match_scipy(method, shape):
 
 @pytest.mark.parametrize("plan", ["global levels", "small queues"])
 @pytest.mark.parametrize(
-    "shape", ["path_10000", "broom", "star_from_a_leaf", "degree_bins", "rmat_12"]
+    "shape", ["path_10000", "broom", "star_from_a_leaf", "degree_bins", "rmat_12", "layers"]
 )
 @pytest.mark.gpu
 @SKIP_NO_GPU

@@ -238,7 +238,10 @@ extern "C" __global__ void gbla_bfs_init(int source, int* levels, int* parents, 
 // vertices and `max_edges` edges: the frontier lives in shared memory with each vertex's row
 // start and degree (read when the vertex is claimed, so that a level begins with no load), and
 // __syncthreads() separates levels, so a level costs no launch and no host round trip. A level
-// runs one of two ways:
+// runs one of three ways:
+// - a warp's (an edge a lane covers it: the frontier's vertices of degree at most g, count << lg
+//   at most 32): warp 0 alone runs it and the next ones while they stay that small, each ended
+//   by a __syncwarp() (gbla_sb_warp_levels), the other warps waiting at one barrier;
 // - thin (every frontier vertex of out-degree at most GBLA_SB_THIN, which the block tracks as
 //   it appends), no scan and one barrier a level: g lanes a frontier vertex, g the power of
 //   two at or above the largest degree, a lane an edge, where that takes at most two passes
@@ -331,6 +334,81 @@ __device__ __forceinline__ void gbla_sb_append(const GblaSbQueue& q, bool won, i
     gbla_sb_top(q, won ? deg : 0);
 }
 
+// Levels whose edges a warp's lanes cover (count << lg <= 32, a lane an edge) run in warp 0
+// alone, one after another while that holds: a __syncwarp() ends a level, not a block barrier,
+// and the queue is compacted with a ballot, not an atomic. The lanes that found the same vertex
+// elect one (__match_any_sync), which claims it: the bitmap's bit (a shared atomicOr), or, with
+// no bitmap, levels[v] read and written plainly (no other warp runs meanwhile, and a
+// __syncwarp() orders the lanes' accesses). On return the warp's lane 0 has left the frontier
+// reached (its queue `cur`, count, largest degree, depth, levels run) in `state`.
+// Input: the frontier in queue `cur` (count entries, largest degree max_deg) at depth `depth`.
+// The graph's loads go through the read-only data cache (__ldg) unless the graph is in shared
+// memory (`resident`): a path's next ids and row starts are then mostly in L1.
+__device__ __forceinline__ int gbla_sb_load(const int* p, int resident) {
+    return resident ? *p : __ldg(p);
+}
+
+__device__ void gbla_sb_warp_levels(int* shared, int stride, int cur, int count, int max_deg,
+                                    int depth, int depth_limit, int max_edges, int* levels,
+                                    int* parents, const int* indptr, const int* indices,
+                                    int resident, unsigned* bitmap, int words, int* state) {
+    const int lane = threadIdx.x & 31;
+    int run = 0;
+    while (count > 0 && depth != depth_limit) {
+        const int lg = max_deg <= 1 ? 0 : 32 - __clz(max_deg - 1);
+        if (max_deg > GBLA_SB_THIN || (long long)count * max_deg > max_edges || count << lg > 32)
+            break;
+        const int* qv = shared + 3 * cur * stride;
+        const int i = lane >> lg, j = lane & ((1 << lg) - 1);
+        int u = 0, v = -1;
+        if (i < count && j < qv[2 * stride + i]) {
+            u = qv[i];
+            v = gbla_sb_load(indices + qv[stride + i] + j, resident);
+        }
+        const unsigned same = __match_any_sync(0xffffffffu, v);
+        bool won = false;
+        if (v >= 0 && __ffs(same) - 1 == lane) {
+            if (words) {
+                const unsigned bit = 1u << (v & 31);
+                won = !(atomicOr(&bitmap[v >> 5], bit) & bit);
+            } else {
+                won = levels[v] == -1;
+            }
+            if (won) {
+                levels[v] = depth + 1;
+                if (parents) parents[v] = u;
+            }
+        }
+        int start = 0, d = 0;
+        if (won) {
+            start = gbla_sb_load(indptr + v, resident);
+            d = gbla_sb_load(indptr + v + 1, resident) - start;
+        }
+        const unsigned all = __ballot_sync(0xffffffffu, won);
+        const int nxt = cur ^ 1;
+        int* nv = shared + 3 * nxt * stride;
+        if (won) {
+            const int pos = __popc(all & ((1u << lane) - 1u));
+            nv[pos] = v;
+            nv[stride + pos] = start;
+            nv[2 * stride + pos] = d;
+        }
+        max_deg = __reduce_max_sync(0xffffffffu, d);
+        count = __popc(all);
+        cur = nxt;
+        depth += 1;
+        run += 1;
+        __syncwarp();
+    }
+    if (lane == 0) {
+        state[0] = cur;
+        state[1] = count;
+        state[2] = max_deg;
+        state[3] = depth;
+        state[4] = run;
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(GBLA_SB_THREADS)
 gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int depth_limit,
                       int cap, int max_edges, int n, int* levels, int* parents,
@@ -348,6 +426,7 @@ gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int
     __shared__ long long s_warp[32];
     // counters of three rotating levels: the level read, the one built, the one cleared
     __shared__ int s_count[3], s_max_deg[3];
+    __shared__ int s_state[5];  // what warp 0's levels leave (gbla_sb_warp_levels)
     int t = threadIdx.x, lane = t & 31;
     if (t < 3) { s_count[t] = 0; s_max_deg[t] = 0; }
     if (slot && t < GBLA_SLOT) { slot[t] = 0; clear[t] = 0; }
@@ -418,6 +497,25 @@ gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int
         // g lanes a frontier vertex: the power of two at or above its largest degree
         const int lg = max_deg <= 1 ? 0 : 32 - __clz(max_deg - 1), g = 1 << lg;
         const bool thin = max_deg <= GBLA_SB_THIN && (long long)count * max_deg <= max_edges;
+        if (thin && count << lg <= 32 && cap >= 32) {
+            // warp 0 alone while the levels fit its lanes; then the block takes over again,
+            // its level counters set as a level of its own leaves them
+            if (t < 32)
+                gbla_sb_warp_levels(gbla_sb_shared, stride, cur, count, max_deg, depth,
+                                    depth_limit, max_edges, levels, parents, indptr, indices,
+                                    resident, bitmap, words, s_state);
+            __syncthreads();
+            cur = s_state[0];
+            count = s_state[1];
+            depth = s_state[3];
+            levels_run += s_state[4];
+            if (t < 3) {
+                s_count[t] = t == r ? count : 0;
+                s_max_deg[t] = t == r ? s_state[2] : 0;
+            }
+            __syncthreads();
+            continue;
+        }
         if (thin && count << lg <= 2 * GBLA_SB_THREADS) {
             // a lane an edge (at most two passes)
             depth += 1;
