@@ -545,8 +545,9 @@ _KERNELS = (
         _single_block,
         False,
         "one block runs level after level in one launch while the frontier fits (up to 8192 "
-        "vertices, 24576 edges; the visited set a bitmap in shared memory where it fits), handing "
-        "over to the load-balanced grid kernel when it outgrows it",
+        "vertices, 24576 edges; the visited set a bitmap in shared memory where it fits; levels "
+        "of at most 32 edges in one warp), handing over to the load-balanced grid kernel when it "
+        "outgrows it",
     ),
     (
         "persistent",
