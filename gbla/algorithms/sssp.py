@@ -325,9 +325,9 @@ def _run(solve):
 
 
 # The algebra's delta-stepping takes a window this many times wider than the kernels' buckets:
-# its iteration costs its kernels' chains of dependent loads (14 kernels, each waiting on its
-# list's count, ids and values: benchmarks/results/ab/loop_launches_store_reduce_sites_h100.log),
-# not its edges, so fewer iterations pay more than fewer relaxations. One H200, weights 1..255,
+# its iteration costs its 14 kernels, 3-8 us each whatever their lists hold
+# (benchmarks/results/ab/loop_launches_store_reduce_sites_h100.log), not its edges, so fewer
+# iterations pay more than fewer relaxations. One H200, weights 1..255,
 # 4 sources, median ms at 0.5x / 1x / 2x / 3x the width, against the lowest bucket at 4x that
 # it replaced (benchmarks/results/ab/sssp_algebra_sliding_window.log): USA-road-NE 127 / 118 /
 # 109 / 107 (bucket 131), USA-road-FLA 101 / 95.1 / 97.6 / 94.2 (103), ego-Twitter 2.69 /
