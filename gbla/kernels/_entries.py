@@ -315,7 +315,7 @@ def assign_bits(keep, bits, t_value, out_values, out_present):
     )
 
 
-_REDUCE = ("gbla_entries_reduce",)
+_REDUCE = "gbla_entries_reduce"
 
 
 def reduce(entries, values, present, monoid, arrived=None):
@@ -334,7 +334,7 @@ def reduce(entries, values, present, monoid, arrived=None):
     out = cp.empty((), dtype)
     if arrived is None:
         arrived = cp.zeros(1, np.uint64)
-    _map_kernel(_REDUCE[0], types)(
+    _map_kernel(_REDUCE, types)(
         blocks,
         (THREADS,),
         (np.int64(n), *_list(entries), values, ptr(present), partial, out, arrived),
@@ -402,7 +402,7 @@ _FAMILIES = {
     "map": ("gbla_entries_map",),
     "select": ("gbla_entries_select",),
     "union": ("gbla_entries_union",),
-    "reduce": _REDUCE,
+    "reduce": (_REDUCE,),
 }
 
 

@@ -33,7 +33,7 @@ __all__ = ["NotFusible", "Program", "THREADS", "MAX_VERTICES", "MAX_EDGES"]
 THREADS = 1024
 MAX_VERTICES = 2048
 MAX_EDGES = 4096
-SHORT = 5  # six when the op sites' outputs were emptied by a step of their own
+SHORT = 5
 
 # The kernels that are right on a grid of one block (grid-stride, their last-block steps reading
 # gridDim), by file.
