@@ -1798,10 +1798,13 @@ def select(x: _Container, op: _Op, thunk: Any = None) -> _Container:
         op(value, thunk)); for a Matrix also the structural ``"tril"`` (j <= i), ``"triu"``
         (j >= i), ``"diag"`` (j == i), ``"offdiag"`` (j != i), which ignore values and thunk.
         An iso Matrix's values are True.
-    thunk : scalar or None, default None
+    thunk : scalar, Scalar, Vector or None, default None
         The right operand of a comparison, which needs one. A Python bool, int or float takes
         x.dtype when it fits there exactly, a NumPy scalar keeps its dtype; the comparison
         computes in ``numpy.result_type`` of x.dtype and the thunk's dtype, which it must take.
+        A Vector of x's size (x a Vector, on its device) compares position by position: x's
+        entry i is kept where the thunk has an entry i and ``op(x[i], thunk[i])`` holds (a
+        gbla extension: ``t`` where ``t < d`` in one op, as a relaxation's test needs).
 
     Returns
     -------
@@ -1853,6 +1856,8 @@ def select(x: _Container, op: _Op, thunk: Any = None) -> _Container:
             keep = _select_values(x._values_or_ones(), op, thunk, names, x.dtype, x.device)
         return x._keep_entries(keep, x._values, x.dtype)
     x = _vector(x, "x")
+    if isinstance(thunk, Vector):
+        return _select_by_vector(x, op, thunk, names)
     site = _listed_site(x.device)
     if site is not None:  # over x's list, the comparison made in the kernel
         cond, dt, t = _select_condition(op, thunk, names, x.dtype, x.device)
@@ -1870,6 +1875,35 @@ def select(x: _Container, op: _Op, thunk: Any = None) -> _Container:
     values, present = x._dense()
     keep = _select_values(values, op, thunk, names, x.dtype, x.device)
     return Vector._from_dense_arrays(values, keep if present is None else keep & present, x.device)
+
+
+def _select_by_vector(x, op, v, names):
+    """select(x, op, v) for a Vector v of x's size: x's entries where v has one and op holds."""
+    V.dimension(v.size, x.size, "thunk.size", "x.size")
+    V.same_device({"x": x.device, "thunk": v.device})
+    if op == "nonzero":
+        raise V.invalid_value("thunk", "be None or a scalar with 'nonzero'", "a Vector")
+    op = _binary_op(names.get(op, op), "op")
+    if op.result_dtype(x.dtype) != np.dtype(bool):
+        raise V.domain("op", "be a comparison giving bool", op.name)
+    dt = _op_dtype(op, x.dtype, v.dtype, "op")
+    site = _listed_site(x.device)
+    if site is not None:  # over x's list, the thunk's value read at each entry
+        types = _entries.MapTypes(op, x.dtype, v.dtype, dt, np.dtype(bool))
+        return _listed(_entries.select(site, types, _operand(x), vector=_operand(v)))
+    t_values, t_present = v._dense()
+    if x.device == "cpu" and x._is_sparse and not op.positional:  # at its entries only
+        idx = x._indices
+        keep = _eval_binary(op, x._values, t_values[idx], dt, x.device)
+        if t_present is not None:
+            keep &= t_present[idx]
+        return Vector._from_sparse_arrays(idx[keep], x._values[keep], x.size, x.device)
+    values, present = x._dense()
+    keep = _eval_binary(op, values, t_values, dt, x.device)
+    for p in (present, t_present):
+        if p is not None:
+            keep &= p
+    return Vector._from_dense_arrays(values, keep, x.device)
 
 
 def _select_condition(op, thunk, names, dtype, device):

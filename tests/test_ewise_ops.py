@@ -601,3 +601,72 @@ def test_to_device_cpu_gives_an_equal_host_vector(device):
     assert c.isequal(u) and u.isequal(c)
     assert c.to_device(device).device == device
     assert c.to_device(device).isequal(u)
+
+
+# ============================================================================== select by a vector
+def _select_case(seed, x_dtype, t_dtype, sparse):
+    rng = np.random.default_rng(seed)
+    n = 50
+    xi = np.sort(rng.choice(n, 30, replace=False))
+    ti = np.sort(rng.choice(n, 35, replace=False))
+    xv = rng.integers(-5, 6, len(xi)).astype(x_dtype)
+    tv = rng.integers(-5, 6, len(ti)).astype(t_dtype)
+    return n, xi, xv, ti, tv
+
+
+@pytest.mark.parametrize("op", ["<", ">=", "==", binary.ne])
+@pytest.mark.parametrize(
+    "x_dtype, t_dtype", [(np.float64, np.float64), (np.int32, np.float64), (np.float32, np.int64)]
+)
+def test_select_against_a_vector_keeps_x_where_both_have_an_entry_and_op_holds(
+    device, op, x_dtype, t_dtype
+):
+    n, xi, xv, ti, tv = _select_case(1, x_dtype, t_dtype, False)
+    x = gbla.Vector.from_coo(xi, xv, n, device=device)
+    t = gbla.Vector.from_coo(ti, tv, n, device=device)
+    compare = {"<": np.less, ">=": np.greater_equal, "==": np.equal}.get(op, np.not_equal)
+    dense_t = dict(zip(ti.tolist(), tv.tolist()))
+    dt = np.result_type(x_dtype, t_dtype)
+    keep = [
+        k
+        for k, i in enumerate(xi)
+        if int(i) in dense_t and compare(dt.type(xv[k]), dt.type(dense_t[int(i)]))
+    ]
+    got = gbla.select(x, op, t)
+    assert got.dtype == x.dtype and got.size == n
+    i, v = got.to_coo()
+    np.testing.assert_array_equal(host(i), xi[keep])
+    np.testing.assert_array_equal(host(v), xv[keep])
+    # the operands are left as they were
+    np.testing.assert_array_equal(host(x.to_coo()[1]), xv)
+    np.testing.assert_array_equal(host(t.to_coo()[0]), ti)
+
+
+def test_select_against_a_vector_in_a_loop_equals_it_eagerly(device):
+    # the recorded op (over x's entry list, the thunk's value read at each entry) against the
+    # same body run from Python
+    n, xi, xv, ti, tv = _select_case(2, np.float64, np.float64, False)
+    t = gbla.Vector.from_coo(ti, tv, n, device=device)
+
+    def body(s, _):
+        s.x = gbla.select(s.x, "<", t)
+        s.x = gbla.apply(s.x, binary.minus, right=1.0)
+
+    runs = {}
+    for mode in ("auto", "eager"):
+        x = gbla.Vector.from_coo(xi, xv, n, device=device)
+        out = gbla.iterate(body, {"x": x}, while_nonempty="x", max_iterations=3, mode=mode)
+        runs[mode] = [host(a) for a in out["x"].to_coo()]
+    for a, b in zip(runs["auto"], runs["eager"]):
+        np.testing.assert_array_equal(a, b)
+    assert len(runs["auto"][0]) > 0  # something is left to compare
+
+
+def test_select_against_a_vector_refuses_a_wrong_size_a_nonzero_and_a_non_comparison(device):
+    x = gbla.Vector.from_coo([0, 1], [1.0, 2.0], 4, device=device)
+    with pytest.raises(gbla.DimensionMismatch, match="thunk.size"):
+        gbla.select(x, "<", gbla.Vector.new(3, device=device))
+    with pytest.raises(gbla.InvalidValue, match="nonzero"):
+        gbla.select(x, "nonzero", x)
+    with pytest.raises(gbla.DomainMismatch, match="comparison"):
+        gbla.select(x, binary.plus, x)

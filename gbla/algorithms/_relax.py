@@ -13,11 +13,11 @@ from ..semirings import binary, unary
 def improve(dist, t, better, *, full=False):
     """d<better(t, d) or no d> = t; returns the entries that improved, with their new values.
     ``full``: d has every entry (+inf where nothing reached, as Bellman-Ford keeps it), so one
-    comparison decides: three ops a round instead of four."""
-    wins = ops.ewise_mult(t, dist, better)
+    comparison decides, a select of t against d: two ops a round instead of four."""
     if full:
-        improved = ops.apply(t, unary.identity, mask=wins.V)
+        improved = ops.select(t, better, dist)
     else:
+        wins = ops.ewise_mult(t, dist, better)
         improved = ops.apply(t, unary.identity, mask=~dist.S)
         ops.assign(improved, t, mask=wins.V)
     ops.assign(dist, improved, mask=improved.S)

@@ -199,13 +199,19 @@ def map_entries(keep, types, a, b=None, *, scalar=None, mask=None):
     return _launch_into(_map_kernel("gbla_entries_map", types), n, args, out)
 
 
-def select(keep, types, a, thunk=None):
+def select(keep, types, a, thunk=None, *, vector=None):
     """(values, present, list) of a's entries where f(a, thunk) holds (``thunk`` a host value
-    or a 0-d device array, None where f reads none)."""
+    or a 0-d device array, None where f reads none); with ``vector`` (an Operand: the thunk a
+    vector of ``types.b_dtype``), a's entries where it has one too and f(a_i, vector_i)
+    holds."""
     n = a.values.size
-    t = None if thunk is None else _bound(keep, thunk, types.dtype)
     out = _output(keep, n, a.values.dtype)
-    args = (*_list(a.entries), a.values, ptr(a.present), ptr(t))
+    if vector is not None:
+        t, tp, step = vector.values, ptr(vector.present), 1
+    else:
+        t = None if thunk is None else _bound(keep, thunk, types.dtype)
+        tp, step = np.uint64(0), 0
+    args = (*_list(a.entries), a.values, ptr(a.present), ptr(t), tp, np.int32(step))
     return _launch_into(_map_kernel("gbla_entries_select", types), n, args, out)
 
 
@@ -390,6 +396,8 @@ def registry_types(unary_ops, binary_ops, monoids, nonzero):
             found["union"].append(MapTypes(op, u, s, t, z))  # ewise_add
             if op.result_dtype(u) == BOOL:  # select's comparison with a thunk
                 found["select"].append(MapTypes(op, u, t, t, BOOL))
+                if s != t:  # a Vector thunk of dtype s, read as it is stored
+                    found["select"].append(MapTypes(op, u, s, t, BOOL))
     found["select"] += [MapTypes(nonzero, d, None, d, BOOL) for d in DTYPES]
     for m in monoids:
         found["reduce"] += [

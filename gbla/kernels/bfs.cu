@@ -342,16 +342,10 @@ __device__ __forceinline__ void gbla_sb_append(const GblaSbQueue& q, bool won, i
 // __syncwarp() orders the lanes' accesses). On return the warp's lane 0 has left the frontier
 // reached (its queue `cur`, count, largest degree, depth, levels run) in `state`.
 // Input: the frontier in queue `cur` (count entries, largest degree max_deg) at depth `depth`.
-// The graph's loads go through the read-only data cache (__ldg) unless the graph is in shared
-// memory (`resident`): a path's next ids and row starts are then mostly in L1.
-__device__ __forceinline__ int gbla_sb_load(const int* p, int resident) {
-    return resident ? *p : __ldg(p);
-}
-
 __device__ void gbla_sb_warp_levels(int* shared, int stride, int cur, int count, int max_deg,
                                     int depth, int depth_limit, int max_edges, int* levels,
                                     int* parents, const int* indptr, const int* indices,
-                                    int resident, unsigned* bitmap, int words, int* state) {
+                                    unsigned* bitmap, int words, int* state) {
     const int lane = threadIdx.x & 31;
     int run = 0;
     while (count > 0 && depth != depth_limit) {
@@ -363,7 +357,7 @@ __device__ void gbla_sb_warp_levels(int* shared, int stride, int cur, int count,
         int u = 0, v = -1;
         if (i < count && j < qv[2 * stride + i]) {
             u = qv[i];
-            v = gbla_sb_load(indices + qv[stride + i] + j, resident);
+            v = indices[qv[stride + i] + j];
         }
         const unsigned same = __match_any_sync(0xffffffffu, v);
         bool won = false;
@@ -381,8 +375,8 @@ __device__ void gbla_sb_warp_levels(int* shared, int stride, int cur, int count,
         }
         int start = 0, d = 0;
         if (won) {
-            start = gbla_sb_load(indptr + v, resident);
-            d = gbla_sb_load(indptr + v + 1, resident) - start;
+            start = indptr[v];
+            d = indptr[v + 1] - start;
         }
         const unsigned all = __ballot_sync(0xffffffffu, won);
         const int nxt = cur ^ 1;
@@ -503,7 +497,7 @@ gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int
             if (t < 32)
                 gbla_sb_warp_levels(gbla_sb_shared, stride, cur, count, max_deg, depth,
                                     depth_limit, max_edges, levels, parents, indptr, indices,
-                                    resident, bitmap, words, s_state);
+                                    bitmap, words, s_state);
             __syncthreads();
             cur = s_state[0];
             count = s_state[1];

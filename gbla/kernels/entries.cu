@@ -15,27 +15,6 @@
 
 #include "lists.cuh"
 
-// A list as the kernels here read it: ids of int or, where wide, of long long (a product's list
-// has its matrix's index type, an op's own the type of n: one op may read both), and its count,
-// -1 where unknown (no list passed, or GBLA_UNKNOWN).
-struct gbla_list {
-    const void* ids;
-    int wide;
-    long long count;
-
-    __device__ __forceinline__ bool known() const { return count >= 0; }
-    __device__ __forceinline__ long long id(long long j) const
-    {
-        return wide ? ((const long long*)ids)[j] : (long long)((const int*)ids)[j];
-    }
-};
-
-__device__ __forceinline__ gbla_list gbla_list_of(const void* ids, int wide, const u64* count)
-{
-    const u64 c = count == nullptr ? GBLA_UNKNOWN : *count;
-    return {ids, wide, c == GBLA_UNKNOWN ? -1ll : (long long)c};
-}
-
 // Of two lists that each hold every entry a result can have, the one to walk: the shorter known
 // one (both unknown: the pass over n).
 __device__ __forceinline__ gbla_list gbla_shorter(gbla_list a, gbla_list b)
@@ -43,12 +22,6 @@ __device__ __forceinline__ gbla_list gbla_shorter(gbla_list a, gbla_list b)
     if (!a.known()) return b;
     if (!b.known()) return a;
     return b.count < a.count ? b : a;
-}
-
-// Position j of a walk: the list's j-th id, or j itself in the pass over n.
-__device__ __forceinline__ long long gbla_walk_id(const gbla_list& walk, long long j)
-{
-    return walk.known() ? walk.id(j) : j;
 }
 
 __device__ __forceinline__ bool gbla_has(const bool* __restrict__ present, long long i)
@@ -223,12 +196,15 @@ __global__ void gbla_entries_map(long long n, const void* a_ids, int a_wide, con
     }
 }
 
-// z = a where f(a, thunk) holds (select; thunk null where f reads none, as for "nonzero").
+// z = a where f(a, thunk) holds (select; thunk null where f reads none, as for "nonzero"). With
+// t_step 1 the thunk is a vector (values thunk, presence tp, null: all present): entry i of a is
+// kept where the thunk has entry i and f(a_i, thunk_i) holds; with t_step 0, thunk[0] for all.
 template <class F>
 __global__ void gbla_entries_select(long long n, const void* a_ids, int a_wide,
                                     const u64* a_count, const typename F::A* __restrict__ av,
                                     const bool* __restrict__ ap,
                                     const typename F::B* __restrict__ thunk,
+                                    const bool* __restrict__ tp, int t_step,
                                     typename F::A* __restrict__ zv, bool* __restrict__ zp,
                                     void* z_ids, int z_wide, u64* z_count)
 {
@@ -239,8 +215,10 @@ __global__ void gbla_entries_select(long long n, const void* a_ids, int a_wide,
     for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < end; j += stride) {
         const long long i = gbla_walk_id(walk, j);
         if (!gbla_has(ap, i)) continue;
+        if (t_step && !gbla_has(tp, i)) continue;
         const typename F::A x = av[i];
-        if (!F::f(F::USES_A ? (T)x : T(), F::USES_B ? (T)thunk[0] : T(), i)) continue;
+        const T y = F::USES_B ? (T)thunk[t_step ? i : 0] : T();
+        if (!F::f(F::USES_A ? (T)x : T(), y, i)) continue;
         gbla_emit(zv, zp, z_ids, z_wide, z_count, i, x);
     }
 }

@@ -42,6 +42,33 @@ __device__ __forceinline__ bool gbla_last_block(u64* arrived)
 #endif
 }
 
+// A list as the kernels read it (entries.cu, the op sites below): ids of int or, where wide, of
+// long long (a product's list has its matrix's index type, an op's own the type of n: one op may
+// read both), and its count, -1 where unknown (no list passed, or GBLA_UNKNOWN).
+struct gbla_list {
+    const void* ids;
+    int wide;
+    long long count;
+
+    __device__ __forceinline__ bool known() const { return count >= 0; }
+    __device__ __forceinline__ long long id(long long j) const
+    {
+        return wide ? ((const long long*)ids)[j] : (long long)((const int*)ids)[j];
+    }
+};
+
+__device__ __forceinline__ gbla_list gbla_list_of(const void* ids, int wide, const u64* count)
+{
+    const u64 c = count == nullptr ? GBLA_UNKNOWN : *count;
+    return {ids, wide, c == GBLA_UNKNOWN ? -1ll : (long long)c};
+}
+
+// Position j of a walk: the list's j-th id, or j itself in the pass over n.
+__device__ __forceinline__ long long gbla_walk_id(const gbla_list& walk, long long j)
+{
+    return walk.known() ? walk.id(j) : j;
+}
+
 // ------------------------------------------------------------------ an op site's output
 // An element-wise op's output inside a loop lives in buffers of its op site, kept from one
 // iteration to the next (present zeroed when they are made and at each run's start), and read
@@ -65,15 +92,9 @@ __device__ __forceinline__ void gbla_clear_sites(const gbla_site* sites, int k, 
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     for (int s = 0; s < k; ++s) {
         const gbla_site site = sites[s];
-        const u64 c = *site.count;
-        const bool known = c != GBLA_UNKNOWN;
-        const long long end = known ? (long long)c : site.n;
-        for (long long j = tid; j < end; j += stride) {
-            long long i = j;
-            if (known)
-                i = site.wide ? ((const long long*)site.ids)[j] : (long long)((const int*)site.ids)[j];
-            site.present[i] = false;
-        }
+        const gbla_list old = gbla_list_of(site.ids, (int)site.wide, site.count);
+        const long long end = old.known() ? old.count : site.n;
+        for (long long j = tid; j < end; j += stride) site.present[gbla_walk_id(old, j)] = false;
     }
     // every thread of every block has read the counts
     if (gbla_last_block(arrived)) {
