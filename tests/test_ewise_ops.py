@@ -670,3 +670,91 @@ def test_select_against_a_vector_refuses_a_wrong_size_a_nonzero_and_a_non_compar
         gbla.select(x, "nonzero", x)
     with pytest.raises(gbla.DomainMismatch, match="comparison"):
         gbla.select(x, binary.plus, x)
+
+
+# ============================================================================== improve
+def _improve_oracle(oi, ov, ti, tv, n, better, out_dtype):
+    """(out's entries after, the entries written) of improve, entry by entry."""
+    out = dict(zip(oi.tolist(), ov.tolist()))
+    dt = np.result_type(tv.dtype, out_dtype)
+    written = []
+    for i, v in zip(ti.tolist(), tv.tolist()):
+        if i not in out or better(dt.type(v), dt.type(out[i])):
+            out[i] = out_dtype.type(v)
+            written.append((i, v))
+    return out, written
+
+
+@pytest.mark.parametrize("better", ["<", ">=", binary.ne])
+@pytest.mark.parametrize(
+    "t_dtype, out_dtype, out_full",
+    [
+        (np.float64, np.float64, True),
+        (np.float64, np.float64, False),
+        (np.int32, np.float64, False),
+        (np.float64, np.float32, True),
+        (np.int64, np.int32, False),
+    ],
+)
+def test_improve_writes_the_better_values_and_returns_them(
+    device, better, t_dtype, out_dtype, out_full
+):
+    rng = np.random.default_rng(3)
+    n = 60
+    ti = np.sort(rng.choice(n, 40, replace=False))
+    tv = rng.integers(-6, 7, len(ti)).astype(t_dtype)
+    oi = np.arange(n) if out_full else np.sort(rng.choice(n, 30, replace=False))
+    ov = rng.integers(-6, 7, len(oi)).astype(out_dtype)
+    if np.dtype(t_dtype).kind == "f":
+        tv[:3] = np.nan  # never better, but taken where out has no entry
+    if np.dtype(out_dtype).kind == "f":
+        ov[5:7] = np.nan
+    compare = {"<": np.less, ">=": np.greater_equal}.get(better, np.not_equal)
+    want, written = _improve_oracle(oi, ov, ti, tv, n, compare, np.dtype(out_dtype))
+    out = gbla.Vector.from_coo(oi, ov, n, device=device)
+    t = gbla.Vector.from_coo(ti, tv, n, device=device)
+    got = gbla.improve(out, t, better)
+    assert got.dtype == t.dtype and got.size == n and out.dtype == np.dtype(out_dtype)
+    i, v = (host(a) for a in got.to_coo())
+    np.testing.assert_array_equal(i, [k for k, _ in written])
+    np.testing.assert_array_equal(v, np.array([x for _, x in written], t_dtype))
+    i, v = (host(a) for a in out.to_coo())
+    np.testing.assert_array_equal(i, sorted(want))
+    np.testing.assert_array_equal(v, np.array([want[k] for k in sorted(want)], out_dtype))
+    np.testing.assert_array_equal(host(t.to_coo()[1]), tv)  # t left as it was
+
+
+@pytest.mark.parametrize("out_full", [True, False])
+def test_improve_on_a_loops_state_equals_it_eagerly(device, out_full):
+    # recorded on the GPU: one kernel over t's list writing the state d in place; against the
+    # same body run from Python
+    rng = np.random.default_rng(4)
+    n = 80
+    gi = np.sort(rng.choice(n, 25, replace=False))
+    g = gbla.Vector.from_coo(gi, rng.uniform(0, 10, len(gi)), n, device=device)
+
+    def body(s, _):
+        t = gbla.ewise_add(gbla.apply(s.f, binary.minus, right=1.5), g, binary.min)
+        s.f = gbla.improve(s.d, t, "<")
+
+    di = np.arange(n) if out_full else np.sort(rng.choice(n, 30, replace=False))
+    runs = {}
+    for mode in ("auto", "eager"):
+        d = gbla.Vector.from_coo(di, np.full(len(di), 5.0), n, device=device)
+        f = gbla.Vector.from_coo([0, 1, 2], [9.0, 3.0, 1.0], n, device=device)
+        out = gbla.iterate(body, {"d": d, "f": f}, while_nonempty="f", max_iterations=4, mode=mode)
+        runs[mode] = [host(a) for k in ("d", "f") for a in out[k].to_coo()]
+    for a, b in zip(runs["auto"], runs["eager"]):
+        np.testing.assert_array_equal(a, b)
+    assert len(runs["auto"][2]) > 0  # the last round still improved something
+
+
+def test_improve_refuses_a_wrong_size_a_non_comparison_and_a_matrix(device):
+    out = gbla.Vector.from_coo([0, 1], [1.0, 2.0], 4, device=device)
+    with pytest.raises(gbla.DimensionMismatch, match="t.size"):
+        gbla.improve(out, gbla.Vector.new(3, device=device))
+    with pytest.raises(gbla.DomainMismatch, match="comparison"):
+        gbla.improve(out, out, binary.plus)
+    A = gbla.Matrix.from_edges([0], [1], [1.0], 4, device=device)
+    with pytest.raises(gbla.DomainMismatch, match="out"):
+        gbla.improve(A, out)

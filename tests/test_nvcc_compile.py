@@ -197,6 +197,7 @@ def test_the_entries_kernels_compile_for_each_op_family(tmp_path, stage):
     ops = {
         "map": semirings.binary.minus,
         "select": semirings.binary.lt,
+        "improve": semirings.binary.lt,
         "union": semirings.binary.min,
         "reduce": semirings.monoid.plus.op,
     }
@@ -222,5 +223,6 @@ def test_the_entries_registry_covers_what_the_ops_ask_for():
     assert _codegen.MapTypes(b.plus, bl, i4, i4, i4) in found["union"]
     assert _codegen.MapTypes(b.le, i4, f8, f8, bl) in found["select"]
     assert _codegen.MapTypes(semirings.unary.identity, f8, None, f8, bl) in found["select"]
+    assert _codegen.MapTypes(b.lt, i4, f8, f8, bl) in found["improve"]  # an int t, float out
     lor = semirings.monoid.lor
     assert _codegen.MapTypes(lor.op, bl, bl, bl, bl, identity=False) in found["reduce"]

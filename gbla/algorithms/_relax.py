@@ -7,26 +7,18 @@ one round an iteration of gbla.iterate (so on the device when the matrix is ther
 
 from .. import direction as _direction
 from .. import ops, runtime
-from ..semirings import binary, unary
+from ..semirings import binary
 
 
-def improve(dist, t, better, *, full=False):
-    """d<better(t, d) or no d> = t; returns the entries that improved, with their new values.
-    ``full``: d has every entry (+inf where nothing reached, as Bellman-Ford keeps it), so one
-    comparison decides, a select of t against d: two ops a round instead of four."""
-    if full:
-        improved = ops.select(t, better, dist)
-    else:
-        wins = ops.ewise_mult(t, dist, better)
-        improved = ops.apply(t, unary.identity, mask=~dist.S)
-        ops.assign(improved, t, mask=wins.V)
-    ops.assign(dist, improved, mask=improved.S)
-    return improved
+def improve(dist, t, better):
+    """d<better(t, d) or no d> = t; returns the entries that improved, with their new values:
+    one op (:func:`gbla.ops.improve`), one kernel a round in a recorded loop."""
+    return ops.improve(dist, t, better)
 
 
-def relax(dist, frontier, A, semiring, better, direction, *, full=False):
+def relax(dist, frontier, A, semiring, better, direction):
     """d = better-of(d, frontier (+).(x) A): :func:`improve` with one vxm."""
-    return improve(dist, ops.vxm(frontier, A, semiring, direction=direction), better, full=full)
+    return improve(dist, ops.vxm(frontier, A, semiring, direction=direction), better)
 
 
 def relax_all(
@@ -35,20 +27,19 @@ def relax_all(
     *,
     better=binary.lt,
     frontier=None,
-    full=False,
     max_iterations=None,
     cache=None,
     key=None,
     stats=None,
 ):
-    """Rounds of ``improve(d, product(f), better, full=full)`` from ``start`` (the values, and
+    """Rounds of ``improve(d, product(f), better)`` from ``start`` (the values, and
     the first frontier unless ``frontier`` is given) until nothing improves or
     ``max_iterations``; returns (the values, the last frontier, the rounds run). With ``cache``
     (a Matrix), the recording is kept there under ``key``, which must name everything
     ``product`` depends on besides that matrix."""
 
     def round_(s, _):
-        s.frontier = improve(s.dist, product(s.frontier), better, full=full)
+        s.frontier = improve(s.dist, product(s.frontier), better)
 
     run = {}
     out = runtime.iterate(
@@ -57,7 +48,7 @@ def relax_all(
         while_nonempty="frontier",
         max_iterations=max_iterations,
         cache=cache,
-        key=(key, better.name, full),
+        key=(key, better.name),
         stats=run,
     )
     if stats is not None:

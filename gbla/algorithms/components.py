@@ -105,7 +105,6 @@ def _weak(P, direction):
     labels, _, _ = relax_all(
         _ids(P.nrows, P.device),
         neighbours_min,
-        full=True,
         cache=P,
         key=("gbla.weak_components", policy_of(forward)),
     )

@@ -368,7 +368,6 @@ def _bellman_ford(A, source, dtype, direction, stats):
         dist,
         lambda f: ops.vxm(f, A, min_plus, direction=direction),
         frontier=first,
-        full=True,
         max_iterations=n,
         cache=A,
         key=("gbla.bellman_ford", policy_of(direction)),
@@ -420,7 +419,7 @@ def _delta_stepping(A, source, dtype, direction, stats, delta):
         # moves on
         front = ops.select(s.pending, "<=", end)
         s.pending = ops.select(s.pending, ">", end)
-        fell = relax(s.dist, front, A, min_plus, binary.lt, direction, full=True)
+        fell = relax(s.dist, front, A, min_plus, binary.lt, direction)
         s.pending = ops.ewise_add(s.pending, fell, binary.second)
 
     state = {

@@ -38,6 +38,7 @@ __all__ = [
     "assign_bits",
     "map_entries",
     "select",
+    "improve",
     "union",
     "merge",
     "reduce",
@@ -215,6 +216,16 @@ def select(keep, types, a, thunk=None, *, vector=None):
     return _launch_into(_map_kernel("gbla_entries_select", types), n, args, out)
 
 
+def improve(keep, types, a, out_values, out_present):
+    """(values, present, list) of a's entries where out has no entry or f(a_i, out_i) holds,
+    each written into out in place (``out_values`` of ``types.b_dtype``, ``out_present`` None
+    where out has every entry): a relaxation's test and write in one kernel."""
+    n = a.values.size
+    z = _output(keep, n, a.values.dtype)
+    args = (*_list(a.entries), a.values, ptr(a.present), out_values, ptr(out_present))
+    return _launch_into(_map_kernel("gbla_entries_improve", types), n, args, z)
+
+
 def union(keep, types, a, b, *, mask=None):
     """(values, present, list) of z<mask> = a (+) b: f where both have an entry, the lone
     value (cast to the result dtype) where one has; over count_a + count_b entries where both
@@ -381,7 +392,7 @@ def registry_types(unary_ops, binary_ops, monoids, nonzero):
     """{kernel family: [MapTypes]}: every struct the ops can ask of these ops over gbla's
     dtypes (``nonzero``: the unary op select's "nonzero" tests with), as ops.py builds them."""
     pairs = list(itertools.product(DTYPES, DTYPES))
-    found = {"map": [], "select": [], "union": [], "reduce": []}
+    found = {"map": [], "select": [], "improve": [], "union": [], "reduce": []}
     for op in unary_ops:  # apply
         found["map"] += [MapTypes(op, d, None, d, op.result_dtype(d)) for d in op.dtypes]
     for op in binary_ops:
@@ -398,6 +409,7 @@ def registry_types(unary_ops, binary_ops, monoids, nonzero):
                 found["select"].append(MapTypes(op, u, t, t, BOOL))
                 if s != t:  # a Vector thunk of dtype s, read as it is stored
                     found["select"].append(MapTypes(op, u, s, t, BOOL))
+                found["improve"].append(MapTypes(op, u, s, t, BOOL))  # out of dtype s
     found["select"] += [MapTypes(nonzero, d, None, d, BOOL) for d in DTYPES]
     for m in monoids:
         found["reduce"] += [
@@ -409,6 +421,7 @@ def registry_types(unary_ops, binary_ops, monoids, nonzero):
 _FAMILIES = {
     "map": ("gbla_entries_map",),
     "select": ("gbla_entries_select",),
+    "improve": ("gbla_entries_improve",),
     "union": ("gbla_entries_union",),
     "reduce": (_REDUCE,),
 }

@@ -43,6 +43,7 @@ FUSIBLE = {
     "entries.cu": {
         "gbla_entries_map",
         "gbla_entries_select",
+        "gbla_entries_improve",
         "gbla_entries_union",
         "gbla_entries_merge",
         "gbla_assign_entries",
@@ -66,6 +67,7 @@ _WALKS = {
     "gbla_spmv_device": "0",
     "gbla_entries_map": "gbla_fw_shortest((long long)A(0), C(3), C(6), C(9))",
     "gbla_entries_select": "gbla_fw_known(C(3), (long long)A(0))",
+    "gbla_entries_improve": "gbla_fw_known(C(3), (long long)A(0))",
     "gbla_entries_union": "gbla_fw_union((long long)A(0), C(3), C(6), C(9))",
     "gbla_entries_merge": "gbla_fw_both((long long)A(0), C(3), C(6))",
     "gbla_assign_entries": "gbla_fw_known(C(3), (long long)A(0))",

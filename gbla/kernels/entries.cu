@@ -223,6 +223,33 @@ __global__ void gbla_entries_select(long long n, const void* a_ids, int a_wide,
     }
 }
 
+// out<f(a, out) or no out entry> = a in place at a's entries, z those entries (a's values):
+// improve, a relaxation's test and write in one pass. out's values ov (of F::B, a's value cast
+// there where written) and presence op (null: every entry present) are read and written at
+// entry i by the one thread that holds i (a's list names each position once), so nothing else
+// orders them.
+template <class F>
+__global__ void gbla_entries_improve(long long n, const void* a_ids, int a_wide,
+                                     const u64* a_count, const typename F::A* __restrict__ av,
+                                     const bool* __restrict__ ap, typename F::B* ov, bool* op,
+                                     typename F::A* __restrict__ zv, bool* __restrict__ zp,
+                                     void* z_ids, int z_wide, u64* z_count)
+{
+    typedef typename F::T T;
+    const gbla_list walk = gbla_list_of(a_ids, a_wide, a_count);
+    const long long end = walk.known() ? walk.count : n;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < end; j += stride) {
+        const long long i = gbla_walk_id(walk, j);
+        if (!gbla_has(ap, i)) continue;
+        const typename F::A x = av[i];
+        if (gbla_has(op, i) && !F::f((T)x, (T)ov[i], i)) continue;
+        ov[i] = (typename F::B)x;
+        if (op != nullptr) op[i] = true;
+        gbla_emit(zv, zp, z_ids, z_wide, z_count, i, x);
+    }
+}
+
 // z<m> = a (+) b over the union: f(a, b) where both have an entry, the lone value (cast to Z)
 // where one has. With both lists known (and no shorter list of a mask that is not
 // complemented), a's entries, then b's where a has none: a thread for each of count_a +
