@@ -43,6 +43,25 @@ def test_alltoallv_delivers_each_ranks_array_to_its_destination_in_rank_order(si
         assert [g.tolist() for g in gathered] == [[r] for r in range(size)]
 
 
+@pytest.mark.parametrize("size", SIZES)
+def test_alltoallv_and_allgather_refuse_lengths_that_are_not_what_was_sent(size):
+    # NCCL receives as many elements as lengths says: every communicator checks them
+    def work(comm):
+        sends = [np.arange(r + 1) for r in range(comm.size)]
+        right = [comm.rank + 1] * comm.size
+        got = comm.alltoallv(sends, right)
+        gathered = comm.allgather(np.arange(comm.rank + 2), [r + 2 for r in range(comm.size)])
+        try:
+            comm.alltoallv(sends, [k + 1 for k in right])
+        except ValueError as e:
+            refused = str(e)
+        return [len(g) for g in got], [len(g) for g in gathered], refused
+
+    for rank, (got, gathered, refused) in enumerate(on_ranks(size, work)):
+        assert got == [rank + 1] * size and gathered == [r + 2 for r in range(size)]
+        assert "lengths must be what each rank sends" in refused
+
+
 def test_a_failing_rank_raises_instead_of_hanging_the_others():
     def work(comm):
         if comm.rank == 1:
@@ -1312,6 +1331,32 @@ def test_the_bitmap_kernels_compile_for_every_instantiation_the_launcher_uses(tm
 # ============================================================================== GPU ranks
 @SKIP_NO_GPU
 @pytest.mark.gpu
+@pytest.mark.parametrize("direction", ["auto", "pull", FLIPPING], ids=str)
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_bitmap_bfs_on_gpu_ranks_whose_bounds_split_words(size, direction):
+    # distributed.cu's kernels: a pull sets a warp's bits with at most two atomics a bitmap,
+    # its 32 vertices spanning two words where a rank's first vertex is not a word's
+    import cupy
+
+    for name in sorted(BITMAP_GRAPHS):
+        S = BITMAP_GRAPHS[name]
+        bounds = odd_bounds(S.shape[0], size)
+        sources = [int(np.argmax(np.diff(S.indptr))), bounds[-2]]
+
+        def work(comm, S=S, bounds=bounds, sources=sources):
+            A = cut(comm, S, bounds)
+            return [
+                D.bitmap_bfs(A, s, return_predecessors=True, direction=direction) for s in sources
+            ]
+
+        for per_rank in D.run_threads(size, work, xp=cupy):
+            for s, (levels, parents) in zip(sources, per_rank):
+                assert isinstance(levels, cupy.ndarray)
+                check_bitmap_search(S, s, host(levels), host(parents))
+
+
+@SKIP_NO_GPU
+@pytest.mark.gpu
 @pytest.mark.parametrize("size", [1, 2, 3])
 def test_ranks_on_the_gpu_give_what_cpu_ranks_give(size):
     # the same exchanges with CuPy arrays (ranks as threads on one GPU): offsets, packed
@@ -1839,6 +1884,21 @@ def test_the_launcher_runs_a_process_per_gpu_over_nccl(tmp_path):
     root = Path(__file__).resolve().parents[1]
     assert launch.main(["-n", "2", "--backend", "nccl", str(script), str(tmp_path), str(root)]) == 0
     check_against_one_gpu([dict(np.load(tmp_path / f"rank{r}.npz")) for r in range(2)])
+
+
+@SKIP_NO_GPU
+@pytest.mark.gpu
+def test_the_launcher_runs_one_rank_over_nccl(tmp_path):
+    # a communicator of one rank exchanges nothing (no NCCL call) and gives one GPU's answers
+    from pathlib import Path
+
+    from gbla.distributed import launch
+
+    script = tmp_path / "rank.py"
+    script.write_text(NCCL_SCRIPT)
+    root = Path(__file__).resolve().parents[1]
+    assert launch.main(["-n", "1", "--backend", "nccl", str(script), str(tmp_path), str(root)]) == 0
+    check_against_one_gpu([dict(np.load(tmp_path / "rank0.npz"))], devices=(0,))
 
 
 def _dask_gpu_rank(comm):

@@ -225,9 +225,12 @@ class _Search:
         self.next.fill(0)
         self.steps.push(self.queues[0], self.count, self.known, self.next)
         sends = [self.next[a:b] for a, b in self.spans]
+        # what each rank sends this one: the words of this range (and its frontier's words)
+        lengths = [self.words] * len(sends)
         if self.parents is not None:  # where the new vertices' parents are to be found
             sends = [xp.concatenate([s, self.fronts[0]]) for s in sends]
-        got = self.comm.alltoallv(sends)
+            lengths = [self.words + b - a for a, b in self.spans]
+        got = self.comm.alltoallv(sends, lengths)
         frontier = None
         if self.parents is not None:
             frontier = self._assemble([g[self.words :] for g in got])
@@ -238,7 +241,8 @@ class _Search:
     def pull(self, depth):
         """A pull level: every rank's frontier words gathered, then this rank's unvisited
         vertices scan their in-edges."""
-        frontier = self._assemble(self.comm.allgather(self.fronts[0]))
+        lengths = [b - a for a, b in self.spans]
+        frontier = self._assemble(self.comm.allgather(self.fronts[0], lengths))
         self.fronts[1].fill(0)
         return self.steps.pull(frontier, depth, self.known, self.fronts[1], self.queues[1])
 

@@ -21,6 +21,18 @@ import numpy as np
 __all__ = ["SelfComm", "ThreadComm", "NcclComm", "Counted"]
 
 
+def _checked(got, lengths):
+    """``got`` (what each rank sent this one), refused where a caller's ``lengths`` said
+    otherwise: NCCL would receive that many elements, so a wrong length must fail on every
+    communicator, not only where it would corrupt or hang."""
+    if lengths is not None and [len(g) for g in got] != [int(k) for k in lengths]:
+        raise ValueError(
+            f"lengths must be what each rank sends: {list(map(int, lengths))} given, "
+            f"{[len(g) for g in got]} sent"
+        )
+    return got
+
+
 class SelfComm:
     """A communicator of one rank."""
 
@@ -29,8 +41,8 @@ class SelfComm:
     def __init__(self, xp=np):
         self.xp = xp
 
-    def alltoallv(self, sends):
-        return [sends[0]]
+    def alltoallv(self, sends, lengths=None):
+        return _checked([sends[0]], lengths)
 
     def allreduce_sum(self, value):
         return int(value)
@@ -38,8 +50,8 @@ class SelfComm:
     def allreduce_sums(self, values):
         return [int(v) for v in values]
 
-    def allgather(self, array):
-        return [array]
+    def allgather(self, array, lengths=None):
+        return _checked([array], lengths)
 
 
 class _Barrier:
@@ -96,11 +108,11 @@ class ThreadComm:
         s["barrier"].wait()
         return items
 
-    def alltoallv(self, sends):
+    def alltoallv(self, sends, lengths=None):
         if len(sends) != self.size:
             raise ValueError(f"sends must hold one array per rank ({self.size}); got {len(sends)}")
         everything = self._exchange(sends)
-        return [everything[r][self.rank] for r in range(self.size)]
+        return _checked([everything[r][self.rank] for r in range(self.size)], lengths)
 
     def allreduce_sum(self, value):
         return int(sum(self._exchange(int(value))))
@@ -108,8 +120,8 @@ class ThreadComm:
     def allreduce_sums(self, values):
         return [int(sum(column)) for column in zip(*self._exchange([int(v) for v in values]))]
 
-    def allgather(self, array):
-        return self._exchange(array)
+    def allgather(self, array, lengths=None):
+        return _checked(self._exchange(array), lengths)
 
 
 class NcclComm:
@@ -148,26 +160,32 @@ class NcclComm:
             np.dtype(np.float64): nccl.NCCL_FLOAT64,
         }[np.dtype(dtype)]
 
-    def alltoallv(self, sends):
+    def alltoallv(self, sends, lengths=None):
+        """sends[r] to rank r, got[r] from it. ``lengths`` (what each rank sends this one, when
+        the caller knows) spares the exchange of the sizes and its wait. One rank keeps its own
+        array (no NCCL call), as SelfComm and ThreadComm hand it back."""
+        if self.size == 1:
+            return _checked([sends[0]], lengths)
         cp, nccl = self.xp, self._nccl
         stream = cp.cuda.get_current_stream().ptr
-        counts = cp.asarray([len(a) for a in sends], np.int64)
-        got = cp.empty(self.size, np.int64)
-        nccl.groupStart()  # the sizes first, one int64 each way
-        for r in range(self.size):
-            self._comm.send(counts[r : r + 1].data.ptr, 1, nccl.NCCL_INT64, r, stream)
-            self._comm.recv(got[r : r + 1].data.ptr, 1, nccl.NCCL_INT64, r, stream)
-        nccl.groupEnd()
-        lengths = got.get().tolist()  # sync: the sizes to receive
+        if lengths is None:
+            counts = cp.asarray([len(a) for a in sends], np.int64)
+            got = cp.empty(self.size, np.int64)
+            nccl.groupStart()  # the sizes first, one int64 each way
+            for r in range(self.size):
+                self._comm.send(counts[r : r + 1].data.ptr, 1, nccl.NCCL_INT64, r, stream)
+                self._comm.recv(got[r : r + 1].data.ptr, 1, nccl.NCCL_INT64, r, stream)
+            nccl.groupEnd()
+            lengths = got.get().tolist()  # sync: the sizes to receive
         dtype = sends[0].dtype
-        recvs = [cp.empty(k, dtype) for k in lengths]
+        recvs = [cp.empty(int(k), dtype) for k in lengths]
         kind = self._type(dtype)
         nccl.groupStart()
         for r in range(self.size):
             if len(sends[r]):
                 self._comm.send(sends[r].data.ptr, len(sends[r]), kind, r, stream)
             if lengths[r]:
-                self._comm.recv(recvs[r].data.ptr, lengths[r], kind, r, stream)
+                self._comm.recv(recvs[r].data.ptr, int(lengths[r]), kind, r, stream)
         nccl.groupEnd()
         return recvs
 
@@ -175,6 +193,8 @@ class NcclComm:
         return self.allreduce_sums([value])[0]
 
     def allreduce_sums(self, values):
+        if self.size == 1:
+            return [int(v) for v in values]
         cp, nccl = self.xp, self._nccl
         x = cp.asarray([int(v) for v in values], np.int64)
         self._comm.allReduce(
@@ -187,8 +207,8 @@ class NcclComm:
         )
         return [int(v) for v in x.get()]  # sync: the sums
 
-    def allgather(self, array):
-        return self.alltoallv([array] * self.size)
+    def allgather(self, array, lengths=None):
+        return self.alltoallv([array] * self.size, lengths)
 
 
 def _nbytes(array):
@@ -216,15 +236,15 @@ class Counted:
     def __getattr__(self, name):  # rank, size, xp, and whatever else the communicator has
         return getattr(self.comm, name)
 
-    def alltoallv(self, sends):
+    def alltoallv(self, sends, lengths=None):
         self.collectives += 1
         self.bytes_sent += sum(_nbytes(a) for r, a in enumerate(sends) if r != self.comm.rank)
-        return self.comm.alltoallv(sends)
+        return self.comm.alltoallv(sends, lengths)
 
-    def allgather(self, array):
+    def allgather(self, array, lengths=None):
         self.collectives += 1
         self.bytes_sent += _nbytes(array) * (self.comm.size - 1)
-        return self.comm.allgather(array)
+        return self.comm.allgather(array, lengths)
 
     def allreduce_sum(self, value):
         self.collectives += 1

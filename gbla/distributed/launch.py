@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .comm import _checked
+
 __all__ = ["init", "connect", "SocketComm", "FolderRendezvous", "main"]
 
 BACKENDS = ("nccl", "socket")
@@ -74,7 +76,7 @@ class SocketComm:
             self._peers[conn.recv()] = conn
         listener.close()
 
-    def alltoallv(self, sends):
+    def alltoallv(self, sends, lengths=None):
         if len(sends) != self.size:
             raise ValueError(f"sends must hold one array per rank ({self.size}); got {len(sends)}")
         # sends on threads, so that two ranks sending large arrays to each other never wait
@@ -93,7 +95,7 @@ class SocketComm:
             got[r] = pickle.loads(conn.recv_bytes())
         for t in threads:
             t.join()
-        return got
+        return _checked(got, lengths)
 
     def allreduce_sum(self, value):
         return self.allreduce_sums([value])[0]
@@ -102,8 +104,8 @@ class SocketComm:
         mine = np.array([int(v) for v in values], np.int64)
         return [int(v) for v in np.sum(self.alltoallv([mine] * self.size), axis=0)]
 
-    def allgather(self, array):
-        return self.alltoallv([array] * self.size)
+    def allgather(self, array, lengths=None):
+        return self.alltoallv([array] * self.size, lengths)
 
     def close(self):
         for conn in self._peers.values():

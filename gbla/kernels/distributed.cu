@@ -109,6 +109,7 @@ __global__ void gbla_dbfs_claim(const unsigned* received, int ranks, long long w
 // Pull: each unvisited vertex v of the rank's m scans its in-edges (t_indptr, t_indices: A.T's
 // rows lo..hi) and stops at the first in the gathered frontier, its parent: levels(v) = depth;
 // v joins front (the rank's words, w0 first), known, queue and the tally. parents may be NULL.
+// Every lane runs every iteration (the loop strides by whole blocks), as the ballot needs.
 template <class O, class I>
 __global__ void gbla_dbfs_pull(long long m, long long lo, long long w0, int depth,
                                const O* t_indptr, const I* t_indices, const unsigned* frontier,
@@ -129,10 +130,23 @@ __global__ void gbla_dbfs_pull(long long m, long long lo, long long w0, int dept
         if (hit) {
             levels[v] = depth;
             if (parents) parents[v] = found;
-            const long long g = lo + v;
-            const unsigned bit = 1u << (g & 31);
-            atomicOr(&front[(g >> 5) - w0], bit);  // 32 vertices share a word
-            atomicOr(&known[g >> 5], bit);
+        }
+        // a warp's 32 vertices lie in one word or two (lo need not be aligned): its lane 0 sets
+        // their bits with at most two atomics a bitmap, where a thread a hit would take up to 32
+        // on one word
+        const unsigned hits = __ballot_sync(GBLA_DBFS_FULL, hit);
+        if ((threadIdx.x & 31) == 0 && hits) {
+            const long long g = lo + v;  // lane 0's vertex, bit 0 of hits
+            const int shift = (int)(g & 31);
+            const unsigned low = hits << shift, high = shift ? hits >> (32 - shift) : 0u;
+            if (low) {
+                atomicOr(&front[(g >> 5) - w0], low);
+                atomicOr(&known[g >> 5], low);
+            }
+            if (high) {
+                atomicOr(&front[(g >> 5) + 1 - w0], high);
+                atomicOr(&known[(g >> 5) + 1], high);
+            }
         }
         const u64 at = gbla_warp_reserve(hit ? 1ull : 0ull, &tally[0]);
         if (hit) queue[at] = (int)v;
