@@ -109,12 +109,19 @@ __global__ void gbla_dbfs_claim(const unsigned* received, int ranks, long long w
 // Pull: each unvisited vertex v of the rank's m scans its in-edges (t_indptr, t_indices: A.T's
 // rows lo..hi) and stops at the first in the gathered frontier, its parent: levels(v) = depth;
 // v joins front (the rank's words, w0 first), known, queue and the tally. parents may be NULL.
-// Every lane runs every iteration (the loop strides by whole blocks), as the ballot needs.
+// Every thread of a block runs every iteration (the loop strides by whole blocks), as the
+// ballot and the block's scan need.
 template <class O, class I>
 __global__ void gbla_dbfs_pull(long long m, long long lo, long long w0, int depth,
                                const O* t_indptr, const I* t_indices, const unsigned* frontier,
                                const O* indptr, unsigned* known, unsigned* front, int* levels,
                                long long* parents, int* queue, u64* tally) {
+    // the tally's two words are every block's: a block reserves its queue slots with one
+    // atomic an iteration (a warp's each took one, on the same word, which serialised the
+    // level: 0.4 M atomics on rmat(23)'s largest pull) and a thread adds its out-edges once
+    __shared__ long long s_warp[32];
+    __shared__ u64 s_at;
+    u64 edges = 0;
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long base = (long long)blockIdx.x * blockDim.x; base < m; base += stride) {
         const long long v = base + threadIdx.x;
@@ -148,10 +155,17 @@ __global__ void gbla_dbfs_pull(long long m, long long lo, long long w0, int dept
                 atomicOr(&known[(g >> 5) + 1], high);
             }
         }
-        const u64 at = gbla_warp_reserve(hit ? 1ull : 0ull, &tally[0]);
-        if (hit) queue[at] = (int)v;
-        gbla_warp_reserve(hit ? (u64)(indptr[v + 1] - indptr[v]) : 0ull, &tally[1]);
+        long long found_here;
+        const long long before = gbla_block_exclusive_scan(hit ? 1 : 0, s_warp, &found_here);
+        if (threadIdx.x == 0 && found_here) s_at = atomicAdd(&tally[0], (u64)found_here);
+        __syncthreads();
+        if (hit) {
+            queue[s_at + before] = (int)v;
+            edges += (u64)(indptr[v + 1] - indptr[v]);
+        }
+        __syncthreads();  // s_at read before the next iteration's block writes it
     }
+    gbla_warp_reserve(edges, &tally[1]);
 }
 
 // Parents after a push: each vertex queue[0, count) just claimed takes the first in-neighbour
