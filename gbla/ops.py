@@ -1786,6 +1786,18 @@ def assign_bits(out: Vector, value: Any, bits: Vector) -> Vector:
 _STRUCTURAL_SELECT = ("tril", "triu", "diag", "offdiag")
 
 
+_COMPARISONS = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
+
+
+def _comparison(op, dtype, arg):
+    """The bool-valued BinaryOp ``op`` names (a symbol of _COMPARISONS, a name, an op) as its
+    left operand's ``dtype`` takes it, or the error naming ``arg``."""
+    op = _binary_op(_COMPARISONS.get(op, op) if isinstance(op, str) else op, arg)
+    if op.result_dtype(dtype) != np.dtype(bool):
+        raise V.domain(arg, "be a comparison giving bool", op.name)
+    return op
+
+
 def select(x: _Container, op: _Op, thunk: Any = None) -> _Container:
     """The entries of a Vector or Matrix that satisfy a condition (GrB_select).
 
@@ -1835,14 +1847,13 @@ def select(x: _Container, op: _Op, thunk: Any = None) -> _Container:
            [2., 0., 0.],
            [3., 0., 0.]])
     """
-    names = _COMPARISONS
     if getattr(x, "partitioned", False):  # each part selects among its own entries
         if op in _STRUCTURAL_SELECT:
             raise V.invalid_value("op", f"be a comparison on a {type(x).__name__}", op)
         # a number's selection can be kept with the matrix, as a Matrix's caches are
         key = (op, thunk) if isinstance(thunk, (int, float, np.number)) else None
         return x.keep_entries(
-            lambda values: _select_values(values, op, thunk, names, x.dtype, x.device), key=key
+            lambda values: _select_values(values, op, thunk, x.dtype, x.device), key=key
         )
     if isinstance(x, Matrix):
         if op in _STRUCTURAL_SELECT:
@@ -1854,14 +1865,14 @@ def select(x: _Container, op: _Op, thunk: Any = None) -> _Container:
                 "offdiag": cols != rows,
             }[op]
         else:
-            keep = _select_values(x._values_or_ones(), op, thunk, names, x.dtype, x.device)
+            keep = _select_values(x._values_or_ones(), op, thunk, x.dtype, x.device)
         return x._keep_entries(keep, x._values, x.dtype)
     x = _vector(x, "x")
     if isinstance(thunk, Vector):
-        return _select_by_vector(x, op, thunk, names)
+        return _select_by_vector(x, op, thunk)
     site = _listed_site(x.device)
     if site is not None:  # over x's list, the comparison made in the kernel
-        cond, dt, t = _select_condition(op, thunk, names, x.dtype, x.device)
+        cond, dt, t = _select_condition(op, thunk, x.dtype, x.device)
         types = _entries.MapTypes(
             _sr.unary.identity if cond is None else cond,
             x.dtype,
@@ -1871,22 +1882,20 @@ def select(x: _Container, op: _Op, thunk: Any = None) -> _Container:
         )
         return _listed(_entries.select(site, types, _operand(x), t))
     if x.device == "cpu" and x._is_sparse:  # at its entries only; the result stays sparse
-        keep = _select_values(x._values, op, thunk, names, x.dtype, x.device)
+        keep = _select_values(x._values, op, thunk, x.dtype, x.device)
         return Vector._from_sparse_arrays(x._indices[keep], x._values[keep], x.size, x.device)
     values, present = x._dense()
-    keep = _select_values(values, op, thunk, names, x.dtype, x.device)
+    keep = _select_values(values, op, thunk, x.dtype, x.device)
     return Vector._from_dense_arrays(values, keep if present is None else keep & present, x.device)
 
 
-def _select_by_vector(x, op, v, names):
+def _select_by_vector(x, op, v):
     """select(x, op, v) for a Vector v of x's size: x's entries where v has one and op holds."""
     V.dimension(v.size, x.size, "thunk.size", "x.size")
     V.same_device({"x": x.device, "thunk": v.device})
     if op == "nonzero":
         raise V.invalid_value("thunk", "be None or a scalar with 'nonzero'", "a Vector")
-    op = _binary_op(names.get(op, op), "op")
-    if op.result_dtype(x.dtype) != np.dtype(bool):
-        raise V.domain("op", "be a comparison giving bool", op.name)
+    op = _comparison(op, x.dtype, "op")
     dt = _op_dtype(op, x.dtype, v.dtype, "op")
     site = _listed_site(x.device)
     if site is not None:  # over x's list, the thunk's value read at each entry
@@ -1907,28 +1916,23 @@ def _select_by_vector(x, op, v, names):
     return Vector._from_dense_arrays(values, keep, x.device)
 
 
-def _select_condition(op, thunk, names, dtype, device):
+def _select_condition(op, thunk, dtype, device):
     """(comparison, the dtype it computes in, the bound thunk) of a select; (None, dtype, None)
     for "nonzero"."""
     if op == "nonzero":
         return None, dtype, None
-    op = _binary_op(names.get(op, op), "op")
-    if op.result_dtype(dtype) != np.dtype(bool):
-        raise V.domain("op", "be a comparison giving bool", op.name)
+    op = _comparison(op, dtype, "op")
     if thunk is None:
         raise V.invalid_value("thunk", f"be given with {op.name}", None)
     t_dtype, t = _bound_operand(thunk, dtype, "thunk", device)
     return op, _op_dtype(op, dtype, t_dtype, "op"), t
 
 
-def _select_values(values, op, thunk, names, dtype, device):
-    op, dt, t = _select_condition(op, thunk, names, dtype, device)
+def _select_values(values, op, thunk, dtype, device):
+    op, dt, t = _select_condition(op, thunk, dtype, device)
     if op is None:
         return values.astype(bool)
     return _eval_binary(op, values, _broadcast(t, len(values), dt, device), dt, device)
-
-
-_COMPARISONS = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
 
 
 def improve(out: Vector, t: Vector, better: str | BinaryOp = "<") -> Vector:
@@ -1980,11 +1984,7 @@ def improve(out: Vector, t: Vector, better: str | BinaryOp = "<") -> Vector:
     t = _vector(t, "t")
     V.dimension(t.size, out.size, "t.size", "out.size")
     V.same_device({"out": out.device, "t": t.device})
-    op = _binary_op(
-        _COMPARISONS.get(better, better) if isinstance(better, str) else better, "better"
-    )
-    if op.result_dtype(t.dtype) != np.dtype(bool):
-        raise V.domain("better", "be a comparison giving bool", op.name)
+    op = _comparison(better, t.dtype, "better")
     dt = _op_dtype(op, t.dtype, out.dtype, "better")
     site = _listed_site(out.device) if out._owned else None
     if site is not None:  # a recorded loop's state, written over t's list

@@ -1872,9 +1872,16 @@ def check_against_one_gpu(results, devices=(0, 1)):
         assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
 
 
-@SKIP_ONE_GPU
 @pytest.mark.gpu
-def test_the_launcher_runs_a_process_per_gpu_over_nccl(tmp_path):
+@pytest.mark.parametrize(
+    "ranks",
+    [
+        # one rank's communicator exchanges nothing (no NCCL call)
+        pytest.param(1, marks=SKIP_NO_GPU),
+        pytest.param(2, marks=SKIP_ONE_GPU),
+    ],
+)
+def test_the_launcher_runs_a_process_per_gpu_over_nccl(tmp_path, ranks):
     from pathlib import Path
 
     from gbla.distributed import launch
@@ -1882,23 +1889,11 @@ def test_the_launcher_runs_a_process_per_gpu_over_nccl(tmp_path):
     script = tmp_path / "rank.py"
     script.write_text(NCCL_SCRIPT)
     root = Path(__file__).resolve().parents[1]
-    assert launch.main(["-n", "2", "--backend", "nccl", str(script), str(tmp_path), str(root)]) == 0
-    check_against_one_gpu([dict(np.load(tmp_path / f"rank{r}.npz")) for r in range(2)])
-
-
-@SKIP_NO_GPU
-@pytest.mark.gpu
-def test_the_launcher_runs_one_rank_over_nccl(tmp_path):
-    # a communicator of one rank exchanges nothing (no NCCL call) and gives one GPU's answers
-    from pathlib import Path
-
-    from gbla.distributed import launch
-
-    script = tmp_path / "rank.py"
-    script.write_text(NCCL_SCRIPT)
-    root = Path(__file__).resolve().parents[1]
-    assert launch.main(["-n", "1", "--backend", "nccl", str(script), str(tmp_path), str(root)]) == 0
-    check_against_one_gpu([dict(np.load(tmp_path / "rank0.npz"))], devices=(0,))
+    args = ["-n", str(ranks), "--backend", "nccl", str(script), str(tmp_path), str(root)]
+    assert launch.main(args) == 0
+    check_against_one_gpu(
+        [dict(np.load(tmp_path / f"rank{r}.npz")) for r in range(ranks)], devices=range(ranks)
+    )
 
 
 def _dask_gpu_rank(comm):

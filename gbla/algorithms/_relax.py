@@ -1,7 +1,8 @@
 """Label correcting in the algebra, shared by Bellman-Ford and the component labellings: each
 round multiplies only the entries that changed in the last one,
 
-    t = product(f) ;  f = t where better(t, d) (or d has no entry) ;  d<f.S> = f
+    t = product(f) ;  f = improve(d, t)   (t where better(t, d) or d has no entry, written
+                                          into d: gbla.ops.improve, one op)
 
 one round an iteration of gbla.iterate (so on the device when the matrix is there)."""
 
@@ -10,15 +11,9 @@ from .. import ops, runtime
 from ..semirings import binary
 
 
-def improve(dist, t, better):
-    """d<better(t, d) or no d> = t; returns the entries that improved, with their new values:
-    one op (:func:`gbla.ops.improve`), one kernel a round in a recorded loop."""
-    return ops.improve(dist, t, better)
-
-
 def relax(dist, frontier, A, semiring, better, direction):
-    """d = better-of(d, frontier (+).(x) A): :func:`improve` with one vxm."""
-    return improve(dist, ops.vxm(frontier, A, semiring, direction=direction), better)
+    """d = better-of(d, frontier (+).(x) A): :func:`gbla.ops.improve` with one vxm."""
+    return ops.improve(dist, ops.vxm(frontier, A, semiring, direction=direction), better)
 
 
 def relax_all(
@@ -32,14 +27,14 @@ def relax_all(
     key=None,
     stats=None,
 ):
-    """Rounds of ``improve(d, product(f), better)`` from ``start`` (the values, and
+    """Rounds of ``ops.improve(d, product(f), better)`` from ``start`` (the values, and
     the first frontier unless ``frontier`` is given) until nothing improves or
     ``max_iterations``; returns (the values, the last frontier, the rounds run). With ``cache``
     (a Matrix), the recording is kept there under ``key``, which must name everything
     ``product`` depends on besides that matrix."""
 
     def round_(s, _):
-        s.frontier = improve(s.dist, product(s.frontier), better)
+        s.frontier = ops.improve(s.dist, product(s.frontier), better)
 
     run = {}
     out = runtime.iterate(
@@ -61,4 +56,4 @@ def policy_of(tracker):
     return tracker.policy if isinstance(tracker, _direction.DirectionTracker) else tracker
 
 
-__all__ = ["improve", "relax", "relax_all", "policy_of"]
+__all__ = ["relax", "relax_all", "policy_of"]

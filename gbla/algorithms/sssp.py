@@ -386,7 +386,7 @@ def _bellman_ford(A, source, dtype, direction, stats):
 
 def _unreached_but(source, n, dtype, device):
     """Every distance present, +inf but 0 at ``source``: a relaxation's test is then one
-    comparison (see _relax.improve)."""
+    comparison (see gbla.ops.improve)."""
     return _at_source(source, n, dtype, device, elsewhere=np.dtype(dtype).type(np.inf))
 
 

@@ -5,9 +5,9 @@
 // `hub` edges: the grid); claim: a word, pull, parents: a vertex a thread. Blocks of whole
 // warps, any grid; tally zeroed first.
 
-// A tally grows by gbla_warp_reserve (frontier.cuh), one atomic a warp; every lane of a warp
-// calls it, since the loops that do stride by whole blocks (a warp's lanes run the same
-// iterations).
+// A tally grows by gbla_warp_reserve (frontier.cuh), one atomic a warp (the pull's queue: one a
+// block, from a block scan); every lane of a warp calls it, since the loops that do stride by
+// whole blocks (a warp's lanes run the same iterations).
 #include "frontier.cuh"
 #define GBLA_DBFS_FULL 0xffffffffu
 
