@@ -44,15 +44,17 @@ extern "C" __global__ void gbla_bfs_vertex_pull(int n, int depth, int* levels, i
                                                 const int* t_indptr, const int* t_indices,
                                                 int* flag, u64* slot, u64* clear) {
     if (slot) gbla_clear_slot(clear);
+    unsigned claimed = 0;
     for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x) {
         if (levels[v] != -1) continue;
         int found = gbla_pull_parent(v, depth, levels, t_indptr, t_indices);
         if (found < 0) continue;
         levels[v] = depth;
         if (parents) parents[v] = found;
-        if (slot) gbla_count_claim(slot);
-        else flag[0] = depth;
+        claimed += 1;
     }
+    if (slot) gbla_count_claims(claimed, slot);
+    else if (claimed) flag[0] = depth;
 }
 
 // The frontier of level `depth` (every v with levels[v] == depth) into bins, when a push level
@@ -666,14 +668,16 @@ extern "C" __global__ void gbla_bfs_persistent(int n, int depth_limit, int* leve
         const int* q = (depth & 1) ? bins0 : bins1;
         int* out = (depth & 1) ? bins1 : bins0;
         if (pulling) {
+            unsigned claimed = 0;
             for (long long v = tid; v < n; v += threads) {
                 if (levels[v] != -1) continue;
                 int found = gbla_pull_parent(v, depth, levels, t_indptr, t_indices);
                 if (found < 0) continue;
                 levels[v] = depth;
                 if (parents) parents[v] = found;
-                gbla_count_claim(nxt);
+                claimed += 1;
             }
+            gbla_count_claims(claimed, nxt);
             grid.sync();
             continue;
         }

@@ -105,11 +105,13 @@ __device__ __forceinline__ void gbla_append_binned(I v, long long n, const I* in
     bins[(long long)bin * n + (long long)(base + rank)] = v;
 }
 
-// Counts a claimed vertex in slot[0] without queueing it: pull levels need only the
-// frontier's size; a later push level gathers the frontier from the levels.
-__device__ __forceinline__ void gbla_count_claim(u64* slot) {
-    const unsigned active = __activemask();
-    if (gbla_lane_id() == (unsigned)(__ffs(active) - 1)) atomicAdd(&slot[0], (u64)__popc(active));
+// Adds the claims a warp's lanes counted (k each) to slot[0] with one atomic a warp, after the
+// pass, not one a claiming step: pull levels need only the frontier's size (a later push level
+// gathers the frontier from the levels), and every warp adding to one word while it scans was
+// the pull's hot spot. All 32 lanes of the warp call it.
+__device__ __forceinline__ void gbla_count_claims(unsigned k, u64* slot) {
+    const unsigned total = __reduce_add_sync(0xffffffffu, k);
+    if ((threadIdx.x & 31) == 0 && total) atomicAdd(&slot[0], (u64)total);
 }
 
 // Each of the n_in vertices of one bin q handed to a group of `group` threads (1, 32 or the
