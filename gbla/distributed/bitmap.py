@@ -93,9 +93,10 @@ class HostSteps:
         self.levels, self.parents = levels, parents
         self.mask = _range_mask(lo, hi)
 
-    def push(self, queue, count, known, nxt):
+    def push(self, queue, count, known, nxt, bound=None):
         """Sets the bits of ``nxt`` (all n vertices) of the out-neighbours of ``queue[:count]``
-        (local offsets) that ``known`` does not mark visited."""
+        (local offsets) that ``known`` does not mark visited. (``bound``, at least the count,
+        sizes the device's grid where its count stays on the device.)"""
         edge, _ = expand_rows(self.indptr, queue[:count].astype(np.int64), np, owners=False)
         v = self.indices[edge].astype(np.int64)
         v = v[~_test(known, v)]
@@ -198,7 +199,8 @@ class _Search:
         # the level's sum, and it writes only the other buffer before then
         self.fronts = [xp.zeros(self.words, np.uint32) for _ in range(2)]
         self.queues = [xp.empty(max(m, 1), np.int32) for _ in range(2)]
-        self.count = 0  # the frontier's vertices on this rank
+        # the frontier's vertices on this rank: an int, or where the device steps left it
+        self.count = 0
         steps = HostSteps if xp is np else DeviceSteps
         self.steps = steps(A.lo, A.hi, self.w0, *_graph(A), self.levels, self.parents)
 
@@ -218,12 +220,13 @@ class _Search:
         self.count = 1
         return 1, int(A.indptr[v + 1] - A.indptr[v])  # sync: the source's out-degree
 
-    def push(self, depth):
+    def push(self, depth, bound):
         """A push level: this rank's bits of the out-neighbours to their owners (with parents,
-        its frontier words after them), then its range's claimed."""
+        its frontier words after them), then its range's claimed. ``bound``: the frontier over
+        every rank."""
         xp = self.xp
         self.next.fill(0)
-        self.steps.push(self.queues[0], self.count, self.known, self.next)
+        self.steps.push(self.queues[0], self.count, self.known, self.next, bound)
         sends = [self.next[a:b] for a, b in self.spans]
         # what each rank sends this one: the words of this range (and its frontier's words)
         lengths = [self.words] * len(sends)
@@ -259,7 +262,8 @@ class _Search:
         return frontier
 
     def advance(self, count):
-        """The frontier built becomes the one to expand."""
+        """The frontier built becomes the one to expand (``count``: its size here, the first
+        item of what the steps returned: an int, or a device scalar the next push reads)."""
         self.fronts.reverse()
         self.queues.reverse()
         self.count = count
@@ -350,9 +354,10 @@ def bitmap_bfs(
                 n=n,
                 early_exit=True,
             )
-        mine = search.pull(depth) if way == "pull" else search.push(depth)
+        mine = search.pull(depth) if way == "pull" else search.push(depth, found)
         search.advance(mine[0])
-        found, edges = comm.allreduce_sums(mine)  # the next direction, and the end
+        # the next direction, and the end (the device steps' tally summed where it lies)
+        found, edges = comm.allreduce_sums(mine)
         log.end(found)
         if found == 0:
             break

@@ -4,6 +4,9 @@ over the ranks (one or several in one collective: ``allreduce_sum`` / ``allreduc
 gather an array from every rank.
 
 - :class:`SelfComm`: one rank (a communicator of one), any array module.
+
+The values ``allreduce_sums`` sums may be a list of integers or an array of them; NCCL sums a
+device array where it lies (one copy back to the host, of the sums).
 - :meth:`ThreadComm.group`: ``size`` ranks in one process, one thread each, exchanging through
   shared memory: the ranks of the CPU tests, or one thread per GPU of a host.
 - :class:`NcclComm`: one rank per GPU through NCCL (CuPy's ``cupy.cuda.nccl``), grouped sends
@@ -19,6 +22,13 @@ import threading
 import numpy as np
 
 __all__ = ["SelfComm", "ThreadComm", "NcclComm", "Counted"]
+
+
+def _ints(values):
+    """Integers as a list: a sequence of them, or an array (a device array read back in one
+    copy, not one read a value)."""
+    get = getattr(values, "get", None)  # a CuPy array's copy to the host
+    return [int(v) for v in (get() if callable(get) else values)]
 
 
 def _checked(got, lengths):
@@ -48,7 +58,7 @@ class SelfComm:
         return int(value)
 
     def allreduce_sums(self, values):
-        return [int(v) for v in values]
+        return _ints(values)
 
     def allgather(self, array, lengths=None):
         return _checked([array], lengths)
@@ -118,7 +128,7 @@ class ThreadComm:
         return int(sum(self._exchange(int(value))))
 
     def allreduce_sums(self, values):
-        return [int(sum(column)) for column in zip(*self._exchange([int(v) for v in values]))]
+        return [int(sum(column)) for column in zip(*self._exchange(_ints(values)))]
 
     def allgather(self, array, lengths=None):
         return _checked(self._exchange(array), lengths)
@@ -193,10 +203,15 @@ class NcclComm:
         return self.allreduce_sums([value])[0]
 
     def allreduce_sums(self, values):
+        """The sums over the ranks of ``values``: integers, or a device array of them, which
+        is summed where it is (no copy to the host and back before the collective)."""
         if self.size == 1:
-            return [int(v) for v in values]
+            return _ints(values)
         cp, nccl = self.xp, self._nccl
-        x = cp.asarray([int(v) for v in values], np.int64)
+        if isinstance(values, cp.ndarray):
+            x = values.astype(np.int64)  # a copy: the caller's array stays as it is
+        else:
+            x = cp.asarray([int(v) for v in values], np.int64)
         self._comm.allReduce(
             x.data.ptr,
             x.data.ptr,

@@ -29,8 +29,11 @@ __all__ = ["bfs", "sssp"]
 
 
 def _gather(A, local):
-    """The whole vector, from every rank's range of it, on every rank."""
-    return A.comm.xp.concatenate(A.comm.allgather(local))
+    """The whole vector, from every rank's range of it, on every rank (each range's length
+    known from the cut: no sizes exchanged first)."""
+    bounds = [int(b) for b in A.bounds]
+    lengths = [hi - lo for lo, hi in zip(bounds[:-1], bounds[1:])]
+    return A.comm.xp.concatenate(A.comm.allgather(local, lengths))
 
 
 class _Levels:

@@ -1,8 +1,9 @@
 """Launchers of distributed.cu: one rank's local steps of a level of the distributed bitmap BFS
 (:mod:`gbla.distributed.bitmap` drives them, and runs the same steps with NumPy on CPU ranks).
 
-Every launch goes to the current stream; a claim or a pull reads its tally back (the level's
-one synchronisation: the sum over the ranks needs the numbers on the host)."""
+Every launch goes to the current stream, and none reads anything back: a claim or a pull
+returns its tally on the device, which the sum over the ranks reads (the level's one
+synchronisation), and the next push reads the frontier's size there."""
 
 import itertools
 
@@ -62,21 +63,23 @@ class DeviceSteps:
         self.hub = max(HUB_EDGES, (len(indices) - 1) // len(self.hubs) + 1)
         self.hub_count = _cupy().zeros(1, np.uint64)
 
-    def _read_tally(self):
-        count, edges = (int(x) for x in self.tally.get())  # sync: for the sum over the ranks
-        return count, edges
-
-    def push(self, queue, count, known, nxt):
+    def push(self, queue, count, known, nxt, bound=None):
         """Sets the bits of ``nxt`` (all n vertices) of the out-neighbours of ``queue[:count]``
-        that ``known`` does not mark visited."""
-        if count:
+        that ``known`` does not mark visited. ``count``: an int, or where it lies on the device
+        (the first item of what the claim or pull that built the queue returned), read by the
+        kernel, not by the host; then ``bound`` (at least the count: the frontier over every
+        rank) sizes the grid."""
+        at = None if isinstance(count, (int, np.integer)) else count
+        size = int(count) if at is None else bound
+        if size:
             self.hub_count.fill(0)
             _kernel(f"gbla_dbfs_push<{self.types}>")(
-                grid(count * WARP),
+                grid(size * WARP),
                 (THREADS,),
                 (
                     queue,
-                    np.int64(count),
+                    np.int64(count if at is None else 0),
+                    ptr(at),
                     self.indptr,
                     self.indices,
                     known,
@@ -96,7 +99,8 @@ class DeviceSteps:
         """Labels the vertices of this rank's range set in any of ``received`` (a word array
         over the range from each rank) and not in ``known``: ``front`` becomes their bitmap,
         ``queue`` their list; with ``frontier`` (the level before's, gathered) and parents,
-        each also gets its parent. Returns (count, out-edges) of them."""
+        each also gets its parent. Returns the device tally (count, out-edges) of them, unread:
+        the sum over the ranks reads it."""
         words = len(front)
         self.tally.fill(0)
         if words:
@@ -122,19 +126,18 @@ class DeviceSteps:
                     self.tally,
                 ),
             )
-        count, edges = self._read_tally()
-        if frontier is not None and self.parents is not None and count:
+        if frontier is not None and self.parents is not None and words:
             _kernel(f"gbla_dbfs_parents<{self.types}>")(
-                grid(count),
+                grid(words * 32),  # at least the claimed: the range's vertices
                 (THREADS,),
-                (queue, np.int64(count), self.t_indptr, self.t_indices, frontier, self.parents),
+                (queue, self.tally, self.t_indptr, self.t_indices, frontier, self.parents),
             )
-        return count, edges
+        return self.tally
 
     def pull(self, frontier, depth, known, front, queue):
         """Labels each unvisited vertex of the range with an in-neighbour in ``frontier`` (all
         n vertices), the first one its parent; ``front`` (zeroed by the caller) and ``queue``
-        get them. Returns (count, out-edges) of them."""
+        get them. Returns the device tally (count, out-edges) of them, unread."""
         m = self.hi - self.lo
         self.tally.fill(0)
         if m:
@@ -158,4 +161,4 @@ class DeviceSteps:
                     self.tally,
                 ),
             )
-        return self._read_tally()
+        return self.tally

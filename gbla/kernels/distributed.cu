@@ -32,10 +32,14 @@ __device__ __forceinline__ void gbla_dbfs_set(long long v, const unsigned* known
     atomicOr(&next[v >> 5], bit);
 }
 
+// count_at: where the frontier's size lies on the device (the tally of the claim or pull that
+// built it), or NULL: `count` is the size.
 template <class O, class I>
-__global__ void gbla_dbfs_push(const int* queue, long long count, const O* indptr,
-                               const I* indices, const unsigned* known, unsigned* next,
-                               long long hub, int* hubs, unsigned long long* hub_count) {
+__global__ void gbla_dbfs_push(const int* queue, long long count, const u64* count_at,
+                               const O* indptr, const I* indices, const unsigned* known,
+                               unsigned* next, long long hub, int* hubs,
+                               unsigned long long* hub_count) {
+    if (count_at) count = (long long)*count_at;
     const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
     const int lane = threadIdx.x & 31;
     for (long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < count;
@@ -168,15 +172,16 @@ __global__ void gbla_dbfs_pull(long long m, long long lo, long long w0, int dept
     gbla_warp_reserve(edges, &tally[1]);
 }
 
-// Parents after a push: each vertex queue[0, count) just claimed takes the first in-neighbour
-// in the gathered frontier of the level before (one exists: some rank's push reached it
-// along that edge).
+// Parents after a push: each vertex queue[0, *count) just claimed (count: the claim's tally)
+// takes the first in-neighbour in the gathered frontier of the level before (one exists: some
+// rank's push reached it along that edge).
 template <class O, class I>
-__global__ void gbla_dbfs_parents(const int* queue, long long count, const O* t_indptr,
+__global__ void gbla_dbfs_parents(const int* queue, const u64* count, const O* t_indptr,
                                   const I* t_indices, const unsigned* frontier,
                                   long long* parents) {
     const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+    const long long claimed = (long long)*count;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < claimed;
          i += stride) {
         const int v = queue[i];
         const O end = t_indptr[v + 1];
