@@ -20,7 +20,8 @@ its rows against (``vs_best_single``: the best one-GPU median of the row's algor
 row's time; above 1 the ranks win). One rank of the distributed code is a one-GPU method too:
 where it beats the --single methods, it is the baseline.
 
-Per algorithm and source (random vertices with out-edges): the whole call, every rank
+Per algorithm and source (random vertices with out-edges): the whole call (the BFS rows'
+levels left on their ranks, each rank its vertices', as Graph500 times a search), every rank
 synchronized before and after (a sum over the ranks, then CUDA events on the GPU or
 perf_counter on the CPU), after one untimed warm-up source; GTEPS as gbla bench counts them
 (undirected edges of the reached component / time); the bytes each search sent (summed over the
@@ -65,9 +66,12 @@ def _algebra(search):
 # what each row's "algo" names: the search, called as search(M, source, stats=stats). The
 # algebra's rows (gbla.bfs: method 'algebraic'; gbla.sssp: delta-stepping) are not part of the
 # default run; name them with --algos.
+# The BFS rows leave their levels on the ranks (gather=False: each rank its vertices'), as
+# Graph500 times a search; the whole vector on every rank is one all-gather more, after the
+# timer (rmat(25) on 2 H200: about 0.45 ms).
 ALGOS = {
-    "bfs": D.bfs,
-    "bfs_bitmap": D.bitmap_bfs,
+    "bfs": functools.partial(D.bfs, gather=False),
+    "bfs_bitmap": functools.partial(D.bitmap_bfs, gather=False),
     "sssp": D.sssp,
     "sssp_delta": functools.partial(D.sssp, method="delta_stepping"),
     "bfs_algebra": _algebra(gbla.bfs),
@@ -205,6 +209,8 @@ def main(argv=None):
             start()
             out = search(M, s, stats=stats)
             seconds = stop()
+            if len(out) != M.n:  # this rank's vertices' levels (gather=False): whole for checks
+                out = M.gather(out)
             reached = xp.isfinite(out) if _family(algo) == "sssp" else out >= 0
             # undirected edges of the reached component: half the out-edges of its vertices
             mine = reached[M.lo : M.hi]

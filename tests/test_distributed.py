@@ -44,6 +44,20 @@ def test_alltoallv_delivers_each_ranks_array_to_its_destination_in_rank_order(si
 
 
 @pytest.mark.parametrize("size", SIZES)
+def test_allreduce_sums_takes_a_list_or_an_array_and_leaves_the_array_alone(size):
+    # a search's tally comes as an array (on the device: NCCL sums it where it lies)
+    def work(comm):
+        mine = np.array([comm.rank + 1, 2**40 + comm.rank], np.uint64)
+        return comm.allreduce_sums(mine), comm.allreduce_sums([comm.rank, 1]), mine.tolist()
+
+    for rank, (sums, listed, mine) in enumerate(on_ranks(size, work)):
+        assert sums == [size * (size + 1) // 2, size * 2**40 + size * (size - 1) // 2]
+        assert all(type(v) is int for v in sums)
+        assert listed == [size * (size - 1) // 2, size]
+        assert mine == [rank + 1, 2**40 + rank]
+
+
+@pytest.mark.parametrize("size", SIZES)
 def test_alltoallv_and_allgather_refuse_lengths_that_are_not_what_was_sent(size):
     # NCCL receives as many elements as lengths says: every communicator checks them
     def work(comm):
@@ -1126,14 +1140,19 @@ def test_bitmap_bfs_on_bounds_that_split_words_from_a_source_on_every_rank(graph
             (
                 D.bitmap_bfs(A, s, return_predecessors=True, direction=direction),
                 D.bitmap_bfs(A, s, direction=direction),
+                # gather=False: this rank's vertices' results, whole again by A.gather
+                (A.lo, A.hi),
+                D.bitmap_bfs(A, s, return_predecessors=True, direction=direction, gather=False),
             )
             for s in sources
         ]
 
     for per_rank in on_ranks(size, work):
-        for s, ((levels, parents), alone) in zip(sources, per_rank):
+        for s, ((levels, parents), alone, (lo, hi), local) in zip(sources, per_rank):
             check_bitmap_search(S, s, levels, parents)
             np.testing.assert_array_equal(alone, levels)
+            np.testing.assert_array_equal(local[0], levels[lo:hi])
+            assert len(local[1]) == hi - lo  # a valid tree, maybe another one
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -1272,6 +1291,30 @@ def test_gbla_bfs_runs_the_bitmap_method_on_a_distributed_matrix_and_on_a_matrix
     )
 
 
+@pytest.mark.parametrize("search", [D.bfs, D.bitmap_bfs], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("size", SIZES)
+def test_a_search_left_on_its_ranks_is_each_ranks_part_of_the_whole(size, search):
+    S = BITMAP_GRAPHS[sorted(BITMAP_GRAPHS)[0]]
+    bounds = odd_bounds(S.shape[0], size)
+
+    def work(comm):
+        A = cut(comm, S, bounds)
+        local = search(A, 0, gather=False)
+        whole = A.gather(local)
+        assert local.tolist() == whole[A.lo : A.hi].tolist()
+        # the caller's part is read, not changed; a part of another length is refused
+        assert local.tolist() == search(A, 0, gather=False).tolist()
+        with pytest.raises(gbla.InvalidValue, match="^local must hold this rank's"):
+            A.gather(np.zeros(A.hi - A.lo + 1, np.int32))
+        with pytest.raises(gbla.InvalidValue, match="^gather must be True or False; got 1"):
+            search(A, 0, gather=1)
+        return whole
+
+    d = csgraph.shortest_path(S, unweighted=True, indices=0)
+    for whole in on_ranks(size, work):
+        np.testing.assert_array_equal(whole, np.where(np.isinf(d), -1, d))
+
+
 def test_bitmap_bfs_refuses_what_it_cannot_search():
     S = G.csr([0, 1], [1, 2], [1.0, 1.0], 3)
     A = gbla.Matrix.from_scipy(S, device="cpu")
@@ -1346,13 +1389,19 @@ def test_bitmap_bfs_on_gpu_ranks_whose_bounds_split_words(size, direction):
         def work(comm, S=S, bounds=bounds, sources=sources):
             A = cut(comm, S, bounds)
             return [
-                D.bitmap_bfs(A, s, return_predecessors=True, direction=direction) for s in sources
+                (
+                    D.bitmap_bfs(A, s, return_predecessors=True, direction=direction),
+                    (A.lo, A.hi),
+                    D.bitmap_bfs(A, s, direction=direction, gather=False),
+                )
+                for s in sources
             ]
 
         for per_rank in D.run_threads(size, work, xp=cupy):
-            for s, (levels, parents) in zip(sources, per_rank):
+            for s, ((levels, parents), (lo, hi), local) in zip(sources, per_rank):
                 assert isinstance(levels, cupy.ndarray)
                 check_bitmap_search(S, s, host(levels), host(parents))
+                np.testing.assert_array_equal(host(local), host(levels)[lo:hi])
 
 
 @SKIP_NO_GPU

@@ -39,7 +39,7 @@ from .._storage import expand_rows
 from ..kernels._distributed import DeviceSteps
 from .comm import SelfComm
 from .matrix import DistMatrix
-from .traverse import _gather, _Levels
+from .traverse import _Levels, _result
 
 __all__ = ["bitmap_bfs", "HostSteps"]
 
@@ -238,7 +238,7 @@ class _Search:
         if self.parents is not None:
             frontier = self._assemble([g[self.words :] for g in got])
             got = [g[: self.words] for g in got]
-        self.fronts[1].fill(0)
+        # (the claim writes every word of the front it builds: none zeroed first)
         return self.steps.claim(got, depth, self.known, self.fronts[1], self.queues[1], frontier)
 
     def pull(self, depth):
@@ -270,7 +270,14 @@ class _Search:
 
 
 def bitmap_bfs(
-    A, source, *, return_predecessors=False, depth_limit=None, direction="auto", stats=None
+    A,
+    source,
+    *,
+    return_predecessors=False,
+    depth_limit=None,
+    direction="auto",
+    stats=None,
+    gather=True,
 ):
     """Breadth-first search over a matrix cut over ranks, direction-optimizing, its frontiers
     exchanged as bitmaps (the module says how); collective.
@@ -294,12 +301,17 @@ def bitmap_bfs(
         every rank), ``bytes`` (payload every rank together sent per level), ``collectives``
         (calls a rank made per level) and ``bytes_total``, as :func:`gbla.distributed.bfs`
         reports them (one more collective, after the search).
+    gather : bool
+        True (the default): the results whole on every rank (one all-gather of each, n
+        entries over the ranks); False: each rank keeps those of its vertices, A.lo to A.hi
+        (none sent), as Graph500 leaves a search's tree.
 
     Returns
     -------
-    levels : array (the communicator's array module), int32, whole on every rank
+    levels : array (the communicator's array module), int32, whole on every rank (or this
+        rank's A.hi - A.lo, where ``gather`` is False)
         levels[source] == 0; -1 = unreached.
-    parents : array, int64, when ``return_predecessors``
+    parents : array, int64, when ``return_predecessors``, laid out as levels
         parents[source] == source; -1 = unreached; each other reached vertex's in-neighbour
         one level nearer the source (a valid BFS tree).
 
@@ -322,6 +334,7 @@ def bitmap_bfs(
     comm, n = A.comm, A.n
     source = V.source(source, n)
     parents = V.flag(return_predecessors, "return_predecessors")
+    gather = V.flag(gather, "gather")
     if depth_limit is not None:
         depth_limit = V.size(depth_limit, "depth_limit")
     if stats is not None and not isinstance(stats, dict):
@@ -364,8 +377,8 @@ def bitmap_bfs(
         log.start()
     log.report(stats)
     if not parents:
-        return _gather(A, search.levels)
-    return _gather(A, search.levels), _gather(A, search.parents)
+        return _result(A, search.levels, gather)
+    return _result(A, search.levels, gather), _result(A, search.parents, gather)
 
 
 # ------------------------------------------------------------------ as a method of gbla.bfs

@@ -326,6 +326,19 @@ class DistMatrix:
         xp = self.comm.xp
         return xp.searchsorted(xp.asarray(self.bounds), ids, side="right") - 1
 
+    def gather(self, local):
+        """The whole vector, on every rank, from each rank's entries for its vertices
+        (``local``: A.hi - A.lo of them, as a traversal leaves its result with
+        ``gather=False``); one all-gather, each range's length known from the cut.
+        Collective."""
+        if len(local) != self.hi - self.lo:
+            raise V.invalid_value(
+                "local", f"hold this rank's {self.hi - self.lo} entries", f"{len(local)} entries"
+            )
+        bounds = [int(b) for b in self.bounds]
+        lengths = [hi - lo for lo, hi in zip(bounds[:-1], bounds[1:])]
+        return self.comm.xp.concatenate(self.comm.allgather(local, lengths))
+
     def vector(self, indices, values):
         """A DistVector of this rank's range from global ``indices`` (sorted, inside it)."""
         xp = self.comm.xp

@@ -28,12 +28,9 @@ from .matrix import frontier_counts, vxm
 __all__ = ["bfs", "sssp"]
 
 
-def _gather(A, local):
-    """The whole vector, from every rank's range of it, on every rank (each range's length
-    known from the cut: no sizes exchanged first)."""
-    bounds = [int(b) for b in A.bounds]
-    lengths = [hi - lo for lo, hi in zip(bounds[:-1], bounds[1:])]
-    return A.comm.xp.concatenate(A.comm.allgather(local, lengths))
+def _result(A, local, gather):
+    """A traversal's result: whole on every rank (``gather``), or this rank's range of it."""
+    return A.gather(local) if gather else local
 
 
 class _Levels:
@@ -78,12 +75,23 @@ class _Levels:
         )
 
 
-def bfs(A, source, *, return_predecessors=False, depth_limit=None, direction="auto", stats=None):
+def bfs(
+    A,
+    source,
+    *,
+    return_predecessors=False,
+    depth_limit=None,
+    direction="auto",
+    stats=None,
+    gather=True,
+):
     """Levels (int32, -1 unreached) and, when asked, parents (int64, parents[source] ==
-    source) from ``source``, on every rank; ``direction`` as for :func:`gbla.bfs` (a policy
-    chooses push or pull per level, from the whole frontier); ``stats`` as the module says."""
+    source) from ``source``, whole on every rank (``gather=False``: each rank those of its
+    vertices, A.lo to A.hi); ``direction`` as for :func:`gbla.bfs` (a policy chooses push or
+    pull per level, from the whole frontier); ``stats`` as the module says."""
     xp, n = A.comm.xp, A.n
     source = V.source(source, n)
+    gather = V.flag(gather, "gather")
     mine = A.lo <= source < A.hi
     levels = xp.full(A.hi - A.lo, -1, np.int32)
     parents = xp.full(A.hi - A.lo, -1, np.int64) if return_predecessors else None
@@ -115,8 +123,8 @@ def bfs(A, source, *, return_predecessors=False, depth_limit=None, direction="au
         log.start()
     log.report(stats)
     if parents is None:
-        return _gather(A, levels)
-    return _gather(A, levels), _gather(A, parents)
+        return _result(A, levels, gather)
+    return _result(A, levels, gather), _result(A, parents, gather)
 
 
 METHODS = ("bellman_ford", "delta_stepping")
@@ -168,7 +176,7 @@ def sssp(
     else:
         _bellman_ford_rounds(A, start, dist, steps, log)
     log.report(stats)
-    dist = _gather(A, dist)
+    dist = A.gather(dist)
     if not return_predecessors:
         return dist
     return dist, _tree(A, source, dist)
