@@ -478,6 +478,8 @@ def _persistent(A, source, *, return_parents, depth_limit, direction, stats):
     fixed = {"push": 1, "pull": 2}.get(policy, 0) if isinstance(policy, str) else 0
     kernel = _kernel("gbla_bfs_persistent", None if fixed else policy)
     blocks = _launch.cooperative_blocks(kernel, PERSISTENT_THREADS, PERSISTENT_BLOCKS_PER_SM)
+    words = (s.n + 31) // 32
+    bitmaps = _cupy().empty(3 * words, np.uint32)  # the pull levels' frontiers (bfs.cu)
     kernel(
         (blocks,),
         (PERSISTENT_THREADS,),
@@ -495,6 +497,8 @@ def _persistent(A, source, *, return_parents, depth_limit, direction, stats):
             f.slots,
             np.int64(s.nnz),
             np.int32(fixed),
+            bitmaps,
+            np.int64(words),
         ),
     )
     return s.result()
@@ -554,7 +558,8 @@ _KERNELS = (
         _persistent,
         True,
         "one cooperative launch runs every level, grid-wide barrier between levels, push/pull "
-        "chosen on the device by the DirectionPolicy rule",
+        "chosen on the device by the DirectionPolicy rule; a pull reads its frontier as a "
+        "bitmap",
     ),
     (
         "load_balanced",

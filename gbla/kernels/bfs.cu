@@ -631,6 +631,18 @@ gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int
 #undef GBLA_SB_START
 #undef GBLA_SB_DEG
 
+// The first in-neighbour of v (CSC) in the frontier bitmap `front` (bit u & 31 of word u >> 5),
+// or -1: the pull step of a level whose frontier is a bitmap, one bit a vertex (n / 8 bytes,
+// which caches hold) where the levels are 4 bytes a vertex read at random.
+__device__ __forceinline__ int gbla_pull_parent_bit(long long v, const unsigned* front,
+                                                    const int* t_indptr, const int* t_indices) {
+    for (int e = t_indptr[v]; e < t_indptr[v + 1]; ++e) {
+        int u = t_indices[e];
+        if ((front[u >> 5] >> (u & 31)) & 1u) return u;
+    }
+    return -1;
+}
+
 // ------------------------------------------------------------------ 8. persistent
 // One cooperative launch runs every level: grid.sync() separates levels and the frontier size
 // never leaves the device. Each level is push (binned frontier: thread / warp / block per
@@ -639,15 +651,22 @@ gbla_bfs_single_block(const int* in_bins, int c0, int c1, int c2, int depth, int
 // put before this file by the loader (mode 1: push only, mode 2: pull only), with m_u counted
 // as direction.py defines it. A push level after pull levels first gathers its frontier from
 // the levels into bins (one more grid.sync).
+// A pull reads its frontier as a bitmap: bitmaps holds three of `words` words, level d's
+// frontier in bitmap d % 3. A pull level writes its own (a warp's 32 vertices are one word: a
+// store of the warp's ballot) and clears bitmap (d + 1) % 3, which the next level writes and
+// this one neither reads nor writes; the first pull after push levels (whose frontier is in
+// bins) clears its two bitmaps and sets the frontier's bits from the bins first (two more
+// grid.syncs, once a switch).
 // Counter slots: slots[0..2] rotate (a level reads slot (d-1)%3, appends to d%3, clears
 // (d+1)%3); slots[3..5] rotate over the gathers the same way.
-// Launch: cooperative, grid <= the co-resident block count; slots zeroed but for slots[0],
-// bins0 holding the source (gbla_bfs_init).
+// Launch: cooperative, grid <= the co-resident block count, blocks of whole warps; slots zeroed
+// but for slots[0], bins0 holding the source (gbla_bfs_init); bitmaps need no initial value.
 extern "C" __global__ void gbla_bfs_persistent(int n, int depth_limit, int* levels,
                                                int* parents, const int* indptr,
                                                const int* indices, const int* t_indptr,
                                                const int* t_indices, int* bins0, int* bins1,
-                                               u64* slots, long long unexplored, int mode) {
+                                               u64* slots, long long unexplored, int mode,
+                                               unsigned* bitmaps, long long words) {
     const gbla_grid grid;
     long long tid = grid.thread_rank(), threads = grid.size();
     bool pulling = false;
@@ -668,14 +687,36 @@ extern "C" __global__ void gbla_bfs_persistent(int n, int depth_limit, int* leve
         const int* q = (depth & 1) ? bins0 : bins1;
         int* out = (depth & 1) ? bins1 : bins0;
         if (pulling) {
+            unsigned* front = bitmaps + words * ((depth - 1) % 3);
+            unsigned* built = bitmaps + words * (depth % 3);
+            unsigned* later = bitmaps + words * ((depth + 1) % 3);
+            if (!was_pulling) {  // the frontier is in the bins: its bits set first
+                for (long long w = tid; w < words; w += threads) {
+                    front[w] = 0u;
+                    built[w] = 0u;
+                }
+                grid.sync();
+                gbla_grid_for_each_binned(q, n, c0, c1, c2, [&](int u, int lane, int group) {
+                    if (lane == 0) atomicOr(&front[u >> 5], 1u << (u & 31));
+                });
+                grid.sync();
+            }
+            for (long long w = tid; w < words; w += threads) later[w] = 0u;
+            // a warp's lanes take 32 consecutive vertices, one word of `built` (threads is a
+            // multiple of 32): every lane runs every pass, for the ballot
             unsigned claimed = 0;
-            for (long long v = tid; v < n; v += threads) {
-                if (levels[v] != -1) continue;
-                int found = gbla_pull_parent(v, depth, levels, t_indptr, t_indices);
-                if (found < 0) continue;
-                levels[v] = depth;
-                if (parents) parents[v] = found;
-                claimed += 1;
+            for (long long base = tid - (tid & 31); base < n; base += threads) {
+                const long long v = base + (tid & 31);
+                int found = -1;
+                if (v < n && levels[v] == -1)
+                    found = gbla_pull_parent_bit(v, front, t_indptr, t_indices);
+                const unsigned hits = __ballot_sync(0xffffffffu, found >= 0);
+                if (found >= 0) {
+                    levels[v] = depth;
+                    if (parents) parents[v] = found;
+                    claimed += 1;
+                }
+                if ((tid & 31) == 0) built[base >> 5] = hits;
             }
             gbla_count_claims(claimed, nxt);
             grid.sync();
