@@ -134,8 +134,9 @@ def _distributed(doc, i):
     base = doc.get("baseline")
     if base:  # the best one-device method of each algorithm, from a one-rank run
         out += [
-            "x best one-device: the best single-device method's median ms (a one-rank run with "
-            "--single, the same call) over the row's ms, above 1 where the ranks win: "
+            "x best one-device: the baseline's median ms over the row's ms, above 1 where the "
+            "ranks win; the baseline is the fastest one-device method of a one-rank run "
+            "(--baseline: its --single methods, and from 64ebb03 on its own rows too): "
             + "; ".join(
                 f"{family} `{b['method']}` {b['seconds'] * 1e3:.2f} ms"
                 for family, b in sorted(base.items())
@@ -616,12 +617,16 @@ def _about(doc, kind, path):
             f"Machine: {m['gpu']}, CuPy {m['cupy']}, Python {m['python']}; gbla {m['gbla']}",
         ]
     if kind == "distributed":
-        algos = list(dict.fromkeys(r["algo"] for r in doc["rows"]))
+        names = list(dict.fromkeys(r["algo"] for r in doc["rows"]))
+        algos = [a for a in names if not a.startswith("single:")]
+        singles = [a.split(":", 1)[1] for a in names if a.startswith("single:")]
         return [
             f"Command: `python -m gbla.distributed.launch -n {doc['ranks']} "
             f"benchmarks/bench_distributed.py --scale {doc['scale']}"
             + (f" --edge-factor {doc['edge_factor']}" if doc.get("edge_factor", 16) != 16 else "")
             + ("" if algos == DISTRIBUTED_ALGOS else " --algos " + " ".join(algos))
+            + (" --single " + " ".join(singles) if singles else "")
+            + (" --baseline ONE_RANK.json" if doc.get("baseline") else "")
             + "`",
             "",
             f"Machine: {doc.get('machine', 'not recorded')}; Python {doc['python']}; "
