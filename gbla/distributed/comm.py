@@ -4,9 +4,6 @@ over the ranks (one or several in one collective: ``allreduce_sum`` / ``allreduc
 gather an array from every rank.
 
 - :class:`SelfComm`: one rank (a communicator of one), any array module.
-
-The values ``allreduce_sums`` sums may be a list of integers or an array of them; NCCL sums a
-device array where it lies (one copy back to the host, of the sums).
 - :meth:`ThreadComm.group`: ``size`` ranks in one process, one thread each, exchanging through
   shared memory: the ranks of the CPU tests, or one thread per GPU of a host.
 - :class:`NcclComm`: one rank per GPU through NCCL (CuPy's ``cupy.cuda.nccl``), grouped sends
@@ -14,6 +11,9 @@ device array where it lies (one copy back to the host, of the sums).
   set before the communicator is made).
 - :class:`Counted`: any of them, counting what its rank sends (the communication volume a
   traversal reports per level).
+
+The values ``allreduce_sums`` sums may be a list of integers or an array of them; NCCL sums a
+device array where it lies (one copy back to the host, of the sums).
 """
 
 import os
