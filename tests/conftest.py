@@ -11,6 +11,20 @@ from hypothesis import HealthCheck, settings
 import gbla
 from gbla._backend import to_host
 
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """A worker per core, a file a worker (-n auto --dist loadfile), where pytest-xdist is
+    installed and no -n was given: pyproject's addopts leave the option out, which a pytest
+    without xdist would refuse (it then runs the suite in one process)."""
+    if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
+        return
+    if config.getoption("numprocesses", None) is None:
+        config.option.numprocesses = "auto"
+        if config.option.dist == "no":
+            config.option.dist = "loadfile"
+
+
 GPU = gbla.gpu_available()
 SKIP_NO_GPU = pytest.mark.skipif(not GPU, reason="needs CuPy and a CUDA device")
 

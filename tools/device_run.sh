@@ -49,7 +49,7 @@ if [ "$part" = all ] || [ "$part" = tests ]; then
     python3 -m gbla warmup 2>&1 | tee "$OUT/warmup.log" | tail -n 3
     # a worker per core (16 on the lent machines): a cold machine's NVRTC compiles, which the
     # workers repeat, are what a GPU run spends most of its time on (the mxv oracle: 580 s
-    # with 8 workers); GBLA_WORKERS overrides. Test by test, not pyproject's file by file (the
+    # with 8 workers); GBLA_WORKERS overrides. Test by test, not the default file by file (the
     # oracle's GPU tests would share one worker). pyproject leaves the tests marked exhaustive
     # (CPU compiles CI runs) out; 'tests -m exhaustive' runs them.
     python3 -m pytest -q -p no:cacheprovider -ra -n "${GBLA_WORKERS:-$(nproc)}" --dist load "${limit[@]}" \
