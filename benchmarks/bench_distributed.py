@@ -5,7 +5,8 @@ and ``bfs_bitmap``, gbla.distributed.bitmap_bfs (bitmap frontiers; distributed.c
 the GPU); two SSSP: ``sssp``, gbla.distributed.sssp (Bellman-Ford), and ``sssp_delta``, its
 delta-stepping (the weights' default width); and, when named with ``--algos``,
 ``bfs_algebra`` and ``sssp_algebra``, gbla.bfs and gbla.sssp of gbla/algorithms on the
-DistMatrix (its vectors whole on every rank):
+DistMatrix (its vectors whole on every rank), and ``bfs_bitmap_host_loop``, the bitmap BFS with
+its level loop on the host (the default runs it on the device where it can):
 
     python -m gbla.distributed.launch -n 2 benchmarks/bench_distributed.py --scale 26 \
         --json out.json                       # a GPU per rank, NCCL
@@ -72,12 +73,15 @@ def _algebra(search):
 ALGOS = {
     "bfs": functools.partial(D.bfs, gather=False),
     "bfs_bitmap": functools.partial(D.bitmap_bfs, gather=False),
+    # its level loop on the host (a sum read back a level) where the default runs it on the
+    # device: what the device loop saves
+    "bfs_bitmap_host_loop": functools.partial(D.bitmap_bfs, gather=False, device_loop=False),
     "sssp": D.sssp,
     "sssp_delta": functools.partial(D.sssp, method="delta_stepping"),
     "bfs_algebra": _algebra(gbla.bfs),
     "sssp_algebra": _algebra(gbla.sssp),
 }
-DEFAULT_ALGOS = ["bfs", "bfs_bitmap", "sssp", "sssp_delta"]
+DEFAULT_ALGOS = ["bfs", "bfs_bitmap", "sssp", "sssp_delta"]  # the others: name them
 
 
 def edge_weights(src, dst, bounds, xp):

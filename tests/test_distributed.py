@@ -1331,6 +1331,17 @@ def test_bitmap_bfs_refuses_what_it_cannot_search():
     for kwargs in ({"direction": "pull"}, {"direction": "push", "return_predecessors": True}):
         with pytest.raises(gbla.InvalidValue, match="^A must hold its transpose's rows"):
             D.bitmap_bfs(bare, 0, **kwargs)
+    # the level loop on the device: CPU ranks have none
+    with pytest.raises(
+        gbla.InvalidValue,
+        match="^device_loop must be None or False here .the ranks' arrays are NumPy's.; got True",
+    ):
+        D.bitmap_bfs(M, 0, device_loop=True)
+    with pytest.raises(gbla.InvalidValue, match="^device_loop must be None, True or False; got 1"):
+        D.bitmap_bfs(M, 0, device_loop=1)
+    stats = {}
+    assert D.bitmap_bfs(M, 0, stats=stats).tolist() == [0, 1, 2]
+    assert stats["loop"] == "host"
     with pytest.raises(
         gbla.InvalidValue, match="^memory_budget must be None with method='distributed_bitmap'"
     ):
@@ -1346,11 +1357,13 @@ def test_bitmap_bfs_refuses_what_it_cannot_search():
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
 def test_the_bitmap_kernels_compile_for_every_instantiation_the_launcher_uses(tmp_path):
     # templates are only parsed until instantiated: take the address of each one
+    from gbla.direction import DEFAULT_POLICY
     from gbla.kernels import _distributed, _launch
 
     unit = tmp_path / "distributed_all.cu"
     unit.write_text(
-        _launch.source("distributed.cu")
+        DEFAULT_POLICY.cuda_source()  # the level loop's choice, as the launcher compiles it
+        + _launch.source("distributed.cu")
         + "\nvoid* gbla_all[] = {"
         + ", ".join(f"(void*)&{name}" for name in _distributed.NAME_EXPRESSIONS)
         + "};\n"
@@ -1402,6 +1415,79 @@ def test_bitmap_bfs_on_gpu_ranks_whose_bounds_split_words(size, direction):
                 assert isinstance(levels, cupy.ndarray)
                 check_bitmap_search(S, s, host(levels), host(parents))
                 np.testing.assert_array_equal(host(local), host(levels)[lo:hi])
+
+
+@SKIP_NO_GPU
+@pytest.mark.gpu
+@pytest.mark.parametrize("direction", ["auto", "push", "pull", FLIPPING], ids=str)
+@pytest.mark.parametrize("parents", [False, True])
+def test_bitmap_bfs_level_loop_on_the_device_gives_what_the_hosts_gives(direction, parents):
+    # one GPU rank (SelfComm): the levels in one CUDA graph, its IF nodes choosing push or pull;
+    # a path of 150 levels outruns the log a launch keeps (64 levels), so the host relaunches
+    import cupy
+
+    path = G.csr(np.arange(149), np.arange(1, 150), np.ones(149), 150)
+    graphs = dict(BITMAP_GRAPHS, path=(path + path.T).tocsr())
+    for name in sorted(graphs):
+        S = graphs[name]
+        A = D.DistMatrix.from_csr(D.SelfComm(cupy), S.indptr, S.indices)
+        for source, limit in ((0, None), (int(np.argmax(np.diff(S.indptr))), None), (0, 3)):
+            got, want = {}, {}
+            kwargs = dict(return_predecessors=parents, direction=direction, depth_limit=limit)
+            on_device = D.bitmap_bfs(A, source, device_loop=True, stats=got, **kwargs)
+            on_host = D.bitmap_bfs(A, source, device_loop=False, stats=want, **kwargs)
+            assert got.pop("loop") == "device" and want.pop("loop") == "host"
+            assert want.pop("seconds") and not got.pop("seconds")
+            assert got == want, name
+            if not parents:
+                on_device, on_host = (on_device, None), (on_host, None)
+            np.testing.assert_array_equal(host(on_device[0]), host(on_host[0]))
+            if parents:
+                check_bitmap_search(S, source, on_device[0], on_device[1], limit)
+            else:
+                expected = _levels_of(S, source)
+                if limit is not None:
+                    expected = np.where(expected <= limit, expected, -1)
+                np.testing.assert_array_equal(host(on_device[0]), expected)
+
+
+@SKIP_NO_GPU
+@pytest.mark.gpu
+@pytest.mark.parametrize("direction", ["auto", "push", "pull", FLIPPING], ids=str)
+def test_gbla_bfs_distributed_bitmap_on_a_gpu_matrix_runs_its_levels_on_the_device(direction):
+    from .test_bfs_kernels import check_kernel
+
+    for name in sorted(BITMAP_GRAPHS):
+        S = BITMAP_GRAPHS[name]
+        A = gbla.Matrix.from_scipy(S, device="gpu")
+        for source in (0, int(np.argmax(np.diff(S.indptr)))):
+            for limit in (None, 2):
+                check_kernel(
+                    "distributed_bitmap", A, S, source, depth_limit=limit, direction=direction
+                )
+        stats = {}
+        gbla.bfs(A, 0, method="distributed_bitmap", direction=direction, stats=stats)
+        assert stats["loop"] == "device"
+
+
+@SKIP_NO_GPU
+@pytest.mark.gpu
+def test_bitmap_bfs_level_loop_keeps_its_graph_and_returns_its_memory():
+    # the graph and its buffers are made once, kept with the matrix; each search's results are
+    # copies, which the caller frees: 300 searches do not grow the pool
+    import cupy
+
+    S = gbla.generators.rmat(10, 8, seed=3, device="cpu").to_scipy()
+    A = D.DistMatrix.from_csr(D.SelfComm(cupy), S.indptr, S.indices)
+    first = D.bitmap_bfs(A, 1, return_predecessors=True)
+    pool = cupy.get_default_memory_pool()
+    used = pool.used_bytes()
+    for source in range(300):
+        levels, parents = D.bitmap_bfs(A, source % 50, return_predecessors=True)
+    del levels, parents
+    assert pool.used_bytes() == used
+    np.testing.assert_array_equal(host(first[0]), _levels_of(S, 1))
+    assert host(first[0]).tolist() == host(D.bitmap_bfs(A, 1)).tolist()  # the first untouched
 
 
 @SKIP_NO_GPU
@@ -1868,7 +1954,18 @@ def searches_on_ranks(comm, S, source):
     M = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
     levels, parents = D.bfs(M, source, return_predecessors=True)
     algebra_levels, algebra_parents = gbla.bfs(M, source, return_predecessors=True)
-    bitmap_levels, bitmap_parents = D.bitmap_bfs(M, source, return_predecessors=True)
+    bitmap_stats, host_stats = {}, {}
+    bitmap_levels, bitmap_parents = D.bitmap_bfs(
+        M, source, return_predecessors=True, stats=bitmap_stats
+    )
+    # the level loop on the device (NCCL in its graph), against the host's loop
+    host_levels = D.bitmap_bfs(M, source, device_loop=False, stats=host_stats)
+    assert bitmap_stats.pop("loop") == "device" and host_stats.pop("loop") == "host"
+    host_stats.pop("seconds"), bitmap_stats.pop("seconds")
+    assert bitmap_stats["directions"] == host_stats["directions"]
+    assert bitmap_stats["found"] == host_stats["found"]
+    assert not (host(host_levels) != host(bitmap_levels)).any()
+    pulled = D.bitmap_bfs(M, source, direction="pull", depth_limit=2, device_loop=True)
     dist, pred = gbla.sssp(M, source, return_predecessors=True)
     delta_dist, delta_pred = D.sssp(M, source, method="delta_stepping", return_predecessors=True)
     found = {
@@ -1878,6 +1975,7 @@ def searches_on_ranks(comm, S, source):
         "algebra_parents": algebra_parents,
         "bitmap_levels": bitmap_levels,
         "bitmap_parents": bitmap_parents,
+        "bitmap_pulled": pulled,
         "dist": D.sssp(M, source),
         "algebra_dist": dist,
         "algebra_pred": pred,
@@ -1914,6 +2012,9 @@ def check_against_one_gpu(results, devices=(0, 1)):
             ):
                 np.testing.assert_array_equal(got[f"{name}.{lv}"], one_levels)
                 gbla.verify.bfs(A_host, source, got[f"{name}.{lv}"], got[f"{name}.{par}"])
+            np.testing.assert_array_equal(
+                got[f"{name}.bitmap_pulled"], np.where(one_levels <= 2, one_levels, -1)
+            )
             np.testing.assert_array_equal(got[f"{name}.dist"], one_dist)
             np.testing.assert_array_equal(got[f"{name}.algebra_dist"], one_dist)
             np.testing.assert_array_equal(got[f"{name}.delta_dist"], one_dist)

@@ -36,7 +36,8 @@ from .. import _validation as V
 from .. import direction as _direction
 from .. import methods
 from .._storage import expand_rows
-from ..kernels._distributed import DeviceSteps
+from ..kernels._distributed import DeviceSteps, LoopKernels
+from ..runtime import _graphs
 from .comm import SelfComm
 from .matrix import DistMatrix
 from .traverse import _Levels, _result
@@ -269,6 +270,233 @@ class _Search:
         self.count = count
 
 
+class _Graphed(_Search):
+    """A search whose level loop runs on the device: one CUDA graph (made once for a matrix,
+    its return of parents and its direction, and kept with the matrix) holds a WHILE node whose
+    body runs two levels, each an IF node for a push and one for a pull, with their exchanges
+    (NCCL captured: :meth:`NcclComm.exchange`, ``sum_into``) and the sum of their tallies;
+    a kernel chooses each level's direction from that sum (LoopKernels). The host launches it
+    once (again every ``CAPACITY`` levels, to read the log of directions and counts) and reads
+    one control array back: no Python a level. Every buffer a level touches is made here, once;
+    the levels and parents a search returns are copies."""
+
+    CAPACITY = 64  # levels a launch runs before the host reads their log
+
+    def __init__(self, A, parents, direction, edges):
+        super().__init__(A, parents)
+        cp, comm = self.xp, A.comm
+        self.rt = _graphs.driver()
+        self.m = A.hi - A.lo
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        self.control = cp.zeros(8, np.int64)
+        self.log_directions = cp.zeros(self.CAPACITY, np.int32)
+        self.log_found = cp.zeros(self.CAPACITY, np.int64)
+        self.frontier = cp.zeros_like(self.known)
+        lengths = [b - a for a, b in self.spans]
+        if comm.size > 1:
+            # what the ranks send this one: a push's words of this range, from each (end to
+            # end, as the claim reads them); every rank's frontier words (a pull's, and a
+            # push's with parents)
+            self.block = cp.zeros(comm.size * self.words, np.uint32)
+            gathered = cp.zeros(sum(lengths), np.uint32)
+            ends = np.cumsum([0] + lengths)
+            self.parts = [gathered[ends[r] : ends[r + 1]] for r in range(comm.size)]
+        self.kernels = LoopKernels(self.control, A.n, edges, direction)
+        self._exec = None
+        self._graph = None
+        # what was made on the caller's stream is there before the graph is (a non-blocking
+        # stream waits for no other by itself)
+        self.stream.wait_event(cp.cuda.get_current_stream().record())
+        with self.stream:
+            self._record()
+
+    def __del__(self):
+        try:
+            if self._exec is not None:
+                self.rt.destroy_exec(self._exec)
+            if self._graph is not None:
+                self.rt.destroy(self._graph)
+        except Exception:  # noqa: BLE001  (interpreter shutdown)
+            pass
+
+    # ------------------------------------------------------------------ a level, captured
+    def _frontier_parts(self, p):
+        """Every rank's frontier words (this one's own where it is the only one)."""
+        return self.parts if self.comm.size > 1 else [self.fronts[p]]
+
+    def _assemble_captured(self, parts):
+        frontier = self.frontier
+        frontier.fill(0)
+        for (first, _), part in zip(self.spans, parts):
+            if len(part):
+                view = frontier[first : first + len(part)]
+                view |= part
+        self.known |= frontier
+        return frontier
+
+    def _sum(self):
+        """The level's tally summed over the ranks into control, and logged."""
+        self.kernels.to_sum(self.steps.tally)
+        if self.comm.size > 1:
+            self.comm.sum_into(self.control[:2])
+        self.kernels.logged(self.log_found)
+
+    def _push(self, p):
+        comm, steps, front = self.comm, self.steps, self.fronts[p]
+        depth = self.control[2:3]
+        self.next.fill(0)
+        # the frontier's size is the level before's tally, on the device
+        steps.push(self.queues[p], steps.tally, self.known, self.next, bound=max(self.m, 1))
+        frontier = None
+        if comm.size > 1:
+            words = self.words
+            sends, recvs = [], []
+            for r, (a, b) in enumerate(self.spans):
+                sends.append([self.next[a:b]] + ([front] if self.parents is not None else []))
+                got = [self.block[r * words : (r + 1) * words]]
+                recvs.append(got + ([self.parts[r]] if self.parents is not None else []))
+            comm.exchange(sends, recvs)
+            received = self.block
+        else:
+            received = self.next[self.w0 : self.w0 + self.words]
+        if self.parents is not None:
+            frontier = self._assemble_captured(self._frontier_parts(p))
+        steps.claim(
+            received,
+            0,
+            self.known,
+            self.fronts[1 - p],
+            self.queues[1 - p],
+            frontier,
+            depth_at=depth,
+        )
+        self._sum()
+
+    def _pull(self, p):
+        comm = self.comm
+        if comm.size > 1:
+            comm.exchange([[self.fronts[p]]] * comm.size, [[part] for part in self.parts])
+        frontier = self._assemble_captured(self._frontier_parts(p))
+        self.fronts[1 - p].fill(0)
+        self.steps.pull(
+            frontier,
+            0,
+            self.known,
+            self.fronts[1 - p],
+            self.queues[1 - p],
+            depth_at=self.control[2:3],
+        )
+        self._sum()
+
+    def _record(self):
+        rt, s = self.rt, self.stream.ptr
+        graph = rt.graph()
+        try:
+            loop_handle = rt.conditional_handle(graph, default=1)
+            _, body = rt.add_while(graph, [], loop_handle)
+            after = []
+            for p in (0, 1):  # two levels a body: the buffers trade places, and back
+                push_handle = rt.conditional_handle(body)
+                pull_handle = rt.conditional_handle(body)
+                after = rt.capture(
+                    s,
+                    body,
+                    lambda: self.kernels.decide(self.log_directions, push_handle, pull_handle),
+                    after=after,
+                )
+                node, push_body = rt.add_if(body, after, push_handle)
+                rt.capture(s, push_body, lambda: self._push(p))
+                node, pull_body = rt.add_if(body, [node], pull_handle)
+                rt.capture(s, pull_body, lambda: self._pull(p))
+                after = [node]
+            rt.capture(s, body, lambda: self.kernels.again(self.CAPACITY, loop_handle), after=after)
+            self._exec = rt.instantiate(graph)
+            self._graph = graph
+        except BaseException:
+            rt.destroy(graph)
+            raise
+
+    def _bytes(self, way):
+        """What this rank sends in a level (as Counted counts it on the host): its words of
+        the others' ranges (a push; with parents its frontier's words to each too) or its
+        frontier's words to each (a pull), and the two sums."""
+        comm, others = self.comm, self.comm.size - 1
+        words = 4 * self.words * others
+        if way == "push":
+            sent = sum(4 * (b - a) for r, (a, b) in enumerate(self.spans) if r != comm.rank)
+            words = sent + (words if self.parents is not None else 0)
+        return words + 16 * others
+
+    # ------------------------------------------------------------------ a search
+    def run(self, source, depth_limit, log=None):
+        """The search from ``source``: (levels, parents or None), copies of this rank's; with
+        ``log`` (a _Levels), each level's direction, count and volume into it."""
+        cp, comm = self.xp, self.comm
+        caller = cp.cuda.get_current_stream()
+        # the caller's work before this call first (the last search's results copied)
+        self.stream.wait_event(caller.record())
+        with self.stream:
+            self.levels.fill(-1)
+            if self.parents is not None:
+                self.parents.fill(-1)
+            self.known.fill(0)
+            self.fronts[0].fill(0)
+            count, edges = self.start(source)
+            self.steps.tally.set(np.array([count, edges], np.uint64))
+            found, edges = comm.allreduce_sums([count, edges])
+            limit = -1 if depth_limit is None else depth_limit
+            self.control.set(np.array([found, edges, 0, 0, -1, 0, 0, limit], np.int64))
+            while True:
+                self.rt.launch(self._exec, self.stream.ptr)
+                control = self.control.get()  # sync: the loop's end, or a full log
+                if log is not None:  # sync: the levels' log
+                    logged = int(control[6])
+                    directions = self.log_directions[:logged].get()
+                    for way, found in zip(directions, self.log_found[:logged].get()):
+                        way = "pull" if way == 2 else "push"
+                        # the first level counts the start's sum too, as the host's loop does
+                        start = 0 if log.found else 1
+                        sent = self._bytes(way) + start * 16 * (comm.size - 1)
+                        log.add(way, int(found), sent, 2 + start)
+                if control[5]:
+                    break
+                self.control[6:7] = 0
+            done = self.stream.record()
+        caller.wait_event(done)
+        # the results copied on the caller's stream, from its memory
+        return self.levels.copy(), None if self.parents is None else self.parents.copy()
+
+
+def _device_loop(A, parents, direction, edges, wanted):
+    """The kept _Graphed search of A for these arguments (``direction`` resolved: 'push',
+    'pull' or a DirectionPolicy; ``edges`` the matrix's); None where the level loop stays on
+    the host: not asked for (``wanted`` False), a CPU matrix, a communicator that a graph
+    cannot hold, a driver without conditional nodes, or a graph the driver refused (the reason
+    kept with A, and raised where ``wanted`` is True)."""
+    if wanted is False:
+        return None
+    comm = A.comm
+    reason = None
+    if comm.xp is np:
+        reason = "the ranks' arrays are NumPy's"
+    elif not getattr(comm, "capturable", False):
+        reason = f"a {type(getattr(comm, 'comm', comm)).__name__} cannot be captured in a graph"
+    elif _graphs.driver() is None:
+        reason = "the CUDA driver makes no conditional graph nodes"
+    key = ("bitmap_bfs_loop", parents, direction)
+    if reason is None and key not in A._cache:
+        try:
+            A._cache[key] = _Graphed(A, parents, direction, edges)
+        except Exception as e:  # noqa: BLE001  (the driver or NCCL refused the graph)
+            A._cache[key] = f"the graph was refused: {e}"
+    found = A._cache.get(key, reason)
+    if isinstance(found, str):
+        if wanted:
+            raise V.invalid_value("device_loop", f"be None or False here ({found})", True)
+        return None
+    return found
+
+
 def bitmap_bfs(
     A,
     source,
@@ -278,6 +506,7 @@ def bitmap_bfs(
     direction="auto",
     stats=None,
     gather=True,
+    device_loop=None,
 ):
     """Breadth-first search over a matrix cut over ranks, direction-optimizing, its frontiers
     exchanged as bitmaps (the module says how); collective.
@@ -305,6 +534,13 @@ def bitmap_bfs(
         True (the default): the results whole on every rank (one all-gather of each, n
         entries over the ranks); False: each rank keeps those of its vertices, A.lo to A.hi
         (none sent), as Graph500 leaves a search's tree.
+    device_loop : bool or None
+        Where the level loop runs. None (the default): on the device where it can (GPU ranks
+        of an NCCL communicator, or one GPU rank; a CUDA driver with conditional graph nodes):
+        one CUDA graph, made at the first search and kept with A, runs the levels with their
+        exchanges and chooses each one's direction, without the host. False: on the host, a
+        sum read back a level. True: on the device, or raise where it cannot. ``stats`` gets
+        ``loop``, 'device' or 'host' (and no ``seconds`` a level from the device).
 
     Returns
     -------
@@ -318,7 +554,8 @@ def bitmap_bfs(
     Raises
     ------
     DomainMismatch (A not a DistMatrix, stats not a dict), InvalidIndex / InvalidValue (source,
-    depth_limit, direction; a pull or parents asked of a DistMatrix without its transpose)
+    depth_limit, direction, device_loop; a pull or parents asked of a DistMatrix without its
+    transpose; device_loop=True where the loop cannot run on the device)
 
     Examples
     --------
@@ -347,11 +584,21 @@ def bitmap_bfs(
             "(DistMatrix.from_csr and from_edges build them)",
             "a DistMatrix without them",
         )
+    V.optional_flag(device_loop, "device_loop")
     edges_total = A.nvals
     if edges_total is None and not isinstance(steps, str):  # a DistMatrix made by hand
         edges_total = comm.allreduce_sum(len(A.indices))
-    search = _Search(A, parents)
     log = _Levels(A, steps)
+    graphed = _device_loop(A, parents, _direction.resolve(direction), edges_total or 0, device_loop)
+    if graphed is not None:
+        levels, tree = graphed.run(source, depth_limit, None if stats is None else log)
+        if stats is not None:
+            log.report(stats)
+            stats["loop"] = "device"
+        if not parents:
+            return _result(A, levels, gather)
+        return _result(A, levels, gather), _result(A, tree, gather)
+    search = _Search(A, parents)
     log.start()
     found, edges = comm.allreduce_sums(search.start(source))
     depth = 0
@@ -376,6 +623,8 @@ def bitmap_bfs(
             break
         log.start()
     log.report(stats)
+    if stats is not None:
+        stats["loop"] = "host"
     if not parents:
         return _result(A, search.levels, gather)
     return _result(A, search.levels, gather), _result(A, search.parents, gather)
@@ -384,7 +633,14 @@ def bitmap_bfs(
 # ------------------------------------------------------------------ as a method of gbla.bfs
 def _one_rank(A):
     """A gbla.Matrix as a DistMatrix of one rank over the matrix's own arrays (none copied;
-    the in-edges from A.T, which A builds once and keeps)."""
+    the in-edges from A.T, which A builds once and keeps), made once and kept with A (with
+    what the searches keep on it: a GPU's level loop)."""
+    if "one_rank" not in A._cache:
+        A._cache["one_rank"] = _as_one_rank(A)
+    return A._cache["one_rank"]
+
+
+def _as_one_rank(A):
     T = A.T
     return DistMatrix(
         SelfComm(B.xp_of(A.device)),

@@ -14,6 +14,12 @@ gather an array from every rank.
 
 The values ``allreduce_sums`` sums may be a list of integers or an array of them; NCCL sums a
 device array where it lies (one copy back to the host, of the sums).
+
+NCCL's and a device :class:`SelfComm`'s ``capturable`` is True: their ``exchange`` and
+``sum_into`` only enqueue work on the current stream (into arrays the caller made, nothing
+read back), so that a CUDA graph can hold them (the bitmap BFS's level loop on the device).
+NCCL's graph mixing stays off (``NCCL_GRAPH_MIXING_SUPPORT=0`` unless set) so that its
+collectives may sit in a graph's conditional nodes.
 """
 
 import os
@@ -50,9 +56,20 @@ class SelfComm:
 
     def __init__(self, xp=np):
         self.xp = xp
+        self.capturable = xp is not np
 
     def alltoallv(self, sends, lengths=None):
         return _checked([sends[0]], lengths)
+
+    def exchange(self, sends, recvs):
+        """What :meth:`NcclComm.exchange` does, for one rank: its own arrays copied over, where
+        they are not the same memory."""
+        for a, b in zip(sends[0], recvs[0]):
+            if a.data.ptr != b.data.ptr:
+                b[...] = a
+
+    def sum_into(self, array):
+        """The sum over one rank: ``array`` as it is."""
 
     def allreduce_sum(self, value):
         return int(value)
@@ -139,8 +156,10 @@ class NcclComm:
     device its GPU). ``unique_id``: from :meth:`unique_id` on rank 0, shared with the others
     by the launcher (or by Dask)."""
 
+    capturable = True
+
     def __init__(self, size, unique_id, rank):
-        os.environ["NCCL_NVLS_ENABLE"] = "0"  # no NVLink multicast objects, ever
+        _environment()
         import cupy
         from cupy.cuda import nccl
 
@@ -150,7 +169,7 @@ class NcclComm:
 
     @staticmethod
     def unique_id():
-        os.environ["NCCL_NVLS_ENABLE"] = "0"
+        _environment()
         from cupy.cuda import nccl
 
         return nccl.get_unique_id()
@@ -208,22 +227,57 @@ class NcclComm:
         if self.size == 1:
             return _ints(values)
         cp, nccl = self.xp, self._nccl
-        if isinstance(values, cp.ndarray):
-            x = values.astype(np.int64)  # a copy: the caller's array stays as it is
+        if isinstance(values, cp.ndarray):  # summed out of place: the caller's stays as it is
+            source = values
         else:
-            x = cp.asarray([int(v) for v in values], np.int64)
+            source = cp.asarray([int(v) for v in values], np.int64)
+        x = cp.empty_like(source)
         self._comm.allReduce(
-            x.data.ptr,
+            source.data.ptr,
             x.data.ptr,
             len(x),
-            nccl.NCCL_INT64,
+            self._type(x.dtype),
             nccl.NCCL_SUM,
             cp.cuda.get_current_stream().ptr,
         )
         return [int(v) for v in x.get()]  # sync: the sums
 
+    def exchange(self, sends, recvs):
+        """sends[r] (a sequence of arrays) to rank r, recvs[r] (as many arrays, each the length
+        of rank r's) from it, in one group of sends and receives on the current stream: nothing
+        allocated, nothing read back (a CUDA graph may capture it)."""
+        cp, nccl = self.xp, self._nccl
+        stream = cp.cuda.get_current_stream().ptr
+        nccl.groupStart()
+        for r in range(self.size):
+            for a in sends[r]:
+                self._comm.send(a.data.ptr, len(a), self._type(a.dtype), r, stream)
+            for b in recvs[r]:
+                self._comm.recv(b.data.ptr, len(b), self._type(b.dtype), r, stream)
+        nccl.groupEnd()
+
+    def sum_into(self, array):
+        """``array`` (a device array) summed over the ranks where it lies, enqueued on the
+        current stream (a CUDA graph may capture it)."""
+        self._comm.allReduce(
+            array.data.ptr,
+            array.data.ptr,
+            len(array),
+            self._type(array.dtype),
+            self._nccl.NCCL_SUM,
+            self.xp.cuda.get_current_stream().ptr,
+        )
+
     def allgather(self, array, lengths=None):
         return self.alltoallv([array] * self.size, lengths)
+
+
+def _environment():
+    """NCCL's settings, before its first call: no NVLink multicast objects, ever; no support
+    for mixing graphs with calls outside them on parallel streams (which puts event nodes in a
+    captured collective, and those a conditional node's body refuses), unless set."""
+    os.environ["NCCL_NVLS_ENABLE"] = "0"
+    os.environ.setdefault("NCCL_GRAPH_MIXING_SUPPORT", "0")
 
 
 def _nbytes(array):

@@ -12,7 +12,8 @@ decides both the next direction and the end; the first level also counts the sou
 ``collectives`` (calls a rank made in the level), with ``bytes_total``: what a model of a
 bigger machine starts from (see benchmarks/bench_distributed_volume.py); and ``seconds``, this
 rank's wall time of each level (a level ends in a sum read on the host, so its device work is
-done; the first level includes the start)."""
+done; the first level includes the start; none for the bitmap BFS's levels run on the device,
+which the host does not see)."""
 
 import time
 
@@ -55,6 +56,14 @@ class _Levels:
         self.found.append(int(found))
         self.bytes.append(self.A.comm.bytes_sent - self.bytes0)
         self.collectives.append(self.A.comm.collectives - self.calls0)
+
+    def add(self, direction, found, sent, collectives):
+        """A level that ran where the host did not see it (the bitmap BFS's device loop): its
+        direction, vertices found, bytes this rank sent and collectives; no time."""
+        self.directions.append(direction)
+        self.found.append(found)
+        self.bytes.append(sent)
+        self.collectives.append(collectives)
 
     def report(self, stats):
         """The levels into ``stats``, bytes summed over the ranks (one more collective, after

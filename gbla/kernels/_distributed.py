@@ -3,18 +3,21 @@
 
 Every launch goes to the current stream, and none reads anything back: a claim or a pull
 returns its tally on the device, which the sum over the ranks reads (the level's one
-synchronisation), and the next push reads the frontier's size there."""
+synchronisation), and the next push reads the frontier's size there. A CUDA graph may capture
+any of them (:class:`LoopKernels`: the level loop's own, which read the depth on the device
+too)."""
 
 import itertools
 
 import numpy as np
 
 from .. import _validation as V
+from .. import direction as _direction
 from .._backend import _cupy
 from . import _launch
 from ._launch import THREADS, grid, ptr, sm_count
 
-__all__ = ["DeviceSteps", "CTYPES", "NAME_EXPRESSIONS"]
+__all__ = ["DeviceSteps", "LoopKernels", "CTYPES", "NAME_EXPRESSIONS"]
 
 CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 WARP = 32
@@ -28,14 +31,23 @@ def _name_expressions():
     for o, i in itertools.product(CTYPES.values(), repeat=2):
         names += [f"gbla_dbfs_{k}<{o}, {i}>" for k in ("push", "push_hubs", "pull", "parents")]
     names += [f"gbla_dbfs_claim<{o}>" for o in CTYPES.values()]
-    return tuple(names)
+    return tuple(names) + LOOP_KERNELS
+
+
+# the level loop's kernels (extern "C": their names are their own)
+LOOP_KERNELS = ("gbla_dbfs_decide", "gbla_dbfs_to_sum", "gbla_dbfs_logged", "gbla_dbfs_again")
 
 
 NAME_EXPRESSIONS = _name_expressions()
 
 
-def _kernel(expression):
-    return _launch.function("distributed.cu", expression, name_expressions=NAME_EXPRESSIONS)
+def _kernel(expression, policy=None):
+    """A kernel of distributed.cu, compiled behind ``policy``'s rule (the default's where
+    none: one module for every kernel but a loop's choice of another policy)."""
+    prelude = (policy or _direction.DEFAULT_POLICY).cuda_source()
+    return _launch.function(
+        "distributed.cu", expression, prelude=prelude, name_expressions=NAME_EXPRESSIONS
+    )
 
 
 class DeviceSteps:
@@ -95,29 +107,34 @@ class DeviceSteps:
                 (self.hubs, self.hub_count, self.indptr, self.indices, known, nxt),
             )
 
-    def claim(self, received, depth, known, front, queue, frontier):
+    def claim(self, received, depth, known, front, queue, frontier, depth_at=None):
         """Labels the vertices of this rank's range set in any of ``received`` (a word array
-        over the range from each rank) and not in ``known``: ``front`` becomes their bitmap,
-        ``queue`` their list; with ``frontier`` (the level before's, gathered) and parents,
-        each also gets its parent. Returns the device tally (count, out-edges) of them, unread:
-        the sum over the ranks reads it."""
+        over the range from each rank, or those arrays end to end in one) and not in ``known``:
+        ``front`` becomes their bitmap, ``queue`` their list; with ``frontier`` (the level
+        before's, gathered) and parents, each also gets its parent. ``depth_at``: where the
+        depth lies on the device (int64), read instead of ``depth``. Returns the device tally
+        (count, out-edges) of them, unread: the sum over the ranks reads it."""
         words = len(front)
         self.tally.fill(0)
         if words:
             # one array of every rank's words (a copy of the received ones, so that the ranks
             # may reuse what they sent)
-            block = _cupy().concatenate(received)
+            if isinstance(received, _cupy().ndarray):
+                block, ranks = received, len(received) // words
+            else:
+                block, ranks = _cupy().concatenate(received), len(received)
             _kernel(f"gbla_dbfs_claim<{self.offset_type}>")(
                 grid(words),
                 (THREADS,),
                 (
                     block,
-                    np.int32(len(received)),
+                    np.int32(ranks),
                     np.int64(words),
                     np.int64(self.w0),
                     np.int64(self.lo),
                     np.int64(self.hi),
                     np.int32(depth),
+                    ptr(depth_at),
                     self.indptr,
                     known,
                     front,
@@ -134,10 +151,11 @@ class DeviceSteps:
             )
         return self.tally
 
-    def pull(self, frontier, depth, known, front, queue):
+    def pull(self, frontier, depth, known, front, queue, depth_at=None):
         """Labels each unvisited vertex of the range with an in-neighbour in ``frontier`` (all
         n vertices), the first one its parent; ``front`` (zeroed by the caller) and ``queue``
-        get them. Returns the device tally (count, out-edges) of them, unread."""
+        get them; ``depth_at`` as for :meth:`claim`. Returns the device tally (count,
+        out-edges) of them, unread."""
         m = self.hi - self.lo
         self.tally.fill(0)
         if m:
@@ -149,6 +167,7 @@ class DeviceSteps:
                     np.int64(self.lo),
                     np.int64(self.w0),
                     np.int32(depth),
+                    ptr(depth_at),
                     self.t_indptr,
                     self.t_indices,
                     frontier,
@@ -162,3 +181,40 @@ class DeviceSteps:
                 ),
             )
         return self.tally
+
+
+class LoopKernels:
+    """The level loop's own kernels (distributed.cu's last section: one thread each, every
+    state in ``control``), for a search of an ``n``-vertex matrix of ``edges`` edges whose
+    direction is ``fixed`` ('push', 'pull') or a DirectionPolicy's."""
+
+    def __init__(self, control, n, edges, direction):
+        self.control, self.n, self.edges = control, n, edges
+        self.fixed = {"push": 1, "pull": 2}.get(direction, 0) if isinstance(direction, str) else 0
+        self.policy = None if isinstance(direction, str) else direction
+
+    def _one(self, name, args):
+        _kernel(name, self.policy)((1,), (1,), args)
+
+    def decide(self, log_directions, push_handle, pull_handle):
+        self._one(
+            "gbla_dbfs_decide",
+            (
+                self.control,
+                np.int64(self.n),
+                np.int64(self.edges),
+                np.int32(self.fixed),
+                log_directions,
+                np.uint64(push_handle),
+                np.uint64(pull_handle),
+            ),
+        )
+
+    def to_sum(self, tally):
+        self._one("gbla_dbfs_to_sum", (tally, self.control))
+
+    def logged(self, log_found):
+        self._one("gbla_dbfs_logged", (self.control, log_found))
+
+    def again(self, capacity, loop_handle):
+        self._one("gbla_dbfs_again", (self.control, np.int64(capacity), np.uint64(loop_handle)))

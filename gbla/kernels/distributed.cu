@@ -3,7 +3,8 @@
 // every rank's next words for this range) & ~known, levels<new> = depth; pull and parents: the
 // first in-neighbour (A.T's rows) in the gathered frontier. Push: a warp a vertex (a row past
 // `hub` edges: the grid); claim: a word, pull, parents: a vertex a thread. Blocks of whole
-// warps, any grid; tally zeroed first.
+// warps, any grid; tally zeroed first. At the end, the kernels of the level loop on the device
+// (one thread each), compiled behind a DirectionPolicy's rule (gbla_direction).
 
 // A tally grows by gbla_warp_reserve (frontier.cuh), one atomic a warp (the pull's queue: one a
 // block, from a block scan); every lane of a warp calls it, since the loops that do stride by
@@ -79,8 +80,9 @@ __global__ void gbla_dbfs_push_hubs(const int* hubs, const unsigned long long* h
 template <class O>
 __global__ void gbla_dbfs_claim(const unsigned* received, int ranks, long long words,
                                 long long w0, long long lo, long long hi, int depth,
-                                const O* indptr, unsigned* known, unsigned* front, int* levels,
-                                int* queue, u64* tally) {
+                                const long long* depth_at, const O* indptr, unsigned* known,
+                                unsigned* front, int* levels, int* queue, u64* tally) {
+    if (depth_at) depth = (int)*depth_at;
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long base = (long long)blockIdx.x * blockDim.x; base < words; base += stride) {
         const long long w = base + threadIdx.x;
@@ -117,9 +119,11 @@ __global__ void gbla_dbfs_claim(const unsigned* received, int ranks, long long w
 // ballot and the block's scan need.
 template <class O, class I>
 __global__ void gbla_dbfs_pull(long long m, long long lo, long long w0, int depth,
-                               const O* t_indptr, const I* t_indices, const unsigned* frontier,
-                               const O* indptr, unsigned* known, unsigned* front, int* levels,
-                               long long* parents, int* queue, u64* tally) {
+                               const long long* depth_at, const O* t_indptr, const I* t_indices,
+                               const unsigned* frontier, const O* indptr, unsigned* known,
+                               unsigned* front, int* levels, long long* parents, int* queue,
+                               u64* tally) {
+    if (depth_at) depth = (int)*depth_at;
     // the tally's two words are every block's: a block reserves its queue slots with one
     // atomic an iteration (a warp's each took one, on the same word, which serialised the
     // level: 0.4 M atomics on rmat(23)'s largest pull) and a thread adds its out-edges once
@@ -172,6 +176,8 @@ __global__ void gbla_dbfs_pull(long long m, long long lo, long long w0, int dept
     gbla_warp_reserve(edges, &tally[1]);
 }
 
+// (depth_at: where the depth lies on the device, read instead of `depth`, or NULL.)
+
 // Parents after a push: each vertex queue[0, *count) just claimed (count: the claim's tally)
 // takes the first in-neighbour in the gathered frontier of the level before (one exists: some
 // rank's push reached it along that edge).
@@ -190,4 +196,74 @@ __global__ void gbla_dbfs_parents(const int* queue, const u64* count, const O* t
             if (gbla_dbfs_bit(frontier, u)) { parents[v] = u; break; }
         }
     }
+}
+
+// ------------------------------------------------------------------ the level loop on the device
+// A search's levels in one CUDA graph (bitmap.py's _Graphed): a WHILE node whose body runs two
+// levels, each an IF node for a push and one for a pull, which gbla_dbfs_decide chooses from
+// the level before's tally summed over the ranks, as DirectionPolicy.choose does on the host
+// (gbla_direction, direction.py's rule, compiled in front of this file). control (int64):
+#define GBLA_DBFS_FOUND 0       // the last level's tally summed over the ranks: vertices found,
+#define GBLA_DBFS_EDGES 1       //   and their out-edges (NCCL sums the two words where they lie)
+#define GBLA_DBFS_DEPTH 2       // the last level's depth
+#define GBLA_DBFS_LAST 3        // the last choice: 0 none yet, 1 push, 2 pull
+#define GBLA_DBFS_UNEXPLORED 4  // GAP's unexplored edges, -1 until the first choice
+#define GBLA_DBFS_DONE 5        // 1: the search is over
+#define GBLA_DBFS_LOGGED 6      // the levels this launch ran (the log's length)
+#define GBLA_DBFS_LIMIT 7       // the depth limit, -1 for none
+#ifdef __CUDACC_RTC__  // nvcc declares it in cuda_runtime.h; NVRTC (through CuPy) sees no header
+typedef u64 cudaGraphConditionalHandle;
+extern "C" __device__ void cudaGraphSetConditional(cudaGraphConditionalHandle handle,
+                                                   unsigned int value);
+#endif
+
+// The next level's direction (fixed: 1 push, 2 pull, 0 the policy's), or the end: the last
+// level found nothing, or the depth limit is reached. One thread.
+extern "C" __global__ void gbla_dbfs_decide(long long* control, long long n, long long edges,
+                                            int fixed, int* log_directions,
+                                            cudaGraphConditionalHandle push,
+                                            cudaGraphConditionalHandle pull) {
+    const long long found = control[GBLA_DBFS_FOUND], depth = control[GBLA_DBFS_DEPTH];
+    const long long limit = control[GBLA_DBFS_LIMIT];
+    const bool go = !control[GBLA_DBFS_DONE] && found > 0 && (limit < 0 || depth < limit);
+    bool pulls = false;
+    if (go) {
+        const bool was_pulling = control[GBLA_DBFS_LAST] == 2;
+        const long long unexplored =
+            control[GBLA_DBFS_UNEXPLORED] < 0 ? edges : control[GBLA_DBFS_UNEXPLORED];
+        const long long frontier_edges = control[GBLA_DBFS_EDGES];
+        pulls = fixed ? fixed == 2
+                      : gbla_direction::pull(was_pulling, found, frontier_edges, unexplored, n,
+                                             true);
+        if (!fixed)
+            control[GBLA_DBFS_UNEXPLORED] =
+                gbla_direction::unexplored_after(was_pulling, pulls, unexplored, frontier_edges);
+        control[GBLA_DBFS_LAST] = pulls ? 2 : 1;
+        control[GBLA_DBFS_DEPTH] = depth + 1;
+        log_directions[control[GBLA_DBFS_LOGGED]] = pulls ? 2 : 1;
+    } else {
+        control[GBLA_DBFS_DONE] = 1;
+    }
+    cudaGraphSetConditional(push, go && !pulls ? 1u : 0u);
+    cudaGraphSetConditional(pull, go && pulls ? 1u : 0u);
+}
+
+// A level's tally into the sum's words, before NCCL sums them over the ranks. One thread.
+extern "C" __global__ void gbla_dbfs_to_sum(const u64* tally, long long* control) {
+    control[GBLA_DBFS_FOUND] = (long long)tally[0];
+    control[GBLA_DBFS_EDGES] = (long long)tally[1];
+}
+
+// After the sum: the level's vertices found logged. One thread.
+extern "C" __global__ void gbla_dbfs_logged(long long* control, long long* log_found) {
+    log_found[control[GBLA_DBFS_LOGGED]] = control[GBLA_DBFS_FOUND];
+    control[GBLA_DBFS_LOGGED] += 1;
+}
+
+// At the body's end: another two levels while the search goes on and the log has room for
+// them (else the host reads the log and launches the graph again). One thread.
+extern "C" __global__ void gbla_dbfs_again(const long long* control, long long capacity,
+                                           cudaGraphConditionalHandle loop) {
+    const bool again = !control[GBLA_DBFS_DONE] && control[GBLA_DBFS_LOGGED] + 2 <= capacity;
+    cudaGraphSetConditional(loop, again ? 1u : 0u);
 }

@@ -8,6 +8,7 @@ no import. :func:`driver` is None where the driver lacks them (before CUDA 12.4)
 WHILE node cannot be made; the recording then falls back to CuPy's graphs.
 """
 
+import contextlib
 import ctypes
 import functools
 import sys
@@ -17,7 +18,7 @@ __all__ = ["driver", "Driver"]
 # cuda.h's values
 _CAPTURE_RELAXED = 2  # CU_STREAM_CAPTURE_MODE_RELAXED
 _NODE_CONDITIONAL = 13  # CU_GRAPH_NODE_TYPE_CONDITIONAL
-_COND_WHILE = 1  # CU_GRAPH_COND_TYPE_WHILE
+_COND_IF, _COND_WHILE = 0, 1  # CU_GRAPH_COND_TYPE_IF, _WHILE
 NODE_KINDS = {0: "kernels", 1: "copies", 2: "memsets"}  # CUgraphNodeType -> a count's name
 
 _p = ctypes.c_void_p
@@ -125,10 +126,17 @@ class Driver:
 
     def add_while(self, graph, after, handle):
         """A WHILE node on ``handle`` behind the nodes ``after``: (node, its body graph)."""
+        return self._add_conditional(graph, after, handle, _COND_WHILE)
+
+    def add_if(self, graph, after, handle):
+        """An IF node on ``handle`` behind the nodes ``after``: (node, its body graph)."""
+        return self._add_conditional(graph, after, handle, _COND_IF)
+
+    def _add_conditional(self, graph, after, handle, kind):
         params = _NodeParams()
         params.type = _NODE_CONDITIONAL
         cond = params.u.conditional
-        cond.handle, cond.type, cond.size = handle, _COND_WHILE, 1
+        cond.handle, cond.type, cond.size = handle, kind, 1
         ctx = _p()
         self._call("cuCtxGetCurrent", ctypes.byref(ctx))
         cond.ctx = ctx
@@ -176,6 +184,24 @@ class Driver:
     def end_capture(self, stream):
         out = _p()
         self._call("cuStreamEndCapture", _p(stream), ctypes.byref(out))
+
+    def capture(self, stream, graph, record, *, after=(), then=None):
+        """Capture what ``record`` enqueues on ``stream`` into ``graph``, behind the nodes
+        ``after`` and, with ``then``, in front of that node; the capture always ends, so the
+        stream is usable whatever ``record`` raised. Returns the nodes it added."""
+        before = set(self.nodes(graph))
+        self.begin_capture(stream, graph, after)
+        try:
+            record()
+        except BaseException:
+            with contextlib.suppress(RuntimeError):  # the error that ended it is the one to see
+                self.end_capture(stream)
+            raise
+        self.end_capture(stream)
+        added = [node for node in self.nodes(graph) if node not in before]
+        if then is not None and added:
+            self.add_dependencies(graph, added, then)
+        return added
 
     def instantiate(self, graph):
         out = _p()

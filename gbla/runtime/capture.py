@@ -199,7 +199,7 @@ class Recording:
                     count=self._count(),
                 )
 
-            _capture(rt, s, graph, start)
+            rt.capture(s, graph, start)
             # the WHILE node follows every node of the start (the test is the last of them)
             nodes = rt.nodes(graph)
             loop, body_graph = rt.add_while(graph, nodes, handle)
@@ -225,14 +225,13 @@ class Recording:
                 fused.launch(self._fused_args, self.workspace.control)
 
             packed = []
-            _capture(rt, s, body_graph, body)
+            rt.capture(s, body_graph, body)
             if self.fused is not None:  # sync: the arguments copied, once a recording
                 self._fused_args.set(packed[0])
                 # the block also runs first, between the start and the loop: a search whose
                 # first levels are thin (from one source) starts in it, not in the graph's
                 # iteration; the test it runs sets the WHILE node's condition
-                _capture(
-                    rt,
+                rt.capture(
                     s,
                     graph,
                     lambda: self.fused.launch(self._fused_args, self.workspace.control),
@@ -240,7 +239,7 @@ class Recording:
                     then=loop,
                 )
             # the graph's last node: the control words' copy into pinned memory
-            _capture(rt, s, graph, self.workspace.read_control, after=[loop])
+            rt.capture(s, graph, self.workspace.read_control, after=[loop])
             self.body_nodes = _node_counts(rt, body_graph)  # diagnostics: None if refused
             self._exec = rt.instantiate(graph)
             self._graph = graph
@@ -256,8 +255,7 @@ class Recording:
         scratch = rt.graph()
         try:
             with _launch.collecting() as launches:
-                _capture(
-                    rt,
+                rt.capture(
                     self.stream.ptr,
                     scratch,
                     lambda: self._iteration(_state(self.workspace), handle),
@@ -315,26 +313,6 @@ def _node_counts(rt, graph):
         return counts
     except Exception:  # noqa: BLE001
         return None
-
-
-def _capture(rt, stream, graph, record, *, after=(), then=None):
-    """Capture what ``record`` enqueues on ``stream`` into ``graph``, behind the nodes ``after``
-    and, with ``then``, in front of that node; the capture always ends, so the stream is usable
-    whatever ``record`` raised."""
-    before = set(rt.nodes(graph)) if then is not None else None
-    rt.begin_capture(stream, graph, after)
-    try:
-        record()
-    except BaseException:
-        with contextlib.suppress(RuntimeError):  # the error that ended it is the one to see
-            rt.end_capture(stream)
-        raise
-    rt.end_capture(stream)
-    if then is None:
-        return
-    added = [node for node in rt.nodes(graph) if node not in before]
-    if added:
-        rt.add_dependencies(graph, added, then)
 
 
 @contextlib.contextmanager
