@@ -277,8 +277,9 @@ class _Graphed(_Search):
     (NCCL captured: :meth:`NcclComm.exchange`, ``sum_into``) and the sum of their tallies;
     a kernel chooses each level's direction from that sum (LoopKernels). The host launches it
     once (again every ``CAPACITY`` levels, to read the log of directions and counts) and reads
-    one control array back: no Python a level. Every buffer a level touches is made here, once;
-    the levels and parents a search returns are copies."""
+    one control array back: no Python a level. Every buffer a level touches is made here once,
+    except the levels and parents: those are made for each search (the graph finds their
+    addresses in control) and returned as they are."""
 
     CAPACITY = 64  # levels a launch runs before the host reads their log
 
@@ -288,9 +289,17 @@ class _Graphed(_Search):
         self.rt = _graphs.driver()
         self.m = A.hi - A.lo
         self.stream = cp.cuda.Stream(non_blocking=True)
-        self.control = cp.zeros(8, np.int64)
+        # distributed.cu's GBLA_DBFS_* words; [9], [10]: the addresses of the search's levels
+        # and parents, made for it, which the kernels read there (the steps' slots) instead of
+        # the arrays they were given, none kept here
+        self.control = cp.zeros(11, np.int64)
+        self.steps.slots = self.control[9:11]
+        self.levels = self.steps.levels = cp.empty(1, np.int32)
+        if parents:
+            self.parents = self.steps.parents = cp.empty(1, np.int64)
         self.log_directions = cp.zeros(self.CAPACITY, np.int32)
-        self.log_found = cp.zeros(self.CAPACITY, np.int64)
+        # a level's vertices found, and the device's clock (ns) at its choice and its sum
+        self.log = cp.zeros((self.CAPACITY, 3), np.int64)
         self.frontier = cp.zeros_like(self.known)
         lengths = [b - a for a, b in self.spans]
         if comm.size > 1:
@@ -339,7 +348,16 @@ class _Graphed(_Search):
         self.kernels.to_sum(self.steps.tally)
         if self.comm.size > 1:
             self.comm.sum_into(self.control[:2])
-        self.kernels.logged(self.log_found)
+        self.kernels.logged(self.log)
+
+    def _start(self):
+        """The source labelled, its count and out-edges summed over the ranks into control."""
+        self.known.fill(0)
+        self.fronts[0].fill(0)
+        self.kernels.start(self.steps, self.queues[0], self.fronts[0], self.known)
+        self.kernels.to_sum(self.steps.tally)
+        if self.comm.size > 1:
+            self.comm.sum_into(self.control[:2])
 
     def _push(self, p):
         comm, steps, front = self.comm, self.steps, self.fronts[p]
@@ -393,7 +411,12 @@ class _Graphed(_Search):
         graph = rt.graph()
         try:
             loop_handle = rt.conditional_handle(graph, default=1)
-            _, body = rt.add_while(graph, [], loop_handle)
+            # the start only where no level has run: a launch again (the log read) goes on
+            start_handle = rt.conditional_handle(graph)
+            begin = rt.capture(s, graph, lambda: self.kernels.begin(start_handle))
+            start, start_body = rt.add_if(graph, begin, start_handle)
+            rt.capture(s, start_body, self._start)
+            _, body = rt.add_while(graph, [start], loop_handle)
             after = []
             for p in (0, 1):  # two levels a body: the buffers trade places, and back
                 push_handle = rt.conditional_handle(body)
@@ -401,7 +424,9 @@ class _Graphed(_Search):
                 after = rt.capture(
                     s,
                     body,
-                    lambda: self.kernels.decide(self.log_directions, push_handle, pull_handle),
+                    lambda: self.kernels.decide(
+                        self.log_directions, self.log, push_handle, pull_handle
+                    ),
                     after=after,
                 )
                 node, push_body = rt.add_if(body, after, push_handle)
@@ -429,42 +454,38 @@ class _Graphed(_Search):
 
     # ------------------------------------------------------------------ a search
     def run(self, source, depth_limit, log=None):
-        """The search from ``source``: (levels, parents or None), copies of this rank's; with
-        ``log`` (a _Levels), each level's direction, count and volume into it."""
+        """The search from ``source``: (levels, parents or None), this rank's, in arrays made
+        for it on the caller's stream; with ``log`` (a _Levels), each level's direction,
+        count, volume and time into it."""
         cp, comm = self.xp, self.comm
         caller = cp.cuda.get_current_stream()
-        # the caller's work before this call first (the last search's results copied)
+        levels = cp.full(self.m, -1, np.int32)
+        parents = None if self.parents is None else cp.full(self.m, -1, np.int64)
+        limit = -1 if depth_limit is None else depth_limit
+        at = [levels.data.ptr, 0 if parents is None else parents.data.ptr]
+        control = np.array([0, 0, 0, 0, -1, 0, 0, limit, source, *at], np.int64)
+        # the caller's work before this call first: the results' fill, and what read the
+        # last search's buffers
         self.stream.wait_event(caller.record())
         with self.stream:
-            self.levels.fill(-1)
-            if self.parents is not None:
-                self.parents.fill(-1)
-            self.known.fill(0)
-            self.fronts[0].fill(0)
-            count, edges = self.start(source)
-            self.steps.tally.set(np.array([count, edges], np.uint64))
-            found, edges = comm.allreduce_sums([count, edges])
-            limit = -1 if depth_limit is None else depth_limit
-            self.control.set(np.array([found, edges, 0, 0, -1, 0, 0, limit], np.int64))
+            self.control.set(control)
             while True:
                 self.rt.launch(self._exec, self.stream.ptr)
                 control = self.control.get()  # sync: the loop's end, or a full log
                 if log is not None:  # sync: the levels' log
                     logged = int(control[6])
                     directions = self.log_directions[:logged].get()
-                    for way, found in zip(directions, self.log_found[:logged].get()):
+                    for way, (found, t0, t1) in zip(directions, self.log[:logged].get()):
                         way = "pull" if way == 2 else "push"
                         # the first level counts the start's sum too, as the host's loop does
                         start = 0 if log.found else 1
                         sent = self._bytes(way) + start * 16 * (comm.size - 1)
-                        log.add(way, int(found), sent, 2 + start)
+                        log.add(way, int(found), sent, 2 + start, (int(t1) - int(t0)) * 1e-9)
                 if control[5]:
                     break
                 self.control[6:7] = 0
-            done = self.stream.record()
-        caller.wait_event(done)
-        # the results copied on the caller's stream, from its memory
-        return self.levels.copy(), None if self.parents is None else self.parents.copy()
+        caller.wait_event(self.stream.record())
+        return levels, parents
 
 
 def _device_loop(A, parents, direction, edges, wanted):
@@ -540,7 +561,8 @@ def bitmap_bfs(
         one CUDA graph, made at the first search and kept with A, runs the levels with their
         exchanges and chooses each one's direction, without the host. False: on the host, a
         sum read back a level. True: on the device, or raise where it cannot. ``stats`` gets
-        ``loop``, 'device' or 'host' (and no ``seconds`` a level from the device).
+        ``loop``, 'device' or 'host' (a device level's ``seconds``: the device's clock from
+        its choice of direction to its sum).
 
     Returns
     -------

@@ -12,8 +12,8 @@ decides both the next direction and the end; the first level also counts the sou
 ``collectives`` (calls a rank made in the level), with ``bytes_total``: what a model of a
 bigger machine starts from (see benchmarks/bench_distributed_volume.py); and ``seconds``, this
 rank's wall time of each level (a level ends in a sum read on the host, so its device work is
-done; the first level includes the start; none for the bitmap BFS's levels run on the device,
-which the host does not see)."""
+done; the first level includes the start; for the bitmap BFS's levels run on the device, the
+device's clock from a level's choice of direction to its sum)."""
 
 import time
 
@@ -57,23 +57,24 @@ class _Levels:
         self.bytes.append(self.A.comm.bytes_sent - self.bytes0)
         self.collectives.append(self.A.comm.collectives - self.calls0)
 
-    def add(self, direction, found, sent, collectives):
+    def add(self, direction, found, sent, collectives, seconds):
         """A level that ran where the host did not see it (the bitmap BFS's device loop): its
-        direction, vertices found, bytes this rank sent and collectives; no time."""
+        direction, vertices found, bytes this rank sent, collectives and time."""
         self.directions.append(direction)
         self.found.append(found)
         self.bytes.append(sent)
         self.collectives.append(collectives)
+        self.seconds.append(seconds)
 
     def report(self, stats):
         """The levels into ``stats``, bytes summed over the ranks (one more collective, after
         the traversal)."""
         if stats is None:
             return
-        xp = self.A.comm.xp
-        mine = xp.asarray(np.asarray(self.bytes, np.int64))
-        every = np.sum([B.to_host(x) for x in self.A.comm.allgather(mine)], axis=0)
-        per_level = [int(x) for x in np.atleast_1d(every)] if len(self.bytes) else []
+        per_level = []
+        if self.bytes:  # every rank ran the same levels: one sum of its bytes of each
+            mine = self.A.comm.xp.asarray(np.asarray(self.bytes, np.int64))
+            per_level = self.A.comm.allreduce_sums(mine)
         stats.update(
             directions=self.directions,
             found=self.found,

@@ -30,12 +30,18 @@ def _name_expressions():
     names = []
     for o, i in itertools.product(CTYPES.values(), repeat=2):
         names += [f"gbla_dbfs_{k}<{o}, {i}>" for k in ("push", "push_hubs", "pull", "parents")]
-    names += [f"gbla_dbfs_claim<{o}>" for o in CTYPES.values()]
+    names += [f"gbla_dbfs_{k}<{o}>" for k in ("claim", "start") for o in CTYPES.values()]
     return tuple(names) + LOOP_KERNELS
 
 
 # the level loop's kernels (extern "C": their names are their own)
-LOOP_KERNELS = ("gbla_dbfs_decide", "gbla_dbfs_to_sum", "gbla_dbfs_logged", "gbla_dbfs_again")
+LOOP_KERNELS = (
+    "gbla_dbfs_begin",
+    "gbla_dbfs_decide",
+    "gbla_dbfs_to_sum",
+    "gbla_dbfs_logged",
+    "gbla_dbfs_again",
+)
 
 
 NAME_EXPRESSIONS = _name_expressions()
@@ -74,6 +80,9 @@ class DeviceSteps:
         self.hubs = _cupy().empty(max(1, min(hi - lo, len(indices) // HUB_EDGES + 1)), np.int32)
         self.hub = max(HUB_EDGES, (len(indices) - 1) // len(self.hubs) + 1)
         self.hub_count = _cupy().zeros(1, np.uint64)
+        # where the claim, pull and parents find levels and parents (int64 addresses), read
+        # instead of the arrays above; None: those arrays (LoopKernels.start says more)
+        self.slots = None
 
     def push(self, queue, count, known, nxt, bound=None):
         """Sets the bits of ``nxt`` (all n vertices) of the out-neighbours of ``queue[:count]``
@@ -141,13 +150,22 @@ class DeviceSteps:
                     self.levels,
                     queue,
                     self.tally,
+                    ptr(self.slots),
                 ),
             )
         if frontier is not None and self.parents is not None and words:
             _kernel(f"gbla_dbfs_parents<{self.types}>")(
                 grid(words * 32),  # at least the claimed: the range's vertices
                 (THREADS,),
-                (queue, self.tally, self.t_indptr, self.t_indices, frontier, self.parents),
+                (
+                    queue,
+                    self.tally,
+                    self.t_indptr,
+                    self.t_indices,
+                    frontier,
+                    self.parents,
+                    ptr(self.slots),
+                ),
             )
         return self.tally
 
@@ -178,6 +196,7 @@ class DeviceSteps:
                     ptr(self.parents),
                     queue,
                     self.tally,
+                    ptr(self.slots),
                 ),
             )
         return self.tally
@@ -196,7 +215,7 @@ class LoopKernels:
     def _one(self, name, args):
         _kernel(name, self.policy)((1,), (1,), args)
 
-    def decide(self, log_directions, push_handle, pull_handle):
+    def decide(self, log_directions, log, push_handle, pull_handle):
         self._one(
             "gbla_dbfs_decide",
             (
@@ -205,16 +224,40 @@ class LoopKernels:
                 np.int64(self.edges),
                 np.int32(self.fixed),
                 log_directions,
+                log,
                 np.uint64(push_handle),
                 np.uint64(pull_handle),
+            ),
+        )
+
+    def begin(self, start_handle):
+        self._one("gbla_dbfs_begin", (self.control, np.uint64(start_handle)))
+
+    def start(self, steps, queue, front, known):
+        """The source (control's) labelled on the rank that holds it, through the addresses
+        of the search's levels and parents in control, which ``steps`` (a DeviceSteps) reads
+        as its slots; the rank's tally set."""
+        _kernel(f"gbla_dbfs_start<{steps.offset_type}>", self.policy)(
+            (1,),
+            (1,),
+            (
+                self.control,
+                np.int64(steps.lo),
+                np.int64(steps.hi),
+                np.int64(steps.w0),
+                steps.indptr,
+                queue,
+                front,
+                known,
+                steps.tally,
             ),
         )
 
     def to_sum(self, tally):
         self._one("gbla_dbfs_to_sum", (tally, self.control))
 
-    def logged(self, log_found):
-        self._one("gbla_dbfs_logged", (self.control, log_found))
+    def logged(self, log):
+        self._one("gbla_dbfs_logged", (self.control, log))
 
     def again(self, capacity, loop_handle):
         self._one("gbla_dbfs_again", (self.control, np.int64(capacity), np.uint64(loop_handle)))

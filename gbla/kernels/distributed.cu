@@ -81,8 +81,10 @@ template <class O>
 __global__ void gbla_dbfs_claim(const unsigned* received, int ranks, long long words,
                                 long long w0, long long lo, long long hi, int depth,
                                 const long long* depth_at, const O* indptr, unsigned* known,
-                                unsigned* front, int* levels, int* queue, u64* tally) {
+                                unsigned* front, int* levels, int* queue, u64* tally,
+                                const long long* slots) {
     if (depth_at) depth = (int)*depth_at;
+    if (slots) levels = reinterpret_cast<int*>(slots[0]);
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long base = (long long)blockIdx.x * blockDim.x; base < words; base += stride) {
         const long long w = base + threadIdx.x;
@@ -122,8 +124,12 @@ __global__ void gbla_dbfs_pull(long long m, long long lo, long long w0, int dept
                                const long long* depth_at, const O* t_indptr, const I* t_indices,
                                const unsigned* frontier, const O* indptr, unsigned* known,
                                unsigned* front, int* levels, long long* parents, int* queue,
-                               u64* tally) {
+                               u64* tally, const long long* slots) {
     if (depth_at) depth = (int)*depth_at;
+    if (slots) {
+        levels = reinterpret_cast<int*>(slots[0]);
+        parents = reinterpret_cast<long long*>(slots[1]);
+    }
     // the tally's two words are every block's: a block reserves its queue slots with one
     // atomic an iteration (a warp's each took one, on the same word, which serialised the
     // level: 0.4 M atomics on rmat(23)'s largest pull) and a thread adds its out-edges once
@@ -176,7 +182,9 @@ __global__ void gbla_dbfs_pull(long long m, long long lo, long long w0, int dept
     gbla_warp_reserve(edges, &tally[1]);
 }
 
-// (depth_at: where the depth lies on the device, read instead of `depth`, or NULL.)
+// (depth_at: where the depth lies on the device, read instead of `depth`, or NULL; slots: where
+// the addresses of levels and parents lie, read instead of those arguments, or NULL: the level
+// loop on the device writes each search's results into arrays made for it.)
 
 // Parents after a push: each vertex queue[0, *count) just claimed (count: the claim's tally)
 // takes the first in-neighbour in the gathered frontier of the level before (one exists: some
@@ -184,7 +192,8 @@ __global__ void gbla_dbfs_pull(long long m, long long lo, long long w0, int dept
 template <class O, class I>
 __global__ void gbla_dbfs_parents(const int* queue, const u64* count, const O* t_indptr,
                                   const I* t_indices, const unsigned* frontier,
-                                  long long* parents) {
+                                  long long* parents, const long long* slots) {
+    if (slots) parents = reinterpret_cast<long long*>(slots[1]);
     const long long stride = (long long)gridDim.x * blockDim.x;
     const long long claimed = (long long)*count;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < claimed;
@@ -211,16 +220,27 @@ __global__ void gbla_dbfs_parents(const int* queue, const u64* count, const O* t
 #define GBLA_DBFS_DONE 5        // 1: the search is over
 #define GBLA_DBFS_LOGGED 6      // the levels this launch ran (the log's length)
 #define GBLA_DBFS_LIMIT 7       // the depth limit, -1 for none
+#define GBLA_DBFS_SOURCE 8      // the search's source
+#define GBLA_DBFS_SLOTS 9       // [9] the levels' address, [10] the parents' (0: none)
 #ifdef __CUDACC_RTC__  // nvcc declares it in cuda_runtime.h; NVRTC (through CuPy) sees no header
 typedef u64 cudaGraphConditionalHandle;
 extern "C" __device__ void cudaGraphSetConditional(cudaGraphConditionalHandle handle,
                                                    unsigned int value);
 #endif
 
+// The log of a launch's levels (int64, GBLA_DBFS_LOG words a level): its vertices found over
+// every rank, and the device's clock (ns) when its direction was chosen and when its sum was in.
+#define GBLA_DBFS_LOG 3
+__device__ __forceinline__ long long gbla_dbfs_now() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return (long long)t;
+}
+
 // The next level's direction (fixed: 1 push, 2 pull, 0 the policy's), or the end: the last
 // level found nothing, or the depth limit is reached. One thread.
 extern "C" __global__ void gbla_dbfs_decide(long long* control, long long n, long long edges,
-                                            int fixed, int* log_directions,
+                                            int fixed, int* log_directions, long long* log,
                                             cudaGraphConditionalHandle push,
                                             cudaGraphConditionalHandle pull) {
     const long long found = control[GBLA_DBFS_FOUND], depth = control[GBLA_DBFS_DEPTH];
@@ -241,11 +261,43 @@ extern "C" __global__ void gbla_dbfs_decide(long long* control, long long n, lon
         control[GBLA_DBFS_LAST] = pulls ? 2 : 1;
         control[GBLA_DBFS_DEPTH] = depth + 1;
         log_directions[control[GBLA_DBFS_LOGGED]] = pulls ? 2 : 1;
+        log[control[GBLA_DBFS_LOGGED] * GBLA_DBFS_LOG + 1] = gbla_dbfs_now();
     } else {
         control[GBLA_DBFS_DONE] = 1;
     }
     cudaGraphSetConditional(push, go && !pulls ? 1u : 0u);
     cudaGraphSetConditional(pull, go && pulls ? 1u : 0u);
+}
+
+// The search's start, on every rank: the source labelled where it lives (its words of known
+// and of the first front zeroed before), the rank's tally its count and out-edges there. One
+// thread.
+template <class O>
+__global__ void gbla_dbfs_start(const long long* control, long long lo, long long hi,
+                                long long w0, const O* indptr, int* queue, unsigned* front,
+                                unsigned* known, u64* tally) {
+    const long long source = control[GBLA_DBFS_SOURCE];
+    if (source < lo || source >= hi) {
+        tally[0] = tally[1] = 0;
+        return;
+    }
+    const long long v = source - lo;
+    reinterpret_cast<int*>(control[GBLA_DBFS_SLOTS])[v] = 0;
+    long long* parents = reinterpret_cast<long long*>(control[GBLA_DBFS_SLOTS + 1]);
+    if (parents) parents[v] = source;
+    queue[0] = (int)v;
+    const unsigned bit = 1u << (source & 31);
+    front[(source >> 5) - w0] = bit;
+    known[source >> 5] = bit;
+    tally[0] = 1;
+    tally[1] = (u64)(indptr[v + 1] - indptr[v]);
+}
+
+// Whether this launch starts the search (no level run yet) or goes on with it (the host
+// launched the graph again to read the log). One thread.
+extern "C" __global__ void gbla_dbfs_begin(const long long* control,
+                                           cudaGraphConditionalHandle start) {
+    cudaGraphSetConditional(start, control[GBLA_DBFS_DEPTH] == 0 ? 1u : 0u);
 }
 
 // A level's tally into the sum's words, before NCCL sums them over the ranks. One thread.
@@ -254,9 +306,11 @@ extern "C" __global__ void gbla_dbfs_to_sum(const u64* tally, long long* control
     control[GBLA_DBFS_EDGES] = (long long)tally[1];
 }
 
-// After the sum: the level's vertices found logged. One thread.
-extern "C" __global__ void gbla_dbfs_logged(long long* control, long long* log_found) {
-    log_found[control[GBLA_DBFS_LOGGED]] = control[GBLA_DBFS_FOUND];
+// After the sum: the level's vertices found and its end logged. One thread.
+extern "C" __global__ void gbla_dbfs_logged(long long* control, long long* log) {
+    long long* level = log + control[GBLA_DBFS_LOGGED] * GBLA_DBFS_LOG;
+    level[0] = control[GBLA_DBFS_FOUND];
+    level[2] = gbla_dbfs_now();
     control[GBLA_DBFS_LOGGED] += 1;
 }
 
