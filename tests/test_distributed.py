@@ -57,6 +57,17 @@ def test_allreduce_sums_takes_a_list_or_an_array_and_leaves_the_array_alone(size
         assert mine == [rank + 1, 2**40 + rank]
 
 
+def test_one_ranks_enqueued_exchange_and_sum_are_what_ncclcomm_does_with_one_rank():
+    # the calls a CUDA graph may hold (the bitmap BFS's device loop): into the caller's arrays
+    comm = D.Counted(D.SelfComm())
+    assert not comm.capturable and D.SelfComm(np).capturable is False
+    a, b, c = np.arange(4), np.zeros(4, np.int64), np.array([3, 4])
+    comm.exchange([[a, c]], [[b, c]])
+    assert b.tolist() == [0, 1, 2, 3] and a.tolist() == [0, 1, 2, 3] and c.tolist() == [3, 4]
+    comm.sum_into(c)
+    assert c.tolist() == [3, 4]
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_alltoallv_and_allgather_refuse_lengths_that_are_not_what_was_sent(size):
     # NCCL receives as many elements as lengths says: every communicator checks them
