@@ -57,6 +57,53 @@ def test_allreduce_sums_takes_a_list_or_an_array_and_leaves_the_array_alone(size
         assert mine == [rank + 1, 2**40 + rank]
 
 
+@pytest.mark.parametrize("failing", [None, 0, 1])
+def test_the_ranks_choose_the_device_loop_together(monkeypatch, failing):
+    # one GPU rank whose graph is refused (its driver, its memory) keeps every rank on the
+    # host's loop: the ranks' collectives must match; the choice is made once and kept
+    from gbla.distributed import bitmap
+
+    made = object()
+
+    def graphed(A, parents, direction, edges):
+        if A.comm.rank == failing:
+            raise RuntimeError("CUDA: cuGraphInstantiateWithFlags failed")
+        return made
+
+    monkeypatch.setattr(bitmap, "_Graphed", graphed)
+    monkeypatch.setattr(bitmap._graphs, "driver", lambda: object())
+
+    class GpuRanks:  # capturable, not NumPy's: the sums are thread ranks'
+        capturable, xp = True, object()
+
+        def __init__(self, comm):
+            self.comm, self.rank, self.size, self.sums = comm, comm.rank, comm.size, 0
+
+        def allreduce_sum(self, value):
+            self.sums += 1
+            return self.comm.allreduce_sum(value)
+
+    def work(comm):
+        A = mock.Mock(comm=GpuRanks(comm), _cache={})
+        first = bitmap._device_loop(A, False, "push", 10, None)
+        again = bitmap._device_loop(A, False, "push", 10, None)
+        refused = None
+        try:
+            bitmap._device_loop(A, False, "push", 10, True)
+        except gbla.InvalidValue as e:
+            refused = str(e)
+        return first, again, refused, A.comm.sums
+
+    for rank, (first, again, refused, sums) in enumerate(D.run_threads(2, work)):
+        assert sums == 1  # once, at the first search
+        if failing is None:
+            assert first is again is made and refused is None
+            continue
+        assert first is None and again is None
+        reason = "the graph was refused" if rank == failing else "1 of the 2 ranks could not"
+        assert refused.startswith(f"device_loop must be None or False here ({reason}")
+
+
 def test_one_ranks_enqueued_exchange_and_sum_are_what_ncclcomm_does_with_one_rank():
     # the calls a CUDA graph may hold (the bitmap BFS's device loop): into the caller's arrays
     comm = D.Counted(D.SelfComm())

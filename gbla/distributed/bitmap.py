@@ -493,24 +493,33 @@ def _device_loop(A, parents, direction, edges, wanted):
     'pull' or a DirectionPolicy; ``edges`` the matrix's); None where the level loop stays on
     the host: not asked for (``wanted`` False), a CPU matrix, a communicator that a graph
     cannot hold, a driver without conditional nodes, or a graph the driver refused (the reason
-    kept with A, and raised where ``wanted`` is True)."""
+    kept with A, and raised where ``wanted`` is True). Over several GPU ranks the choice is
+    made together, once: one rank that cannot keeps every rank on the host (their collectives
+    must match)."""
     if wanted is False:
         return None
     comm = A.comm
-    reason = None
-    if comm.xp is np:
-        reason = "the ranks' arrays are NumPy's"
-    elif not getattr(comm, "capturable", False):
-        reason = f"a {type(getattr(comm, 'comm', comm)).__name__} cannot be captured in a graph"
-    elif _graphs.driver() is None:
-        reason = "the CUDA driver makes no conditional graph nodes"
     key = ("bitmap_bfs_loop", parents, direction)
-    if reason is None and key not in A._cache:
-        try:
-            A._cache[key] = _Graphed(A, parents, direction, edges)
-        except Exception as e:  # noqa: BLE001  (the driver or NCCL refused the graph)
-            A._cache[key] = f"the graph was refused: {e}"
-    found = A._cache.get(key, reason)
+    if key not in A._cache:
+        outcome = None
+        if comm.xp is np:
+            outcome = "the ranks' arrays are NumPy's"
+        elif not getattr(comm, "capturable", False):
+            kind = type(getattr(comm, "comm", comm)).__name__
+            outcome = f"a {kind} cannot be captured in a graph"
+        elif _graphs.driver() is None:
+            outcome = "the CUDA driver makes no conditional graph nodes"
+        else:
+            try:
+                outcome = _Graphed(A, parents, direction, edges)
+            except Exception as e:  # noqa: BLE001  (the driver or NCCL refused the graph)
+                outcome = f"the graph was refused: {e}"
+            if comm.size > 1:  # every GPU rank of one communicator gets here
+                refused = comm.allreduce_sum(int(isinstance(outcome, str)))
+                if refused and not isinstance(outcome, str):
+                    outcome = f"{refused} of the {comm.size} ranks could not make the graph"
+        A._cache[key] = outcome
+    found = A._cache[key]
     if isinstance(found, str):
         if wanted:
             raise V.invalid_value("device_loop", f"be None or False here ({found})", True)
