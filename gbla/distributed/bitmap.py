@@ -568,8 +568,9 @@ def bitmap_bfs(
         Where the level loop runs. None (the default): on the device where it can (GPU ranks
         of an NCCL communicator, or one GPU rank; a CUDA driver with conditional graph nodes):
         one CUDA graph, made at the first search and kept with A, runs the levels with their
-        exchanges and chooses each one's direction, without the host. False: on the host, a
-        sum read back a level. True: on the device, or raise where it cannot. ``stats`` gets
+        exchanges and chooses each one's direction, without the host (where one rank cannot
+        make it, every rank runs on the host). False: on the host, a sum read back a level.
+        True: on the device, or raise where it cannot. ``stats`` gets
         ``loop``, 'device' or 'host' (a device level's ``seconds``: the device's clock from
         its choice of direction to its sum).
 
