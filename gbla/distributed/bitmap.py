@@ -190,8 +190,7 @@ class _Search:
         self.w0, end = self.spans[comm.rank]
         self.words = end - self.w0
         m, all_words = A.hi - A.lo, (A.n + 31) >> 5
-        self.levels = xp.full(m, -1, np.int32)
-        self.parents = xp.full(m, -1, np.int64) if parents else None
+        self.levels, self.parents = self._results(m, parents)
         self.known = xp.zeros(all_words, np.uint32)
         self.next = xp.zeros(all_words, np.uint32)
         self.frontier = None  # the whole frontier, gathered (made by the first level needing it)
@@ -204,6 +203,11 @@ class _Search:
         self.count = 0
         steps = HostSteps if xp is np else DeviceSteps
         self.steps = steps(A.lo, A.hi, self.w0, *_graph(A), self.levels, self.parents)
+
+    def _results(self, m, parents):
+        """The levels and parents (or None) the steps fill, all unreached."""
+        xp = self.xp
+        return xp.full(m, -1, np.int32), xp.full(m, -1, np.int64) if parents else None
 
     def start(self, source):
         """The source labelled where it lives; (this rank's frontier size, its out-edges)."""
@@ -294,13 +298,10 @@ class _Graphed(_Search):
         # the arrays they were given, none kept here
         self.control = cp.zeros(11, np.int64)
         self.steps.slots = self.control[9:11]
-        self.levels = self.steps.levels = cp.empty(1, np.int32)
-        if parents:
-            self.parents = self.steps.parents = cp.empty(1, np.int64)
         self.log_directions = cp.zeros(self.CAPACITY, np.int32)
         # a level's vertices found, and the device's clock (ns) at its choice and its sum
         self.log = cp.zeros((self.CAPACITY, 3), np.int64)
-        self.frontier = cp.zeros_like(self.known)
+        self.frontier = cp.zeros_like(self.known)  # now: _assemble would make it in the capture
         lengths = [b - a for a, b in self.spans]
         if comm.size > 1:
             # what the ranks send this one: a push's words of this range, from each (end to
@@ -319,6 +320,11 @@ class _Graphed(_Search):
         with self.stream:
             self._record()
 
+    def _results(self, m, parents):
+        # each search's are made by run(), the kernels finding them through control: none kept
+        cp = self.xp
+        return cp.empty(1, np.int32), cp.empty(1, np.int64) if parents else None
+
     def __del__(self):
         try:
             if self._exec is not None:
@@ -332,16 +338,6 @@ class _Graphed(_Search):
     def _frontier_parts(self, p):
         """Every rank's frontier words (this one's own where it is the only one)."""
         return self.parts if self.comm.size > 1 else [self.fronts[p]]
-
-    def _assemble_captured(self, parts):
-        frontier = self.frontier
-        frontier.fill(0)
-        for (first, _), part in zip(self.spans, parts):
-            if len(part):
-                view = frontier[first : first + len(part)]
-                view |= part
-        self.known |= frontier
-        return frontier
 
     def _sum(self):
         """The level's tally summed over the ranks into control, and logged."""
@@ -378,7 +374,7 @@ class _Graphed(_Search):
         else:
             received = self.next[self.w0 : self.w0 + self.words]
         if self.parents is not None:
-            frontier = self._assemble_captured(self._frontier_parts(p))
+            frontier = self._assemble(self._frontier_parts(p))
         steps.claim(
             received,
             0,
@@ -394,7 +390,7 @@ class _Graphed(_Search):
         comm = self.comm
         if comm.size > 1:
             comm.exchange([[self.fronts[p]]] * comm.size, [[part] for part in self.parts])
-        frontier = self._assemble_captured(self._frontier_parts(p))
+        frontier = self._assemble(self._frontier_parts(p))
         self.fronts[1 - p].fill(0)
         self.steps.pull(
             frontier,

@@ -15,9 +15,10 @@ gather an array from every rank.
 The values ``allreduce_sums`` sums may be a list of integers or an array of them; NCCL sums a
 device array where it lies (one copy back to the host, of the sums).
 
-NCCL's and a device :class:`SelfComm`'s ``capturable`` is True: their ``exchange`` and
-``sum_into`` only enqueue work on the current stream (into arrays the caller made, nothing
-read back), so that a CUDA graph can hold them (the bitmap BFS's level loop on the device).
+NCCL's and a device :class:`SelfComm`'s ``capturable`` is True: a CUDA graph can hold what
+they do (the bitmap BFS's level loop on the device). One rank exchanges and sums nothing; over
+several, NCCL's ``exchange`` and ``sum_into`` only enqueue work on the current stream, into
+arrays the caller made, nothing read back.
 NCCL's graph mixing stays off (``NCCL_GRAPH_MIXING_SUPPORT=0`` unless set) so that its
 collectives may sit in a graph's conditional nodes.
 """
@@ -60,16 +61,6 @@ class SelfComm:
 
     def alltoallv(self, sends, lengths=None):
         return _checked([sends[0]], lengths)
-
-    def exchange(self, sends, recvs):
-        """What :meth:`NcclComm.exchange` does, for one rank: its own arrays copied over (a
-        graph holds that copy where the arrays are CuPy's)."""
-        for a, b in zip(sends[0], recvs[0]):
-            if a is not b:
-                b[...] = a
-
-    def sum_into(self, array):
-        """The sum over one rank: ``array`` as it is."""
 
     def allreduce_sum(self, value):
         return int(value)
