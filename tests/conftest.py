@@ -40,6 +40,7 @@ def _gpu_count():
 GPUS = _gpu_count()
 # several GPUs of one host (the multi-GPU runs of gbla.distributed: NCCL between them)
 SKIP_ONE_GPU = pytest.mark.skipif(GPUS < 2, reason="needs two CUDA devices")
+SKIP_FEWER_THAN_FOUR_GPUS = pytest.mark.skipif(GPUS < 4, reason="needs four CUDA devices")
 DEVICES = ["cpu", pytest.param("gpu", marks=[SKIP_NO_GPU, pytest.mark.gpu])]
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 if os.environ.get("GBLA_DATA"):

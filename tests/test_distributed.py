@@ -19,7 +19,7 @@ import gbla
 from gbla import distributed as D
 
 from . import graphs as G
-from .conftest import SKIP_NO_GPU, SKIP_ONE_GPU, host
+from .conftest import SKIP_FEWER_THAN_FOUR_GPUS, SKIP_NO_GPU, SKIP_ONE_GPU, host
 from .test_sssp import potential_graphs
 
 SIZES = [1, 2, 3, 4]
@@ -2090,6 +2090,7 @@ def check_against_one_gpu(results, devices=(0, 1)):
         # one rank's communicator exchanges nothing (no NCCL call)
         pytest.param(1, marks=SKIP_NO_GPU),
         pytest.param(2, marks=SKIP_ONE_GPU),
+        pytest.param(4, marks=SKIP_FEWER_THAN_FOUR_GPUS),
     ],
 )
 def test_the_launcher_runs_a_process_per_gpu_over_nccl(tmp_path, ranks):
