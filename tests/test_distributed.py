@@ -2023,6 +2023,7 @@ def searches_on_ranks(comm, S, source):
     pulled = D.bitmap_bfs(M, source, direction="pull", depth_limit=2, device_loop=True)
     dist, pred = gbla.sssp(M, source, return_predecessors=True)
     delta_dist, delta_pred = D.sssp(M, source, method="delta_stepping", return_predecessors=True)
+    push_dist, push_pred = D.push_sssp(M, source, return_predecessors=True)
     found = {
         "levels": levels,
         "parents": parents,
@@ -2036,6 +2037,8 @@ def searches_on_ranks(comm, S, source):
         "algebra_pred": pred,
         "delta_dist": delta_dist,
         "delta_pred": delta_pred,
+        "push_dist": push_dist,
+        "push_pred": push_pred,
     }
     here = cupy.cuda.Device().id
     assert all(
@@ -2073,7 +2076,8 @@ def check_against_one_gpu(results, devices=(0, 1)):
             np.testing.assert_array_equal(got[f"{name}.dist"], one_dist)
             np.testing.assert_array_equal(got[f"{name}.algebra_dist"], one_dist)
             np.testing.assert_array_equal(got[f"{name}.delta_dist"], one_dist)
-            for how in ("algebra", "delta"):
+            np.testing.assert_array_equal(got[f"{name}.push_dist"], one_dist)
+            for how in ("algebra", "delta", "push"):
                 gbla.verify.sssp(
                     A_host, source, got[f"{name}.{how}_dist"], got[f"{name}.{how}_pred"]
                 )

@@ -7,7 +7,9 @@ product on it with frontiers exchanged all-to-all, and BFS and SSSP written with
   placed), no rank holding more than its part and a piece;
 - :mod:`.traverse`: ``bfs`` and ``sssp`` over it;
 - :mod:`.bitmap`: ``bitmap_bfs``, a direction-optimizing BFS with bitmap frontiers and
-  hand-written kernels for each rank's work (also ``gbla.bfs(..., method="distributed_bitmap")``).
+  hand-written kernels for each rank's work (also ``gbla.bfs(..., method="distributed_bitmap")``);
+- :mod:`.push_sssp`: ``push_sssp``, Bellman-Ford with hand-written kernels for each rank's
+  relaxations, offers combined per target before they leave.
 
 Run a rank per thread with :func:`run_threads` (several ranks in one process), or a process
 per rank with ``python -m gbla.distributed.launch`` (:mod:`.launch`: NCCL between GPUs, or
@@ -20,6 +22,7 @@ import threading
 from .bitmap import bitmap_bfs  # (registers the method distributed_bitmap of gbla.bfs)
 from .comm import Counted, NcclComm, SelfComm, ThreadComm
 from .matrix import DistMatrix, DistVector, vxm
+from .push_sssp import push_sssp
 from .traverse import bfs, sssp
 
 __all__ = [
@@ -33,6 +36,7 @@ __all__ = [
     "bfs",
     "sssp",
     "bitmap_bfs",
+    "push_sssp",
     "run_threads",
 ]
 

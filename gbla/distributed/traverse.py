@@ -192,14 +192,14 @@ def sssp(
     return dist, _tree(A, source, dist)
 
 
-def _tree(A, source, dist):
+def _tree(A, source, dist, dtype=None):
     """Parents of a BFS from ``source`` over the tight edges of A, given the whole ``dist`` on
-    every rank: d(u) + w(u, v) in the product's dtype, cast to the distances' (as ``_lower``
-    keeps them), equal to d(v). Collective."""
+    every rank: d(u) + w(u, v) summed in ``dtype`` (None: the product's, as ``_lower`` keeps
+    them), cast to the distances', equal to d(v). Collective."""
     xp = A.comm.xp
     reached = xp.isfinite(dist)
-    # the dtype a min.plus product of the distances with A's weights takes (_dtypes)
-    dtype = dist.dtype if A.values is None else np.result_type(dist.dtype, A.values.dtype)
+    if dtype is None:  # the dtype a min.plus product of the distances with A's weights takes
+        dtype = dist.dtype if A.values is None else np.result_type(dist.dtype, A.values.dtype)
 
     def plus(d, w):
         return (d.astype(dtype) + w.astype(dtype)).astype(dist.dtype)

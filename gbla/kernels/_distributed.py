@@ -1,5 +1,7 @@
 """Launchers of distributed.cu: one rank's local steps of a level of the distributed bitmap BFS
-(:mod:`gbla.distributed.bitmap` drives them, and runs the same steps with NumPy on CPU ranks).
+(:mod:`gbla.distributed.bitmap` drives them, and runs the same steps with NumPy on CPU ranks),
+and of a round of the distributed Bellman-Ford (:class:`DeviceRelax`, which
+:mod:`gbla.distributed.push_sssp` drives).
 
 Every launch goes to the current stream, and none reads anything back: a claim or a pull
 returns its tally on the device, which the sum over the ranks reads (the level's one
@@ -17,9 +19,10 @@ from .._backend import _cupy
 from . import _launch
 from ._launch import THREADS, grid, ptr, sm_count
 
-__all__ = ["DeviceSteps", "LoopKernels", "CTYPES", "NAME_EXPRESSIONS"]
+__all__ = ["DeviceSteps", "DeviceRelax", "LoopKernels", "CTYPES", "NAME_EXPRESSIONS"]
 
 CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
+FLOATS = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 WARP = 32
 # A push row longer than this goes to the whole grid rather than one warp (512 of its steps):
 # an R-MAT hub of millions of edges took one warp 20 ms, the whole level, on 1 rank or 2.
@@ -31,6 +34,9 @@ def _name_expressions():
     for o, i in itertools.product(CTYPES.values(), repeat=2):
         names += [f"gbla_dbfs_{k}<{o}, {i}>" for k in ("push", "push_hubs", "pull", "parents")]
     names += [f"gbla_dbfs_{k}<{o}>" for k in ("claim", "start") for o in CTYPES.values()]
+    for o, i, t in itertools.product(CTYPES.values(), CTYPES.values(), FLOATS.values()):
+        names += [f"gbla_dsssp_{k}<{o}, {i}, {t}>" for k in ("relax", "relax_hubs")]
+    names += [f"gbla_dsssp_{k}<{t}>" for k in ("pack", "apply") for t in FLOATS.values()]
     return tuple(names) + LOOP_KERNELS
 
 
@@ -200,6 +206,103 @@ class DeviceSteps:
                 ),
             )
         return self.tally
+
+
+class DeviceRelax:
+    """A rank's steps of a round of :func:`gbla.distributed.push_sssp` on the GPU, the
+    interface of :class:`gbla.distributed.push_sssp.HostRelax`: this rank's rows ``lo..hi``
+    (CSR ``indptr``, ``indices`` with global ids), ``weights`` of the distances' dtype (None:
+    each edge weighs 1). ``dist`` is an array over every vertex and ``changed`` a bitmap over
+    them (uint32 words), as push_sssp.py says."""
+
+    def __init__(self, lo, hi, indptr, indices, weights, dtype):
+        if hi - lo >= 2**31:
+            raise V.invalid_value(
+                "A", "give each rank fewer than 2**31 vertices on the GPU (int32 queues)", hi - lo
+            )
+        cp = _cupy()
+        self.lo, self.hi = lo, hi
+        self.indptr, self.indices, self.weights = indptr, indices, weights
+        self.real = FLOATS[np.dtype(dtype)]
+        self.types = f"{CTYPES[indptr.dtype]}, {CTYPES[indices.dtype]}, {self.real}"
+        self.hubs = cp.empty(max(1, min(hi - lo, len(indices) // HUB_EDGES + 1)), np.int32)
+        self.hub = max(HUB_EDGES, (len(indices) - 1) // len(self.hubs) + 1)
+        self.hub_count = cp.zeros(1, np.uint64)
+
+    def relax(self, queue, count, bound, dist, changed):
+        """Offers along the out-edges of ``queue[:count]`` (local offsets): ``count`` an int, or
+        where it lies on the device (a tally :meth:`pack` filled), then ``bound`` (at least the
+        count) sizes the grid."""
+        at = None if isinstance(count, (int, np.integer)) else count
+        size = int(count) if at is None else bound
+        if not size:
+            return
+        self.hub_count.fill(0)
+        _kernel(f"gbla_dsssp_relax<{self.types}>")(
+            grid(size * WARP),
+            (THREADS,),
+            (
+                queue,
+                np.int64(count if at is None else 0),
+                ptr(at),
+                np.int64(self.lo),
+                self.indptr,
+                self.indices,
+                ptr(self.weights),
+                dist,
+                changed,
+                np.int64(self.hub),
+                self.hubs,
+                self.hub_count,
+            ),
+        )
+        _kernel(f"gbla_dsssp_relax_hubs<{self.types}>")(
+            grid(sm_count() * 8 * THREADS),
+            (THREADS,),
+            (
+                self.hubs,
+                self.hub_count,
+                np.int64(self.lo),
+                self.indptr,
+                self.indices,
+                ptr(self.weights),
+                dist,
+                changed,
+            ),
+        )
+
+    def pack(self, changed, lo, hi, dist, offsets, values, tally, clear):
+        """The set bits of ``changed`` in [lo, hi), counted into ``tally`` (a one-item uint64
+        device array, zeroed by the caller); with ``offsets``, listed there (offsets from lo,
+        int32) with their distances in ``values`` (or None); with ``clear``, cleared."""
+        if hi <= lo:
+            return
+        w0, end = lo >> 5, (hi + 31) >> 5
+        _kernel(f"gbla_dsssp_pack<{self.real}>")(
+            grid(end - w0),
+            (THREADS,),
+            (
+                changed,
+                np.int64(w0),
+                np.int64(end - w0),
+                np.int64(lo),
+                np.int64(hi),
+                dist,
+                ptr(offsets),
+                ptr(values),
+                tally,
+                np.int32(bool(clear)),
+            ),
+        )
+
+    def apply(self, offsets, values, dist, changed):
+        """Offers another rank sent this one's vertices (int32 offsets from lo, distances)."""
+        if len(offsets):
+            _kernel(f"gbla_dsssp_apply<{self.real}>")(
+                grid(len(offsets)),
+                (THREADS,),
+                (offsets, values, np.int64(len(offsets)), np.int64(self.lo), dist, changed),
+            )
 
 
 class LoopKernels:

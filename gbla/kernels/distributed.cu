@@ -3,8 +3,9 @@
 // every rank's next words for this range) & ~known, levels<new> = depth; pull and parents: the
 // first in-neighbour (A.T's rows) in the gathered frontier. Push: a warp a vertex (a row past
 // `hub` edges: the grid); claim: a word, pull, parents: a vertex a thread. Blocks of whole
-// warps, any grid; tally zeroed first. At the end, the kernels of the level loop on the device
-// (one thread each), compiled behind a DirectionPolicy's rule (gbla_direction).
+// warps, any grid; tally zeroed first. Then the steps of a round of push_sssp, the distributed
+// Bellman-Ford (gbla/distributed/push_sssp.py). At the end, the kernels of the BFS's level loop
+// on the device (one thread each), compiled behind a DirectionPolicy's rule (gbla_direction).
 
 // A tally grows by gbla_warp_reserve (frontier.cuh), one atomic a warp (the pull's queue: one a
 // block, from a block scan); every lane of a warp calls it, since the loops that do stride by
@@ -205,6 +206,112 @@ __global__ void gbla_dbfs_parents(const int* queue, const u64* count, const O* t
             if (gbla_dbfs_bit(frontier, u)) { parents[v] = u; break; }
         }
     }
+}
+
+// ------------------------------------------------------------------ push_sssp
+// One rank's steps of a round of the distributed Bellman-Ford (gbla/distributed/push_sssp.py).
+// dist holds a distance for each of the n vertices: the rank's own range [lo, hi) its
+// distances, every other vertex the lowest offer this rank has made it (its owner's distance is
+// at most that, so an offer no lower is never made again). An offer that lowers dist[v] sets
+// bit v of `changed` (a bitmap over all n, laid out as the BFS's). T: float or double (weights
+// cast to it, a null weight pointer weight 1); O, I as above.
+template <class T>
+__device__ __forceinline__ void gbla_dsssp_offer(long long v, T candidate, T* dist,
+                                                 unsigned* changed) {
+    if (candidate < dist[v] && gbla_atomic_min(dist + v, candidate)) {
+        const unsigned bit = 1u << (v & 31);
+        if (!(changed[v >> 5] & bit)) atomicOr(&changed[v >> 5], bit);
+    }
+}
+
+template <class T>
+__device__ __forceinline__ T gbla_dsssp_weight(const T* weights, long long e) {
+    return weights == nullptr ? (T)1 : weights[e];
+}
+
+// Relax: the out-edges of queue[0, count) (local rows; count_at: where the count lies on the
+// device, or NULL), a warp a row; a row past `hub` edges is left in hubs for
+// gbla_dsssp_relax_hubs, as the BFS's push leaves it.
+template <class O, class I, class T>
+__global__ void gbla_dsssp_relax(const int* queue, long long count, const u64* count_at,
+                                 long long lo, const O* indptr, const I* indices,
+                                 const T* weights, T* dist, unsigned* changed, long long hub,
+                                 int* hubs, unsigned long long* hub_count) {
+    if (count_at) count = (long long)*count_at;
+    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    for (long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < count;
+         i += warps) {
+        const int u = queue[i];
+        const O start = indptr[u], end = indptr[u + 1];
+        if ((long long)(end - start) > hub) {
+            if (lane == 0) hubs[atomicAdd(hub_count, 1ull)] = u;
+            continue;
+        }
+        const T du = dist[lo + u];
+        for (O e = start + lane; e < end; e += 32)
+            gbla_dsssp_offer((long long)indices[e], du + gbla_dsssp_weight(weights, (long long)e),
+                             dist, changed);
+    }
+}
+
+template <class O, class I, class T>
+__global__ void gbla_dsssp_relax_hubs(const int* hubs, const unsigned long long* hub_count,
+                                      long long lo, const O* indptr, const I* indices,
+                                      const T* weights, T* dist, unsigned* changed) {
+    const long long threads = (long long)gridDim.x * blockDim.x;
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long h_count = (long long)*hub_count;
+    for (long long h = 0; h < h_count; ++h) {
+        const int u = hubs[h];
+        const T du = dist[lo + u];
+        const O end = indptr[u + 1];
+        for (O e = indptr[u] + t; e < end; e += threads)
+            gbla_dsssp_offer((long long)indices[e], du + gbla_dsssp_weight(weights, (long long)e),
+                             dist, changed);
+    }
+}
+
+// Pack: the set bits of changed in [lo, hi) (global words w0 .. w0 + words) counted into
+// *tally; with `offsets`, each listed there as its offset from lo (and its distance in
+// `values`, when given), from *tally's value before on; with `clear`, those bits cleared (the
+// boundary words keep the neighbouring range's). Launches over different ranges run one after
+// the other (a boundary word is two ranges').
+template <class T>
+__global__ void gbla_dsssp_pack(unsigned* changed, long long w0, long long words, long long lo,
+                                long long hi, const T* dist, int* offsets, T* values,
+                                u64* tally, int clear) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long base = (long long)blockIdx.x * blockDim.x; base < words; base += stride) {
+        const long long w = base + threadIdx.x;
+        unsigned bits = 0;
+        long long first = 0;
+        if (w < words) {
+            bits = changed[w0 + w];
+            first = (w0 + w) << 5;
+            if (first < lo) bits &= GBLA_DBFS_FULL << (lo - first);
+            if (hi - first < 32) bits &= (1u << (hi - first)) - 1u;
+            if (clear && bits) changed[w0 + w] &= ~bits;
+        }
+        const u64 at = gbla_warp_reserve((u64)__popc(bits), tally);
+        if (offsets == nullptr) continue;
+        int k = 0;
+        for (unsigned rest = bits; rest; rest &= rest - 1u, ++k) {
+            const long long v = first + (__ffs(rest) - 1);
+            offsets[at + k] = (int)(v - lo);
+            if (values != nullptr) values[at + k] = dist[v];
+        }
+    }
+}
+
+// Apply: the offers another rank sent (offsets from lo, their distances) to this rank's
+// vertices, each lowered one's bit set.
+template <class T>
+__global__ void gbla_dsssp_apply(const int* offsets, const T* values, long long count,
+                                 long long lo, T* dist, unsigned* changed) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride)
+        gbla_dsssp_offer(lo + offsets[i], values[i], dist, changed);
 }
 
 // ------------------------------------------------------------------ the level loop on the device

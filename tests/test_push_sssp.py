@@ -1,0 +1,209 @@
+"""gbla.distributed.push_sssp against SciPy's Dijkstra and Bellman-Ford, on 1 to 4 ranks run as
+threads of one process: NumPy ranks (HostRelax) everywhere, CuPy ranks (distributed.cu's
+kernels) where a GPU is. The NCCL launcher's test (test_distributed.py) runs it a process a
+GPU."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.sparse import csgraph
+
+import gbla
+from gbla import distributed as D
+
+from . import graphs as G
+from .conftest import DEVICES, SKIP_NO_GPU, host
+from .test_sssp import potential_graphs
+
+SIZES = [1, 2, 3, 4]
+
+
+def xp_of(device):
+    if device == "cpu":
+        return np
+    import cupy
+
+    return cupy
+
+
+def on_ranks(size, work, device):
+    return D.run_threads(size, work, xp=xp_of(device))
+
+
+def dist_matrix(comm, S):
+    return D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("size", SIZES)
+@settings(max_examples=10, deadline=None)
+@given(g=G.medium_graphs(), data=st.data())
+def test_push_sssp_gives_dijkstras_distances_and_a_tree_on_every_rank(device, size, g, data):
+    # zero weights and ties among the drawn ones (integers: exact in float32 too)
+    S = g.scipy()
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    dtype = data.draw(st.sampled_from([np.float64, np.float32]), label="dtype")
+
+    def work(comm):
+        M = dist_matrix(comm, S)
+        stats = {}
+        dist, pred = D.push_sssp(M, source, dtype=dtype, return_predecessors=True, stats=stats)
+        own = D.push_sssp(M, source, dtype=dtype, gather=False)
+        return host(dist), host(pred), host(own), (M.lo, M.hi), stats
+
+    expected = csgraph.dijkstra(S, indices=source).astype(dtype)
+    for dist, pred, own, (lo, hi), stats in on_ranks(size, work, device):
+        assert dist.dtype == dtype and pred.dtype == np.int64
+        np.testing.assert_array_equal(dist, expected)
+        np.testing.assert_array_equal(own, expected[lo:hi])
+        gbla.verify.sssp(S, source, dist, pred)
+        # a round lowers something until the last, which finds nothing more
+        assert stats["found"][-1] == 0 and all(stats["found"][:-1])
+        assert set(stats["directions"]) == {"push"}
+        # the first round's one sum of the offers; then the offers' all-to-all and the sum
+        assert stats["collectives"] == [1] + [2] * (len(stats["collectives"]) - 1)
+        assert stats["bytes_total"] == sum(stats["bytes"])
+        if size == 1:
+            assert stats["bytes_total"] == 0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_push_sssp_offers_a_remote_vertex_only_what_is_lower_than_its_last_offer(device):
+    # ranks [0, 2) and [2, 4), source 1. Round 1: rank 0 lowers 0 to 10 (its own) and offers 2
+    # at 1. Round 2: rank 1 offers 0 at 2 (lowering it) and lowers 3 to 2. Round 3: 3 -> 0
+    # would offer 22, not lower than rank 1's last offer to 0 (2): never sent, nothing moves,
+    # and that ends it. 12 bytes an offer (int32 offset, float64); each round ends in the sum
+    # of a 2 x 2 table of counts (32 bytes from each rank to the other)
+    S = G.csr([1, 1, 2, 2, 3], [0, 2, 0, 3, 0], [10.0, 1.0, 1.0, 1.0, 20.0], 4)
+
+    def work(comm):
+        M = dist_matrix(comm, S)
+        stats = {}
+        return [int(b) for b in M.bounds], host(D.push_sssp(M, 1, stats=stats)), stats
+
+    for bounds, dist, stats in on_ranks(2, work, device):
+        assert bounds == [0, 2, 4]
+        np.testing.assert_array_equal(dist, [2, 0, 1, 2])
+        assert stats["found"] == [2, 2, 0]
+        assert stats["bytes"] == [64, 64 + 12, 64 + 12]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("size", [1, 3])
+@settings(max_examples=15, deadline=None)
+@given(gp=potential_graphs(), data=st.data())
+def test_push_sssp_takes_negative_weights_and_raises_on_a_negative_cycle(device, size, gp, data):
+    g, p = gp
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    w = g.w + p[g.src] - p[g.dst]
+    S = G.csr(g.src, g.dst, w, g.n)
+
+    def work(comm):
+        dist, pred = D.push_sssp(dist_matrix(comm, S), source, return_predecessors=True)
+        return host(dist), host(pred)
+
+    expected = csgraph.dijkstra(g.scipy(), indices=source) + p[source] - p
+    for dist, pred in on_ranks(size, work, device):
+        np.testing.assert_array_equal(dist, expected)
+        gbla.verify.sssp(S, source, dist, pred)
+    C = G.csr([0, 1, 2], [1, 2, 1], [1.0, 2.0, -3.0], 3)
+    with pytest.raises(gbla.NegativeCycleError, match="^A must have no negative cycle"):
+        on_ranks(size, lambda comm: D.push_sssp(dist_matrix(comm, C), 0), device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_push_sssp_weighs_a_pattern_and_a_bool_matrix_one_an_edge(device):
+    # an explicit False is an edge of weight 1, as gbla.sssp weighs it
+    src, dst = np.array([0, 1, 2, 0, 4]), np.array([1, 2, 3, 3, 0])
+    B = sp.csr_array((np.array([True, False, True, True, True]), (src, dst)), shape=(6, 6))
+    expected = csgraph.dijkstra(G.csr(src, dst, np.ones(5), 6), indices=0)
+
+    def work(comm):
+        pattern = D.DistMatrix.from_csr(comm, B.indptr, B.indices)
+        boolean = D.DistMatrix.from_csr(comm, B.indptr, B.indices, B.data)
+        return host(D.push_sssp(pattern, 0)), host(D.push_sssp(boolean, 0, dtype=np.float32))
+
+    for a, b in on_ranks(2, work, device):
+        np.testing.assert_array_equal(a, expected)
+        np.testing.assert_array_equal(b, expected.astype(np.float32))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_push_sssp_sums_in_the_distances_dtype_and_leaves_the_callers_arrays(device):
+    # float32 weights that do not sum exactly: the sums are float32's, as the one-GPU kernels'
+    w = np.array([0.1, 0.2, 0.3, 0.7], np.float64)
+    S = G.csr([0, 1, 2, 0], [1, 2, 3, 3], w, 4)
+    before = S.data.copy()
+
+    def work(comm):
+        M = dist_matrix(comm, S)
+        values = host(M.values).copy()
+        dist, pred = D.push_sssp(M, 0, dtype=np.float32, return_predecessors=True)
+        np.testing.assert_array_equal(host(M.values), values)
+        return host(dist), host(pred)
+
+    f = np.float32
+    expected = [0, f(0.1), f(0.1) + f(0.2), min(f(0.1) + f(0.2) + f(0.3), f(0.7))]
+    for dist, pred in on_ranks(3, work, device):
+        np.testing.assert_array_equal(dist, np.array(expected, np.float32))
+        assert pred[0] == 0 and pred[1] == 0 and pred[2] == 1 and pred[3] in (0, 2)
+    np.testing.assert_array_equal(S.data, before)
+
+
+def test_push_sssp_refuses_bad_input():
+    S = G.csr([0, 1], [1, 2], [1.0, 2.0], 3)
+    N = G.csr([0, 1], [1, 2], [1.0, np.nan], 3)
+
+    def search(S, source=0, **kw):
+        return on_ranks(2, lambda comm: D.push_sssp(dist_matrix(comm, S), source, **kw), "cpu")
+
+    for bad in (np.int64, np.float16, "complex", "nope"):
+        with pytest.raises(gbla.InvalidValue, match="^dtype must be float32 or float64"):
+            search(S, dtype=bad)
+    with pytest.raises(gbla.InvalidValue, match="^A must hold no NaN or -inf weight"):
+        search(N)
+    with pytest.raises(gbla.InvalidIndex, match="^source must satisfy 0 <= source < 3; got 3"):
+        search(S, source=3)
+    with pytest.raises(gbla.InvalidValue, match="^return_predecessors must be True or False"):
+        search(S, return_predecessors="yes")
+    with pytest.raises(gbla.InvalidValue, match="^gather must be True or False"):
+        search(S, gather="no")
+
+
+@SKIP_NO_GPU
+@pytest.mark.gpu
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_push_sssp_spreads_a_hubs_edges_over_the_grid(size, monkeypatch):
+    # every row past 4 edges goes to the whole grid: the hubs' kernel against the CPU ranks
+    from gbla.kernels import _distributed
+
+    monkeypatch.setattr(_distributed, "HUB_EDGES", 4)
+    S = gbla.generators.rmat(9, 16, seed=4, device="cpu", weights=(1, 50)).to_scipy()
+    source = int(np.argmax(np.diff(S.indptr)))
+
+    def work(comm):
+        return host(D.push_sssp(dist_matrix(comm, S), source))
+
+    expected = csgraph.dijkstra(S, indices=source)
+    for dist in on_ranks(size, work, "gpu"):
+        np.testing.assert_array_equal(dist, expected)
+
+
+@SKIP_NO_GPU
+@pytest.mark.gpu
+def test_push_sssp_gives_its_memory_back():
+    import cupy
+
+    S = gbla.generators.rmat(10, 8, seed=3, device="cpu", weights=(1, 20)).to_scipy()
+    M = D.DistMatrix.from_csr(D.SelfComm(cupy), S.indptr, S.indices, S.data)
+    pool = cupy.get_default_memory_pool()
+    first = D.push_sssp(M, 0, dtype=np.float32)  # the weights' float32 copy, kept with M
+    cupy.cuda.Device().synchronize()
+    used = pool.used_bytes()
+    for _ in range(1000):
+        D.push_sssp(M, 0, dtype=np.float32)
+    cupy.cuda.Device().synchronize()
+    assert pool.used_bytes() == used
+    np.testing.assert_array_equal(host(first), csgraph.dijkstra(S, indices=0).astype(np.float32))
