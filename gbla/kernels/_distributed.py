@@ -27,6 +27,8 @@ WARP = 32
 # A push row longer than this goes to the whole grid rather than one warp (512 of its steps):
 # an R-MAT hub of millions of edges took one warp 20 ms, the whole level, on 1 rank or 2.
 HUB_EDGES = 1 << 14
+# push_sssp's relax: a block's rows at a time (GBLA_DSSSP_BLOCK in distributed.cu)
+RELAX_BLOCK = 256
 
 
 def _name_expressions():
@@ -239,8 +241,8 @@ class DeviceRelax:
             return
         self.hub_count.fill(0)
         _kernel(f"gbla_dsssp_relax<{self.types}>")(
-            grid(size * WARP),
-            (THREADS,),
+            grid(size, RELAX_BLOCK),
+            (RELAX_BLOCK,),
             (
                 queue,
                 np.int64(count if at is None else 0),

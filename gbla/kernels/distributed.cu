@@ -230,28 +230,58 @@ __device__ __forceinline__ T gbla_dsssp_weight(const T* weights, long long e) {
 }
 
 // Relax: the out-edges of queue[0, count) (local rows; count_at: where the count lies on the
-// device, or NULL), a warp a row; a row past `hub` edges is left in hubs for
-// gbla_dsssp_relax_hubs, as the BFS's push leaves it.
+// device, or NULL), a block's worth of rows at a time: the block scans their degrees into
+// shared memory and its threads stride over the rows' edges together, each finding its row by
+// a binary search there (an R-MAT frontier is mostly rows of a few edges, which a warp a row
+// would run with most lanes idle). A row past `hub` edges is left in hubs for
+// gbla_dsssp_relax_hubs, as the BFS's push leaves it. Blocks of at most GBLA_DSSSP_BLOCK
+// threads, a multiple of 32.
+#define GBLA_DSSSP_BLOCK 256
 template <class O, class I, class T>
-__global__ void gbla_dsssp_relax(const int* queue, long long count, const u64* count_at,
-                                 long long lo, const O* indptr, const I* indices,
-                                 const T* weights, T* dist, unsigned* changed, long long hub,
-                                 int* hubs, unsigned long long* hub_count) {
+__global__ void __launch_bounds__(GBLA_DSSSP_BLOCK)
+    gbla_dsssp_relax(const int* queue, long long count, const u64* count_at, long long lo,
+                     const O* indptr, const I* indices, const T* weights, T* dist,
+                     unsigned* changed, long long hub, int* hubs,
+                     unsigned long long* hub_count) {
+    __shared__ long long s_first[GBLA_DSSSP_BLOCK];  // a row's first edge's place in the block's
+    __shared__ long long s_start[GBLA_DSSSP_BLOCK];  // its first edge in indices
+    __shared__ T s_du[GBLA_DSSSP_BLOCK];
+    __shared__ long long s_warp[32];
+    __shared__ long long s_total;
     if (count_at) count = (long long)*count_at;
-    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
-    const int lane = threadIdx.x & 31;
-    for (long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < count;
-         i += warps) {
-        const int u = queue[i];
-        const O start = indptr[u], end = indptr[u + 1];
-        if ((long long)(end - start) > hub) {
-            if (lane == 0) hubs[atomicAdd(hub_count, 1ull)] = u;
-            continue;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long base = (long long)blockIdx.x * blockDim.x; base < count; base += stride) {
+        const long long i = base + threadIdx.x;
+        long long degree = 0, start = 0;
+        T du = (T)0;
+        if (i < count) {
+            const int u = queue[i];
+            start = (long long)indptr[u];
+            degree = (long long)indptr[u + 1] - start;
+            if (degree > hub) {
+                hubs[atomicAdd(hub_count, 1ull)] = u;
+                degree = 0;
+            } else {
+                du = dist[lo + u];
+            }
         }
-        const T du = dist[lo + u];
-        for (O e = start + lane; e < end; e += 32)
-            gbla_dsssp_offer((long long)indices[e], du + gbla_dsssp_weight(weights, (long long)e),
-                             dist, changed);
+        const long long first = gbla_block_exclusive_scan(degree, s_warp, &s_total);
+        s_first[threadIdx.x] = first;
+        s_start[threadIdx.x] = start;
+        s_du[threadIdx.x] = du;
+        __syncthreads();
+        const long long total = s_total;
+        for (long long k = threadIdx.x; k < total; k += blockDim.x) {
+            int a = 0, b = blockDim.x - 1;  // the last row whose first edge is at or before k
+            while (a < b) {
+                const int mid = (a + b + 1) >> 1;
+                if (s_first[mid] <= k) a = mid; else b = mid - 1;
+            }
+            const long long e = s_start[a] + (k - s_first[a]);
+            gbla_dsssp_offer((long long)indices[e], s_du[a] + gbla_dsssp_weight(weights, e), dist,
+                             changed);
+        }
+        __syncthreads();  // the shared rows are read before the next ones overwrite them
     }
 }
 
