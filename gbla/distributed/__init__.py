@@ -8,7 +8,7 @@ product on it with frontiers exchanged all-to-all, and BFS and SSSP written with
 - :mod:`.traverse`: ``bfs`` and ``sssp`` over it;
 - :mod:`.bitmap`: ``bitmap_bfs``, a direction-optimizing BFS with bitmap frontiers and
   hand-written kernels for each rank's work (also ``gbla.bfs(..., method="distributed_bitmap")``);
-- :mod:`.push_sssp`: ``push_sssp``, Bellman-Ford with hand-written kernels for each rank's
+- :mod:`.relax`: ``push_sssp``, Bellman-Ford with hand-written kernels for each rank's
   relaxations, offers combined per target before they leave.
 
 Run a rank per thread with :func:`run_threads` (several ranks in one process), or a process
@@ -22,7 +22,7 @@ import threading
 from .bitmap import bitmap_bfs  # (registers the method distributed_bitmap of gbla.bfs)
 from .comm import Counted, NcclComm, SelfComm, ThreadComm
 from .matrix import DistMatrix, DistVector, vxm
-from .push_sssp import push_sssp
+from .relax import push_sssp
 from .traverse import bfs, sssp
 
 __all__ = [

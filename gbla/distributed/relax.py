@@ -29,7 +29,7 @@ import numpy as np
 from .. import _validation as V
 from .._storage import expand_rows
 from ..exceptions import NegativeCycleError
-from ..kernels._distributed import DeviceRelax
+from ..kernels._distributed import DeviceRelax, stream_edges, stream_fits
 from .bitmap import _bits, _range_mask, _span
 from .matrix import _pack, _unpack
 from .traverse import _Levels, _result, _tree
@@ -121,7 +121,43 @@ def _weights(A, dtype):
     return A, A._cache[key]
 
 
-def push_sssp(A, source, *, return_predecessors=False, dtype=np.float64, stats=None, gather=True):
+def _streamed(A, weights, dtype, stream):
+    """This GPU rank's edges as a streamed round reads them (kept with A), or None where it
+    only pushes: ``stream`` False, or None and the rank's edges fewer than STREAM_EDGES or
+    their sort without room on the device (True: raises there)."""
+    key = ("push_sssp_stream", dtype.name)
+    if stream is False or A.comm.xp is np:
+        if stream is True:
+            raise V.invalid_value("stream", "be None or False on CPU ranks", stream)
+        return None
+    if key in A._cache:
+        return A._cache[key]
+    fits = stream_fits(A.indptr, A.indices, weights)
+    if stream is None and (len(A.indices) < STREAM_EDGES or not fits):
+        return None
+    if not fits:
+        raise V.invalid_value(
+            "stream", "be None or False where the rank's edges find no room to sort", stream
+        )
+    A._cache[key] = stream_edges(A.indptr, A.indices, weights, A.n, dtype)
+    return A._cache[key]
+
+
+# the fewest edges a GPU rank streams (stream=None); below, a streamed round costs more than
+# the pushes it replaces (edge_bellman_ford's hybrid on one GPU: the same bound)
+STREAM_EDGES = 1 << 24
+
+
+def push_sssp(
+    A,
+    source,
+    *,
+    return_predecessors=False,
+    dtype=np.float64,
+    stream=None,
+    stats=None,
+    gather=True,
+):
     """Distances (``dtype``: float32 or float64, inf unreached; each sum d(u) + w(u, v) in it,
     the weights cast to it) from ``source``, whole on every rank (``gather=False``: each rank
     those of its vertices, A.lo to A.hi), and with ``return_predecessors`` a shortest-path tree
@@ -129,15 +165,27 @@ def push_sssp(A, source, *, return_predecessors=False, dtype=np.float64, stats=N
     edges, as :func:`gbla.distributed.sssp`'s. Any weights, negative ones included (a negative
     cycle reachable from the source raises NegativeCycleError on every rank). ``stats`` as
     gbla.distributed.traverse says (a level is a round; ``found``: the vertices whose distance
-    fell in it, or that were offered one lower by another rank, over every rank)."""
+    fell in it, or that were offered one lower by another rank, over every rank), and
+    ``streamed``: whether this rank could stream its rounds.
+
+    ``stream`` (GPU ranks): a round whose frontier holds more than a quarter of a rank's edges
+    streams them all, sorted by their destination's segment so that the offers land in L2,
+    instead of pushing from each vertex: the edges and their weights kept a second time, in
+    that order, with A (made at the first search). None: where the rank holds at least
+    STREAM_EDGES edges and the sort finds room on its GPU; False: never; True: always (raises
+    where there is no room)."""
     comm, xp, n = A.comm, A.comm.xp, A.n
     source = V.source(source, n)
     dtype = _real(dtype)
     V.flag(return_predecessors, "return_predecessors")
     gather = V.flag(gather, "gather")
+    V.optional_flag(stream, "stream")
     A, weights = _weights(A, dtype)
-    kind = HostRelax if xp is np else DeviceRelax
-    steps = kind(A.lo, A.hi, A.indptr, A.indices, weights, dtype)
+    edges = _streamed(A, weights, dtype, stream)
+    if xp is np:
+        steps = HostRelax(A.lo, A.hi, A.indptr, A.indices, weights, dtype)
+    else:
+        steps = DeviceRelax(A.lo, A.hi, A.indptr, A.indices, weights, dtype, edges)
     me, p, bounds = comm.rank, comm.size, [int(b) for b in A.bounds]
     dist = xp.full(n, np.inf, dtype)
     changed = xp.zeros((n + 31) >> 5, np.uint32)
@@ -201,6 +249,8 @@ def push_sssp(A, source, *, return_predecessors=False, dtype=np.float64, stats=N
         count = int(tally[p]) if xp is np else tally[p:]
         bound = int(table[:, me].sum())  # at least the frontier: offers made to this range
     log.report(stats)
+    if stats is not None:
+        stats["streamed"] = edges is not None
     local = dist[A.lo : A.hi].copy()
     del dist, changed, offsets, values, queue
     if not return_predecessors:
