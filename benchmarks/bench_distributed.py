@@ -6,9 +6,8 @@ the GPU); three SSSP: ``sssp``, gbla.distributed.sssp (Bellman-Ford), ``sssp_del
 delta-stepping (the weights' default width), and ``sssp_push``, gbla.distributed.push_sssp
 (Bellman-Ford, distributed.cu's kernels on the GPU); and, when named with ``--algos``,
 ``bfs_algebra`` and ``sssp_algebra``, gbla.bfs and gbla.sssp of gbla/algorithms on the
-DistMatrix (its vectors whole on every rank), ``bfs_bitmap_host_loop``, the bitmap BFS with
-its level loop on the host (the default runs it on the device where it can), and
-``sssp_push_only``, push_sssp with its rounds pushed alone (stream=False):
+DistMatrix (its vectors whole on every rank), and ``bfs_bitmap_host_loop``, the bitmap BFS with
+its level loop on the host (the default runs it on the device where it can):
 
     python -m gbla.distributed.launch -n 2 benchmarks/bench_distributed.py --scale 26 \
         --json out.json                       # a GPU per rank, NCCL
@@ -83,8 +82,6 @@ ALGOS = {
     # Bellman-Ford with hand-written kernels, the offers combined per target (the BFS rows'
     # gather=False: each rank its vertices' distances)
     "sssp_push": functools.partial(D.push_sssp, gather=False),
-    # its rounds pushed alone, never streamed: what the streamed rounds save
-    "sssp_push_only": functools.partial(D.push_sssp, gather=False, stream=False),
     "bfs_algebra": _algebra(gbla.bfs),
     "sssp_algebra": _algebra(gbla.sssp),
 }

@@ -170,11 +170,6 @@ def test_push_sssp_refuses_bad_input():
         search(S, return_predecessors="yes")
     with pytest.raises(gbla.InvalidValue, match="^gather must be True or False"):
         search(S, gather="no")
-    with pytest.raises(gbla.InvalidValue, match="^stream must be None, True or False"):
-        search(S, stream=1)
-    with pytest.raises(gbla.InvalidValue, match="^stream must be None or False on CPU ranks"):
-        search(S, stream=True)
-    assert search(S, stream=False)[0].tolist() == [0, 1, 3]
 
 
 @SKIP_NO_GPU
@@ -212,57 +207,3 @@ def test_push_sssp_gives_its_memory_back():
     cupy.cuda.Device().synchronize()
     assert pool.used_bytes() == used
     np.testing.assert_array_equal(host(first), csgraph.dijkstra(S, indices=0).astype(np.float32))
-
-
-@SKIP_NO_GPU
-@pytest.mark.gpu
-@pytest.mark.parametrize("size", [1, 2, 3])
-@pytest.mark.parametrize("segment", [None, 16])
-@settings(max_examples=8, deadline=None)
-@given(g=G.medium_graphs(), data=st.data())
-def test_push_sssp_streams_its_heavy_rounds_to_the_same_distances(size, segment, g, data):
-    # stream=True: a round whose frontier holds more than a quarter of a rank's edges streams
-    # them all (sorted by the destination's 16-vertex segment, or in CSR order where one
-    # segment holds every vertex); the same distances and tree as pushes alone
-    from gbla.kernels import _sssp
-
-    S = g.scipy()
-    source = data.draw(st.integers(0, g.n - 1), label="source")
-    dtype = data.draw(st.sampled_from([np.float64, np.float32]), label="dtype")
-    with pytest.MonkeyPatch.context() as patch:
-        if segment:
-            patch.setattr(_sssp, "_segment", lambda dtype: segment)
-
-        def work(comm):
-            M = dist_matrix(comm, S)
-            streamed, pushed = {}, {}
-            dist, pred = D.push_sssp(
-                M, source, dtype=dtype, stream=True, return_predecessors=True, stats=streamed
-            )
-            alone = D.push_sssp(M, source, dtype=dtype, stream=False, stats=pushed)
-            return host(dist), host(pred), host(alone), streamed["streamed"], pushed["streamed"]
-
-        got = on_ranks(size, work, "gpu")
-    expected = csgraph.dijkstra(S, indices=source).astype(dtype)
-    for dist, pred, alone, streamed, pushed in got:
-        np.testing.assert_array_equal(dist, expected)
-        np.testing.assert_array_equal(alone, expected)
-        gbla.verify.sssp(S, source, dist, pred)
-        assert streamed and not pushed
-
-
-@SKIP_NO_GPU
-@pytest.mark.gpu
-def test_push_sssp_streams_where_a_rank_has_many_edges_and_room(monkeypatch):
-    import cupy
-
-    from gbla.distributed import relax as module
-
-    S = gbla.generators.rmat(10, 8, seed=3, device="cpu", weights=(1, 20)).to_scipy()
-    M = D.DistMatrix.from_csr(D.SelfComm(cupy), S.indptr, S.indices, S.data)
-    small, large = {}, {}
-    D.push_sssp(M, 0, stats=small)  # fewer than STREAM_EDGES edges: pushes alone
-    monkeypatch.setattr(module, "STREAM_EDGES", 1)
-    dist = D.push_sssp(M, 0, dtype=np.float32, stats=large)
-    assert not small["streamed"] and large["streamed"]
-    np.testing.assert_array_equal(host(dist), csgraph.dijkstra(S, indices=0).astype(np.float32))

@@ -1,9 +1,9 @@
 """Bellman-Ford over a :class:`~.matrix.DistMatrix` with hand-written steps: each rank relaxes
 the out-edges of its frontier with atomicMin into a distance array over every vertex, and sends
-each remote vertex it lowered, once a round, to its owner. The single-GPU kernels' scheme
-(gbla.sssp's ``edge_bellman_ford``), cut over ranks; gbla/kernels/distributed.cu's kernels on
-GPU ranks (:class:`gbla.kernels._distributed.DeviceRelax`), :class:`HostRelax` (NumPy) on CPU
-ranks, the same interface.
+each remote vertex it lowered, once a round, to its owner. gbla/kernels/distributed.cu's
+kernels on GPU ranks (:class:`gbla.kernels._distributed.DeviceRelax`: a block's frontier rows
+at a time, their edges spread over its threads; a hub's over the grid), :class:`HostRelax`
+(NumPy) on CPU ranks, the same interface.
 
 Each rank keeps ``dist``, a distance for each of the n vertices: its own range [lo, hi) holds
 its vertices' distances; every other vertex holds the lowest offer this rank has made it. Its
@@ -29,7 +29,7 @@ import numpy as np
 from .. import _validation as V
 from .._storage import expand_rows
 from ..exceptions import NegativeCycleError
-from ..kernels._distributed import DeviceRelax, stream_edges, stream_fits
+from ..kernels._distributed import DeviceRelax
 from .bitmap import _bits, _range_mask, _span
 from .matrix import _pack, _unpack
 from .traverse import _Levels, _result, _tree
@@ -121,43 +121,7 @@ def _weights(A, dtype):
     return A, A._cache[key]
 
 
-def _streamed(A, weights, dtype, stream):
-    """This GPU rank's edges as a streamed round reads them (kept with A), or None where it
-    only pushes: ``stream`` False, or None and the rank's edges fewer than STREAM_EDGES or
-    their sort without room on the device (True: raises there)."""
-    key = ("push_sssp_stream", dtype.name)
-    if stream is False or A.comm.xp is np:
-        if stream is True:
-            raise V.invalid_value("stream", "be None or False on CPU ranks", stream)
-        return None
-    if key in A._cache:
-        return A._cache[key]
-    fits = stream_fits(A.indptr, A.indices, weights)
-    if stream is None and (len(A.indices) < STREAM_EDGES or not fits):
-        return None
-    if not fits:
-        raise V.invalid_value(
-            "stream", "be None or False where the rank's edges find no room to sort", stream
-        )
-    A._cache[key] = stream_edges(A.indptr, A.indices, weights, A.n, dtype)
-    return A._cache[key]
-
-
-# the fewest edges a GPU rank streams (stream=None); below, a streamed round costs more than
-# the pushes it replaces (edge_bellman_ford's hybrid on one GPU: the same bound)
-STREAM_EDGES = 1 << 24
-
-
-def push_sssp(
-    A,
-    source,
-    *,
-    return_predecessors=False,
-    dtype=np.float64,
-    stream=None,
-    stats=None,
-    gather=True,
-):
+def push_sssp(A, source, *, return_predecessors=False, dtype=np.float64, stats=None, gather=True):
     """Distances (``dtype``: float32 or float64, inf unreached; each sum d(u) + w(u, v) in it,
     the weights cast to it) from ``source``, whole on every rank (``gather=False``: each rank
     those of its vertices, A.lo to A.hi), and with ``return_predecessors`` a shortest-path tree
@@ -165,36 +129,23 @@ def push_sssp(
     edges, as :func:`gbla.distributed.sssp`'s. Any weights, negative ones included (a negative
     cycle reachable from the source raises NegativeCycleError on every rank). ``stats`` as
     gbla.distributed.traverse says (a level is a round; ``found``: the vertices whose distance
-    fell in it, or that were offered one lower by another rank, over every rank), and
-    ``streamed``: whether this rank could stream its rounds.
-
-    ``stream`` (GPU ranks): a round whose frontier holds more than a quarter of a rank's edges
-    streams them all, sorted by their destination's segment so that the offers land in L2,
-    instead of pushing from each vertex: the edges and their weights kept a second time, in
-    that order, with A (made at the first search). None: where the rank holds at least
-    STREAM_EDGES edges and the sort finds room on its GPU; False: never; True: always (raises
-    where there is no room)."""
+    fell in it, or that were offered one lower by another rank, over every rank)."""
     comm, xp, n = A.comm, A.comm.xp, A.n
     source = V.source(source, n)
     dtype = _real(dtype)
     V.flag(return_predecessors, "return_predecessors")
     gather = V.flag(gather, "gather")
-    V.optional_flag(stream, "stream")
     A, weights = _weights(A, dtype)
-    edges = _streamed(A, weights, dtype, stream)
-    if xp is np:
-        steps = HostRelax(A.lo, A.hi, A.indptr, A.indices, weights, dtype)
-    else:
-        steps = DeviceRelax(A.lo, A.hi, A.indptr, A.indices, weights, dtype, edges)
+    kind = HostRelax if xp is np else DeviceRelax
+    steps = kind(A.lo, A.hi, A.indptr, A.indices, weights, dtype)
     me, p, bounds = comm.rank, comm.size, [int(b) for b in A.bounds]
     dist = xp.full(n, np.inf, dtype)
     changed = xp.zeros((n + 31) >> 5, np.uint32)
     queue = xp.empty(max(A.hi - A.lo, 1), np.int32)
     # what this rank offers rank d's vertices, at [bounds[d], bounds[d + 1]) (room for each)
     offsets, values = xp.empty(max(n, 1), np.int32), xp.empty(max(n, 1), dtype)
-    tally = xp.zeros(
-        p + 1, np.uint64
-    )  # the offers to each rank (this one's own: counted), the queue
+    # the offers to each rank (this one's own: counted, not listed), then the next queue's size
+    tally = xp.zeros(p + 1, np.uint64)
     count = bound = 0
     if A.lo <= source < A.hi:
         dist[source] = 0
@@ -249,8 +200,6 @@ def push_sssp(
         count = int(tally[p]) if xp is np else tally[p:]
         bound = int(table[:, me].sum())  # at least the frontier: offers made to this range
     log.report(stats)
-    if stats is not None:
-        stats["streamed"] = edges is not None
     local = dist[A.lo : A.hi].copy()
     del dist, changed, offsets, values, queue
     if not return_predecessors:

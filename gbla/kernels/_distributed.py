@@ -19,15 +19,7 @@ from .._backend import _cupy
 from . import _launch
 from ._launch import THREADS, grid, ptr, sm_count
 
-__all__ = [
-    "DeviceSteps",
-    "DeviceRelax",
-    "stream_edges",
-    "stream_fits",
-    "LoopKernels",
-    "CTYPES",
-    "NAME_EXPRESSIONS",
-]
+__all__ = ["DeviceSteps", "DeviceRelax", "LoopKernels", "CTYPES", "NAME_EXPRESSIONS"]
 
 CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 FLOATS = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
@@ -37,12 +29,6 @@ WARP = 32
 HUB_EDGES = 1 << 14
 # push_sssp's relax: a block's rows at a time (GBLA_DSSSP_BLOCK in distributed.cu)
 RELAX_BLOCK = 256
-# push_sssp streams a round's edges (gbla_dsssp_stream) where the frontier's out-edges are
-# more than 1/STREAM_LIGHT of the rank's, as edge_bellman_ford's hybrid does on one GPU
-STREAM_LIGHT = 4
-# the bytes an edge takes while stream_edges sorts them (int64 keys, the sort's order and its
-# scratch, int64 copies of the ids), beside the ones it keeps
-SORT_BYTES = 48
 
 
 def _name_expressions():
@@ -53,8 +39,6 @@ def _name_expressions():
     for o, i, t in itertools.product(CTYPES.values(), CTYPES.values(), FLOATS.values()):
         names += [f"gbla_dsssp_{k}<{o}, {i}, {t}>" for k in ("relax", "relax_hubs")]
     names += [f"gbla_dsssp_{k}<{t}>" for k in ("pack", "apply") for t in FLOATS.values()]
-    names += [f"gbla_dsssp_stream<{i}, {t}>" for i in CTYPES.values() for t in FLOATS.values()]
-    names += [f"gbla_dsssp_{k}<{o}>" for k in ("mark", "rows") for o in CTYPES.values()]
     return tuple(names) + LOOP_KERNELS
 
 
@@ -226,45 +210,14 @@ class DeviceSteps:
         return self.tally
 
 
-def stream_fits(indptr, indices, weights):
-    """Whether :func:`stream_edges` finds room on the current device for this rank's edges
-    (what it sorts with and what it keeps), beside what the pool and the device have free."""
-    cp = _cupy()
-    keep = 4 + indices.itemsize + (0 if weights is None else weights.itemsize)
-    free = cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes()
-    return len(indices) * (SORT_BYTES + keep) < 0.8 * free
-
-
-def stream_edges(indptr, indices, weights, n, dtype):
-    """(src, dst, weights) of this rank's edges for gbla_dsssp_stream: local rows (int32), global
-    ids, weights (or None), ordered by the destination's segment (_sssp.segment_order: a
-    stretch of edges offers to one L2-sized stretch of the distances, read from another)."""
-    from ._sssp import _segment, segment_order
-
-    cp = _cupy()
-    m = len(indptr) - 1
-    src = cp.empty(len(indices), np.int32)
-    if m:
-        _kernel(f"gbla_dsssp_rows<{CTYPES[indptr.dtype]}>")(
-            grid(m * WARP), (THREADS,), (np.int64(m), indptr, src)
-        )
-    segment = _segment(dtype)
-    if n <= segment or not len(indices):
-        return src, indices, weights
-    order = segment_order(src, indices, segment, n)
-    return src[order], indices[order], None if weights is None else weights[order]
-
-
 class DeviceRelax:
     """A rank's steps of a round of :func:`gbla.distributed.push_sssp` on the GPU, the
     interface of :class:`gbla.distributed.relax.HostRelax`: this rank's rows ``lo..hi``
     (CSR ``indptr``, ``indices`` with global ids), ``weights`` of the distances' dtype (None:
     each edge weighs 1). ``dist`` is an array over every vertex and ``changed`` a bitmap over
-    them (uint32 words), as relax.py says. With ``edges`` (what :func:`stream_edges`
-    gives), a round whose frontier has more than 1/STREAM_LIGHT of the rank's edges streams
-    them all instead of pushing (the device decides, the host launching both)."""
+    them (uint32 words), as relax.py says."""
 
-    def __init__(self, lo, hi, indptr, indices, weights, dtype, edges=None):
+    def __init__(self, lo, hi, indptr, indices, weights, dtype):
         if hi - lo >= 2**31:
             raise V.invalid_value(
                 "A", "give each rank fewer than 2**31 vertices on the GPU (int32 queues)", hi - lo
@@ -277,11 +230,6 @@ class DeviceRelax:
         self.hubs = cp.empty(max(1, min(hi - lo, len(indices) // HUB_EDGES + 1)), np.int32)
         self.hub = max(HUB_EDGES, (len(indices) - 1) // len(self.hubs) + 1)
         self.hub_count = cp.zeros(1, np.uint64)
-        self.edges = edges
-        if edges is not None:
-            self.fell = cp.zeros(max(hi - lo, 1), np.uint8)
-            self.gate = cp.zeros(1, np.uint64)  # the frontier's out-edges
-            self.light = len(indices) // STREAM_LIGHT
 
     def relax(self, queue, count, bound, dist, changed):
         """Offers along the out-edges of ``queue[:count]`` (local offsets): ``count`` an int, or
@@ -291,22 +239,6 @@ class DeviceRelax:
         size = int(count) if at is None else bound
         if not size:
             return
-        streams = self.edges is not None
-        if streams:
-            self.fell.fill(0)
-            self.gate.fill(0)
-            _kernel(f"gbla_dsssp_mark<{CTYPES[self.indptr.dtype]}>")(
-                grid(size),
-                (THREADS,),
-                (
-                    queue,
-                    np.int64(count if at is None else 0),
-                    ptr(at),
-                    self.indptr,
-                    self.fell,
-                    self.gate,
-                ),
-            )
         self.hub_count.fill(0)
         _kernel(f"gbla_dsssp_relax<{self.types}>")(
             grid(size, RELAX_BLOCK),
@@ -324,8 +256,6 @@ class DeviceRelax:
                 np.int64(self.hub),
                 self.hubs,
                 self.hub_count,
-                ptr(self.gate if streams else None),
-                np.int64(self.light if streams else 0),
             ),
         )
         _kernel(f"gbla_dsssp_relax_hubs<{self.types}>")(
@@ -342,24 +272,6 @@ class DeviceRelax:
                 changed,
             ),
         )
-        if streams:
-            src, dst, w = self.edges
-            _kernel(f"gbla_dsssp_stream<{CTYPES[dst.dtype]}, {self.real}>")(
-                grid(len(src)),
-                (THREADS,),
-                (
-                    np.int64(len(src)),
-                    src,
-                    dst,
-                    ptr(w),
-                    self.fell,
-                    np.int64(self.lo),
-                    dist,
-                    changed,
-                    self.gate,
-                    np.int64(self.light),
-                ),
-            )
 
     def pack(self, changed, lo, hi, dist, offsets, values, tally, clear):
         """The set bits of ``changed`` in [lo, hi), counted into ``tally`` (a one-item uint64

@@ -242,8 +242,7 @@ __global__ void __launch_bounds__(GBLA_DSSSP_BLOCK)
     gbla_dsssp_relax(const int* queue, long long count, const u64* count_at, long long lo,
                      const O* indptr, const I* indices, const T* weights, T* dist,
                      unsigned* changed, long long hub, int* hubs,
-                     unsigned long long* hub_count, const u64* gate, long long light) {
-    if (gate != nullptr && gate[0] > (u64)light) return;  // a streamed round (below)
+                     unsigned long long* hub_count) {
     __shared__ long long s_first[GBLA_DSSSP_BLOCK];  // a row's first edge's place in the block's
     __shared__ long long s_start[GBLA_DSSSP_BLOCK];  // its first edge in indices
     __shared__ T s_du[GBLA_DSSSP_BLOCK];
@@ -301,55 +300,6 @@ __global__ void gbla_dsssp_relax_hubs(const int* hubs, const unsigned long long*
             gbla_dsssp_offer((long long)indices[e], du + gbla_dsssp_weight(weights, (long long)e),
                              dist, changed);
     }
-}
-
-// A streamed round, for a frontier of many edges: every edge of the rank (src: local rows,
-// dst: global ids, weights, in the order gbla_dsssp_rows and a sort by the destination's
-// segment gave them, so that a stretch of edges offers to one L2-sized stretch of dist) is
-// relaxed from the rows `fell` marks. gate[0], the frontier's edges (gbla_dsssp_mark), decides
-// the round: streamed above `light`, else the relax above pushes and this returns.
-template <class I, class T>
-__global__ void gbla_dsssp_stream(long long m, const int* __restrict__ src,
-                                  const I* __restrict__ dst, const T* __restrict__ weights,
-                                  const unsigned char* __restrict__ fell, long long lo, T* dist,
-                                  unsigned* changed, const u64* gate, long long light) {
-    if (gate[0] <= (u64)light) return;
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < m; e += stride) {
-        const int u = src[e];
-        if (!fell[u]) continue;
-        gbla_dsssp_offer((long long)dst[e], dist[lo + u] + gbla_dsssp_weight(weights, e), dist,
-                         changed);
-    }
-}
-
-// The frontier queue[0, count) (count_at as for the relax) marked in fell (a byte a local row)
-// and its out-edges added to gate[0]. Every lane of a warp runs every iteration (the loop
-// strides by whole blocks).
-template <class O>
-__global__ void gbla_dsssp_mark(const int* queue, long long count, const u64* count_at,
-                                const O* indptr, unsigned char* fell, u64* gate) {
-    if (count_at) count = (long long)*count_at;
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long base = (long long)blockIdx.x * blockDim.x; base < count; base += stride) {
-        const long long i = base + threadIdx.x;
-        u64 edges = 0;
-        if (i < count) {
-            const int u = queue[i];
-            fell[u] = 1;
-            edges = (u64)(indptr[u + 1] - indptr[u]);
-        }
-        gbla_warp_reserve(edges, gate);
-    }
-}
-
-// Each edge's row (local) into src: a warp a row.
-template <class O>
-__global__ void gbla_dsssp_rows(long long m, const O* indptr, int* src) {
-    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
-    for (long long r = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; r < m;
-         r += warps)
-        for (O e = indptr[r] + (threadIdx.x & 31); e < indptr[r + 1]; e += 32) src[e] = (int)r;
 }
 
 // Pack: the set bits of changed in [lo, hi) (global words w0 .. w0 + words) counted into
