@@ -752,6 +752,64 @@ def test_benchmarks_md_renders_a_distributed_run_from_the_launcher(capsys, tmp_p
     assert len(rows) == 6 and all(int(r.split("|")[5]) >= 1 for r in rows)  # levels
 
 
+def test_benchmarks_md_tables_several_gpus_against_the_best_one_gpu_row():
+    # the one-rank run's fastest row of each family is the baseline: a --single method
+    # (SSSP: auto) or one rank of the distributed code (BFS: bfs_bitmap beats persistent)
+    tool = load_module("tools/benchmarks_md.py")
+
+    def row(algo, seconds, gteps):
+        return {
+            "algo": algo,
+            "source": 0,
+            "seconds": seconds,
+            "gteps": gteps,
+            "levels": 3,
+            "bytes_total": 0,
+            "collectives": 1,
+        }
+
+    def run(ranks, rows):
+        return {
+            "ranks": ranks,
+            "device": "gpu",
+            "scale": 9,
+            "edge_factor": 16,
+            "undirected_edges": 100,
+            "build_seconds": 1.0,
+            "machine": "two GPUs",
+            "python": "3.12",
+            "gbla": "0.1.0",
+            "rows": rows,
+        }
+
+    one = run(
+        1,
+        [
+            row("bfs_bitmap", 0.01, 100.0),
+            row("sssp_push", 0.2, 5.0),
+            row("sssp_push", 0.4, 2.5),
+            row("single:bfs:persistent", 0.02, 50.0),
+            row("single:sssp:auto", 0.1, 10.0),
+        ],
+    )
+    two = run(2, [row("bfs_bitmap", 0.004, 250.0), row("sssp_push", 0.05, 20.0)])
+    stem, gpu = tool.SCALING[0]
+    md = tool.render([one, two], [f"r/{stem}_1x{gpu}.json", f"r/{stem}_2x{gpu}.json"])
+    table = md[md.index("## Several GPUs against one") : md.index("## Files")]
+    assert "| graph | search | best one GPU | 1 GPU | 2 GPUs |" in table
+    assert (
+        "| rmat(9) | bfs_bitmap | 10 (100.0): `bfs_bitmap, one rank` | 10 (100.0): 1.00x | "
+        "4 (250.0): 2.50x |" in table
+    )
+    assert (
+        "| rmat(9) | sssp_push | 100 (10.0): `auto` | 300 (3.3): 0.33x | 50 (20.0): 2.00x |"
+        in table
+    )
+    assert "single:" not in table.split("|---")[-1]
+    # a run without its one-rank file makes no table
+    assert "## Several GPUs" not in tool.render([two], [f"r/{stem}_2x{gpu}.json"])
+
+
 def _multisource(tmp_path, *extra):
     """(exit status, JSON) of benchmarks/bench_multisource.py on rmat(8), on the CPU."""
     out = tmp_path / "multisource.json"

@@ -17,6 +17,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import statistics
 import sys
 
@@ -385,6 +386,12 @@ GPU_PEERS = {
     ("sssp", "ego-Twitter"): (1980, "Gunrock"),
 }
 SUMMARY_PNG = "gbla_vs_scipy_and_gpu_peers_h100.png"
+# The several-GPU summary: bench_distributed.py runs on 1, 2, 4 ... ranks made in one call,
+# named STEM_{P}x{GPU}.json, the one-rank file with the --single rows (issue 37's table).
+SCALING = (
+    ("distributed_rmat25_bitmap_bfs_sssp_push", "h200"),
+    ("distributed_rmat26_bitmap_bfs_sssp_push", "h200"),
+)
 # What a JSON does not record about itself: the command that made it and where it ran.
 NOTES = {
     "pagerank_tol1e-10_h200.json": "`python benchmarks/bench_pagerank.py --tol 1e-10 --rmat 22 "
@@ -585,7 +592,7 @@ def _kind(doc):
 
 
 # benchmarks/bench_distributed.py's rows when no --algos is given (its DEFAULT_ALGOS)
-DISTRIBUTED_ALGOS = ["bfs", "bfs_bitmap", "sssp", "sssp_delta"]
+DISTRIBUTED_ALGOS = ["bfs", "bfs_bitmap", "sssp", "sssp_delta", "sssp_push"]
 
 
 def _about(doc, kind, path):
@@ -766,6 +773,84 @@ def _summary(documents, paths):
     return out + [""]
 
 
+def _median_and_gteps(rows):
+    """(median seconds, harmonic-mean GTEPS) of a search's rows."""
+    median = statistics.median(r["seconds"] for r in rows)
+    gteps = [r["gteps"] for r in rows if r["gteps"]]
+    return median, (len(gteps) / sum(1 / g for g in gteps) if gteps else 0.0)
+
+
+def _family(algo):
+    """'bfs' or 'sssp' of a bench_distributed.py row's algorithm (single:FAMILY:METHOD too)."""
+    name = algo.split(":")[1] if algo.startswith("single:") else algo
+    return "sssp" if name.startswith("sssp") else "bfs"
+
+
+def _scaling(documents, paths):
+    """SCALING's runs as one table: each search's median ms (GTEPS) per GPU count, against the
+    fastest one-GPU row of the one-rank run (its --single methods and its own rows)."""
+    by_name = {os.path.basename(p): d for p, d in zip(paths, documents)}
+    groups = []
+    for stem, gpu in SCALING:
+        runs = {}
+        for name, doc in by_name.items():
+            m = re.fullmatch(re.escape(stem) + r"_(\d+)x" + re.escape(gpu) + r"\.json", name)
+            if m:
+                runs[int(m.group(1))] = (doc, name)
+        if 1 in runs and len(runs) > 1:
+            groups.append(runs)
+    if not groups:
+        return []
+    counts = sorted({p for runs in groups for p in runs})
+    out = [
+        "## Several GPUs against one",
+        "",
+        "Median ms per source (harmonic-mean GTEPS) of benchmarks/bench_distributed.py's "
+        "searches on 1 to "
+        f"{counts[-1]} GPUs of one host, each graph's runs made in one call; x: the best "
+        "one-GPU row of the one-rank run (a --single method on the whole graph, or one rank "
+        "of the distributed code) over the row's ms, above 1 where the GPUs win. From "
+        + ", ".join(
+            f"[{name[: -len('.json')]}](#{name[: -len('.json')]})"
+            for runs in groups
+            for _, (_, name) in sorted(runs.items())
+        )
+        + ".",
+        "",
+        "| graph | search | best one GPU | "
+        + " | ".join(f"{p} GPU{'s' * (p > 1)}" for p in counts)
+        + " |",
+        "|---|---|---:|" + "---:|" * len(counts),
+    ]
+    for runs in groups:
+        one = runs[1][0]
+        best = {}
+        for algo in dict.fromkeys(r["algo"] for r in one["rows"]):
+            median, gteps = _median_and_gteps([r for r in one["rows"] if r["algo"] == algo])
+            family = _family(algo)
+            if family not in best or median < best[family][0]:
+                shown = algo.split(":")[2] if algo.startswith("single:") else f"{algo}, one rank"
+                best[family] = (median, gteps, shown)
+        for algo in dict.fromkeys(r["algo"] for r in one["rows"]):
+            if algo.startswith("single:"):
+                continue
+            b = best[_family(algo)]
+            cells = []
+            for p in counts:
+                rows = [r for r in runs[p][0]["rows"] if r["algo"] == algo] if p in runs else []
+                if not rows:
+                    cells.append("")
+                    continue
+                median, gteps = _median_and_gteps(rows)
+                cells.append(f"{_ms(median * 1e3)} ({gteps:.1f}): {b[0] / median:.2f}x")
+            out.append(
+                f"| rmat({one['scale']}) | {algo} | {_ms(b[0] * 1e3)} ({b[1]:.1f}): `{b[2]}` | "
+                + " | ".join(cells)
+                + " |"
+            )
+    return out + [""]
+
+
 def plot_summary(documents, paths, png):
     """The summary as a grouped bar chart (log-scale ms) at ``png``; needs matplotlib."""
     from matplotlib.figure import Figure
@@ -827,7 +912,7 @@ def render(documents, paths, summary=True):
         "",
     ]
     if summary:
-        out += _summary(documents, paths)
+        out += _summary(documents, paths) + _scaling(documents, paths)
     out += ["## Files", ""] + [f"- [{n}](#{n})" for n in names] + [""]
     for doc, path, name in zip(documents, paths, names):
         kind = _kind(doc)
