@@ -1829,6 +1829,8 @@ def test_the_distributed_benchmark_runs_under_the_launcher(tmp_path):
         "sssp",
         "sssp_delta",
         "sssp_delta",
+        "sssp_push",
+        "sssp_push",
     ]
     assert all(r["gteps"] > 0 and r["levels"] >= 1 and r["bytes_total"] > 0 for r in doc["rows"])
 
