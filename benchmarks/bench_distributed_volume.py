@@ -5,7 +5,8 @@ The volume is a property of the graph, the partition and the algorithm, not of t
 it is measured here on the CPU with ``gbla.distributed`` ranks as threads (the exchanges NCCL
 would carry between GPUs): for R-MAT graphs (average degree 32, weights 1..255 for SSSP) and 1,
 2, 4 and 8 ranks, the payload bytes every level sends (``stats["bytes"]``) and the collective
-calls, for BFS and for SSSP as Bellman-Ford and as delta-stepping. The projection then prices
+calls, for BFS and for SSSP as Bellman-Ford (the algebra's and push_sssp) and as
+delta-stepping. The projection then prices
 that volume on links whose bandwidth and latency are *assumptions* given on the command line
 (defaults: NVLink 4 between the 8 H100s of one host, InfiniBand NDR between hosts), spread
 evenly over the ranks: communication time = sum over levels of (bytes / ranks / bandwidth +
@@ -13,7 +14,7 @@ collectives x latency). It is a lower bound of the communication a run would wai
 measurement.
 
 Usage: python benchmarks/bench_distributed_volume.py [--scales 16 18 20] [--ranks 1 2 4 8]
-       [--sources 2] [--algos bfs sssp sssp_delta] [--json out.json]
+       [--sources 2] [--algos bfs sssp sssp_delta sssp_push] [--json out.json]
 """
 
 import argparse
@@ -65,12 +66,14 @@ def measure(S, algo, ranks, sources):
     return rows
 
 
-# what each row's "algo" names: D.bfs, D.sssp's Bellman-Ford, and its delta-stepping at the
-# weights' default width
+# what each row's "algo" names: D.bfs, D.sssp's Bellman-Ford, its delta-stepping at the
+# weights' default width, and D.push_sssp (Bellman-Ford, each remote vertex offered at most
+# once a round and only below its last offer)
 SEARCHES = {
     "bfs": D.bfs,
     "sssp": D.sssp,
     "sssp_delta": functools.partial(D.sssp, method="delta_stepping"),
+    "sssp_push": D.push_sssp,
 }
 
 

@@ -1837,7 +1837,8 @@ def test_the_distributed_benchmark_runs_under_the_launcher(tmp_path):
 
 def test_the_volume_benchmark_counts_every_search_on_thread_ranks(tmp_path, capsys):
     # benchmarks/bench_distributed_volume.py (BENCHMARKS.md's distributed_volume_cpu): BFS,
-    # Bellman-Ford and delta-stepping, what they send over 1 and 2 ranks
+    # Bellman-Ford (the algebra's and push_sssp) and delta-stepping, what they send over 1 and 2
+    # ranks
     import importlib.util
     import json
     from pathlib import Path
@@ -1850,12 +1851,14 @@ def test_the_volume_benchmark_counts_every_search_on_thread_ranks(tmp_path, caps
     bench.main(["--scales", "8", "--ranks", "1", "2", "--sources", "1", "--json", str(out)])
     rows = json.loads(out.read_text())["rows"]
     assert sorted((r["algo"], r["ranks"]) for r in rows) == [
-        (a, k) for a in ("bfs", "sssp", "sssp_delta") for k in (1, 2)
+        (a, k) for a in ("bfs", "sssp", "sssp_delta", "sssp_push") for k in (1, 2)
     ]
     for r in rows:
         assert (r["bytes_total"] > 0) == (r["ranks"] == 2) and r["levels"] >= 1
         if r["algo"] == "sssp_delta":  # an all-gather and an all-to-all a round, one more
             assert r["collectives"] == 2 * r["levels"] + 1  # all-gather that ends it
+        if r["algo"] == "sssp_push":  # a sum and an all-to-all a round, the first a sum
+            assert r["collectives"] == 2 * r["levels"] - 1
     assert "rmat(8) sssp_delta 2 ranks" in capsys.readouterr().out
 
 
