@@ -17,6 +17,7 @@ from .exceptions import (
     DomainMismatch,
     InvalidIndex,
     InvalidValue,
+    NegativeCycleError,
 )
 
 
@@ -32,6 +33,18 @@ def message(arg, condition, value):
 
 def invalid_value(arg, condition, value):
     return InvalidValue(message(arg, condition, value))
+
+
+def negative_cycle(rounds):
+    """The error of a shortest-path search whose distances still fell after ``rounds`` rounds
+    (n: a negative cycle is reachable from the source)."""
+    return NegativeCycleError(
+        message(
+            "A",
+            "have no negative cycle reachable from the source",
+            f"distances still falling after {rounds} rounds",
+        )
+    )
 
 
 def domain(arg, condition, value):

@@ -20,7 +20,6 @@ from .. import _backend as B
 from .. import _validation as V
 from .. import direction as _direction
 from .. import methods, ops, runtime
-from ..exceptions import NegativeCycleError
 from ..matrix import as_graph
 from ..scalar import Scalar
 from ..semirings import any_secondi, binary, min_plus, monoid
@@ -374,13 +373,7 @@ def _bellman_ford(A, source, dtype, direction, stats):
         stats=stats,
     )
     if rounds == n and frontier.nvals:  # sync: a change in round n
-        raise NegativeCycleError(
-            V.message(
-                "A",
-                "have no negative cycle reachable from the source",
-                f"distances still falling after {n} rounds",
-            )
-        )
+        raise V.negative_cycle(n)
     return dist
 
 

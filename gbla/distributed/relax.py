@@ -28,7 +28,6 @@ import numpy as np
 
 from .. import _validation as V
 from .._storage import expand_rows
-from ..exceptions import NegativeCycleError
 from ..kernels._distributed import DeviceRelax
 from .bitmap import _bits, _range_mask, _span
 from .matrix import _pack, _unpack
@@ -175,13 +174,7 @@ def push_sssp(A, source, *, return_predecessors=False, dtype=np.float64, stats=N
         log.start()  # the exchange and the offers applied: the next round's
         rounds += 1
         if rounds > n:
-            raise NegativeCycleError(
-                V.message(
-                    "A",
-                    "have no negative cycle reachable from the source",
-                    f"distances still falling after {n} rounds",
-                )
-            )
+            raise V.negative_cycle(n)
         sends = [
             offsets[:0].view(np.uint8)
             if d == me

@@ -22,7 +22,6 @@ import numpy as np
 from .. import _backend as B
 from .. import _validation as V
 from .. import direction as _direction
-from ..exceptions import NegativeCycleError
 from ..semirings import any_pair, any_secondi, min_plus
 from .matrix import frontier_counts, vxm
 
@@ -227,13 +226,7 @@ def _bellman_ford_rounds(A, frontier, dist, steps, log):
     while counts[0]:  # sync: anything fell anywhere
         rounds += 1
         if rounds > n:
-            raise NegativeCycleError(
-                V.message(
-                    "A",
-                    "have no negative cycle reachable from the source",
-                    f"distances still falling after {n} rounds",
-                )
-            )
+            raise V.negative_cycle(n)
         t = vxm(frontier, A, min_plus, direction=steps, frontier=counts)
         frontier = A.vector(*_lower(A, t, dist))
         counts = frontier_counts(frontier, A)

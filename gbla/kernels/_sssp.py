@@ -28,7 +28,6 @@ from .. import _backend as B
 from .. import _validation as V
 from .. import methods
 from .._backend import _cupy, compress
-from ..exceptions import NegativeCycleError
 from . import _launch
 from ._bfs import (
     PERSISTENT_BLOCKS_PER_SM,
@@ -100,16 +99,6 @@ def _weights(A, dtype):
     if key not in A._cache:
         A._cache[key] = A._values.astype(dtype)
     return A._cache[key]
-
-
-def _negative_cycle(n):
-    return NegativeCycleError(
-        V.message(
-            "A",
-            "have no negative cycle reachable from the source",
-            f"distances still falling after {n} rounds",
-        )
-    )
 
 
 # ------------------------------------------------------------------ predecessors
@@ -395,7 +384,7 @@ def _pipelined_rounds(launch, modified, budget):
         if lowered != last:
             return lowered + 1
         if last == budget:
-            raise _negative_cycle(budget)
+            raise V.negative_cycle(budget)
 
 
 # ------------------------------------------------------------------ 2. frontier_bellman_ford
@@ -424,7 +413,7 @@ def _frontier_bellman_ford(A, source, *, dtype, return_predecessors, direction, 
     while f.size:
         rounds += 1
         if rounds > n:
-            raise _negative_cycle(n)
+            raise V.negative_cycle(n)
         q, out = f.current
         slot, clear = f.next_slot()
         for view, count, group in zip(f.bin_views(q), f.counts, (1, WARP, THREADS)):
@@ -478,7 +467,7 @@ def _persistent_bellman_ford(A, source, *, dtype, return_predecessors, direction
     )
     rounds, bounded, relaxed = (int(x) for x in result.get())  # sync: the rounds run
     if bounded:
-        raise _negative_cycle(s.n)
+        raise V.negative_cycle(s.n)
     stats.update(iterations=rounds, edges_relaxed=relaxed)
     return _result(A, source, s.dist, s.w, return_predecessors)
 
@@ -544,7 +533,7 @@ def _single_block_bellman_ford(A, source, *, dtype, return_predecessors, directi
     )
     rounds, bounded, relaxed = (int(x) for x in result.get())  # sync: the rounds run
     if bounded:
-        raise _negative_cycle(n)
+        raise V.negative_cycle(n)
     stats.update(iterations=rounds, edges_relaxed=relaxed)
     return _result(A, source, dist, w, return_predecessors)
 

@@ -42,7 +42,6 @@ import numpy as np
 from .. import _validation as V
 from .._backend import _cupy
 from .._storage import expand_rows
-from ..exceptions import NegativeCycleError
 from ..kernels import _outofcore as K
 from .schedule import STAGING_ALIGN, MemoryBudgetError, page_spans, plan_graph
 
@@ -689,13 +688,7 @@ def sssp(
                 continue
             rounds += 1
             if delta is None and rounds > n:
-                raise NegativeCycleError(
-                    V.message(
-                        "A",
-                        "have no negative cycle reachable from the source",
-                        f"distances still falling after {n} rounds",
-                    )
-                )
+                raise V.negative_cycle(n)
             run.level(selected, dist=dist, pending=pending)
     finally:
         run.close()  # 'managed': the pages back to the host, even after an error

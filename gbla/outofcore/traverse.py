@@ -17,7 +17,6 @@ from .. import _backend as B
 from .. import _validation as V
 from .. import _weights
 from .._storage import expand_rows
-from ..exceptions import NegativeCycleError
 from . import gpu
 from .schedule import plan_graph
 
@@ -327,13 +326,7 @@ def sssp(
     while len(pending):
         rounds += 1
         if delta is None and rounds > n:
-            raise NegativeCycleError(
-                V.message(
-                    "A",
-                    "have no negative cycle reachable from the source",
-                    f"distances still falling after {n} rounds",
-                )
-            )
+            raise V.negative_cycle(n)
         frontier, pending, top = _bucket(dist, pending, top, delta, xp)
         parts_ = list(_iteration(graph, part, scheduler, device, frontier, xp))
         if parts_:
