@@ -64,6 +64,19 @@ def _kernel(expression, policy=None):
     )
 
 
+def _hub_rows(lo, hi, edges):
+    """(hubs, hub, hub_count) for a push over a rank's rows lo..hi of ``edges`` edges: a row of
+    more than ``hub`` edges is listed in ``hubs`` (room for every such row) and counted in
+    ``hub_count`` for the grid's kernel. The rank's queues hold int32 offsets."""
+    if hi - lo >= 2**31:
+        raise V.invalid_value(
+            "A", "give each rank fewer than 2**31 vertices on the GPU (int32 queues)", hi - lo
+        )
+    cp = _cupy()
+    hubs = cp.empty(max(1, min(hi - lo, edges // HUB_EDGES + 1)), np.int32)
+    return hubs, max(HUB_EDGES, (edges - 1) // len(hubs) + 1), cp.zeros(1, np.uint64)
+
+
 class DeviceSteps:
     """The local steps on the GPU, with the interface of
     :class:`gbla.distributed.bitmap.HostSteps`: this rank's rows ``lo..hi`` (CSR ``indptr``,
@@ -73,10 +86,7 @@ class DeviceSteps:
     steps fill."""
 
     def __init__(self, lo, hi, w0, indptr, indices, t_indptr, t_indices, levels, parents):
-        if hi - lo >= 2**31:
-            raise V.invalid_value(
-                "A", "give each rank fewer than 2**31 vertices on the GPU (int32 queues)", hi - lo
-            )
+        self.hubs, self.hub, self.hub_count = _hub_rows(lo, hi, len(indices))
         self.lo, self.hi, self.w0 = lo, hi, w0
         self.indptr, self.indices = indptr, indices
         self.t_indptr, self.t_indices = t_indptr, t_indices
@@ -84,10 +94,6 @@ class DeviceSteps:
         self.types = f"{CTYPES[indptr.dtype]}, {CTYPES[indices.dtype]}"
         self.offset_type = CTYPES[indptr.dtype]
         self.tally = _cupy().zeros(2, np.uint64)
-        # a push lists rows of more than self.hub edges: fewer than len(self.hubs) of them
-        self.hubs = _cupy().empty(max(1, min(hi - lo, len(indices) // HUB_EDGES + 1)), np.int32)
-        self.hub = max(HUB_EDGES, (len(indices) - 1) // len(self.hubs) + 1)
-        self.hub_count = _cupy().zeros(1, np.uint64)
         # where the claim, pull and parents find levels and parents (int64 addresses), read
         # instead of the arrays above; None: those arrays (LoopKernels.start says more)
         self.slots = None
@@ -218,18 +224,11 @@ class DeviceRelax:
     them (uint32 words), as relax.py says."""
 
     def __init__(self, lo, hi, indptr, indices, weights, dtype):
-        if hi - lo >= 2**31:
-            raise V.invalid_value(
-                "A", "give each rank fewer than 2**31 vertices on the GPU (int32 queues)", hi - lo
-            )
-        cp = _cupy()
+        self.hubs, self.hub, self.hub_count = _hub_rows(lo, hi, len(indices))
         self.lo, self.hi = lo, hi
         self.indptr, self.indices, self.weights = indptr, indices, weights
         self.real = FLOATS[np.dtype(dtype)]
         self.types = f"{CTYPES[indptr.dtype]}, {CTYPES[indices.dtype]}, {self.real}"
-        self.hubs = cp.empty(max(1, min(hi - lo, len(indices) // HUB_EDGES + 1)), np.int32)
-        self.hub = max(HUB_EDGES, (len(indices) - 1) // len(self.hubs) + 1)
-        self.hub_count = cp.zeros(1, np.uint64)
 
     def relax(self, queue, count, bound, dist, changed):
         """Offers along the out-edges of ``queue[:count]`` (local offsets): ``count`` an int, or
