@@ -15,9 +15,8 @@ from gbla import distributed as D
 
 from . import graphs as G
 from .conftest import DEVICES, SKIP_NO_GPU, host
+from .test_distributed import SIZES
 from .test_sssp import potential_graphs
-
-SIZES = [1, 2, 3, 4]
 
 
 def xp_of(device):
