@@ -206,3 +206,11 @@ def test_push_sssp_gives_its_memory_back():
     cupy.cuda.Device().synchronize()
     assert pool.used_bytes() == used
     np.testing.assert_array_equal(host(first), csgraph.dijkstra(S, indices=0).astype(np.float32))
+
+
+def test_a_gpu_rank_of_2_to_the_31_vertices_is_refused_before_anything_is_made():
+    # the BFS's and the SSSP's device steps queue int32 offsets (checked before CuPy is touched)
+    from gbla.kernels import _distributed
+
+    with pytest.raises(gbla.InvalidValue, match=r"^A must give each rank fewer than 2\*\*31"):
+        _distributed._hub_rows(5, 5 + 2**31, 10)
