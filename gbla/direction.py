@@ -192,8 +192,8 @@ def resolve(direction, *, trackers=False):
         )
     if isinstance(direction, str) and direction in DIRECTIONS:
         return DEFAULT_POLICY if direction == "auto" else direction
-    allowed = "'auto', 'push', 'pull', a DirectionPolicy" + (
-        " or a DirectionTracker" if trackers else ""
+    allowed = "'auto', 'push', 'pull', " + (
+        "a DirectionPolicy or a DirectionTracker" if trackers else "or a DirectionPolicy"
     )
     raise V.invalid_value("direction", f"be {allowed}", direction)
 
