@@ -4,8 +4,7 @@ graph (no rank ever holds the whole), run as one process per rank by the launche
 and ``bfs_bitmap``, gbla.distributed.bitmap_bfs (bitmap frontiers; distributed.cu's kernels on
 the GPU); three SSSP: ``sssp``, gbla.distributed.sssp (Bellman-Ford), ``sssp_delta``, its
 delta-stepping (the weights' default width), and ``sssp_push``, gbla.distributed.push_sssp
-(Bellman-Ford, distributed.cu's kernels on the GPU, pushed or pulled by the direction policy);
-and, when named with ``--algos``, ``sssp_push_only`` (push_sssp pushing every round),
+(Bellman-Ford, distributed.cu's kernels on the GPU); and, when named with ``--algos``,
 ``bfs_algebra`` and ``sssp_algebra``, gbla.bfs and gbla.sssp of gbla/algorithms on the
 DistMatrix (its vectors whole on every rank), and ``bfs_bitmap_host_loop``, the bitmap BFS with
 its level loop on the host (the default runs it on the device where it can):
@@ -83,8 +82,6 @@ ALGOS = {
     # Bellman-Ford with hand-written kernels, the offers combined per target (the BFS rows'
     # gather=False: each rank its vertices' distances)
     "sssp_push": functools.partial(D.push_sssp, gather=False),
-    # every round pushed (the default: pulled where the direction policy says)
-    "sssp_push_only": functools.partial(D.push_sssp, gather=False, direction="push"),
     "bfs_algebra": _algebra(gbla.bfs),
     "sssp_algebra": _algebra(gbla.sssp),
 }

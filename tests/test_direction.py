@@ -85,8 +85,12 @@ def test_resolve_is_the_one_reading_of_direction():
     with pytest.raises(gbla.InvalidValue, match="a tracker belongs to one traversal"):
         D.resolve(tracker)
     for bad in ("sideways", None, 1, "Push"):
-        with pytest.raises(gbla.InvalidValue, match="direction must be"):
+        with pytest.raises(
+            gbla.InvalidValue, match="^direction must be 'auto', 'push', 'pull', or a Dir"
+        ):
             D.resolve(bad)
+        with pytest.raises(gbla.InvalidValue, match="'pull', a DirectionPolicy or a DirectionT"):
+            D.resolve(bad, trackers=True)
     assert isinstance(D.start("auto"), DirectionTracker)
     assert D.start(POLICY).policy is POLICY
     assert D.start("pull") == "pull"

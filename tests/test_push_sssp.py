@@ -35,44 +35,21 @@ def dist_matrix(comm, S):
     return D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
 
 
-def check_rounds(stats, size, direction):
-    """A search's rounds as push_sssp says: a push round's sum of the offers' table, its
-    all-to-all and the sum of the next frontier (or the table's sum alone, when it finds
-    nothing: the end); a pull round's all-gather (none on one rank) and the sum."""
-    found, directions, calls = stats["found"], stats["directions"], stats["collectives"]
-    # a round lowers something until the last, which finds nothing more
-    assert found[-1] == 0 and all(found[:-1])
-    if direction in ("push", "pull"):
-        assert set(directions) == {direction}
-    assert set(directions) <= {"push", "pull"}
-    expected = [3 if d == "push" else 1 + (size > 1) for d in directions]
-    if directions[-1] == "push" and calls[-1] == 1:  # ended at the table's sum
-        expected[-1] = 1
-    assert calls == expected
-    assert stats["bytes_total"] == sum(stats["bytes"])
-    if size == 1:
-        assert stats["bytes_total"] == 0
-
-
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("size", SIZES)
 @settings(max_examples=10, deadline=None)
 @given(g=G.medium_graphs(), data=st.data())
 def test_push_sssp_gives_dijkstras_distances_and_a_tree_on_every_rank(device, size, g, data):
-    # zero weights and ties among the drawn ones (integers: exact in float32 too), every round
-    # pushed, pulled, or as the direction policy chooses
+    # zero weights and ties among the drawn ones (integers: exact in float32 too)
     S = g.scipy()
     source = data.draw(st.integers(0, g.n - 1), label="source")
     dtype = data.draw(st.sampled_from([np.float64, np.float32]), label="dtype")
-    direction = data.draw(st.sampled_from(["auto", "push", "pull"]), label="direction")
 
     def work(comm):
         M = dist_matrix(comm, S)
         stats = {}
-        dist, pred = D.push_sssp(
-            M, source, dtype=dtype, direction=direction, return_predecessors=True, stats=stats
-        )
-        own = D.push_sssp(M, source, dtype=dtype, direction=direction, gather=False)
+        dist, pred = D.push_sssp(M, source, dtype=dtype, return_predecessors=True, stats=stats)
+        own = D.push_sssp(M, source, dtype=dtype, gather=False)
         return host(dist), host(pred), host(own), (M.lo, M.hi), stats
 
     expected = csgraph.dijkstra(S, indices=source).astype(dtype)
@@ -81,7 +58,14 @@ def test_push_sssp_gives_dijkstras_distances_and_a_tree_on_every_rank(device, si
         np.testing.assert_array_equal(dist, expected)
         np.testing.assert_array_equal(own, expected[lo:hi])
         gbla.verify.sssp(S, source, dist, pred)
-        check_rounds(stats, size, direction)
+        # a round lowers something until the last, which finds nothing more
+        assert stats["found"][-1] == 0 and all(stats["found"][:-1])
+        assert set(stats["directions"]) == {"push"}
+        # the first round's one sum of the offers; then the offers' all-to-all and the sum
+        assert stats["collectives"] == [1] + [2] * (len(stats["collectives"]) - 1)
+        assert stats["bytes_total"] == sum(stats["bytes"])
+        if size == 1:
+            assert stats["bytes_total"] == 0
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -89,68 +73,20 @@ def test_push_sssp_offers_a_remote_vertex_only_what_is_lower_than_its_last_offer
     # ranks [0, 2) and [2, 4), source 1. Round 1: rank 0 lowers 0 to 10 (its own) and offers 2
     # at 1. Round 2: rank 1 offers 0 at 2 (lowering it) and lowers 3 to 2. Round 3: 3 -> 0
     # would offer 22, not lower than rank 1's last offer to 0 (2): never sent, nothing moves,
-    # and that ends it. 12 bytes an offer (int32 offset, float64); a round's sums: the 2 x 2
-    # table of counts (32 bytes from each rank to the other), the next frontier's size and
-    # out-edges (16)
+    # and that ends it. 12 bytes an offer (int32 offset, float64); each round ends in the sum
+    # of a 2 x 2 table of counts (32 bytes from each rank to the other)
     S = G.csr([1, 1, 2, 2, 3], [0, 2, 0, 3, 0], [10.0, 1.0, 1.0, 1.0, 20.0], 4)
 
     def work(comm):
         M = dist_matrix(comm, S)
         stats = {}
-        return (
-            [int(b) for b in M.bounds],
-            host(D.push_sssp(M, 1, direction="push", stats=stats)),
-            stats,
-        )
+        return [int(b) for b in M.bounds], host(D.push_sssp(M, 1, stats=stats)), stats
 
     for bounds, dist, stats in on_ranks(2, work, device):
         assert bounds == [0, 2, 4]
         np.testing.assert_array_equal(dist, [2, 0, 1, 2])
         assert stats["found"] == [2, 2, 0]
-        assert stats["bytes"] == [64 + 12 + 32, 64 + 12 + 32, 64]
-
-
-class Scripted(gbla.DirectionTracker):
-    """A traversal's directions as listed (``Scripted.script``), whatever the counts."""
-
-    def choose(self, **counts):
-        self.last = self.script[len(self.history)]
-        self.history.append(self.last)
-        return self.last
-
-
-def scripted(*directions):
-    """A policy whose tracker takes ``directions`` round after round."""
-
-    class Policy(gbla.DirectionPolicy):
-        def tracker(self):
-            tracker = Scripted(self)
-            tracker.script = directions
-            return tracker
-
-    return Policy()
-
-
-@pytest.mark.parametrize("device", DEVICES)
-def test_a_pull_round_gathers_the_distances_and_no_rank_then_offers_what_it_knows(device):
-    # ranks [0, 2) and [2, 4), source 1. Round 1, pushed: 0 falls to 10, 2 is offered 1 (12
-    # bytes). Round 2, pulled: each rank sends the other its two distances and its frontier
-    # word (16 + 4 bytes); 0 falls to 2 (from 2) and 3 to 2. Round 3, pushed: 3 -> 0 would
-    # offer 21, not below the 10 rank 1 learnt in the pull (it never offered 0 anything): no
-    # offer, and the search ends at the table's sum
-    S = G.csr([1, 1, 2, 2, 3], [0, 2, 0, 3, 0], [10.0, 1.0, 1.0, 1.0, 19.0], 4)
-    policy = scripted("push", "pull", "push")
-
-    def work(comm):
-        stats = {}
-        dist = D.push_sssp(dist_matrix(comm, S), 1, direction=policy, stats=stats)
-        return host(dist), stats
-
-    for dist, stats in on_ranks(2, work, device):
-        np.testing.assert_array_equal(dist, [2, 0, 1, 2])
-        assert stats["directions"] == ["push", "pull", "push"]
-        assert stats["found"] == [2, 2, 0]
-        assert stats["bytes"] == [64 + 12 + 32, 2 * 20 + 32, 64]
+        assert stats["bytes"] == [64, 64 + 12, 64 + 12]
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -233,33 +169,13 @@ def test_push_sssp_refuses_bad_input():
         search(S, return_predecessors="yes")
     with pytest.raises(gbla.InvalidValue, match="^gather must be True or False"):
         search(S, gather="no")
-    with pytest.raises(
-        gbla.InvalidValue, match="^direction must be 'auto', 'push', 'pull', or a Dir"
-    ):
-        search(S, direction="sideways")
-
-    def rows_alone(comm, direction):
-        # a DistMatrix without its transpose's rows: no pull; 'auto' pushes every round
-        M = dist_matrix(comm, S)
-        parts = (M.bounds, M.indptr, M.indices, M.values, M.n)
-        bare = D.DistMatrix(comm, *parts, nvals=M.nvals, weights=M.weights)
-        stats = {}
-        return host(D.push_sssp(bare, 0, direction=direction, stats=stats)), stats
-
-    for dist, stats in on_ranks(2, lambda comm: rows_alone(comm, "auto"), "cpu"):
-        np.testing.assert_array_equal(dist, [0, 1, 3])
-        assert set(stats["directions"]) == {"push"}
-    with pytest.raises(gbla.InvalidValue, match="^direction must be 'push' or 'auto' for a"):
-        on_ranks(2, lambda comm: rows_alone(comm, "pull"), "cpu")
 
 
 @SKIP_NO_GPU
 @pytest.mark.gpu
 @pytest.mark.parametrize("size", [1, 2, 3])
-@pytest.mark.parametrize("direction", ["push", "pull"])
-def test_push_sssp_spreads_a_hubs_edges_over_the_grid(size, direction, monkeypatch):
-    # every row past 4 edges (out-edges pushed, in-edges pulled) goes to the whole grid: the
-    # hubs' kernels against SciPy
+def test_push_sssp_spreads_a_hubs_edges_over_the_grid(size, monkeypatch):
+    # every row past 4 edges goes to the whole grid: the hubs' kernel against the CPU ranks
     from gbla.kernels import _distributed
 
     monkeypatch.setattr(_distributed, "HUB_EDGES", 4)
@@ -267,7 +183,7 @@ def test_push_sssp_spreads_a_hubs_edges_over_the_grid(size, direction, monkeypat
     source = int(np.argmax(np.diff(S.indptr)))
 
     def work(comm):
-        return host(D.push_sssp(dist_matrix(comm, S), source, direction=direction))
+        return host(D.push_sssp(dist_matrix(comm, S), source))
 
     expected = csgraph.dijkstra(S, indices=source)
     for dist in on_ranks(size, work, "gpu"):

@@ -63,15 +63,6 @@ def _test(words, v):
     return ((words[v >> 5] >> (v & 31).astype(np.uint32)) & np.uint32(1)).astype(bool)
 
 
-def _assembled(words, spans, parts):
-    """``words`` (a bitmap over all n) set to the ranks' words ``parts``, each at its rank's
-    span (the ``_span`` of its range), OR-ed where two ranks share a word."""
-    words.fill(0)
-    for (first, _), part in zip(spans, parts):
-        words[first : first + len(part)] |= part
-    return words
-
-
 def _range_mask(lo, hi):
     """The words of [lo, hi)'s span with exactly its bits set (the boundary words shared with
     the neighbouring ranks keep only this range's)."""
@@ -268,7 +259,10 @@ class _Search:
         what it holds is visited, so ``known`` gains it."""
         if self.frontier is None:
             self.frontier = self.xp.zeros_like(self.known)
-        frontier = _assembled(self.frontier, self.spans, parts)
+        frontier = self.frontier
+        frontier.fill(0)
+        for (first, _), part in zip(self.spans, parts):
+            frontier[first : first + len(part)] |= part
         self.known |= frontier
         return frontier
 

@@ -37,11 +37,8 @@ def _name_expressions():
         names += [f"gbla_dbfs_{k}<{o}, {i}>" for k in ("push", "push_hubs", "pull", "parents")]
     names += [f"gbla_dbfs_{k}<{o}>" for k in ("claim", "start") for o in CTYPES.values()]
     for o, i, t in itertools.product(CTYPES.values(), CTYPES.values(), FLOATS.values()):
-        names += [
-            f"gbla_dsssp_{k}<{o}, {i}, {t}>" for k in ("relax", "relax_hubs", "pull", "pull_hubs")
-        ]
-    names += [f"gbla_dsssp_pack<{t}, {o}>" for t in FLOATS.values() for o in CTYPES.values()]
-    names += [f"gbla_dsssp_apply<{t}>" for t in FLOATS.values()]
+        names += [f"gbla_dsssp_{k}<{o}, {i}, {t}>" for k in ("relax", "relax_hubs")]
+    names += [f"gbla_dsssp_{k}<{t}>" for k in ("pack", "apply") for t in FLOATS.values()]
     return tuple(names) + LOOP_KERNELS
 
 
@@ -223,21 +220,15 @@ class DeviceRelax:
     """A rank's steps of a round of :func:`gbla.distributed.push_sssp` on the GPU, the
     interface of :class:`gbla.distributed.relax.HostRelax`: this rank's rows ``lo..hi``
     (CSR ``indptr``, ``indices`` with global ids), ``weights`` of the distances' dtype (None:
-    each edge weighs 1), and ``transpose``, the same rows of A.T (``(t_indptr, t_indices,
-    t_weights)``, for the pull; None: push only). ``dist`` is an array over every vertex and
-    ``changed`` a bitmap over them (uint32 words), as relax.py says."""
+    each edge weighs 1). ``dist`` is an array over every vertex and ``changed`` a bitmap over
+    them (uint32 words), as relax.py says."""
 
-    def __init__(self, lo, hi, indptr, indices, weights, dtype, transpose=None):
+    def __init__(self, lo, hi, indptr, indices, weights, dtype):
         self.hubs, self.hub, self.hub_count = _hub_rows(lo, hi, len(indices))
         self.lo, self.hi = lo, hi
         self.indptr, self.indices, self.weights = indptr, indices, weights
         self.real = FLOATS[np.dtype(dtype)]
         self.types = f"{CTYPES[indptr.dtype]}, {CTYPES[indices.dtype]}, {self.real}"
-        self.transpose = transpose
-        if transpose is not None:
-            t_indptr, t_indices, _ = transpose
-            self.t_hubs, self.t_hub, _ = _hub_rows(lo, hi, len(t_indices))
-            self.t_types = f"{CTYPES[t_indptr.dtype]}, {CTYPES[t_indices.dtype]}, {self.real}"
 
     def relax(self, queue, count, bound, dist, changed):
         """Offers along the out-edges of ``queue[:count]`` (local offsets): ``count`` an int, or
@@ -281,56 +272,14 @@ class DeviceRelax:
             ),
         )
 
-    def pull(self, frontier, dist, changed):
-        """Each vertex of the range takes the lowest offer of its in-neighbours in
-        ``frontier`` (a bitmap over all n, their distances in ``dist``) where it is lower."""
-        m = self.hi - self.lo
-        if not m:
-            return
-        t_indptr, t_indices, t_weights = self.transpose
-        self.hub_count.fill(0)
-        _kernel(f"gbla_dsssp_pull<{self.t_types}>")(
-            grid(m, RELAX_BLOCK),
-            (RELAX_BLOCK,),
-            (
-                np.int64(m),
-                np.int64(self.lo),
-                t_indptr,
-                t_indices,
-                ptr(t_weights),
-                frontier,
-                dist,
-                changed,
-                np.int64(self.t_hub),
-                self.t_hubs,
-                self.hub_count,
-            ),
-        )
-        _kernel(f"gbla_dsssp_pull_hubs<{self.t_types}>")(
-            grid(sm_count() * 8 * THREADS),
-            (THREADS,),
-            (
-                self.t_hubs,
-                self.hub_count,
-                np.int64(self.lo),
-                t_indptr,
-                t_indices,
-                ptr(t_weights),
-                frontier,
-                dist,
-                changed,
-            ),
-        )
-
-    def pack(self, changed, lo, hi, dist, offsets, values, tally, clear, degrees=False):
-        """The set bits of ``changed`` in [lo, hi), counted into ``tally[0]`` (a uint64
+    def pack(self, changed, lo, hi, dist, offsets, values, tally, clear):
+        """The set bits of ``changed`` in [lo, hi), counted into ``tally`` (a one-item uint64
         device array, zeroed by the caller); with ``offsets``, listed there (offsets from lo,
-        int32) with their distances in ``values`` (or None); with ``degrees`` (this rank's
-        range only), their out-edges added to ``tally[1]``; with ``clear``, cleared."""
+        int32) with their distances in ``values`` (or None); with ``clear``, cleared."""
         if hi <= lo:
             return
         w0, end = lo >> 5, (hi + 31) >> 5
-        _kernel(f"gbla_dsssp_pack<{self.real}, {CTYPES[self.indptr.dtype]}>")(
+        _kernel(f"gbla_dsssp_pack<{self.real}>")(
             grid(end - w0),
             (THREADS,),
             (
@@ -342,7 +291,6 @@ class DeviceRelax:
                 dist,
                 ptr(offsets),
                 ptr(values),
-                ptr(self.indptr if degrees else None),
                 tally,
                 np.int32(bool(clear)),
             ),

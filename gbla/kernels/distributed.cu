@@ -229,33 +229,33 @@ __device__ __forceinline__ T gbla_dsssp_weight(const T* weights, long long e) {
     return weights == nullptr ? (T)1 : weights[e];
 }
 
-// The block schedule of the relax and the pull: the rows queue[i] (local offsets; i itself where
-// queue is NULL) for i < count, a block's worth at a time: the block scans their degrees into
-// shared memory and its threads stride over the rows' edges together, each finding its row by a
-// binary search there (an R-MAT frontier is mostly rows of a few edges, which a warp a row would
-// run with most lanes idle); edge(u, dist[lo + u], e) for each edge e of row u. A row past `hub`
-// edges is left in hubs for the grid's kernel, as the BFS's push leaves it. Every thread of a
-// block runs every iteration. Blocks of at most GBLA_DSSSP_BLOCK threads, a multiple of 32.
+// Relax: the out-edges of queue[0, count) (local rows; count_at: where the count lies on the
+// device, or NULL), a block's worth of rows at a time: the block scans their degrees into
+// shared memory and its threads stride over the rows' edges together, each finding its row by
+// a binary search there (an R-MAT frontier is mostly rows of a few edges, which a warp a row
+// would run with most lanes idle). A row past `hub` edges is left in hubs for
+// gbla_dsssp_relax_hubs, as the BFS's push leaves it. Blocks of at most GBLA_DSSSP_BLOCK
+// threads, a multiple of 32.
 #define GBLA_DSSSP_BLOCK 256
-template <class O, class T, class Edge>
-__device__ __forceinline__ void gbla_dsssp_rows(const int* queue, long long count, long long lo,
-                                                const O* indptr, const T* dist, long long hub,
-                                                int* hubs, unsigned long long* hub_count,
-                                                Edge edge) {
+template <class O, class I, class T>
+__global__ void __launch_bounds__(GBLA_DSSSP_BLOCK)
+    gbla_dsssp_relax(const int* queue, long long count, const u64* count_at, long long lo,
+                     const O* indptr, const I* indices, const T* weights, T* dist,
+                     unsigned* changed, long long hub, int* hubs,
+                     unsigned long long* hub_count) {
     __shared__ long long s_first[GBLA_DSSSP_BLOCK];  // a row's first edge's place in the block's
     __shared__ long long s_start[GBLA_DSSSP_BLOCK];  // its first edge in indices
-    __shared__ int s_row[GBLA_DSSSP_BLOCK];
-    __shared__ T s_d[GBLA_DSSSP_BLOCK];
+    __shared__ T s_du[GBLA_DSSSP_BLOCK];
     __shared__ long long s_warp[32];
     __shared__ long long s_total;
+    if (count_at) count = (long long)*count_at;
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long base = (long long)blockIdx.x * blockDim.x; base < count; base += stride) {
         const long long i = base + threadIdx.x;
         long long degree = 0, start = 0;
-        int u = 0;
         T du = (T)0;
         if (i < count) {
-            u = queue ? queue[i] : (int)i;
+            const int u = queue[i];
             start = (long long)indptr[u];
             degree = (long long)indptr[u + 1] - start;
             if (degree > hub) {
@@ -268,8 +268,7 @@ __device__ __forceinline__ void gbla_dsssp_rows(const int* queue, long long coun
         const long long first = gbla_block_exclusive_scan(degree, s_warp, &s_total);
         s_first[threadIdx.x] = first;
         s_start[threadIdx.x] = start;
-        s_row[threadIdx.x] = u;
-        s_d[threadIdx.x] = du;
+        s_du[threadIdx.x] = du;
         __syncthreads();
         const long long total = s_total;
         for (long long k = threadIdx.x; k < total; k += blockDim.x) {
@@ -278,19 +277,18 @@ __device__ __forceinline__ void gbla_dsssp_rows(const int* queue, long long coun
                 const int mid = (a + b + 1) >> 1;
                 if (s_first[mid] <= k) a = mid; else b = mid - 1;
             }
-            edge(s_row[a], s_d[a], s_start[a] + (k - s_first[a]));
+            const long long e = s_start[a] + (k - s_first[a]);
+            gbla_dsssp_offer((long long)indices[e], s_du[a] + gbla_dsssp_weight(weights, e), dist,
+                             changed);
         }
         __syncthreads();  // the shared rows are read before the next ones overwrite them
     }
 }
 
-// The rows gbla_dsssp_rows left in hubs[0, *hub_count), each strided over every thread of the
-// grid: edge(u, dist[lo + u], e) as there.
-template <class O, class T, class Edge>
-__device__ __forceinline__ void gbla_dsssp_hub_rows(const int* hubs,
-                                                    const unsigned long long* hub_count,
-                                                    long long lo, const O* indptr, const T* dist,
-                                                    Edge edge) {
+template <class O, class I, class T>
+__global__ void gbla_dsssp_relax_hubs(const int* hubs, const unsigned long long* hub_count,
+                                      long long lo, const O* indptr, const I* indices,
+                                      const T* weights, T* dist, unsigned* changed) {
     const long long threads = (long long)gridDim.x * blockDim.x;
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long h_count = (long long)*hub_count;
@@ -298,78 +296,21 @@ __device__ __forceinline__ void gbla_dsssp_hub_rows(const int* hubs,
         const int u = hubs[h];
         const T du = dist[lo + u];
         const O end = indptr[u + 1];
-        for (O e = indptr[u] + t; e < end; e += threads) edge(u, du, (long long)e);
+        for (O e = indptr[u] + t; e < end; e += threads)
+            gbla_dsssp_offer((long long)indices[e], du + gbla_dsssp_weight(weights, (long long)e),
+                             dist, changed);
     }
 }
 
-// Relax: each vertex u of queue[0, count) (local rows; count_at: where the count lies on the
-// device, or NULL) offers dist[lo + u] + w(u, v) to each out-neighbour v.
-template <class O, class I, class T>
-__global__ void __launch_bounds__(GBLA_DSSSP_BLOCK)
-    gbla_dsssp_relax(const int* queue, long long count, const u64* count_at, long long lo,
-                     const O* indptr, const I* indices, const T* weights, T* dist,
-                     unsigned* changed, long long hub, int* hubs,
-                     unsigned long long* hub_count) {
-    if (count_at) count = (long long)*count_at;
-    gbla_dsssp_rows(queue, count, lo, indptr, dist, hub, hubs, hub_count,
-                    [&](int, T du, long long e) {
-                        gbla_dsssp_offer((long long)indices[e],
-                                         du + gbla_dsssp_weight(weights, e), dist, changed);
-                    });
-}
-
-template <class O, class I, class T>
-__global__ void gbla_dsssp_relax_hubs(const int* hubs, const unsigned long long* hub_count,
-                                      long long lo, const O* indptr, const I* indices,
-                                      const T* weights, T* dist, unsigned* changed) {
-    gbla_dsssp_hub_rows(hubs, hub_count, lo, indptr, dist, [&](int, T du, long long e) {
-        gbla_dsssp_offer((long long)indices[e], du + gbla_dsssp_weight(weights, e), dist,
-                         changed);
-    });
-}
-
-// Pull: each of the rank's m vertices v (A.T's rows: in-edges, global source ids) takes the
-// lowest dist[u] + w(u, v) over its in-neighbours u in `frontier` (a bitmap over all n: the
-// round's frontier gathered from every rank, whose distances dist holds) where that is lower
-// than its own; an in-neighbour outside the frontier costs a bit read (the bitmap stays in L2),
-// not its weight and distance. Rows past `hub` in-edges go to gbla_dsssp_pull_hubs.
-template <class O, class I, class T>
-__global__ void __launch_bounds__(GBLA_DSSSP_BLOCK)
-    gbla_dsssp_pull(long long m, long long lo, const O* t_indptr, const I* t_indices,
-                    const T* t_weights, const unsigned* frontier, T* dist, unsigned* changed,
-                    long long hub, int* hubs, unsigned long long* hub_count) {
-    gbla_dsssp_rows((const int*)nullptr, m, lo, t_indptr, dist, hub, hubs, hub_count,
-                    [&](int v, T dv, long long e) {
-                        const long long u = (long long)t_indices[e];
-                        if (!gbla_dbfs_bit(frontier, u)) return;
-                        const T candidate = dist[u] + gbla_dsssp_weight(t_weights, e);
-                        if (candidate < dv) gbla_dsssp_offer(lo + v, candidate, dist, changed);
-                    });
-}
-
-template <class O, class I, class T>
-__global__ void gbla_dsssp_pull_hubs(const int* hubs, const unsigned long long* hub_count,
-                                     long long lo, const O* t_indptr, const I* t_indices,
-                                     const T* t_weights, const unsigned* frontier, T* dist,
-                                     unsigned* changed) {
-    gbla_dsssp_hub_rows(hubs, hub_count, lo, t_indptr, dist, [&](int v, T dv, long long e) {
-        const long long u = (long long)t_indices[e];
-        if (!gbla_dbfs_bit(frontier, u)) return;
-        const T candidate = dist[u] + gbla_dsssp_weight(t_weights, e);
-        if (candidate < dv) gbla_dsssp_offer(lo + v, candidate, dist, changed);
-    });
-}
-
 // Pack: the set bits of changed in [lo, hi) (global words w0 .. w0 + words) counted into
-// tally[0]; with `offsets`, each listed there as its offset from lo (and its distance in
-// `values`, when given), from tally[0]'s value before on; with `indptr` (the rank's rows, [lo,
-// hi) its range), their out-edges added to tally[1]; with `clear`, those bits cleared (the
+// *tally; with `offsets`, each listed there as its offset from lo (and its distance in
+// `values`, when given), from *tally's value before on; with `clear`, those bits cleared (the
 // boundary words keep the neighbouring range's). Launches over different ranges run one after
 // the other (a boundary word is two ranges').
-template <class T, class O>
+template <class T>
 __global__ void gbla_dsssp_pack(unsigned* changed, long long w0, long long words, long long lo,
                                 long long hi, const T* dist, int* offsets, T* values,
-                                const O* indptr, u64* tally, int clear) {
+                                u64* tally, int clear) {
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long base = (long long)blockIdx.x * blockDim.x; base < words; base += stride) {
         const long long w = base + threadIdx.x;
@@ -383,18 +324,13 @@ __global__ void gbla_dsssp_pack(unsigned* changed, long long w0, long long words
             if (clear && bits) changed[w0 + w] &= ~bits;
         }
         const u64 at = gbla_warp_reserve((u64)__popc(bits), tally);
-        if (offsets == nullptr && indptr == nullptr) continue;
-        u64 edges = 0;
+        if (offsets == nullptr) continue;
         int k = 0;
         for (unsigned rest = bits; rest; rest &= rest - 1u, ++k) {
             const long long v = first + (__ffs(rest) - 1);
-            if (offsets != nullptr) {
-                offsets[at + k] = (int)(v - lo);
-                if (values != nullptr) values[at + k] = dist[v];
-            }
-            if (indptr != nullptr) edges += (u64)(indptr[v - lo + 1] - indptr[v - lo]);
+            offsets[at + k] = (int)(v - lo);
+            if (values != nullptr) values[at + k] = dist[v];
         }
-        if (indptr != nullptr) gbla_warp_reserve(edges, tally + 1);
     }
 }
 
