@@ -174,11 +174,15 @@ def test_push_sssp_refuses_bad_input():
 @SKIP_NO_GPU
 @pytest.mark.gpu
 @pytest.mark.parametrize("size", [1, 2, 3])
-def test_push_sssp_spreads_a_hubs_edges_over_the_grid(size, monkeypatch):
-    # every row past 4 edges goes to the whole grid: the hubs' kernel against the CPU ranks
+@pytest.mark.parametrize("hub_edges", [4, 40])
+def test_push_sssp_spreads_a_hubs_edges_over_the_grid(size, hub_edges, monkeypatch):
+    # every row past 4 (40) edges goes to the whole grid, their edges one range spread over its
+    # warps (1024 a warp: a hub's edges over several warps, a warp's over several hubs): the
+    # hubs' kernel against SciPy
     from gbla.kernels import _distributed
 
-    monkeypatch.setattr(_distributed, "HUB_EDGES", 4)
+    monkeypatch.setattr(_distributed, "HUB_EDGES", hub_edges)
+    monkeypatch.setattr(_distributed, "HUB_EDGES_FEW_ROWS", hub_edges)
     S = gbla.generators.rmat(9, 16, seed=4, device="cpu", weights=(1, 50)).to_scipy()
     source = int(np.argmax(np.diff(S.indptr)))
 
@@ -208,9 +212,25 @@ def test_push_sssp_gives_its_memory_back():
     np.testing.assert_array_equal(host(first), csgraph.dijkstra(S, indices=0).astype(np.float32))
 
 
+@SKIP_NO_GPU
+@pytest.mark.gpu
+def test_a_relax_of_few_rows_gives_the_grid_shorter_rows():
+    # a frontier too small to fill the GPU's blocks leaves its long rows to the grid's kernel
+    from gbla.kernels import _distributed as K
+
+    hubs = K._HubRows(0, 10**6, 10**8)
+    assert hubs.bound() == K.HUB_EDGES and hubs.bound(few=True) == K.HUB_EDGES_FEW_ROWS
+    assert (
+        len(hubs.rows) == 10**8 // K.HUB_EDGES_FEW_ROWS + 1
+        and len(hubs.first) == len(hubs.rows) + 1
+    )
+    # never more hub rows than the list holds: 100 rows of 10**8 edges, a row past 10**6 a hub
+    assert K._HubRows(0, 100, 10**8).bound(few=True) == 10**6
+
+
 def test_a_gpu_rank_of_2_to_the_31_vertices_is_refused_before_anything_is_made():
     # the BFS's and the SSSP's device steps queue int32 offsets (checked before CuPy is touched)
     from gbla.kernels import _distributed
 
     with pytest.raises(gbla.InvalidValue, match=r"^A must give each rank fewer than 2\*\*31"):
-        _distributed._hub_rows(5, 5 + 2**31, 10)
+        _distributed._HubRows(5, 5 + 2**31, 10)

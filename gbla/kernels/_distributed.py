@@ -29,6 +29,11 @@ WARP = 32
 HUB_EDGES = 1 << 14
 # push_sssp's relax: a block's rows at a time (GBLA_DSSSP_BLOCK in distributed.cu)
 RELAX_BLOCK = 256
+# A relax of too few rows to give every SM 8 blocks of RELAX_BLOCK sends the grid every row past
+# this: rmat(26)'s round from 1,335 hub rows a rank (four H200) ran their 3 M edges below
+# HUB_EDGES on 6 blocks in 9.3 ms, 1.8 ms at this bound; with a full grid HUB_EDGES is better
+# (a round of 9.6 M rows on one rank: 84.7 ms against 95.6)
+HUB_EDGES_FEW_ROWS = 1 << 11
 
 
 def _name_expressions():
@@ -36,6 +41,7 @@ def _name_expressions():
     for o, i in itertools.product(CTYPES.values(), repeat=2):
         names += [f"gbla_dbfs_{k}<{o}, {i}>" for k in ("push", "push_hubs", "pull", "parents")]
     names += [f"gbla_dbfs_{k}<{o}>" for k in ("claim", "start") for o in CTYPES.values()]
+    names += [f"gbla_hub_scan<{o}>" for o in CTYPES.values()]
     for o, i, t in itertools.product(CTYPES.values(), CTYPES.values(), FLOATS.values()):
         names += [f"gbla_dsssp_{k}<{o}, {i}, {t}>" for k in ("relax", "relax_hubs")]
     names += [f"gbla_dsssp_{k}<{t}>" for k in ("pack", "apply") for t in FLOATS.values()]
@@ -64,17 +70,36 @@ def _kernel(expression, policy=None):
     )
 
 
-def _hub_rows(lo, hi, edges):
-    """(hubs, hub, hub_count) for a push over a rank's rows lo..hi of ``edges`` edges: a row of
-    more than ``hub`` edges is listed in ``hubs`` (room for every such row) and counted in
-    ``hub_count`` for the grid's kernel. The rank's queues hold int32 offsets."""
-    if hi - lo >= 2**31:
-        raise V.invalid_value(
-            "A", "give each rank fewer than 2**31 vertices on the GPU (int32 queues)", hi - lo
+class _HubRows:
+    """The rows of a push over a rank's rows lo..hi of ``edges`` edges that are too long for a
+    warp or block: a row of more than :meth:`bound` edges is listed in ``rows`` (room for every
+    such row) and counted in ``count`` (on the device) by the push, and the grid's kernel
+    takes their edges as one range, each row's first in ``first`` (:meth:`scan`'s). The rank's
+    queues hold int32 offsets."""
+
+    def __init__(self, lo, hi, edges):
+        if hi - lo >= 2**31:
+            raise V.invalid_value(
+                "A", "give each rank fewer than 2**31 vertices on the GPU (int32 queues)", hi - lo
+            )
+        cp = _cupy()
+        least = min(HUB_EDGES, HUB_EDGES_FEW_ROWS)
+        self.rows = cp.empty(max(1, min(hi - lo, edges // least + 1)), np.int32)
+        self.least = (edges - 1) // len(self.rows) + 1  # more such rows would overflow the list
+        self.count = cp.zeros(1, np.uint64)
+        self.first = cp.empty(len(self.rows) + 1, np.int64)
+
+    def bound(self, few=False):
+        """A row of more edges than this is a hub: HUB_EDGES, or HUB_EDGES_FEW_ROWS for a push
+        of ``few`` rows (too few to fill the grid)."""
+        return max(HUB_EDGES_FEW_ROWS if few else HUB_EDGES, self.least)
+
+    def scan(self, indptr):
+        """Each listed row's first edge in the range (their degrees' running sum), and the
+        range's size after them."""
+        _kernel(f"gbla_hub_scan<{CTYPES[indptr.dtype]}>")(
+            (1,), (1024,), (self.rows, self.count, indptr, self.first)
         )
-    cp = _cupy()
-    hubs = cp.empty(max(1, min(hi - lo, edges // HUB_EDGES + 1)), np.int32)
-    return hubs, max(HUB_EDGES, (edges - 1) // len(hubs) + 1), cp.zeros(1, np.uint64)
 
 
 class DeviceSteps:
@@ -86,7 +111,7 @@ class DeviceSteps:
     steps fill."""
 
     def __init__(self, lo, hi, w0, indptr, indices, t_indptr, t_indices, levels, parents):
-        self.hubs, self.hub, self.hub_count = _hub_rows(lo, hi, len(indices))
+        self.hubs = _HubRows(lo, hi, len(indices))
         self.lo, self.hi, self.w0 = lo, hi, w0
         self.indptr, self.indices = indptr, indices
         self.t_indptr, self.t_indices = t_indptr, t_indices
@@ -107,7 +132,7 @@ class DeviceSteps:
         at = None if isinstance(count, (int, np.integer)) else count
         size = int(count) if at is None else bound
         if size:
-            self.hub_count.fill(0)
+            self.hubs.count.fill(0)
             _kernel(f"gbla_dbfs_push<{self.types}>")(
                 grid(size * WARP),
                 (THREADS,),
@@ -119,15 +144,17 @@ class DeviceSteps:
                     self.indices,
                     known,
                     nxt,
-                    np.int64(self.hub),
-                    self.hubs,
-                    self.hub_count,
+                    np.int64(self.hubs.bound()),
+                    self.hubs.rows,
+                    self.hubs.count,
                 ),
             )
+            self.hubs.scan(self.indptr)
+            hubs = self.hubs
             _kernel(f"gbla_dbfs_push_hubs<{self.types}>")(
                 grid(sm_count() * 8 * THREADS),
                 (THREADS,),
-                (self.hubs, self.hub_count, self.indptr, self.indices, known, nxt),
+                (hubs.rows, hubs.count, hubs.first, self.indptr, self.indices, known, nxt),
             )
 
     def claim(self, received, depth, known, front, queue, frontier, depth_at=None):
@@ -224,7 +251,7 @@ class DeviceRelax:
     them (uint32 words), as relax.py says."""
 
     def __init__(self, lo, hi, indptr, indices, weights, dtype):
-        self.hubs, self.hub, self.hub_count = _hub_rows(lo, hi, len(indices))
+        self.hubs = _HubRows(lo, hi, len(indices))
         self.lo, self.hi = lo, hi
         self.indptr, self.indices, self.weights = indptr, indices, weights
         self.real = FLOATS[np.dtype(dtype)]
@@ -238,7 +265,7 @@ class DeviceRelax:
         size = int(count) if at is None else bound
         if not size:
             return
-        self.hub_count.fill(0)
+        self.hubs.count.fill(0)
         _kernel(f"gbla_dsssp_relax<{self.types}>")(
             grid(size, RELAX_BLOCK),
             (RELAX_BLOCK,),
@@ -252,17 +279,19 @@ class DeviceRelax:
                 ptr(self.weights),
                 dist,
                 changed,
-                np.int64(self.hub),
-                self.hubs,
-                self.hub_count,
+                np.int64(self.hubs.bound(few=size < sm_count() * 8 * RELAX_BLOCK)),
+                self.hubs.rows,
+                self.hubs.count,
             ),
         )
+        self.hubs.scan(self.indptr)
         _kernel(f"gbla_dsssp_relax_hubs<{self.types}>")(
             grid(sm_count() * 8 * THREADS),
             (THREADS,),
             (
-                self.hubs,
-                self.hub_count,
+                self.hubs.rows,
+                self.hubs.count,
+                self.hubs.first,
                 np.int64(self.lo),
                 self.indptr,
                 self.indices,

@@ -25,8 +25,8 @@ __device__ __forceinline__ bool gbla_dbfs_bit(const unsigned* words, long long v
 // vertices. A neighbour known visited (its owner said so, or it is this rank's) or already set
 // costs no atomic: the plain read of next may be stale, which only costs a redundant atomicOr.
 // A row of more than `hub` edges is not the warp's: it is appended to hubs (hub_count counts
-// them) for gbla_dbfs_push_hubs, which spreads each over the whole grid; one warp on a row of
-// millions of edges would be the level's time, on one rank however many there are.
+// them) for gbla_dbfs_push_hubs, which spreads their edges over the whole grid; one warp on a
+// row of millions of edges would be the level's time, on one rank however many there are.
 __device__ __forceinline__ void gbla_dbfs_set(long long v, const unsigned* known,
                                               unsigned* next) {
     const unsigned bit = 1u << (v & 31);
@@ -57,21 +57,73 @@ __global__ void gbla_dbfs_push(const int* queue, long long count, const u64* cou
     }
 }
 
-// The rows gbla_dbfs_push left in hubs[0, *hub_count), each strided over every thread of the
-// grid in turn (few rows, each long: every block reads the short list).
+// The hubs' edges as one range, spread over the grid's warps (a hub row strided over the whole
+// grid in turn, as these kernels once ran each, left most threads idle on a row of 16 K edges
+// and took a memory round trip a row). gbla_hub_scan (one block) writes hub_first[h], the first
+// of row hubs[h]'s edges in the range (an exclusive scan of their degrees), and
+// hub_first[*hub_count], the range's size; gbla_hub_edges gives each warp GBLA_HUB_CHUNK edges
+// at a time, their first row found by one binary search (each lane the same), its lanes
+// striding over them: edge(u, e) for each edge e of hub row u.
+template <class O>
+__global__ void gbla_hub_scan(const int* hubs, const unsigned long long* hub_count,
+                              const O* indptr, long long* hub_first) {
+    __shared__ long long s_warp[32];
+    __shared__ long long s_total;
+    const long long count = (long long)*hub_count;
+    long long carry = 0;
+    for (long long base = 0; base < count; base += blockDim.x) {
+        const long long h = base + threadIdx.x;
+        long long degree = 0;
+        if (h < count) degree = (long long)(indptr[hubs[h] + 1] - indptr[hubs[h]]);
+        const long long before = gbla_block_exclusive_scan(degree, s_warp, &s_total);
+        if (h < count) hub_first[h] = carry + before;
+        carry += s_total;  // (read before the next scan's barriers let anyone write it)
+    }
+    if (threadIdx.x == 0) hub_first[count] = carry;
+}
+
+#define GBLA_HUB_CHUNK 1024
+template <class O, class Edge>
+__device__ __forceinline__ void gbla_hub_edges(const int* hubs,
+                                               const unsigned long long* hub_count,
+                                               const long long* hub_first, const O* indptr,
+                                               Edge edge) {
+    const long long count = (long long)*hub_count;
+    if (!count) return;
+    const long long total = hub_first[count];
+    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    for (long long k0 = warp * GBLA_HUB_CHUNK; k0 < total; k0 += warps * GBLA_HUB_CHUNK) {
+        long long a = 0, b = count - 1;  // the last row whose first edge is at or before k0
+        while (a < b) {
+            const long long mid = (a + b + 1) >> 1;
+            if (hub_first[mid] <= k0) a = mid; else b = mid - 1;
+        }
+        long long h = a, next = hub_first[a + 1];
+        int u = hubs[a];
+        long long shift = (long long)indptr[u] - hub_first[a];
+        const long long end = k0 + GBLA_HUB_CHUNK < total ? k0 + GBLA_HUB_CHUNK : total;
+        for (long long k = k0 + lane; k < end; k += 32) {
+            while (k >= next) {
+                ++h;
+                next = hub_first[h + 1];
+                u = hubs[h];
+                shift = (long long)indptr[u] - hub_first[h];
+            }
+            edge(u, k + shift);
+        }
+    }
+}
+
+// The rows gbla_dbfs_push left in hubs[0, *hub_count), their edges spread over the grid.
 template <class O, class I>
 __global__ void gbla_dbfs_push_hubs(const int* hubs, const unsigned long long* hub_count,
-                                    const O* indptr, const I* indices, const unsigned* known,
-                                    unsigned* next) {
-    const long long threads = (long long)gridDim.x * blockDim.x;
-    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long h_count = (long long)*hub_count;
-    for (long long h = 0; h < h_count; ++h) {
-        const int u = hubs[h];
-        const O end = indptr[u + 1];
-        for (O e = indptr[u] + t; e < end; e += threads)
-            gbla_dbfs_set((long long)indices[e], known, next);
-    }
+                                    const long long* hub_first, const O* indptr,
+                                    const I* indices, const unsigned* known, unsigned* next) {
+    gbla_hub_edges(hubs, hub_count, hub_first, indptr, [&](int, long long e) {
+        gbla_dbfs_set((long long)indices[e], known, next);
+    });
 }
 
 // Claim: word w of the rank's range is global word w0 + w; received holds `ranks` arrays of
@@ -285,21 +337,16 @@ __global__ void __launch_bounds__(GBLA_DSSSP_BLOCK)
     }
 }
 
+// The rows gbla_dsssp_relax left in hubs[0, *hub_count), their edges spread over the grid.
 template <class O, class I, class T>
 __global__ void gbla_dsssp_relax_hubs(const int* hubs, const unsigned long long* hub_count,
-                                      long long lo, const O* indptr, const I* indices,
-                                      const T* weights, T* dist, unsigned* changed) {
-    const long long threads = (long long)gridDim.x * blockDim.x;
-    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long h_count = (long long)*hub_count;
-    for (long long h = 0; h < h_count; ++h) {
-        const int u = hubs[h];
-        const T du = dist[lo + u];
-        const O end = indptr[u + 1];
-        for (O e = indptr[u] + t; e < end; e += threads)
-            gbla_dsssp_offer((long long)indices[e], du + gbla_dsssp_weight(weights, (long long)e),
-                             dist, changed);
-    }
+                                      const long long* hub_first, long long lo, const O* indptr,
+                                      const I* indices, const T* weights, T* dist,
+                                      unsigned* changed) {
+    gbla_hub_edges(hubs, hub_count, hub_first, indptr, [&](int u, long long e) {
+        gbla_dsssp_offer((long long)indices[e], dist[lo + u] + gbla_dsssp_weight(weights, e),
+                         dist, changed);
+    });
 }
 
 // Pack: the set bits of changed in [lo, hi) (global words w0 .. w0 + words) counted into
