@@ -339,21 +339,20 @@ class _Graphed(_Search):
         """Every rank's frontier words (this one's own where it is the only one)."""
         return self.parts if self.comm.size > 1 else [self.fronts[p]]
 
-    def _sum(self):
-        """The level's tally summed over the ranks into control, and logged."""
+    def _sum(self, logged=True):
+        """The tally summed over the ranks into control, and (a level's) logged."""
         self.kernels.to_sum(self.steps.tally)
         if self.comm.size > 1:
             self.comm.sum_into(self.control[:2])
-        self.kernels.logged(self.log)
+        if logged:
+            self.kernels.logged(self.log)
 
     def _start(self):
         """The source labelled, its count and out-edges summed over the ranks into control."""
         self.known.fill(0)
         self.fronts[0].fill(0)
         self.kernels.start(self.steps, self.queues[0], self.fronts[0], self.known)
-        self.kernels.to_sum(self.steps.tally)
-        if self.comm.size > 1:
-            self.comm.sum_into(self.control[:2])
+        self._sum(logged=False)
 
     def _push(self, p):
         comm, steps, front = self.comm, self.steps, self.fronts[p]

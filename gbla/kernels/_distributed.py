@@ -74,7 +74,7 @@ class _HubRows:
     """The rows of a push over a rank's rows lo..hi of ``edges`` edges that are too long for a
     warp or block: a row of more than :meth:`bound` edges is listed in ``rows`` (room for every
     such row) and counted in ``count`` (on the device) by the push, and the grid's kernel
-    takes their edges as one range, each row's first in ``first`` (:meth:`scan`'s). The rank's
+    takes their edges as one range, each row's first in ``first`` (:meth:`spread`). The rank's
     queues hold int32 offsets."""
 
     def __init__(self, lo, hi, edges):
@@ -94,11 +94,15 @@ class _HubRows:
         of ``few`` rows (too few to fill the grid)."""
         return max(HUB_EDGES_FEW_ROWS if few else HUB_EDGES, self.least)
 
-    def scan(self, indptr):
-        """Each listed row's first edge in the range (their degrees' running sum), and the
-        range's size after them."""
+    def spread(self, expression, indptr, *args):
+        """The listed rows' edges over the whole grid: each row's first edge in the range
+        (their degrees' running sum, ``indptr``'s), then ``expression``'s kernel on (rows,
+        count, first, *args)."""
         _kernel(f"gbla_hub_scan<{CTYPES[indptr.dtype]}>")(
             (1,), (1024,), (self.rows, self.count, indptr, self.first)
+        )
+        _kernel(expression)(
+            grid(sm_count() * 8 * THREADS), (THREADS,), (self.rows, self.count, self.first, *args)
         )
 
 
@@ -149,12 +153,14 @@ class DeviceSteps:
                     self.hubs.count,
                 ),
             )
-            self.hubs.scan(self.indptr)
-            hubs = self.hubs
-            _kernel(f"gbla_dbfs_push_hubs<{self.types}>")(
-                grid(sm_count() * 8 * THREADS),
-                (THREADS,),
-                (hubs.rows, hubs.count, hubs.first, self.indptr, self.indices, known, nxt),
+            # (the indptr the scan reads, then the kernel's arguments after the hub list)
+            self.hubs.spread(
+                f"gbla_dbfs_push_hubs<{self.types}>",
+                self.indptr,
+                self.indptr,
+                self.indices,
+                known,
+                nxt,
             )
 
     def claim(self, received, depth, known, front, queue, frontier, depth_at=None):
@@ -265,7 +271,10 @@ class DeviceRelax:
         size = int(count) if at is None else bound
         if not size:
             return
-        self.hubs.count.fill(0)
+        # the rows and the distances, as both kernels take them
+        rows = (np.int64(self.lo), self.indptr, self.indices, ptr(self.weights), dist, changed)
+        hubs = self.hubs
+        hubs.count.fill(0)
         _kernel(f"gbla_dsssp_relax<{self.types}>")(
             grid(size, RELAX_BLOCK),
             (RELAX_BLOCK,),
@@ -273,33 +282,13 @@ class DeviceRelax:
                 queue,
                 np.int64(count if at is None else 0),
                 ptr(at),
-                np.int64(self.lo),
-                self.indptr,
-                self.indices,
-                ptr(self.weights),
-                dist,
-                changed,
-                np.int64(self.hubs.bound(few=size < sm_count() * 8 * RELAX_BLOCK)),
-                self.hubs.rows,
-                self.hubs.count,
+                *rows,
+                np.int64(hubs.bound(few=size < sm_count() * 8 * RELAX_BLOCK)),
+                hubs.rows,
+                hubs.count,
             ),
         )
-        self.hubs.scan(self.indptr)
-        _kernel(f"gbla_dsssp_relax_hubs<{self.types}>")(
-            grid(sm_count() * 8 * THREADS),
-            (THREADS,),
-            (
-                self.hubs.rows,
-                self.hubs.count,
-                self.hubs.first,
-                np.int64(self.lo),
-                self.indptr,
-                self.indices,
-                ptr(self.weights),
-                dist,
-                changed,
-            ),
-        )
+        hubs.spread(f"gbla_dsssp_relax_hubs<{self.types}>", self.indptr, *rows)
 
     def pack(self, changed, lo, hi, dist, offsets, values, tally, clear):
         """The set bits of ``changed`` in [lo, hi), counted into ``tally`` (a one-item uint64
