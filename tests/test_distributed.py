@@ -2179,3 +2179,35 @@ def test_each_dask_worker_uses_its_own_gpu(visible, devices):
     from gbla.distributed.on_dask import worker_gpus
 
     assert worker_gpus(visible) == devices
+
+
+@pytest.mark.parametrize(
+    "xp_name", ["numpy", pytest.param("cupy", marks=[SKIP_NO_GPU, pytest.mark.gpu])]
+)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.bool_, np.int16])
+def test_a_packed_message_of_offsets_and_values_reads_back_in_place(xp_name, dtype):
+    # one byte message for one collective: 4 bytes an offset and the values' own, at most 3
+    # more where the values are narrower than the offsets; both read back as views of it,
+    # each aligned to its own size (a GPU faults on a misaligned double)
+    from gbla.distributed.matrix import _pack, _unpack
+
+    xp = np if xp_name == "numpy" else pytest.importorskip("cupy")
+    width = np.dtype(dtype).itemsize
+    for count in (0, 1, 3, 8, 13):
+        offsets = xp.arange(count, dtype=np.int32) * 7 - 2
+        values = (xp.arange(count) % 5).astype(dtype)
+        message = _pack(offsets, values, xp)
+        assert message.dtype == np.uint8
+        assert 0 <= len(message) - (4 + width) * count <= 3
+        got_offsets, got_values = _unpack(message, dtype)
+        assert got_offsets.dtype == np.int32 and got_values.dtype == dtype
+        np.testing.assert_array_equal(host(got_offsets), host(offsets))
+        np.testing.assert_array_equal(host(got_values), host(values))
+        if count:
+            base = int(message.data.ptr) if xp_name == "cupy" else message.ctypes.data
+            at = (
+                int(got_offsets.data.ptr) if xp_name == "cupy" else got_offsets.ctypes.data
+            ) - base
+            assert at % 4 == 0 and at >= width * count  # the offsets after the values
+            message[:] = 0  # views, not copies
+            assert not host(got_values).any() and not host(got_offsets).any()

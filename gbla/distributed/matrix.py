@@ -507,16 +507,32 @@ def _offsets(ids, lo, xp):
 
 
 def _pack(offsets, values, xp):
-    """int32 offsets and their values as one byte message (one collective, not two)."""
-    return xp.concatenate([offsets.view(np.uint8), xp.ascontiguousarray(values).view(np.uint8)])
+    """int32 offsets and their values as one byte message (one collective, not two): the
+    values first, then the offsets, each written once, typed (no byte-wise concatenation), so
+    that :func:`_unpack` reads both in place, each aligned (the values from the message's
+    start, the offsets from a multiple of 4 bytes)."""
+    values = xp.asarray(values)
+    count = len(offsets)
+    head = _values_bytes(count, values.dtype)
+    message = xp.empty(head + 4 * count, np.uint8)
+    message[: values.dtype.itemsize * count].view(values.dtype)[...] = values
+    message[head:].view(np.int32)[...] = offsets
+    return message
+
+
+def _values_bytes(count, dtype):
+    """The bytes ``count`` values of ``dtype`` take at a :func:`_pack` message's start, rounded
+    up to a multiple of 4 (values narrower than the offsets: at most 3 bytes more)."""
+    return -(-np.dtype(dtype).itemsize * count // 4) * 4
 
 
 def _unpack(message, dtype):
-    """(int32 offsets, values of ``dtype``) of a :func:`_pack` message."""
-    count = len(message) // (4 + np.dtype(dtype).itemsize)
-    # the values start 4 * count bytes in: copied, so that an 8-byte dtype is aligned (a GPU
-    # kernel reading a misaligned double faults)
-    return message[: 4 * count].view(np.int32), message[4 * count :].copy().view(dtype)
+    """(int32 offsets, values of ``dtype``) of a :func:`_pack` message: views of it."""
+    dtype = np.dtype(dtype)
+    # len = 4 * count + the values' bytes, rounded up by at most 3 < 4 + itemsize
+    count = len(message) // (4 + dtype.itemsize)
+    head = _values_bytes(count, dtype)
+    return message[head:].view(np.int32), message[: dtype.itemsize * count].view(dtype)
 
 
 def _presence_message(ids, lo, hi, xp):
