@@ -111,6 +111,47 @@ def test_only_device_communicators_say_a_graph_can_hold_them():
     assert not hasattr(D.ThreadComm.group(2)[0], "capturable")
 
 
+@SKIP_NO_GPU
+@pytest.mark.gpu
+@pytest.mark.parametrize("collective", ["alltoallv", "allgather"])
+def test_thread_ranks_on_streams_of_their_own_exchange_what_was_written(collective):
+    # two GPU ranks as threads, each on a stream of its own: rank 0's array is written by a
+    # kernel that first waits 4e7 cycles (~20 ms), then shown; rank 1 reads what it got at
+    # once (the write done before the exchange), and again after rank 0 has overwritten its
+    # array (what rank 1 got is its own)
+    import time
+
+    import cupy
+
+    late_fill = cupy.RawKernel(
+        r"""extern "C" __global__ void late_fill(float* a, int n, long long cycles, float v) {
+            const long long t0 = clock64();
+            while (clock64() - t0 < cycles) {}
+            for (int i = threadIdx.x; i < n; i += blockDim.x) a[i] = v;
+        }""",
+        "late_fill",
+    )
+
+    def work(comm):
+        with cupy.cuda.Stream(non_blocking=True):
+            a = cupy.zeros(1000, np.float32)
+            if comm.rank == 0:
+                late_fill((1,), (256,), (a, np.int32(1000), np.int64(4 * 10**7), np.float32(7)))
+            if collective == "alltoallv":
+                got = comm.alltoallv([a, a])[0]
+            else:
+                got = comm.allgather(a)[0]
+            now = cupy.asnumpy(got)
+            if comm.rank == 0:
+                a.fill(-1)
+            cupy.cuda.get_current_stream().synchronize()
+            time.sleep(0.05)
+            return now, cupy.asnumpy(got)
+
+    _, (now, later) = D.run_threads(2, work, xp=cupy)
+    assert (now == 7).all() and (later == 7).all()
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_alltoallv_and_allgather_refuse_lengths_that_are_not_what_was_sent(size):
     # NCCL receives as many elements as lengths says: every communicator checks them

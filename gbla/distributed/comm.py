@@ -117,20 +117,37 @@ class ThreadComm:
         shared = {"size": size, "barrier": _Barrier(size), "slots": [None] * size}
         return [cls(r, shared, xp) for r in range(size)]
 
-    def _exchange(self, item):
-        """Every rank's ``item``, in rank order (two barriers: all written, all read)."""
+    def _exchange(self, item, take=list):
+        """Every rank's ``item``, in rank order, as ``take`` makes them this rank's (two
+        barriers: all shown, all taken). On GPU ranks the threads' current streams need not be
+        one: each thread's is synchronized before it shows its item (no rank reads an array
+        still being written) and after it took the others' (:meth:`_own`'s copies made before
+        their owners go on to reuse or free them)."""
         s = self._shared
+        self._drain()
         s["slots"][self.rank] = item
         s["barrier"].wait()
-        items = list(s["slots"])
+        items = take(list(s["slots"]))
+        self._drain()
         s["barrier"].wait()
         return items
+
+    def _drain(self):
+        if self.xp is not np:
+            self.xp.cuda.get_current_stream().synchronize()
+
+    def _own(self, arrays):
+        """This rank's copies of other ranks' device arrays (NumPy's: as they are)."""
+        return arrays if self.xp is np else [a.copy() for a in arrays]
 
     def alltoallv(self, sends, lengths=None):
         if len(sends) != self.size:
             raise ValueError(f"sends must hold one array per rank ({self.size}); got {len(sends)}")
-        everything = self._exchange(sends)
-        return _checked([everything[r][self.rank] for r in range(self.size)], lengths)
+        mine = self._exchange(
+            sends,
+            lambda everything: self._own([everything[r][self.rank] for r in range(self.size)]),
+        )
+        return _checked(mine, lengths)
 
     def allreduce_sum(self, value):
         return int(sum(self._exchange(int(value))))
@@ -139,7 +156,7 @@ class ThreadComm:
         return [int(sum(column)) for column in zip(*self._exchange(_ints(values)))]
 
     def allgather(self, array, lengths=None):
-        return _checked(self._exchange(array), lengths)
+        return _checked(self._exchange(array, self._own), lengths)
 
 
 class NcclComm:
