@@ -46,7 +46,7 @@ class HostRelax:
     these read them all first: the same distances in the end, maybe in other rounds."""
 
     def __init__(self, lo, hi, indptr, indices, weights, dtype):
-        self.lo, self.hi = lo, hi
+        self.lo = lo  # (hi: the interface's; nothing here needs the range's end)
         self.indptr, self.indices, self.weights = indptr, indices, weights
         self.dtype = np.dtype(dtype)
 

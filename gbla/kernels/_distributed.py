@@ -258,7 +258,7 @@ class DeviceRelax:
 
     def __init__(self, lo, hi, indptr, indices, weights, dtype):
         self.hubs = _HubRows(lo, hi, len(indices))
-        self.lo, self.hi = lo, hi
+        self.lo = lo
         self.indptr, self.indices, self.weights = indptr, indices, weights
         self.real = FLOATS[np.dtype(dtype)]
         self.types = f"{CTYPES[indptr.dtype]}, {CTYPES[indices.dtype]}, {self.real}"
