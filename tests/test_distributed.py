@@ -85,11 +85,16 @@ def test_the_ranks_choose_the_device_loop_together(monkeypatch, failing):
 
     def work(comm):
         A = mock.Mock(comm=GpuRanks(comm), _cache={})
-        first = bitmap._device_loop(A, False, "push", 10, None)
-        again = bitmap._device_loop(A, False, "push", 10, None)
+        key = ("bitmap_bfs_loop", False, "push")
+
+        def make():
+            return bitmap._Graphed(A, False, "push", 10)
+
+        first = bitmap._device_loop(A, key, make, None)
+        again = bitmap._device_loop(A, key, make, None)
         refused = None
         try:
-            bitmap._device_loop(A, False, "push", 10, True)
+            bitmap._device_loop(A, key, make, True)
         except gbla.InvalidValue as e:
             refused = str(e)
         return first, again, refused, A.comm.sums
@@ -1898,8 +1903,10 @@ def test_the_volume_benchmark_counts_every_search_on_thread_ranks(tmp_path, caps
         assert (r["bytes_total"] > 0) == (r["ranks"] == 2) and r["levels"] >= 1
         if r["algo"] == "sssp_delta":  # an all-gather and an all-to-all a round, one more
             assert r["collectives"] == 2 * r["levels"] + 1  # all-gather that ends it
-        if r["algo"] == "sssp_push":  # a sum and an all-to-all a round, the first a sum
-            assert r["collectives"] == 2 * r["levels"] - 1
+        if r["algo"] == "sssp_push":  # a sum a round, and an all-to-all where the round
+            # before offered another rank anything (one rank never does; nor the first round)
+            most = r["levels"] if r["ranks"] == 1 else 2 * r["levels"] - 1
+            assert r["levels"] + (r["ranks"] > 1) <= r["collectives"] <= most
     assert "rmat(8) sssp_delta 2 ranks" in capsys.readouterr().out
 
 
@@ -2069,7 +2076,22 @@ def searches_on_ranks(comm, S, source):
     pulled = D.bitmap_bfs(M, source, direction="pull", depth_limit=2, device_loop=True)
     dist, pred = gbla.sssp(M, source, return_predecessors=True)
     delta_dist, delta_pred = D.sssp(M, source, method="delta_stepping", return_predecessors=True)
-    push_dist, push_pred = D.push_sssp(M, source, return_predecessors=True)
+    push_stats, push_host_stats, small_stats = {}, {}, {}
+    push_dist, push_pred = D.push_sssp(M, source, return_predecessors=True, stats=push_stats)
+    push_host = D.push_sssp(M, source, device_loop=False, stats=push_host_stats)
+    assert push_stats["loop"] == "device" and push_host_stats["loop"] == "host"
+    assert push_stats["device_rounds"] == len(push_stats["found"])  # each round's offers fit
+    assert push_host_stats["device_rounds"] == 0
+    # messages of 2 offers: the rounds with more run on the host, which hands back the others
+    from gbla.distributed import relax
+
+    small = D.DistMatrix.from_csr(comm, S.indptr, S.indices, S.data)
+    saved, relax.LOOP_OFFERS = relax.LOOP_OFFERS, 2
+    try:
+        push_small = D.push_sssp(small, source, stats=small_stats, device_loop=True)
+    finally:
+        relax.LOOP_OFFERS = saved
+    assert 0 < small_stats["device_rounds"] < len(small_stats["found"])
     found = {
         "levels": levels,
         "parents": parents,
@@ -2085,6 +2107,8 @@ def searches_on_ranks(comm, S, source):
         "delta_pred": delta_pred,
         "push_dist": push_dist,
         "push_pred": push_pred,
+        "push_host_dist": push_host,
+        "push_small_dist": push_small,
     }
     here = cupy.cuda.Device().id
     assert all(
@@ -2122,7 +2146,8 @@ def check_against_one_gpu(results, devices=(0, 1)):
             np.testing.assert_array_equal(got[f"{name}.dist"], one_dist)
             np.testing.assert_array_equal(got[f"{name}.algebra_dist"], one_dist)
             np.testing.assert_array_equal(got[f"{name}.delta_dist"], one_dist)
-            np.testing.assert_array_equal(got[f"{name}.push_dist"], one_dist)
+            for how in ("push", "push_host", "push_small"):
+                np.testing.assert_array_equal(got[f"{name}.{how}_dist"], one_dist)
             for how in ("algebra", "delta", "push"):
                 gbla.verify.sssp(
                     A_host, source, got[f"{name}.{how}_dist"], got[f"{name}.{how}_pred"]

@@ -61,8 +61,11 @@ def test_push_sssp_gives_dijkstras_distances_and_a_tree_on_every_rank(device, si
         # a round lowers something until the last, which finds nothing more
         assert stats["found"][-1] == 0 and all(stats["found"][:-1])
         assert set(stats["directions"]) == {"push"}
-        # the first round's one sum of the offers; then the offers' all-to-all and the sum
-        assert stats["collectives"] == [1] + [2] * (len(stats["collectives"]) - 1)
+        # a round's one sum of the offers' counts (a p x p table), behind the all-to-all of
+        # the offers where another rank was offered any (never in the first round)
+        sums = size * 8 * size * size * (size - 1)  # bytes, every rank's
+        sent = [b > sums for b in stats["bytes"]]
+        assert stats["collectives"] == [1 + s for s in sent] and not sent[0]
         assert stats["bytes_total"] == sum(stats["bytes"])
         if size == 1:
             assert stats["bytes_total"] == 0
@@ -169,6 +172,57 @@ def test_push_sssp_refuses_bad_input():
         search(S, return_predecessors="yes")
     with pytest.raises(gbla.InvalidValue, match="^gather must be True or False"):
         search(S, gather="no")
+    with pytest.raises(gbla.InvalidValue, match="^device_loop must be None, True or False"):
+        search(S, device_loop=1)
+    with pytest.raises(
+        gbla.InvalidValue,
+        match="^device_loop must be None or False here .the ranks' arrays are NumPy's.; got True",
+    ):
+        D.push_sssp(dist_matrix(D.SelfComm(np), S), 0, device_loop=True)
+
+
+@SKIP_NO_GPU
+@pytest.mark.gpu
+@pytest.mark.parametrize("offers", [2, 1 << 16])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_push_sssp_rounds_on_the_device_give_what_the_hosts_give(monkeypatch, offers, dtype):
+    # one GPU rank (SelfComm): the rounds in one CUDA graph. Messages of 2 offers send most
+    # rounds back to the host and take them again; a log of 8 rounds makes a path of 60
+    # relaunch the graph; negative weights; a negative cycle raises from the device's rounds
+    import cupy
+
+    from gbla.distributed import relax
+
+    monkeypatch.setattr(relax, "LOOP_OFFERS", offers)
+    monkeypatch.setattr(relax, "LOG_ROUNDS", 8)
+    rmat = gbla.generators.rmat(9, 8, seed=4, device="cpu", weights=(1, 20)).to_scipy()
+    path = G.csr(np.arange(59), np.arange(1, 60), np.arange(59, 0, -1.0), 60)
+    rng = np.random.default_rng(2)
+    p = rng.integers(0, 30, rmat.shape[0]).astype(np.float64)
+    coo = rmat.tocoo()
+    shifted = G.csr(coo.row, coo.col, coo.data + p[coo.row] - p[coo.col], rmat.shape[0])
+    for name, S in (("rmat", rmat), ("path", path), ("shifted", shifted)):
+        A = dist_matrix(D.SelfComm(cupy), S)
+        for source in (0, int(np.argmax(np.diff(S.indptr)))):
+            got, want = {}, {}
+            on_device = D.push_sssp(A, source, dtype=dtype, stats=got, device_loop=True)
+            on_host = D.push_sssp(A, source, dtype=dtype, stats=want, device_loop=False)
+            assert got["loop"] == "device" and want["loop"] == "host", name
+            assert 0 < got["device_rounds"] <= len(got["found"]) and want["device_rounds"] == 0
+            if offers > 2:  # every round's offers fit
+                assert got["device_rounds"] == len(got["found"])
+            assert got["found"][-1] == 0 and all(got["found"][:-1]), name
+            assert len(got["seconds"]) == len(got["found"]) and all(
+                0 < t < 1 for t in got["seconds"]
+            )
+            expected = csgraph.dijkstra(S, indices=source).astype(dtype)
+            if name == "shifted":
+                expected = (csgraph.dijkstra(rmat, indices=source) + p[source] - p).astype(dtype)
+            np.testing.assert_array_equal(host(on_device), expected)
+            np.testing.assert_array_equal(host(on_host), expected)
+    C = G.csr([0, 1, 2, 2], [1, 2, 1, 3], [1.0, 2.0, -3.0, 1.0], 4)
+    with pytest.raises(gbla.NegativeCycleError, match="^A must have no negative cycle"):
+        D.push_sssp(dist_matrix(D.SelfComm(cupy), C), 0, device_loop=True)
 
 
 @SKIP_NO_GPU

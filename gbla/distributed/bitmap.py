@@ -483,18 +483,16 @@ class _Graphed(_Search):
         return levels, parents
 
 
-def _device_loop(A, parents, direction, edges, wanted):
-    """The kept _Graphed search of A for these arguments (``direction`` resolved: 'push',
-    'pull' or a DirectionPolicy; ``edges`` the matrix's); None where the level loop stays on
-    the host: not asked for (``wanted`` False), a CPU matrix, a communicator that a graph
-    cannot hold, a driver without conditional nodes, or a graph the driver refused (the reason
-    kept with A, and raised where ``wanted`` is True). Over several GPU ranks the choice is
-    made together, once: one rank that cannot keeps every rank on the host (their collectives
-    must match)."""
+def _device_loop(A, key, make, wanted):
+    """The loop kept with A under ``key``, made by ``make()`` at the first search (a
+    :class:`_Graphed`, or push_sssp's); None where the loop stays on the host: not asked for
+    (``wanted`` False), a CPU matrix, a communicator that a graph cannot hold, a driver
+    without conditional nodes, or a graph the driver refused (the reason kept with A, and
+    raised where ``wanted`` is True). Over several GPU ranks the choice is made together,
+    once: one rank that cannot keeps every rank on the host (their collectives must match)."""
     if wanted is False:
         return None
     comm = A.comm
-    key = ("bitmap_bfs_loop", parents, direction)
     if key not in A._cache:
         outcome = None
         if comm.xp is np:
@@ -506,7 +504,7 @@ def _device_loop(A, parents, direction, edges, wanted):
             outcome = "the CUDA driver makes no conditional graph nodes"
         else:
             try:
-                outcome = _Graphed(A, parents, direction, edges)
+                outcome = make()
             except Exception as e:  # noqa: BLE001  (the driver or NCCL refused the graph)
                 outcome = f"the graph was refused: {e}"
             if comm.size > 1:  # every GPU rank of one communicator gets here
@@ -616,7 +614,13 @@ def bitmap_bfs(
     if edges_total is None and not isinstance(steps, str):  # a DistMatrix made by hand
         edges_total = comm.allreduce_sum(len(A.indices))
     log = _Levels(A, steps)
-    graphed = _device_loop(A, parents, _direction.resolve(direction), edges_total or 0, device_loop)
+    resolved = _direction.resolve(direction)
+    graphed = _device_loop(
+        A,
+        ("bitmap_bfs_loop", parents, resolved),
+        lambda: _Graphed(A, parents, resolved, edges_total or 0),
+        device_loop,
+    )
     if graphed is not None:
         levels, tree = graphed.run(source, depth_limit, None if stats is None else log)
         if stats is not None:

@@ -28,14 +28,22 @@ import numpy as np
 
 from .. import _validation as V
 from .._storage import expand_rows
-from ..kernels._distributed import DeviceRelax
-from .bitmap import _bits, _range_mask, _span
+from ..kernels._distributed import LOG_WORDS, DeviceRelax, RelaxLoopKernels
+from ..runtime import _graphs
+from .bitmap import _bits, _device_loop, _range_mask, _span
 from .matrix import _pack, _unpack
 from .traverse import _Levels, _result, _tree
 
-__all__ = ["push_sssp", "HostRelax"]
+__all__ = ["push_sssp", "HostRelax", "LOOP_OFFERS"]
 
 REALS = (np.dtype(np.float32), np.dtype(np.float64))
+# The device loop's largest message: the most offers a rank sends another in a round there (a
+# round with more runs on the host, 0.9-1.1 ms for rmat(26)'s rounds of 10**5 offers on four
+# H200, most of it the host's). A round sends the smallest of three messages that holds its
+# offers, whole (12 bytes an offer in float64: 3 MB at 2**18, 48 KB, 768 bytes).
+LOOP_OFFERS = 1 << 18
+# Rounds a launch of the loop logs before the host reads the log and launches it again.
+LOG_ROUNDS = 1024
 
 
 class HostRelax:
@@ -120,7 +128,207 @@ def _weights(A, dtype):
     return A, A._cache[key]
 
 
-def push_sssp(A, source, *, return_predecessors=False, dtype=np.float64, stats=None, gather=True):
+class _GraphedRelax:
+    """push_sssp's rounds on the device: one CUDA graph (made once for a matrix and a dtype,
+    kept with the matrix) holds a WHILE node whose body is a round: the offers exchanged, each
+    rank sending each other one a message of a fixed size (NCCL captured:
+    :meth:`NcclComm.exchange`; three sizes, an IF node each, the smallest that holds every
+    count of the table taken), applied as the table says; the frontier listed and relaxed;
+    the new offers packed (also into the next messages) and the table of their counts summed
+    over the ranks (``sum_into``); a kernel logs the round and goes on while there are offers
+    and every count fits the largest message (:data:`LOOP_OFFERS` offers). A round whose
+    offers do not fit stops the loop, and the host runs it with messages of their size
+    (:func:`push_sssp`), handing back when they fit again. The search's own arrays (distances,
+    bitmap, queue, offers) are made for each search; the graph finds their addresses in
+    ``control``. What the graph keeps: the messages (2 x ranks x LOOP_OFFERS offers at most),
+    the counts, its log."""
+
+    def __init__(self, A, weights, dtype):
+        cp, comm = A.comm.xp, A.comm
+        self.A, self.comm, self.xp, self.dtype = A, comm, cp, dtype
+        self.rt = _graphs.driver()
+        self.me, self.p = comm.rank, comm.size
+        self.bounds = [int(b) for b in A.bounds]
+        self.m = A.hi - A.lo
+        self.steps = DeviceRelax(A.lo, A.hi, A.indptr, A.indices, weights, dtype)
+        self.capacity = LOOP_OFFERS
+        # the three messages' sizes: 1/4096, 1/64 and all of LOOP_OFFERS (a round's tail of a
+        # few offers sends a few hundred bytes)
+        self.sizes = [max(1, LOOP_OFFERS >> 12), max(1, LOOP_OFFERS >> 6), LOOP_OFFERS]
+        self.ranges = [b - a for a, b in zip(self.bounds, self.bounds[1:])]
+        # a message to rank d holds at most LOOP_OFFERS offers, or d's every vertex
+        caps = [min(self.capacity, size) for size in self.ranges]
+        self.sent = [
+            (cp.empty(cap, np.int32), cp.empty(cap, dtype)) if d != self.me else None
+            for d, cap in enumerate(caps)
+        ]
+        self.received = [
+            (cp.empty(caps[self.me], np.int32), cp.empty(caps[self.me], dtype))
+            if r != self.me
+            else None
+            for r in range(self.p)
+        ]
+        self.tally = cp.zeros(self.p + 1, np.uint64)
+        self.table = cp.zeros(self.p * self.p, np.int64)
+        # distributed.cu's GBLA_DSSSP_* words, then the search's arrays' addresses (slots)
+        self.control = cp.zeros(9, np.int64)
+        self.slots = self.control[4:9]
+        # each round's offers, its end's clock, its message's size (0, 1, 2)
+        self.log = cp.zeros(LOG_WORDS * LOG_ROUNDS, np.int64)
+        self.kernels = RelaxLoopKernels(self.control)
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        self._exec = self._graph = None
+        self.stream.wait_event(cp.cuda.get_current_stream().record())
+        with self.stream:
+            self._record()
+
+    def __del__(self):
+        try:
+            if self._exec is not None:
+                self.rt.destroy_exec(self._exec)
+            if self._graph is not None:
+                self.rt.destroy(self._graph)
+        except Exception:  # noqa: BLE001  (interpreter shutdown)
+            pass
+
+    def _bytes(self, size):
+        """What this rank sends in a round whose messages hold ``size`` offers: its messages
+        and its share of the table's sum."""
+        p = self.p
+        offers = sum(min(size, self.ranges[d]) for d in range(p) if d != self.me)
+        return offers * (4 + np.dtype(self.dtype).itemsize) + 8 * p * p * (p - 1)
+
+    def _exchanged(self, size):
+        """A round's first part, captured: the offers exchanged in messages of ``size``
+        offers and applied; the frontier listed and relaxed (its rows at most ranks x size:
+        the counts sent to this rank, its own included)."""
+        steps, me, p, slots = self.steps, self.me, self.p, self.slots
+        if p > 1:
+            into = min(size, self.ranges[me])
+            sends = [[] for _ in range(p)]
+            recvs = [[] for _ in range(p)]
+            for d in range(p):
+                if d != me and min(size, self.ranges[d]):
+                    sends[d] = [a[: min(size, self.ranges[d])] for a in self.sent[d]]
+                if d != me and into:
+                    recvs[d] = [a[:into] for a in self.received[d]]
+            self.comm.exchange(sends, recvs)
+            for r in range(p):
+                if r != me and into:
+                    at = r * p + me
+                    offsets, values = (a[:into] for a in self.received[r])
+                    steps.apply(
+                        offsets, values, None, None, count_at=self.table[at : at + 1], slots=slots
+                    )
+        self.tally.fill(0)
+        lo, hi = self.bounds[me], self.bounds[me + 1]
+        steps.pack(None, lo, hi, None, None, None, self.tally[p:], True, slots=slots, listed=1)
+        bound = max(1, min(self.m, p * size))
+        steps.relax(None, self.tally[p:], bound, None, None, slots=slots)
+
+    def _packed(self, loop_handle):
+        """A round's second part, captured: the new offers packed, their table summed, the
+        round logged and the next one decided."""
+        steps, me, p, slots = self.steps, self.me, self.p, self.slots
+        for d in range(p):
+            lo, hi = self.bounds[d], self.bounds[d + 1]
+            tally = self.tally[d : d + 1]
+            if d == me:
+                steps.pack(None, lo, hi, None, None, None, tally, False, slots=slots)
+            else:
+                steps.pack(
+                    None,
+                    lo,
+                    hi,
+                    None,
+                    None,
+                    None,
+                    tally,
+                    True,
+                    sent=self.sent[d],
+                    slots=slots,
+                    listed=2,
+                    at=lo,
+                )
+        self.kernels.to_table(self.tally, self.table, p, me)
+        if p > 1:
+            self.comm.sum_into(self.table)
+        self.kernels.decide(self.table, p, self.capacity, self.A.n, self.log, loop_handle)
+
+    def _record(self):
+        rt, s = self.rt, self.stream.ptr
+        graph = rt.graph()
+        try:
+            loop_handle = rt.conditional_handle(graph, default=1)
+            begin = rt.capture(s, graph, self.kernels.begin)
+            _, body = rt.add_while(graph, begin, loop_handle)
+            handles = [rt.conditional_handle(body) for _ in self.sizes]
+            after = rt.capture(
+                s,
+                body,
+                lambda: self.kernels.choose(
+                    self.table, self.p, self.sizes[0], self.sizes[1], self.log, handles
+                ),
+            )
+            for size, handle in zip(self.sizes, handles):
+                node, part = rt.add_if(body, after, handle)
+                rt.capture(s, part, lambda size=size: self._exchanged(size))
+                after = [node]
+            rt.capture(s, body, lambda: self._packed(loop_handle), after=after)
+            self._exec = rt.instantiate(graph)
+            self._graph = graph
+        except BaseException:
+            rt.destroy(graph)
+            raise
+
+    def fits(self, table):
+        """Whether every count of ``table`` (the offers packed) fits a message."""
+        return int(table.max()) <= self.capacity
+
+    def run(self, arrays, table, rounds, log):
+        """Rounds from where the host left the search (``arrays``: its dist, changed, queue,
+        offsets and values; ``table``: the p x p counts of the offers packed, which fit;
+        ``rounds`` so far) until the search is over or a round's offers do not fit: (why it
+        stopped: 1 over, 2 too many offers, 4 more rounds than vertices; the rounds; the table
+        where 2; the rounds it ran). With ``log`` (a _Levels), each round's offers, bytes and
+        time into it."""
+        cp = self.xp
+        caller = cp.cuda.get_current_stream()
+        control = np.array([rounds, 0, 0, 0, *(a.data.ptr for a in arrays)], np.int64)
+        self.stream.wait_event(caller.record())  # the caller's writes of the arrays first
+        ran, calls = 0, 2 if self.p > 1 else 0  # a round's collectives: exchange, sum
+        with self.stream:
+            self.control.set(control)
+            self.table.set(np.ascontiguousarray(table, np.int64).ravel())
+            while True:
+                self.rt.launch(self._exec, self.stream.ptr)
+                control = self.control.get()  # sync: the loop's end, or a full log
+                ran += int(control[2])
+                if log is not None:
+                    logged = int(control[2])
+                    t = int(control[3])
+                    entries = self.log[: LOG_WORDS * logged].get().reshape(-1, LOG_WORDS)
+                    for found, stamp, size in entries.tolist():
+                        sent = self._bytes(self.sizes[size])
+                        log.add("push", found, sent, calls, (stamp - t) * 1e-9)
+                        t = stamp
+                if control[1] != 3:
+                    break
+            got = self.table.get().reshape(self.p, self.p) if control[1] == 2 else None
+        caller.wait_event(self.stream.record())
+        return int(control[1]), int(control[0]), got, ran
+
+
+def push_sssp(
+    A,
+    source,
+    *,
+    return_predecessors=False,
+    dtype=np.float64,
+    stats=None,
+    gather=True,
+    device_loop=None,
+):
     """Distances (``dtype``: float32 or float64, inf unreached; each sum d(u) + w(u, v) in it,
     the weights cast to it) from ``source``, whole on every rank (``gather=False``: each rank
     those of its vertices, A.lo to A.hi), and with ``return_predecessors`` a shortest-path tree
@@ -128,15 +336,30 @@ def push_sssp(A, source, *, return_predecessors=False, dtype=np.float64, stats=N
     edges, as :func:`gbla.distributed.sssp`'s. Any weights, negative ones included (a negative
     cycle reachable from the source raises NegativeCycleError on every rank). ``stats`` as
     gbla.distributed.traverse says (a level is a round; ``found``: the vertices whose distance
-    fell in it, or that were offered one lower by another rank, over every rank)."""
+    fell in it, or that were offered one lower by another rank, over every rank), ``loop``
+    ('device' or 'host': where the rounds may run) and ``device_rounds`` (those that ran on
+    the device). ``device_loop``: None (the default) runs the rounds whose offers fit a fixed
+    message (:data:`LOOP_OFFERS` offers from a rank to another) in a CUDA graph, the others
+    on the host, where it can (as :func:`gbla.distributed.bitmap_bfs` says); False: every
+    round on the host; True: as None, or raise where it cannot."""
     comm, xp, n = A.comm, A.comm.xp, A.n
     source = V.source(source, n)
     dtype = _real(dtype)
     V.flag(return_predecessors, "return_predecessors")
     gather = V.flag(gather, "gather")
+    V.optional_flag(device_loop, "device_loop")
     A, weights = _weights(A, dtype)
-    kind = HostRelax if xp is np else DeviceRelax
-    steps = kind(A.lo, A.hi, A.indptr, A.indices, weights, dtype)
+    graphed = _device_loop(
+        A,
+        ("push_sssp_loop", dtype.name),
+        lambda: _GraphedRelax(A, weights, dtype),
+        device_loop,
+    )
+    if graphed is not None:
+        steps = graphed.steps
+    else:
+        kind = HostRelax if xp is np else DeviceRelax
+        steps = kind(A.lo, A.hi, A.indptr, A.indices, weights, dtype)
     me, p, bounds = comm.rank, comm.size, [int(b) for b in A.bounds]
     dist = xp.full(n, np.inf, dtype)
     changed = xp.zeros((n + 31) >> 5, np.uint32)
@@ -145,24 +368,64 @@ def push_sssp(A, source, *, return_predecessors=False, dtype=np.float64, stats=N
     offsets, values = xp.empty(max(n, 1), np.int32), xp.empty(max(n, 1), dtype)
     # the offers to each rank (this one's own: counted, not listed), then the next queue's size
     tally = xp.zeros(p + 1, np.uint64)
-    count = bound = 0
+    # the counts of the offers packed, rank r's to rank d's vertices at [r, d], alike on every
+    # rank; the source's bit, set where it lives, is its owner's own: the first frontier
+    table = np.zeros((p, p), np.int64)
+    owner = int(np.searchsorted(bounds, source, side="right")) - 1
+    table[owner, owner] = 1
     if A.lo <= source < A.hi:
         dist[source] = 0
-        queue[0] = source - A.lo
-        count = bound = 1
+        changed[source >> 5] = np.uint32(1 << (source & 31))
     log = _Levels(A, "push")
-    rounds, size = 0, 4 + dtype.itemsize
-    log.start()
+    rounds, size, device_rounds = 0, 4 + dtype.itemsize, 0
     while True:
-        steps.relax(queue, count, bound, dist, changed)
+        if graphed is not None and graphed.fits(table):
+            arrays = (dist, changed, queue, offsets, values)
+            stop, rounds, table, ran = graphed.run(
+                arrays, table, rounds, None if stats is None else log
+            )
+            device_rounds += ran
+            if stop == 1:
+                break
+            if stop == 4:
+                raise V.negative_cycle(n)
+        log.start()
+        if (table.sum() - table.trace()) > 0:  # alike on every rank: all exchange or none
+            sends = [
+                offsets[:0].view(np.uint8)
+                if d == me
+                else _pack(
+                    offsets[bounds[d] : bounds[d] + table[me, d]],
+                    values[bounds[d] : bounds[d] + table[me, d]],
+                    xp,
+                )
+                for d in range(p)
+            ]
+            lengths = [0 if r == me else int(table[r, me]) * size for r in range(p)]
+            for r, message in enumerate(comm.alltoallv(sends, lengths)):
+                if r != me and len(message):
+                    steps.apply(*_unpack(message, dtype), dist, changed)
         tally.fill(0)
+        steps.pack(changed, A.lo, A.hi, dist, queue, None, tally[p:], True)
+        count = int(tally[p]) if xp is np else tally[p:]
+        bound = int(table[:, me].sum())  # at least the frontier: offers made to this range
+        steps.relax(queue, count, bound, dist, changed)
         for d in range(p):
             lo, hi = bounds[d], bounds[d + 1]
             if d == me:
                 steps.pack(changed, lo, hi, dist, None, None, tally[d : d + 1], False)
             else:
+                kept = {} if graphed is None else {"sent": graphed.sent[d]}
                 steps.pack(
-                    changed, lo, hi, dist, offsets[lo:hi], values[lo:hi], tally[d : d + 1], True
+                    changed,
+                    lo,
+                    hi,
+                    dist,
+                    offsets[lo:hi],
+                    values[lo:hi],
+                    tally[d : d + 1],
+                    True,
+                    **kept,
                 )
         table = xp.zeros(p * p, np.int64)
         table[me * p : (me + 1) * p] = tally[:p].astype(np.int64)
@@ -171,28 +434,13 @@ def push_sssp(A, source, *, return_predecessors=False, dtype=np.float64, stats=N
         log.end(total)
         if not total:
             break
-        log.start()  # the exchange and the offers applied: the next round's
         rounds += 1
         if rounds > n:
             raise V.negative_cycle(n)
-        sends = [
-            offsets[:0].view(np.uint8)
-            if d == me
-            else _pack(
-                offsets[bounds[d] : bounds[d] + table[me, d]],
-                values[bounds[d] : bounds[d] + table[me, d]],
-                xp,
-            )
-            for d in range(p)
-        ]
-        lengths = [0 if r == me else int(table[r, me]) * size for r in range(p)]
-        for r, message in enumerate(comm.alltoallv(sends, lengths)):
-            if r != me and len(message):
-                steps.apply(*_unpack(message, dtype), dist, changed)
-        steps.pack(changed, A.lo, A.hi, dist, queue, None, tally[p:], True)
-        count = int(tally[p]) if xp is np else tally[p:]
-        bound = int(table[:, me].sum())  # at least the frontier: offers made to this range
     log.report(stats)
+    if stats is not None:
+        stats["loop"] = "host" if graphed is None else "device"
+        stats["device_rounds"] = device_rounds
     local = dist[A.lo : A.hi].copy()
     del dist, changed, offsets, values, queue
     if not return_predecessors:

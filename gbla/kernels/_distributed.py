@@ -19,7 +19,14 @@ from .._backend import _cupy
 from . import _launch
 from ._launch import THREADS, grid, ptr, sm_count
 
-__all__ = ["DeviceSteps", "DeviceRelax", "LoopKernels", "CTYPES", "NAME_EXPRESSIONS"]
+__all__ = [
+    "DeviceSteps",
+    "DeviceRelax",
+    "LoopKernels",
+    "RelaxLoopKernels",
+    "CTYPES",
+    "NAME_EXPRESSIONS",
+]
 
 CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 FLOATS = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
@@ -34,6 +41,8 @@ RELAX_BLOCK = 256
 # HUB_EDGES on 6 blocks in 9.3 ms, 1.8 ms at this bound; with a full grid HUB_EDGES is better
 # (a round of 9.6 M rows on one rank: 84.7 ms against 95.6)
 HUB_EDGES_FEW_ROWS = 1 << 11
+# push_sssp's round loop logs a round in this many int64 (GBLA_DSSSP_LOG in distributed.cu)
+LOG_WORDS = 3
 
 
 def _name_expressions():
@@ -50,6 +59,10 @@ def _name_expressions():
 
 # the level loop's kernels (extern "C": their names are their own)
 LOOP_KERNELS = (
+    "gbla_dsssp_begin",
+    "gbla_dsssp_choose",
+    "gbla_dsssp_to_table",
+    "gbla_dsssp_decide",
     "gbla_dbfs_begin",
     "gbla_dbfs_decide",
     "gbla_dbfs_to_sum",
@@ -254,7 +267,11 @@ class DeviceRelax:
     interface of :class:`gbla.distributed.relax.HostRelax`: this rank's rows ``lo..hi``
     (CSR ``indptr``, ``indices`` with global ids), ``weights`` of the distances' dtype (None:
     each edge weighs 1). ``dist`` is an array over every vertex and ``changed`` a bitmap over
-    them (uint32 words), as relax.py says."""
+    them (uint32 words), as relax.py says.
+
+    Each step also takes ``slots``: None, or a device array of the search's arrays' addresses
+    (distributed.cu's GBLA_DSSSP_DIST ...), which the kernels then read in place of the arrays
+    they are given (the round loop's CUDA graph, made once, serves every search that way)."""
 
     def __init__(self, lo, hi, indptr, indices, weights, dtype):
         self.hubs = _HubRows(lo, hi, len(indices))
@@ -263,64 +280,108 @@ class DeviceRelax:
         self.real = FLOATS[np.dtype(dtype)]
         self.types = f"{CTYPES[indptr.dtype]}, {CTYPES[indices.dtype]}, {self.real}"
 
-    def relax(self, queue, count, bound, dist, changed):
+    def relax(self, queue, count, bound, dist, changed, slots=None):
         """Offers along the out-edges of ``queue[:count]`` (local offsets): ``count`` an int, or
         where it lies on the device (a tally :meth:`pack` filled), then ``bound`` (at least the
-        count) sizes the grid."""
+        count, or the grid's size: the kernels stride over the rest) sizes the grid."""
         at = None if isinstance(count, (int, np.integer)) else count
         size = int(count) if at is None else bound
         if not size:
             return
         # the rows and the distances, as both kernels take them
-        rows = (np.int64(self.lo), self.indptr, self.indices, ptr(self.weights), dist, changed)
+        rows = (
+            np.int64(self.lo),
+            self.indptr,
+            self.indices,
+            ptr(self.weights),
+            ptr(dist),
+            ptr(changed),
+        )
         hubs = self.hubs
         hubs.count.fill(0)
         _kernel(f"gbla_dsssp_relax<{self.types}>")(
             grid(size, RELAX_BLOCK),
             (RELAX_BLOCK,),
             (
-                queue,
+                ptr(queue),
                 np.int64(count if at is None else 0),
                 ptr(at),
                 *rows,
                 np.int64(hubs.bound(few=size < sm_count() * 8 * RELAX_BLOCK)),
                 hubs.rows,
                 hubs.count,
+                ptr(slots),
             ),
         )
-        hubs.spread(f"gbla_dsssp_relax_hubs<{self.types}>", self.indptr, *rows)
+        hubs.spread(f"gbla_dsssp_relax_hubs<{self.types}>", self.indptr, *rows, ptr(slots))
 
-    def pack(self, changed, lo, hi, dist, offsets, values, tally, clear):
+    def pack(
+        self,
+        changed,
+        lo,
+        hi,
+        dist,
+        offsets,
+        values,
+        tally,
+        clear,
+        *,
+        sent=None,
+        slots=None,
+        listed=0,
+        at=0,
+    ):
         """The set bits of ``changed`` in [lo, hi), counted into ``tally`` (a one-item uint64
         device array, zeroed by the caller); with ``offsets``, listed there (offsets from lo,
-        int32) with their distances in ``values`` (or None); with ``clear``, cleared."""
+        int32) with their distances in ``values`` (or None); with ``clear``, cleared. ``sent``:
+        None, or (offsets, values) arrays that also get the first of them (as many as they
+        hold). With ``slots`` (the arrays given are then not read), ``listed`` says where they
+        go: 0 nowhere, 1 the search's queue, 2 the search's offsets and values from ``at``."""
         if hi <= lo:
             return
         w0, end = lo >> 5, (hi + 31) >> 5
+        sent_offsets, sent_values = (None, None) if sent is None else sent
         _kernel(f"gbla_dsssp_pack<{self.real}>")(
             grid(end - w0),
             (THREADS,),
             (
-                changed,
+                ptr(changed),
                 np.int64(w0),
                 np.int64(end - w0),
                 np.int64(lo),
                 np.int64(hi),
-                dist,
+                ptr(dist),
                 ptr(offsets),
                 ptr(values),
                 tally,
                 np.int32(bool(clear)),
+                ptr(sent_offsets),
+                ptr(sent_values),
+                np.int64(0 if sent is None else len(sent_offsets)),
+                ptr(slots),
+                np.int32(listed),
+                np.int64(at),
             ),
         )
 
-    def apply(self, offsets, values, dist, changed):
-        """Offers another rank sent this one's vertices (int32 offsets from lo, distances)."""
+    def apply(self, offsets, values, dist, changed, count_at=None, slots=None):
+        """Offers another rank sent this one's vertices (int32 offsets from lo, distances):
+        all of them, or with ``count_at`` (an int64 on the device) as many as it says (at most
+        their length, which then sizes the grid)."""
         if len(offsets):
             _kernel(f"gbla_dsssp_apply<{self.real}>")(
                 grid(len(offsets)),
                 (THREADS,),
-                (offsets, values, np.int64(len(offsets)), np.int64(self.lo), dist, changed),
+                (
+                    offsets,
+                    values,
+                    np.int64(len(offsets)),
+                    ptr(count_at),
+                    np.int64(self.lo),
+                    ptr(dist),
+                    ptr(changed),
+                    ptr(slots),
+                ),
             )
 
 
@@ -383,3 +444,51 @@ class LoopKernels:
 
     def again(self, capacity, loop_handle):
         self._one("gbla_dbfs_again", (self.control, np.int64(capacity), np.uint64(loop_handle)))
+
+
+class RelaxLoopKernels:
+    """The round loop's own kernels for :func:`gbla.distributed.push_sssp` (distributed.cu's
+    last section: one thread each, the loop's state in ``control``; a log of LOG_WORDS int64
+    a round)."""
+
+    def __init__(self, control):
+        self.control = control
+
+    @staticmethod
+    def _one(name, args):
+        _kernel(name)((1,), (1,), args)
+
+    def begin(self):
+        self._one("gbla_dsssp_begin", (self.control,))
+
+    def choose(self, table, size, small, middle, log, handles):
+        self._one(
+            "gbla_dsssp_choose",
+            (
+                self.control,
+                table,
+                np.int32(size),
+                np.int64(small),
+                np.int64(middle),
+                log,
+                *(np.uint64(h) for h in handles),
+            ),
+        )
+
+    def to_table(self, tally, table, size, rank):
+        self._one("gbla_dsssp_to_table", (tally, table, np.int32(size), np.int32(rank)))
+
+    def decide(self, table, size, capacity, n, log, loop_handle):
+        self._one(
+            "gbla_dsssp_decide",
+            (
+                self.control,
+                table,
+                np.int32(size),
+                np.int64(capacity),
+                np.int64(n),
+                log,
+                np.int64(len(log) // LOG_WORDS),
+                np.uint64(loop_handle),
+            ),
+        )

@@ -267,13 +267,40 @@ __global__ void gbla_dbfs_parents(const int* queue, const u64* count, const O* t
 // at most that, so an offer no lower is never made again). An offer that lowers dist[v] sets
 // bit v of `changed` (a bitmap over all n, laid out as the BFS's). T: float or double (weights
 // cast to it, a null weight pointer weight 1); O, I as above.
+// dist[v] lowered to `value` where that is lower; true where it was. A value whose sign bit is
+// clear (+0 and up) orders as its bits do as a signed integer against any other (a negative's
+// are negative), so one atomicMin on them does it; a negative takes the compare-and-swap loop.
+__device__ __forceinline__ bool gbla_dsssp_lower(double* addr, double value) {
+    const long long bits = __double_as_longlong(value);
+    if (bits >= 0) return atomicMin(reinterpret_cast<long long*>(addr), bits) > bits;
+    return gbla_atomic_min(addr, value);
+}
+
+__device__ __forceinline__ bool gbla_dsssp_lower(float* addr, float value) {
+    const int bits = __float_as_int(value);
+    if (bits >= 0) return atomicMin(reinterpret_cast<int*>(addr), bits) > bits;
+    return gbla_atomic_min(addr, value);
+}
+
 template <class T>
 __device__ __forceinline__ void gbla_dsssp_offer(long long v, T candidate, T* dist,
                                                  unsigned* changed) {
-    if (candidate < dist[v] && gbla_atomic_min(dist + v, candidate)) {
+    if (candidate < dist[v] && gbla_dsssp_lower(dist + v, candidate)) {
         const unsigned bit = 1u << (v & 31);
         if (!(changed[v >> 5] & bit)) atomicOr(&changed[v >> 5], bit);
     }
+}
+
+// slots: NULL, or where the search's own arrays lie (int64 addresses, read by the device loop's
+// kernels, which a CUDA graph made once holds, in place of the arrays they were recorded with):
+#define GBLA_DSSSP_DIST 0
+#define GBLA_DSSSP_CHANGED 1
+#define GBLA_DSSSP_QUEUE 2
+#define GBLA_DSSSP_OFFSETS 3
+#define GBLA_DSSSP_VALUES 4
+template <class P>
+__device__ __forceinline__ P* gbla_dsssp_slot(const long long* slots, int which) {
+    return reinterpret_cast<P*>(slots[which]);
 }
 
 template <class T>
@@ -294,13 +321,18 @@ __global__ void __launch_bounds__(GBLA_DSSSP_BLOCK)
     gbla_dsssp_relax(const int* queue, long long count, const u64* count_at, long long lo,
                      const O* indptr, const I* indices, const T* weights, T* dist,
                      unsigned* changed, long long hub, int* hubs,
-                     unsigned long long* hub_count) {
+                     unsigned long long* hub_count, const long long* slots) {
     __shared__ long long s_first[GBLA_DSSSP_BLOCK];  // a row's first edge's place in the block's
     __shared__ long long s_start[GBLA_DSSSP_BLOCK];  // its first edge in indices
     __shared__ T s_du[GBLA_DSSSP_BLOCK];
     __shared__ long long s_warp[32];
     __shared__ long long s_total;
     if (count_at) count = (long long)*count_at;
+    if (slots) {
+        queue = gbla_dsssp_slot<int>(slots, GBLA_DSSSP_QUEUE);
+        dist = gbla_dsssp_slot<T>(slots, GBLA_DSSSP_DIST);
+        changed = gbla_dsssp_slot<unsigned>(slots, GBLA_DSSSP_CHANGED);
+    }
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long base = (long long)blockIdx.x * blockDim.x; base < count; base += stride) {
         const long long i = base + threadIdx.x;
@@ -342,7 +374,11 @@ template <class O, class I, class T>
 __global__ void gbla_dsssp_relax_hubs(const int* hubs, const unsigned long long* hub_count,
                                       const long long* hub_first, long long lo, const O* indptr,
                                       const I* indices, const T* weights, T* dist,
-                                      unsigned* changed) {
+                                      unsigned* changed, const long long* slots) {
+    if (slots) {
+        dist = gbla_dsssp_slot<T>(slots, GBLA_DSSSP_DIST);
+        changed = gbla_dsssp_slot<unsigned>(slots, GBLA_DSSSP_CHANGED);
+    }
     gbla_hub_edges(hubs, hub_count, hub_first, indptr, [&](int u, long long e) {
         gbla_dsssp_offer((long long)indices[e], dist[lo + u] + gbla_dsssp_weight(weights, e),
                          dist, changed);
@@ -352,12 +388,25 @@ __global__ void gbla_dsssp_relax_hubs(const int* hubs, const unsigned long long*
 // Pack: the set bits of changed in [lo, hi) (global words w0 .. w0 + words) counted into
 // *tally; with `offsets`, each listed there as its offset from lo (and its distance in
 // `values`, when given), from *tally's value before on; with `clear`, those bits cleared (the
-// boundary words keep the neighbouring range's). Launches over different ranges run one after
+// boundary words keep the neighbouring range's). With `sent`, the first `capacity` listed are
+// also written to sent and sent_values (the device loop's message, whose size is fixed). With
+// slots, `list` says what is listed: 0 nothing, 1 the queue (from its start), 2 the offers to
+// the range (offsets and values, from `at` on). Launches over different ranges run one after
 // the other (a boundary word is two ranges').
 template <class T>
 __global__ void gbla_dsssp_pack(unsigned* changed, long long w0, long long words, long long lo,
                                 long long hi, const T* dist, int* offsets, T* values,
-                                u64* tally, int clear) {
+                                u64* tally, int clear, int* sent, T* sent_values,
+                                long long capacity, const long long* slots, int list,
+                                long long at_slot) {
+    if (slots) {
+        changed = gbla_dsssp_slot<unsigned>(slots, GBLA_DSSSP_CHANGED);
+        dist = gbla_dsssp_slot<T>(slots, GBLA_DSSSP_DIST);
+        offsets = list == 1   ? gbla_dsssp_slot<int>(slots, GBLA_DSSSP_QUEUE)
+                  : list == 2 ? gbla_dsssp_slot<int>(slots, GBLA_DSSSP_OFFSETS) + at_slot
+                              : nullptr;
+        values = list == 2 ? gbla_dsssp_slot<T>(slots, GBLA_DSSSP_VALUES) + at_slot : nullptr;
+    }
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long base = (long long)blockIdx.x * blockDim.x; base < words; base += stride) {
         const long long w = base + threadIdx.x;
@@ -377,15 +426,25 @@ __global__ void gbla_dsssp_pack(unsigned* changed, long long w0, long long words
             const long long v = first + (__ffs(rest) - 1);
             offsets[at + k] = (int)(v - lo);
             if (values != nullptr) values[at + k] = dist[v];
+            if (sent != nullptr && (long long)(at + k) < capacity) {
+                sent[at + k] = (int)(v - lo);
+                sent_values[at + k] = dist[v];
+            }
         }
     }
 }
 
-// Apply: the offers another rank sent (offsets from lo, their distances) to this rank's
-// vertices, each lowered one's bit set.
+// Apply: the offers another rank sent (offsets from lo, their distances; count_at: where their
+// number lies on the device, or NULL) to this rank's vertices, each lowered one's bit set.
 template <class T>
 __global__ void gbla_dsssp_apply(const int* offsets, const T* values, long long count,
-                                 long long lo, T* dist, unsigned* changed) {
+                                 const long long* count_at, long long lo, T* dist,
+                                 unsigned* changed, const long long* slots) {
+    if (count_at) count = *count_at;
+    if (slots) {
+        dist = gbla_dsssp_slot<T>(slots, GBLA_DSSSP_DIST);
+        changed = gbla_dsssp_slot<unsigned>(slots, GBLA_DSSSP_CHANGED);
+    }
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride)
         gbla_dsssp_offer(lo + offsets[i], values[i], dist, changed);
@@ -504,4 +563,79 @@ extern "C" __global__ void gbla_dbfs_again(const long long* control, long long c
                                            cudaGraphConditionalHandle loop) {
     const bool again = !control[GBLA_DBFS_DONE] && control[GBLA_DBFS_LOGGED] + 2 <= capacity;
     cudaGraphSetConditional(loop, again ? 1u : 0u);
+}
+
+// ------------------------------------------------------------------ push_sssp's round loop
+// Rounds of push_sssp in one CUDA graph (relax.py's _GraphedRelax): a WHILE node whose body is
+// a round: the offers exchanged in messages of one of three fixed sizes (an IF node each, the
+// smallest that holds every count of the table), applied, the frontier listed and relaxed; the
+// new offers packed and their p x p table summed over the ranks; the loop goes on while every
+// count fits the largest message. control (int64):
+#define GBLA_DSSSP_ROUNDS 0  // rounds with offers so far (the host's count goes on in it)
+#define GBLA_DSSSP_STOP 1    // why the loop stopped: 0 not yet, 1 no offers (the search is
+                             // over), 2 a count of the table too large, 3 the log full,
+                             // 4 more rounds than vertices (a negative cycle)
+#define GBLA_DSSSP_LOGGED 2  // rounds this launch logged (the log's length)
+#define GBLA_DSSSP_STAMP 3   // the device's clock (ns) at the launch
+#define GBLA_DSSSP_SLOTS 4   // [4, 9): the search's arrays (GBLA_DSSSP_DIST ...)
+// The log, GBLA_DSSSP_LOG words a round: its offers over every rank, the device's clock at its
+// end, the size of message it exchanged (0, 1, 2: smallest to largest)
+#define GBLA_DSSSP_LOG 3
+
+// The launch's start: the clock read, the log emptied. One thread.
+extern "C" __global__ void gbla_dsssp_begin(long long* control) {
+    control[GBLA_DSSSP_STAMP] = gbla_dbfs_now();
+    control[GBLA_DSSSP_STOP] = 0;
+    control[GBLA_DSSSP_LOGGED] = 0;
+}
+
+// The round's message: the smallest of the sizes (small <= middle <= the largest, which holds
+// every count here) that holds every count of the table, its IF node's handle set, logged.
+// One thread.
+extern "C" __global__ void gbla_dsssp_choose(const long long* control, const long long* table,
+                                             int p, long long small, long long middle,
+                                             long long* log, cudaGraphConditionalHandle first,
+                                             cudaGraphConditionalHandle second,
+                                             cudaGraphConditionalHandle third) {
+    long long most = 0;
+    for (int i = 0; i < p * p; ++i) most = table[i] > most ? table[i] : most;
+    const int size = most <= small ? 0 : most <= middle ? 1 : 2;
+    log[GBLA_DSSSP_LOG * control[GBLA_DSSSP_LOGGED] + 2] = size;
+    cudaGraphSetConditional(first, size == 0 ? 1u : 0u);
+    cudaGraphSetConditional(second, size == 1 ? 1u : 0u);
+    cudaGraphSetConditional(third, size == 2 ? 1u : 0u);
+}
+
+// This rank's counts of offers (tally[0, p)) as its row of the table, every other row zero,
+// before NCCL sums the table over the ranks. One thread.
+extern "C" __global__ void gbla_dsssp_to_table(const u64* tally, long long* table, int p,
+                                               int me) {
+    for (int i = 0; i < p * p; ++i) table[i] = i / p == me ? (long long)tally[i % p] : 0;
+}
+
+// After the sum: the round logged (its offers over every rank, the device's clock), and
+// another round while there are offers, every count fits `capacity` (the largest message),
+// the rounds are at most n and the log (`log_capacity` rounds) has room. One thread.
+extern "C" __global__ void gbla_dsssp_decide(long long* control, const long long* table, int p,
+                                             long long capacity, long long n, long long* log,
+                                             long long log_capacity,
+                                             cudaGraphConditionalHandle loop) {
+    long long total = 0;
+    bool fits = true;
+    for (int i = 0; i < p * p; ++i) {
+        total += table[i];
+        fits = fits && table[i] <= capacity;
+    }
+    const long long logged = control[GBLA_DSSSP_LOGGED];
+    log[GBLA_DSSSP_LOG * logged] = total;
+    log[GBLA_DSSSP_LOG * logged + 1] = gbla_dbfs_now();
+    control[GBLA_DSSSP_LOGGED] = logged + 1;
+    long long stop = 1;
+    if (total > 0) {
+        const long long rounds = control[GBLA_DSSSP_ROUNDS] + 1;
+        control[GBLA_DSSSP_ROUNDS] = rounds;
+        stop = rounds > n ? 4 : !fits ? 2 : logged + 1 >= log_capacity ? 3 : 0;
+    }
+    control[GBLA_DSSSP_STOP] = stop;
+    cudaGraphSetConditional(loop, stop == 0 ? 1u : 0u);
 }
