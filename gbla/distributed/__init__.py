@@ -9,7 +9,8 @@ product on it with frontiers exchanged all-to-all, and BFS and SSSP written with
 - :mod:`.bitmap`: ``bitmap_bfs``, a direction-optimizing BFS with bitmap frontiers and
   hand-written kernels for each rank's work (also ``gbla.bfs(..., method="distributed_bitmap")``);
 - :mod:`.relax`: ``push_sssp``, Bellman-Ford with hand-written kernels for each rank's
-  relaxations, offers combined per target before they leave.
+  relaxations, offers combined per target before they leave; its rounds (as the bitmap BFS's
+  levels) in a CUDA graph where their messages fit a fixed size.
 
 Run a rank per thread with :func:`run_threads` (several ranks in one process), or a process
 per rank with ``python -m gbla.distributed.launch`` (:mod:`.launch`: NCCL between GPUs, or

@@ -21,7 +21,13 @@ combined per target within a round (one a vertex) and across rounds. A round:
    sets the vertex's bit) and lists its set bits as the next frontier.
 
 A distance still falling after n rounds proves a negative cycle (NegativeCycleError on every
-rank). Collective: every rank calls :func:`push_sssp` with the same arguments.
+rank).
+
+On GPU ranks that a CUDA graph can hold (NCCL, or one rank) the rounds run on the device
+(:class:`_GraphedRelax`) while every count of the table fits a message of
+:data:`LOOP_OFFERS` offers; a round with more (the few large ones of a big graph) runs on the
+host, as above, with messages of its own size. Collective: every rank calls
+:func:`push_sssp` with the same arguments.
 """
 
 import numpy as np
@@ -145,7 +151,8 @@ class _GraphedRelax:
 
     def __init__(self, A, weights, dtype):
         cp, comm = A.comm.xp, A.comm
-        self.A, self.comm, self.xp, self.dtype = A, comm, cp, dtype
+        # (A itself is not kept: the graph is kept with it)
+        self.comm, self.xp, self.dtype, self.n = comm, cp, dtype, A.n
         self.rt = _graphs.driver()
         self.me, self.p = comm.rank, comm.size
         self.bounds = [int(b) for b in A.bounds]
@@ -253,7 +260,7 @@ class _GraphedRelax:
         self.kernels.to_table(self.tally, self.table, p, me)
         if p > 1:
             self.comm.sum_into(self.table)
-        self.kernels.decide(self.table, p, self.capacity, self.A.n, self.log, loop_handle)
+        self.kernels.decide(self.table, p, self.capacity, self.n, self.log, loop_handle)
 
     def _record(self):
         rt, s = self.rt, self.stream.ptr

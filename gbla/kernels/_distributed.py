@@ -7,7 +7,8 @@ Every launch goes to the current stream, and none reads anything back: a claim o
 returns its tally on the device, which the sum over the ranks reads (the level's one
 synchronisation), and the next push reads the frontier's size there. A CUDA graph may capture
 any of them (:class:`LoopKernels`: the level loop's own, which read the depth on the device
-too)."""
+too; :class:`RelaxLoopKernels`: push_sssp's round loop's, its steps reading the search's
+arrays through ``slots``)."""
 
 import itertools
 
