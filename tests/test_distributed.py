@@ -109,6 +109,17 @@ def test_the_ranks_choose_the_device_loop_together(monkeypatch, failing):
         assert refused.startswith(f"device_loop must be None or False here ({reason}")
 
 
+def test_a_dist_matrix_names_the_rank_owning_each_vertex():
+    # bounds with an empty rank between two others: a vertex belongs to the range holding it
+    # (owner reads the bounds only: one communicator of one rank carries them)
+    S = G.csr([0, 1, 2, 3], [1, 2, 3, 4], np.ones(4), 6)
+    A = D.DistMatrix(D.SelfComm(), [0, 2, 2, 6], S.indptr, S.indices, S.data, 6)
+    got = [A.owner(v) for v in range(6)]
+    assert got == [0, 0, 2, 2, 2, 2] and all(type(r) is int for r in got)
+    assert A.owner(np.int64(2)) == 2
+    np.testing.assert_array_equal(A.owner(np.arange(6)), got)
+
+
 def test_only_device_communicators_say_a_graph_can_hold_them():
     # one rank exchanges nothing: a device SelfComm is capturable, a NumPy one and threads not
     comm = D.Counted(D.SelfComm())

@@ -322,7 +322,10 @@ class DistMatrix:
         )
 
     def owner(self, ids):
-        """The rank owning each global id."""
+        """The rank owning each global id: of an int, an int (read on the host); of an
+        array, an array of the communicator's module."""
+        if isinstance(ids, (int, np.integer)):
+            return int(np.searchsorted(self.bounds, ids, side="right")) - 1
         xp = self.comm.xp
         return xp.searchsorted(xp.asarray(self.bounds), ids, side="right") - 1
 

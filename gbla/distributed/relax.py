@@ -378,7 +378,7 @@ def push_sssp(
     # the counts of the offers packed, rank r's to rank d's vertices at [r, d], alike on every
     # rank; the source's bit, set where it lives, is its owner's own: the first frontier
     table = np.zeros((p, p), np.int64)
-    owner = int(np.searchsorted(bounds, source, side="right")) - 1
+    owner = A.owner(source)
     table[owner, owner] = 1
     if A.lo <= source < A.hi:
         dist[source] = 0
