@@ -4,7 +4,8 @@ graph (no rank ever holds the whole), run as one process per rank by the launche
 and ``bfs_bitmap``, gbla.distributed.bitmap_bfs (bitmap frontiers; distributed.cu's kernels on
 the GPU); three SSSP: ``sssp``, gbla.distributed.sssp (Bellman-Ford), ``sssp_delta``, its
 delta-stepping (the weights' default width), and ``sssp_push``, gbla.distributed.push_sssp
-(Bellman-Ford, distributed.cu's kernels on the GPU); and, when named with ``--algos``,
+(Bellman-Ford, distributed.cu's kernels on the GPU; ``--push-deltas 64 256`` adds a row of its
+rounds in windows of each width, ``sssp_push:64`` ...); and, when named with ``--algos``,
 ``bfs_algebra`` and ``sssp_algebra``, gbla.bfs and gbla.sssp of gbla/algorithms on the
 DistMatrix (its vectors whole on every rank), and ``bfs_bitmap_host_loop``, the bitmap BFS with
 its level loop on the host (the default runs it on the device where it can):
@@ -80,7 +81,8 @@ ALGOS = {
     "sssp": D.sssp,
     "sssp_delta": functools.partial(D.sssp, method="delta_stepping"),
     # Bellman-Ford with hand-written kernels, the offers combined per target (the BFS rows'
-    # gather=False: each rank its vertices' distances)
+    # gather=False: each rank its vertices' distances); --push-deltas adds rows of its rounds
+    # in windows of distances
     "sssp_push": functools.partial(D.push_sssp, gather=False),
     "bfs_algebra": _algebra(gbla.bfs),
     "sssp_algebra": _algebra(gbla.sssp),
@@ -163,6 +165,14 @@ def main(argv=None):
         "--baseline",
         help="a one-rank run's JSON with --single rows: each row against the best of them",
     )
+    p.add_argument(
+        "--push-deltas",
+        nargs="+",
+        type=float,
+        default=[],
+        metavar="DELTA",
+        help="also time push_sssp with these windows' widths (rows sssp_push:DELTA)",
+    )
     p.add_argument("--json")
     args = p.parse_args(argv)
     singles = [_single_spec(text) for text in args.single]
@@ -207,7 +217,12 @@ def main(argv=None):
     start, stop = _timer(comm)
     rows = []
     whole = _whole_matrix(M) if singles else None
-    runs = [(algo, ALGOS[algo]) for algo in args.algos] + [
+    runs = [(algo, ALGOS[algo]) for algo in args.algos]
+    runs += [
+        (f"sssp_push:{d:g}", functools.partial(D.push_sssp, gather=False, delta=d))
+        for d in args.push_deltas
+    ]
+    runs += [
         (f"single:{family}:{method}", _single_run(whole, family, method))
         for family, method in singles
     ]
@@ -239,6 +254,10 @@ def main(argv=None):
                     "collectives": int(sum(stats["collectives"])),
                 }
             )
+            if "relaxed" in stats:  # edges relaxed over the ranks, and per stored edge
+                rows[-1].update(
+                    relaxed=stats["relaxed"], relaxed_per_edge=stats["relaxed"] / M.nvals
+                )
             if baseline is not None and _family(algo) in baseline:
                 rows[-1]["vs_best_single"] = baseline[_family(algo)]["seconds"] / seconds
             if "seconds" in stats:  # the dedicated traversals' levels, as rank 0 saw them
@@ -326,12 +345,17 @@ def summarize(args, comm, M, rows, algo, baseline=None):
         if best and not algo.startswith("single:")
         else ""
     )
+    work = (
+        f", {np.median([r['relaxed_per_edge'] for r in mine]):.2f} relaxations a stored edge"
+        if all("relaxed_per_edge" in r for r in mine)
+        else ""
+    )
     print(
         f"{algo} rmat({args.scale}), {comm.size} ranks ({M.device}): median "
         f"{median * 1e3:.2f} ms, harmonic mean "
         f"{len(gteps) / sum(1 / g for g in gteps):.3f} GTEPS, "
         f"{np.median([r['bytes_total'] for r in mine]) / 2**20:.1f} MiB sent, "
-        f"{int(np.median([r['collectives'] for r in mine]))} collectives{against}",
+        f"{int(np.median([r['collectives'] for r in mine]))} collectives{work}{against}",
         flush=True,
     )
 

@@ -2087,7 +2087,7 @@ def searches_on_ranks(comm, S, source):
     pulled = D.bitmap_bfs(M, source, direction="pull", depth_limit=2, device_loop=True)
     dist, pred = gbla.sssp(M, source, return_predecessors=True)
     delta_dist, delta_pred = D.sssp(M, source, method="delta_stepping", return_predecessors=True)
-    push_stats, push_host_stats, small_stats = {}, {}, {}
+    push_stats, push_host_stats, small_stats, window_stats = {}, {}, {}, {}
     push_dist, push_pred = D.push_sssp(M, source, return_predecessors=True, stats=push_stats)
     push_host = D.push_sssp(M, source, device_loop=False, stats=push_host_stats)
     assert push_stats["loop"] == "device" and push_host_stats["loop"] == "host"
@@ -2103,6 +2103,14 @@ def searches_on_ranks(comm, S, source):
     finally:
         relax.LOOP_OFFERS = saved
     assert 0 < small_stats["device_rounds"] < len(small_stats["found"])
+    # windows of 1 (rounds that only move it on), in messages of 2 offers too
+    push_window = D.push_sssp(M, source, delta=1.0, device_loop=True, stats=window_stats)
+    assert 0 in window_stats["found"][:-1]
+    saved, relax.LOOP_OFFERS = relax.LOOP_OFFERS, 2
+    try:
+        push_small_window = D.push_sssp(small, source, delta=1.0, device_loop=True)
+    finally:
+        relax.LOOP_OFFERS = saved
     found = {
         "levels": levels,
         "parents": parents,
@@ -2120,6 +2128,8 @@ def searches_on_ranks(comm, S, source):
         "push_pred": push_pred,
         "push_host_dist": push_host,
         "push_small_dist": push_small,
+        "push_window_dist": push_window,
+        "push_small_window_dist": push_small_window,
     }
     here = cupy.cuda.Device().id
     assert all(
@@ -2157,7 +2167,13 @@ def check_against_one_gpu(results, devices=(0, 1)):
             np.testing.assert_array_equal(got[f"{name}.dist"], one_dist)
             np.testing.assert_array_equal(got[f"{name}.algebra_dist"], one_dist)
             np.testing.assert_array_equal(got[f"{name}.delta_dist"], one_dist)
-            for how in ("push", "push_host", "push_small"):
+            for how in (
+                "push",
+                "push_host",
+                "push_small",
+                "push_window",
+                "push_small_window",
+            ):
                 np.testing.assert_array_equal(got[f"{name}.{how}_dist"], one_dist)
             for how in ("algebra", "delta", "push"):
                 gbla.verify.sssp(

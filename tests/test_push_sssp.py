@@ -3,6 +3,8 @@ threads of one process: NumPy ranks (HostRelax) everywhere, CuPy ranks (distribu
 kernels) where a GPU is. The NCCL launcher's test (test_distributed.py) runs it a process a
 GPU."""
 
+import itertools
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -12,6 +14,7 @@ from scipy.sparse import csgraph
 
 import gbla
 from gbla import distributed as D
+from gbla.kernels._distributed import BINS
 
 from . import graphs as G
 from .conftest import DEVICES, SKIP_NO_GPU, host
@@ -44,26 +47,38 @@ def test_push_sssp_gives_dijkstras_distances_and_a_tree_on_every_rank(device, si
     S = g.scipy()
     source = data.draw(st.integers(0, g.n - 1), label="source")
     dtype = data.draw(st.sampled_from([np.float64, np.float32]), label="dtype")
+    # no window (Bellman-Ford), windows of one, of 7.5 and of 1000 (all the drawn weights)
+    delta = data.draw(st.sampled_from([None, 1, 7.5, 1000.0]), label="delta")
 
     def work(comm):
         M = dist_matrix(comm, S)
         stats = {}
-        dist, pred = D.push_sssp(M, source, dtype=dtype, return_predecessors=True, stats=stats)
-        own = D.push_sssp(M, source, dtype=dtype, gather=False)
+        dist, pred = D.push_sssp(
+            M, source, dtype=dtype, delta=delta, return_predecessors=True, stats=stats
+        )
+        own = D.push_sssp(M, source, dtype=dtype, delta=delta, gather=False)
         return host(dist), host(pred), host(own), (M.lo, M.hi), stats
 
     expected = csgraph.dijkstra(S, indices=source).astype(dtype)
+    reached = np.isfinite(expected)
     for dist, pred, own, (lo, hi), stats in on_ranks(size, work, device):
         assert dist.dtype == dtype and pred.dtype == np.int64
         np.testing.assert_array_equal(dist, expected)
         np.testing.assert_array_equal(own, expected[lo:hi])
         gbla.verify.sssp(S, source, dist, pred)
-        # a round lowers something until the last, which finds nothing more
-        assert stats["found"][-1] == 0 and all(stats["found"][:-1])
+        assert stats["delta"] == delta
+        # every reached vertex relaxes its out-edges at least once
+        assert stats["relaxed"] >= np.diff(S.indptr)[reached].sum()
+        # the last round finds nothing more; without a window every other round lowers
+        # something (with one, a round may only move the window on)
+        assert stats["found"][-1] == 0
+        if delta is None:
+            assert all(stats["found"][:-1])
         assert set(stats["directions"]) == {"push"}
-        # a round's one sum of the offers' counts (a p x p table), behind the all-to-all of
-        # the offers where another rank was offered any (never in the first round)
-        sums = size * 8 * size * size * (size - 1)  # bytes, every rank's
+        # a round's one sum of the offers' counts (a p x p table, and the bins past the
+        # window), behind the all-to-all of the offers where another rank was offered any
+        # (never in the first round)
+        sums = size * 8 * (size * size + BINS) * (size - 1)  # bytes, every rank's
         sent = [b > sums for b in stats["bytes"]]
         assert stats["collectives"] == [1 + s for s in sent] and not sent[0]
         assert stats["bytes_total"] == sum(stats["bytes"])
@@ -72,12 +87,35 @@ def test_push_sssp_gives_dijkstras_distances_and_a_tree_on_every_rank(device, si
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("size", [1, 2])
+def test_push_sssp_s_window_relaxes_a_vertex_once_its_distance_is_final(device, size):
+    # 0 -> 1 (10), 0 -> 2 (1), 2 -> 1 (1), 1 -> 3 (1). Without a window vertex 1 relaxes at
+    # 10 and again at 2: 5 edges. With windows of 1 ([0, 1), [1, 2), ...) it waits until its
+    # distance is 2: 4 edges (a round that only moves the window on finds 0)
+    S = G.csr([0, 0, 2, 1], [1, 2, 1, 3], [10.0, 1.0, 1.0, 1.0], 4)
+
+    def work(comm):
+        M = dist_matrix(comm, S)
+        out = []
+        for delta in (None, 1):
+            stats = {}
+            out.append((host(D.push_sssp(M, 0, delta=delta, stats=stats)), stats))
+        return out
+
+    for (plain, bf), (windowed, ds) in on_ranks(size, work, device):
+        np.testing.assert_array_equal(plain, [0, 2, 1, 3])
+        np.testing.assert_array_equal(windowed, [0, 2, 1, 3])
+        assert bf["relaxed"] == 5 and ds["relaxed"] == 4
+        assert 0 in ds["found"][:-1] and 0 not in bf["found"][:-1]
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_push_sssp_offers_a_remote_vertex_only_what_is_lower_than_its_last_offer(device):
     # ranks [0, 2) and [2, 4), source 1. Round 1: rank 0 lowers 0 to 10 (its own) and offers 2
     # at 1. Round 2: rank 1 offers 0 at 2 (lowering it) and lowers 3 to 2. Round 3: 3 -> 0
     # would offer 22, not lower than rank 1's last offer to 0 (2): never sent, nothing moves,
     # and that ends it. 12 bytes an offer (int32 offset, float64); each round ends in the sum
-    # of a 2 x 2 table of counts (32 bytes from each rank to the other)
+    # of a 2 x 2 table of counts and the window's bins
     S = G.csr([1, 1, 2, 2, 3], [0, 2, 0, 3, 0], [10.0, 1.0, 1.0, 1.0, 20.0], 4)
 
     def work(comm):
@@ -89,7 +127,9 @@ def test_push_sssp_offers_a_remote_vertex_only_what_is_lower_than_its_last_offer
         assert bounds == [0, 2, 4]
         np.testing.assert_array_equal(dist, [2, 0, 1, 2])
         assert stats["found"] == [2, 2, 0]
-        assert stats["bytes"] == [64, 64 + 12, 64 + 12]
+        # (the table: 2 x 2 counts and the window's bins, 8 bytes each, to the other rank)
+        table = 2 * 8 * (4 + BINS)
+        assert stats["bytes"] == [table, table + 12, table + 12]
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -174,6 +214,21 @@ def test_push_sssp_refuses_bad_input():
         search(S, gather="no")
     with pytest.raises(gbla.InvalidValue, match="^device_loop must be None, True or False"):
         search(S, device_loop=1)
+    for bad in (0, -1.0, np.nan, np.inf, "2", True):
+        with pytest.raises(
+            gbla.InvalidValue, match="^delta must be None or a positive finite number"
+        ):
+            search(S, delta=bad)
+    # a window needs non-negative weights
+    negative = G.csr([0, 1], [1, 2], [1.0, -2.0], 3)
+    with pytest.raises(
+        gbla.InvalidValue, match="^A must hold no negative weight with a finite delta; got -2"
+    ):
+        search(negative, delta=1)
+    stats = {}
+    dist = D.push_sssp(dist_matrix(D.SelfComm(np), negative), 0, stats=stats)
+    np.testing.assert_array_equal(dist, [0, 1, -1])
+    assert stats["delta"] is None
     with pytest.raises(
         gbla.InvalidValue,
         match="^device_loop must be None or False here .the ranks' arrays are NumPy's.; got True",
@@ -203,15 +258,21 @@ def test_push_sssp_rounds_on_the_device_give_what_the_hosts_give(monkeypatch, of
     shifted = G.csr(coo.row, coo.col, coo.data + p[coo.row] - p[coo.col], rmat.shape[0])
     for name, S in (("rmat", rmat), ("path", path), ("shifted", shifted)):
         A = dist_matrix(D.SelfComm(cupy), S)
-        for source in (0, int(np.argmax(np.diff(S.indptr)))):
+        # no window, and windows of 3 (not with negative weights)
+        deltas = (None,) if name == "shifted" else (None, 3.0)
+        for source, delta in itertools.product((0, int(np.argmax(np.diff(S.indptr)))), deltas):
             got, want = {}, {}
-            on_device = D.push_sssp(A, source, dtype=dtype, stats=got, device_loop=True)
-            on_host = D.push_sssp(A, source, dtype=dtype, stats=want, device_loop=False)
+            kw = {"dtype": dtype, "delta": delta}
+            on_device = D.push_sssp(A, source, stats=got, device_loop=True, **kw)
+            on_host = D.push_sssp(A, source, stats=want, device_loop=False, **kw)
             assert got["loop"] == "device" and want["loop"] == "host", name
             assert 0 < got["device_rounds"] <= len(got["found"]) and want["device_rounds"] == 0
             if offers > 2:  # every round's offers fit
                 assert got["device_rounds"] == len(got["found"])
-            assert got["found"][-1] == 0 and all(got["found"][:-1]), name
+            assert got["delta"] == want["delta"] and got["relaxed"] >= S.indptr[1] - S.indptr[0]
+            assert got["found"][-1] == 0, name
+            if delta is None:
+                assert all(got["found"][:-1]), name
             assert len(got["seconds"]) == len(got["found"]) and all(
                 0 < t < 1 for t in got["seconds"]
             )

@@ -34,7 +34,7 @@ import numpy as np
 
 from .. import _validation as V
 from .._storage import expand_rows
-from ..kernels._distributed import LOG_WORDS, DeviceRelax, RelaxLoopKernels
+from ..kernels._distributed import BINS, LOG_WORDS, DeviceRelax, RelaxLoopKernels
 from ..runtime import _graphs
 from .bitmap import _bits, _device_loop, _range_mask, _span
 from .matrix import _pack, _unpack
@@ -64,26 +64,40 @@ class HostRelax:
         self.indptr, self.indices, self.weights = indptr, indices, weights
         self.dtype = np.dtype(dtype)
 
-    def relax(self, queue, count, bound, dist, changed):
-        """Offers along the out-edges of ``queue[:count]`` (local offsets). (``bound``, at
-        least the count, sizes the device's grid.)"""
+    def relax(self, queue, count, bound, dist, changed, relaxed):
+        """Offers along the out-edges of ``queue[:count]`` (local offsets), counted into
+        ``relaxed`` (one uint64). (``bound``, at least the count, sizes the device's grid.)"""
         rows = queue[: int(count)].astype(np.int64)
         edge, row = expand_rows(self.indptr, rows, np)
+        relaxed += np.uint64(len(edge))
         w = self.dtype.type(1) if self.weights is None else self.weights[edge]
         self._offer(
             self.indices[edge].astype(np.int64), dist[self.lo + rows[row]] + w, dist, changed
         )
 
-    def pack(self, changed, lo, hi, dist, offsets, values, tally, clear):
+    def pack(self, changed, lo, hi, dist, offsets, values, tally, clear, window=None, bins=None):
         """The set bits of ``changed`` in [lo, hi), counted into ``tally`` (one uint64, from
         its value on); with ``offsets``, listed there (from lo) and their distances in
-        ``values`` (or None); with ``clear``, cleared."""
+        ``values`` (or None); with ``clear``, cleared. ``window``: None, or (its end, its
+        width): only the bits of a distance below the end are taken, and with ``bins``
+        (:data:`~gbla.kernels._distributed.BINS` uint64) each other one is counted in bin
+        min(floor((distance - end) / width), BINS - 1)."""
         if hi <= lo:
             return
         w0, end = _span(lo, hi)
         words = changed[w0:end] & _range_mask(lo, hi)
         bits = (words[:, None] >> np.arange(32, dtype=np.uint32)) & np.uint32(1)
         ids = np.flatnonzero(bits.ravel()) + (w0 << 5)  # ascending
+        if window is not None:
+            d = dist[ids].astype(np.float64)  # compared as the device compares: in double
+            near = d < window[0]
+            if bins is not None:
+                j = np.floor((d[~near] - window[0]) / window[1])
+                j = np.minimum(j, BINS - 1).astype(np.int64)
+                bins += np.bincount(j, minlength=BINS).astype(bins.dtype)
+            ids = ids[near]
+            words = np.zeros_like(words)
+            np.bitwise_or.at(words, (ids >> 5) - w0, _bits(ids))
         at = int(tally[0])
         if offsets is not None:
             offsets[at : at + len(ids)] = ids - lo
@@ -175,11 +189,14 @@ class _GraphedRelax:
             else None
             for r in range(self.p)
         ]
-        self.tally = cp.zeros(self.p + 1, np.uint64)
-        self.table = cp.zeros(self.p * self.p, np.int64)
-        # distributed.cu's GBLA_DSSSP_* words, then the search's arrays' addresses (slots)
-        self.control = cp.zeros(9, np.int64)
-        self.slots = self.control[4:9]
+        # the offers to each rank, the queue's size, the bins past the window
+        self.tally = cp.zeros(self.p + 1 + BINS, np.uint64)
+        # the p x p table of offers, then the bins summed over the ranks
+        self.table = cp.zeros(self.p * self.p + BINS, np.int64)
+        # distributed.cu's GBLA_DSSSP_* words: the loop's, the search's arrays' addresses
+        # (slots), the window's end and width (doubles' bits)
+        self.control = cp.zeros(12, np.int64)
+        self.slots, self.window = self.control[4:10], self.control[10:12]
         # each round's offers, its end's clock, its message's size (0, 1, 2)
         self.log = cp.zeros(LOG_WORDS * LOG_ROUNDS, np.int64)
         self.kernels = RelaxLoopKernels(self.control)
@@ -229,9 +246,21 @@ class _GraphedRelax:
                     )
         self.tally.fill(0)
         lo, hi = self.bounds[me], self.bounds[me + 1]
-        steps.pack(None, lo, hi, None, None, None, self.tally[p:], True, slots=slots, listed=1)
+        steps.pack(
+            None,
+            lo,
+            hi,
+            None,
+            None,
+            None,
+            self.tally[p:],
+            True,
+            slots=slots,
+            listed=1,
+            window=self.window,
+        )
         bound = max(1, min(self.m, p * size))
-        steps.relax(None, self.tally[p:], bound, None, None, slots=slots)
+        steps.relax(None, self.tally[p:], bound, None, None, None, slots=slots)
 
     def _packed(self, loop_handle):
         """A round's second part, captured: the new offers packed, their table summed, the
@@ -241,7 +270,19 @@ class _GraphedRelax:
             lo, hi = self.bounds[d], self.bounds[d + 1]
             tally = self.tally[d : d + 1]
             if d == me:
-                steps.pack(None, lo, hi, None, None, None, tally, False, slots=slots)
+                steps.pack(
+                    None,
+                    lo,
+                    hi,
+                    None,
+                    None,
+                    None,
+                    tally,
+                    False,
+                    slots=slots,
+                    window=self.window,
+                    bins=self.tally[p + 1 :],
+                )
             else:
                 steps.pack(
                     None,
@@ -292,21 +333,23 @@ class _GraphedRelax:
         """Whether every count of ``table`` (the offers packed) fits a message."""
         return int(table.max()) <= self.capacity
 
-    def run(self, arrays, table, rounds, log):
+    def run(self, arrays, table, far, rounds, window, log):
         """Rounds from where the host left the search (``arrays``: its dist, changed, queue,
-        offsets and values; ``table``: the p x p counts of the offers packed, which fit;
-        ``rounds`` so far) until the search is over or a round's offers do not fit: (why it
-        stopped: 1 over, 2 too many offers, 4 more rounds than vertices; the rounds; the table
-        where 2; the rounds it ran). With ``log`` (a _Levels), each round's offers, bytes and
-        time into it."""
+        offsets, values and edges relaxed; ``table``: the p x p counts of the offers packed,
+        which fit; ``far``: the bins past the window; ``rounds`` so far; ``window``: its end
+        and width) until the search is over or a round's offers do not fit: (why it stopped:
+        1 over, 2 too many offers, 4 more rounds than vertices; the rounds; the table and the
+        bins where 2; the window's end; the rounds it ran). With ``log`` (a _Levels), each round's
+        offers, bytes and time into it."""
         cp = self.xp
         caller = cp.cuda.get_current_stream()
-        control = np.array([rounds, 0, 0, 0, *(a.data.ptr for a in arrays)], np.int64)
+        ends = np.array(window, np.float64).view(np.int64)
+        control = np.array([rounds, 0, 0, 0, *(a.data.ptr for a in arrays), *ends], np.int64)
         self.stream.wait_event(caller.record())  # the caller's writes of the arrays first
         ran, calls = 0, 2 if self.p > 1 else 0  # a round's collectives: exchange, sum
         with self.stream:
             self.control.set(control)
-            self.table.set(np.ascontiguousarray(table, np.int64).ravel())
+            self.table.set(np.concatenate([np.ravel(table), far]).astype(np.int64))
             while True:
                 self.rt.launch(self._exec, self.stream.ptr)
                 control = self.control.get()  # sync: the loop's end, or a full log
@@ -321,9 +364,13 @@ class _GraphedRelax:
                         t = stamp
                 if control[1] != 3:
                     break
-            got = self.table.get().reshape(self.p, self.p) if control[1] == 2 else None
+            got = self.table.get() if control[1] == 2 else None
         caller.wait_event(self.stream.record())
-        return int(control[1]), int(control[0]), got, ran
+        end = float(control[10:11].view(np.float64)[0])
+        if got is None:
+            return int(control[1]), int(control[0]), None, None, end, ran
+        p = self.p
+        return int(control[1]), int(control[0]), got[: p * p].reshape(p, p), got[p * p :], end, ran
 
 
 def push_sssp(
@@ -332,6 +379,7 @@ def push_sssp(
     *,
     return_predecessors=False,
     dtype=np.float64,
+    delta=None,
     stats=None,
     gather=True,
     device_loop=None,
@@ -341,14 +389,25 @@ def push_sssp(
     those of its vertices, A.lo to A.hi), and with ``return_predecessors`` a shortest-path tree
     (int64, pred[source] == source, -1 unreached; whole on every rank): a BFS over the tight
     edges, as :func:`gbla.distributed.sssp`'s. Any weights, negative ones included (a negative
-    cycle reachable from the source raises NegativeCycleError on every rank). ``stats`` as
-    gbla.distributed.traverse says (a level is a round; ``found``: the vertices whose distance
-    fell in it, or that were offered one lower by another rank, over every rank), ``loop``
-    ('device' or 'host': where the rounds may run) and ``device_rounds`` (those that ran on
-    the device). ``device_loop``: None (the default) runs the rounds whose offers fit a fixed
-    message (:data:`LOOP_OFFERS` offers from a rank to another) in a CUDA graph, the others
-    on the host, where it can (as :func:`gbla.distributed.bitmap_bfs` says); False: every
-    round on the host; True: as None, or raise where it cannot."""
+    cycle reachable from the source raises NegativeCycleError on every rank).
+
+    ``delta``: None (the default: Bellman-Ford, every vertex whose distance fell relaxes in
+    the next round), or the width of a window of distances (delta-stepping's buckets; the
+    weights must be non-negative): the window starts at [0, delta); a round relaxes only the
+    vertices whose distance fell below its end, and where no rank has one left and no offer
+    is on its way, the end moves past the nearest waiting vertex's bin of delta (the bins
+    counted in the round's sum: no collective of its own). Fewer relaxations, in more rounds:
+    on R-MAT graphs they cost more time than they save (BENCHMARKS.md).
+
+    ``stats`` as gbla.distributed.traverse says (a level is a round; ``found``: the vertices
+    whose distance fell in it, or that were offered one lower by another rank, over every
+    rank), ``loop`` ('device' or 'host': where the rounds may run), ``device_rounds`` (those
+    that ran on the device), ``delta`` (the window's width, None for none) and ``relaxed``
+    (the edges relaxed over every rank: an edge relaxed twice counts twice).
+    ``device_loop``: None (the default) runs the rounds whose offers fit a fixed message
+    (:data:`LOOP_OFFERS` offers from a rank to another) in a CUDA graph, the others on the
+    host, where it can (as :func:`gbla.distributed.bitmap_bfs` says); False: every round on
+    the host; True: as None, or raise where it cannot."""
     comm, xp, n = A.comm, A.comm.xp, A.n
     source = V.source(source, n)
     dtype = _real(dtype)
@@ -356,6 +415,7 @@ def push_sssp(
     gather = V.flag(gather, "gather")
     V.optional_flag(device_loop, "device_loop")
     A, weights = _weights(A, dtype)
+    width = _window(A, delta)
     graphed = _device_loop(
         A,
         ("push_sssp_loop", dtype.name),
@@ -371,31 +431,40 @@ def push_sssp(
     dist = xp.full(n, np.inf, dtype)
     changed = xp.zeros((n + 31) >> 5, np.uint32)
     queue = xp.empty(max(A.hi - A.lo, 1), np.int32)
+    relaxed = xp.zeros(1, np.uint64)  # the edges this rank relaxed
     # what this rank offers rank d's vertices, at [bounds[d], bounds[d + 1]) (room for each)
     offsets, values = xp.empty(max(n, 1), np.int32), xp.empty(max(n, 1), dtype)
-    # the offers to each rank (this one's own: counted, not listed), then the next queue's size
-    tally = xp.zeros(p + 1, np.uint64)
-    # the counts of the offers packed, rank r's to rank d's vertices at [r, d], alike on every
-    # rank; the source's bit, set where it lives, is its owner's own: the first frontier
-    table = np.zeros((p, p), np.int64)
+    # the offers to each rank (this one's own: counted, not listed), the next queue's size,
+    # the bins past the window
+    tally = xp.zeros(p + 1 + BINS, np.uint64)
+    # the counts of the offers packed, rank r's to rank d's vertices at [r, d] (this rank's
+    # own: those below the window's end), alike on every rank, and the vertices past the end
+    # in bins of the window's width (far); the source's bit, set where it lives, is its
+    # owner's own: the first frontier
+    table, far = np.zeros((p, p), np.int64), np.zeros(BINS, np.int64)
     owner = A.owner(source)
     table[owner, owner] = 1
     if A.lo <= source < A.hi:
         dist[source] = 0
         changed[source >> 5] = np.uint32(1 << (source & 31))
+    # the window: its end (inf: no window) and width
+    window = (np.inf, 1.0) if width is None else (width, width)
     log = _Levels(A, "push")
     rounds, size, device_rounds = 0, 4 + dtype.itemsize, 0
     while True:
         if graphed is not None and graphed.fits(table):
-            arrays = (dist, changed, queue, offsets, values)
-            stop, rounds, table, ran = graphed.run(
-                arrays, table, rounds, None if stats is None else log
+            arrays = (dist, changed, queue, offsets, values, relaxed)
+            stop, rounds, got, got_far, end, ran = graphed.run(
+                arrays, table, far, rounds, window, None if stats is None else log
             )
             device_rounds += ran
+            window = (end, window[1])
             if stop == 1:
                 break
             if stop == 4:
                 raise V.negative_cycle(n)
+            table, far = got, got_far
+        windowed = None if width is None else window
         log.start()
         if (table.sum() - table.trace()) > 0:  # alike on every rank: all exchange or none
             sends = [
@@ -413,14 +482,27 @@ def push_sssp(
                 if r != me and len(message):
                     steps.apply(*_unpack(message, dtype), dist, changed)
         tally.fill(0)
-        steps.pack(changed, A.lo, A.hi, dist, queue, None, tally[p:], True)
+        steps.pack(changed, A.lo, A.hi, dist, queue, None, tally[p:], True, window=windowed)
         count = int(tally[p]) if xp is np else tally[p:]
-        bound = int(table[:, me].sum())  # at least the frontier: offers made to this range
-        steps.relax(queue, count, bound, dist, changed)
+        # at least the frontier: offers made to this range (with the vertices a moved window
+        # takes in the diagonal)
+        bound = int(table[:, me].sum())
+        steps.relax(queue, count, bound, dist, changed, relaxed)
         for d in range(p):
             lo, hi = bounds[d], bounds[d + 1]
             if d == me:
-                steps.pack(changed, lo, hi, dist, None, None, tally[d : d + 1], False)
+                steps.pack(
+                    changed,
+                    lo,
+                    hi,
+                    dist,
+                    None,
+                    None,
+                    tally[d : d + 1],
+                    False,
+                    window=windowed,
+                    bins=tally[p + 1 :],
+                )
             else:
                 kept = {} if graphed is None else {"sent": graphed.sent[d]}
                 steps.pack(
@@ -434,24 +516,44 @@ def push_sssp(
                     True,
                     **kept,
                 )
-        table = xp.zeros(p * p, np.int64)
-        table[me * p : (me + 1) * p] = tally[:p].astype(np.int64)
-        table = np.asarray(comm.allreduce_sums(table)).reshape(p, p)  # sync: the round's offers
+        counts = xp.zeros(p * p + BINS, np.int64)
+        counts[me * p : (me + 1) * p] = tally[:p].astype(np.int64)
+        counts[p * p :] = tally[p + 1 :].astype(np.int64)
+        counts = np.asarray(comm.allreduce_sums(counts))  # sync: the round's offers
+        table, far = counts[: p * p].reshape(p, p), counts[p * p :]
         total = int(table.sum())
         log.end(total)
-        if not total:
+        if total:
+            rounds += 1
+            if rounds > n:
+                raise V.negative_cycle(n)
+        elif far.any():  # as gbla_dsssp_decide: the window past the first bin that holds any
+            first = int(np.flatnonzero(far)[0])
+            window = (window[0] + (first + 1) * window[1], window[1])
+            table[np.arange(p), np.arange(p)] = far[first]  # at most what a rank lists next
+        else:
             break
-        rounds += 1
-        if rounds > n:
-            raise V.negative_cycle(n)
     log.report(stats)
     if stats is not None:
         stats["loop"] = "host" if graphed is None else "device"
         stats["device_rounds"] = device_rounds
+        stats["delta"] = width
+        stats["relaxed"] = int(np.asarray(comm.allreduce_sums(relaxed.astype(np.int64)))[0])
     local = dist[A.lo : A.hi].copy()
-    del dist, changed, offsets, values, queue
+    del dist, changed, offsets, values, queue, relaxed
     if not return_predecessors:
         return _result(A, local, gather)
     whole = A.gather(local)
     parents = _tree(A, source, whole, dtype)
     return (whole if gather else local), parents
+
+
+def _window(A, delta):
+    """The window's width, ``delta`` checked: None for no window."""
+    if delta is None:
+        return None
+    width = V.positive_finite(delta, "delta", "be None or a positive finite number")
+    facts = A.weights
+    if facts.lowest < 0:
+        raise V.invalid_value("A", "hold no negative weight with a finite delta", facts.lowest)
+    return width

@@ -25,6 +25,7 @@ __all__ = [
     "DeviceRelax",
     "LoopKernels",
     "RelaxLoopKernels",
+    "BINS",
     "CTYPES",
     "NAME_EXPRESSIONS",
 ]
@@ -44,6 +45,8 @@ RELAX_BLOCK = 256
 HUB_EDGES_FEW_ROWS = 1 << 11
 # push_sssp's round loop logs a round in this many int64 (GBLA_DSSSP_LOG in distributed.cu)
 LOG_WORDS = 3
+# push_sssp's window: the bins a pack counts the vertices past it in (GBLA_DSSSP_BINS)
+BINS = 8
 
 
 def _name_expressions():
@@ -281,10 +284,11 @@ class DeviceRelax:
         self.real = FLOATS[np.dtype(dtype)]
         self.types = f"{CTYPES[indptr.dtype]}, {CTYPES[indices.dtype]}, {self.real}"
 
-    def relax(self, queue, count, bound, dist, changed, slots=None):
+    def relax(self, queue, count, bound, dist, changed, relaxed, slots=None):
         """Offers along the out-edges of ``queue[:count]`` (local offsets): ``count`` an int, or
         where it lies on the device (a tally :meth:`pack` filled), then ``bound`` (at least the
-        count, or the grid's size: the kernels stride over the rest) sizes the grid."""
+        count, or the grid's size: the kernels stride over the rest) sizes the grid. The edges
+        are counted into ``relaxed`` (one uint64 on the device; with ``slots``, the search's)."""
         at = None if isinstance(count, (int, np.integer)) else count
         size = int(count) if at is None else bound
         if not size:
@@ -312,6 +316,7 @@ class DeviceRelax:
                 hubs.rows,
                 hubs.count,
                 ptr(slots),
+                ptr(relaxed),
             ),
         )
         hubs.spread(f"gbla_dsssp_relax_hubs<{self.types}>", self.indptr, *rows, ptr(slots))
@@ -331,24 +336,32 @@ class DeviceRelax:
         slots=None,
         listed=0,
         at=0,
+        window=None,
+        bins=None,
     ):
         """The set bits of ``changed`` in [lo, hi), counted into ``tally`` (a one-item uint64
         device array, zeroed by the caller); with ``offsets``, listed there (offsets from lo,
         int32) with their distances in ``values`` (or None); with ``clear``, cleared. ``sent``:
         None, or (offsets, values) arrays that also get the first of them (as many as they
         hold). With ``slots`` (the arrays given are then not read), ``listed`` says where they
-        go: 0 nowhere, 1 the search's queue, 2 the search's offsets and values from ``at``."""
+        go: 0 nowhere, 1 the search's queue, 2 the search's offsets and values from ``at``.
+        ``window``: None, or (its end, its width), or a two-item int64 device array holding
+        the two doubles' bits (the round loop's control words): only the bits of a distance
+        below the end are taken, and with ``bins`` (:data:`BINS` uint64 on the device) each
+        other one is counted in bin min(floor((distance - end) / width), BINS - 1)."""
         if hi <= lo:
             return
-        w0, end = lo >> 5, (hi + 31) >> 5
+        w0, stop = lo >> 5, (hi + 31) >> 5
         sent_offsets, sent_values = (None, None) if sent is None else sent
+        end_at = window if window is not None and not isinstance(window, tuple) else None
+        end, width = window if isinstance(window, tuple) else (np.inf, 1.0)
         _kernel(f"gbla_dsssp_pack<{self.real}>")(
-            grid(end - w0),
+            grid(stop - w0),
             (THREADS,),
             (
                 ptr(changed),
                 np.int64(w0),
-                np.int64(end - w0),
+                np.int64(stop - w0),
                 np.int64(lo),
                 np.int64(hi),
                 ptr(dist),
@@ -362,6 +375,11 @@ class DeviceRelax:
                 ptr(slots),
                 np.int32(listed),
                 np.int64(at),
+                np.int32(window is not None),
+                np.float64(end),
+                ptr(end_at),
+                ptr(bins),
+                np.float64(width),
             ),
         )
 

@@ -267,25 +267,10 @@ __global__ void gbla_dbfs_parents(const int* queue, const u64* count, const O* t
 // at most that, so an offer no lower is never made again). An offer that lowers dist[v] sets
 // bit v of `changed` (a bitmap over all n, laid out as the BFS's). T: float or double (weights
 // cast to it, a null weight pointer weight 1); O, I as above.
-// dist[v] lowered to `value` where that is lower; true where it was. A value whose sign bit is
-// clear (+0 and up) orders as its bits do as a signed integer against any other (a negative's
-// are negative), so one atomicMin on them does it; a negative takes the compare-and-swap loop.
-__device__ __forceinline__ bool gbla_dsssp_lower(double* addr, double value) {
-    const long long bits = __double_as_longlong(value);
-    if (bits >= 0) return atomicMin(reinterpret_cast<long long*>(addr), bits) > bits;
-    return gbla_atomic_min(addr, value);
-}
-
-__device__ __forceinline__ bool gbla_dsssp_lower(float* addr, float value) {
-    const int bits = __float_as_int(value);
-    if (bits >= 0) return atomicMin(reinterpret_cast<int*>(addr), bits) > bits;
-    return gbla_atomic_min(addr, value);
-}
-
 template <class T>
 __device__ __forceinline__ void gbla_dsssp_offer(long long v, T candidate, T* dist,
                                                  unsigned* changed) {
-    if (candidate < dist[v] && gbla_dsssp_lower(dist + v, candidate)) {
+    if (candidate < dist[v] && gbla_atomic_min(dist + v, candidate)) {
         const unsigned bit = 1u << (v & 31);
         if (!(changed[v >> 5] & bit)) atomicOr(&changed[v >> 5], bit);
     }
@@ -298,6 +283,7 @@ __device__ __forceinline__ void gbla_dsssp_offer(long long v, T candidate, T* di
 #define GBLA_DSSSP_QUEUE 2
 #define GBLA_DSSSP_OFFSETS 3
 #define GBLA_DSSSP_VALUES 4
+#define GBLA_DSSSP_RELAXED 5  // the edges relaxed (one uint64, added to)
 template <class P>
 __device__ __forceinline__ P* gbla_dsssp_slot(const long long* slots, int which) {
     return reinterpret_cast<P*>(slots[which]);
@@ -313,7 +299,8 @@ __device__ __forceinline__ T gbla_dsssp_weight(const T* weights, long long e) {
 // shared memory and its threads stride over the rows' edges together, each finding its row by
 // a binary search there (an R-MAT frontier is mostly rows of a few edges, which a warp a row
 // would run with most lanes idle). A row past `hub` edges is left in hubs for
-// gbla_dsssp_relax_hubs, as the BFS's push leaves it. Blocks of at most GBLA_DSSSP_BLOCK
+// gbla_dsssp_relax_hubs, as the BFS's push leaves it. Every edge relaxed (or left to the
+// hubs') is counted into *relaxed where it is given. Blocks of at most GBLA_DSSSP_BLOCK
 // threads, a multiple of 32.
 #define GBLA_DSSSP_BLOCK 256
 template <class O, class I, class T>
@@ -321,7 +308,7 @@ __global__ void __launch_bounds__(GBLA_DSSSP_BLOCK)
     gbla_dsssp_relax(const int* queue, long long count, const u64* count_at, long long lo,
                      const O* indptr, const I* indices, const T* weights, T* dist,
                      unsigned* changed, long long hub, int* hubs,
-                     unsigned long long* hub_count, const long long* slots) {
+                     unsigned long long* hub_count, const long long* slots, u64* relaxed) {
     __shared__ long long s_first[GBLA_DSSSP_BLOCK];  // a row's first edge's place in the block's
     __shared__ long long s_start[GBLA_DSSSP_BLOCK];  // its first edge in indices
     __shared__ T s_du[GBLA_DSSSP_BLOCK];
@@ -332,8 +319,10 @@ __global__ void __launch_bounds__(GBLA_DSSSP_BLOCK)
         queue = gbla_dsssp_slot<int>(slots, GBLA_DSSSP_QUEUE);
         dist = gbla_dsssp_slot<T>(slots, GBLA_DSSSP_DIST);
         changed = gbla_dsssp_slot<unsigned>(slots, GBLA_DSSSP_CHANGED);
+        relaxed = gbla_dsssp_slot<u64>(slots, GBLA_DSSSP_RELAXED);
     }
     const long long stride = (long long)gridDim.x * blockDim.x;
+    u64 edges = 0;  // the block's rows' edges (thread 0's count), added once at the end
     for (long long base = (long long)blockIdx.x * blockDim.x; base < count; base += stride) {
         const long long i = base + threadIdx.x;
         long long degree = 0, start = 0;
@@ -344,6 +333,7 @@ __global__ void __launch_bounds__(GBLA_DSSSP_BLOCK)
             degree = (long long)indptr[u + 1] - start;
             if (degree > hub) {
                 hubs[atomicAdd(hub_count, 1ull)] = u;
+                if (relaxed) atomicAdd(relaxed, (u64)degree);
                 degree = 0;
             } else {
                 du = dist[lo + u];
@@ -355,6 +345,7 @@ __global__ void __launch_bounds__(GBLA_DSSSP_BLOCK)
         s_du[threadIdx.x] = du;
         __syncthreads();
         const long long total = s_total;
+        edges += (u64)total;
         for (long long k = threadIdx.x; k < total; k += blockDim.x) {
             int a = 0, b = blockDim.x - 1;  // the last row whose first edge is at or before k
             while (a < b) {
@@ -367,6 +358,7 @@ __global__ void __launch_bounds__(GBLA_DSSSP_BLOCK)
         }
         __syncthreads();  // the shared rows are read before the next ones overwrite them
     }
+    if (relaxed && threadIdx.x == 0 && edges) atomicAdd(relaxed, edges);
 }
 
 // The rows gbla_dsssp_relax left in hubs[0, *hub_count), their edges spread over the grid.
@@ -391,14 +383,21 @@ __global__ void gbla_dsssp_relax_hubs(const int* hubs, const unsigned long long*
 // boundary words keep the neighbouring range's). With `sent`, the first `capacity` listed are
 // also written to sent and sent_values (the device loop's message, whose size is fixed). With
 // slots, `list` says what is listed: 0 nothing, 1 the queue (from its start), 2 the offers to
-// the range (offsets and values, from `at` on). Launches over different ranges run one after
-// the other (a boundary word is two ranges').
+// the range (offsets and values, from `at` on). With `window` only the bits of a distance
+// below the window's end are taken (counted, listed, cleared); with `bins` as well, each other
+// one is counted in bin min(floor((distance - end) / width), GBLA_DSSSP_BINS - 1) of bins
+// (end_at: NULL, or where the end and the width lie, two doubles' bits, read in place of
+// `end` and `width`: the device loop's control words). Launches over different
+// ranges run one after the other (a boundary word is two ranges').
+#define GBLA_DSSSP_BINS 8
 template <class T>
 __global__ void gbla_dsssp_pack(unsigned* changed, long long w0, long long words, long long lo,
                                 long long hi, const T* dist, int* offsets, T* values,
                                 u64* tally, int clear, int* sent, T* sent_values,
                                 long long capacity, const long long* slots, int list,
-                                long long at_slot) {
+                                long long at_slot, int window, double end,
+                                const long long* end_at, u64* bins, double width) {
+    __shared__ u64 s_bins[GBLA_DSSSP_BINS];
     if (slots) {
         changed = gbla_dsssp_slot<unsigned>(slots, GBLA_DSSSP_CHANGED);
         dist = gbla_dsssp_slot<T>(slots, GBLA_DSSSP_DIST);
@@ -406,6 +405,16 @@ __global__ void gbla_dsssp_pack(unsigned* changed, long long w0, long long words
                   : list == 2 ? gbla_dsssp_slot<int>(slots, GBLA_DSSSP_OFFSETS) + at_slot
                               : nullptr;
         values = list == 2 ? gbla_dsssp_slot<T>(slots, GBLA_DSSSP_VALUES) + at_slot : nullptr;
+    }
+    if (end_at) {
+        end = __longlong_as_double(end_at[0]);
+        width = __longlong_as_double(end_at[1]);
+    }
+    // no window's end: every bit below it, no distance read
+    window = window && end < __longlong_as_double(0x7ff0000000000000ll);
+    if (bins) {
+        if (threadIdx.x < GBLA_DSSSP_BINS) s_bins[threadIdx.x] = 0;
+        __syncthreads();
     }
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long base = (long long)blockIdx.x * blockDim.x; base < words; base += stride) {
@@ -417,6 +426,21 @@ __global__ void gbla_dsssp_pack(unsigned* changed, long long w0, long long words
             first = (w0 + w) << 5;
             if (first < lo) bits &= GBLA_DBFS_FULL << (lo - first);
             if (hi - first < 32) bits &= (1u << (hi - first)) - 1u;
+            if (window) {  // the bits below the window's end; the others binned
+                unsigned near = 0;
+                for (unsigned rest = bits; rest; rest &= rest - 1u) {
+                    const int b = __ffs(rest) - 1;
+                    const double d = (double)dist[first + b];
+                    if (d < end) {
+                        near |= 1u << b;
+                    } else if (bins) {
+                        const double j = floor((d - end) / width);
+                        atomicAdd(&s_bins[j < GBLA_DSSSP_BINS - 1 ? (int)j : GBLA_DSSSP_BINS - 1],
+                                  1ull);
+                    }
+                }
+                bits = near;
+            }
             if (clear && bits) changed[w0 + w] &= ~bits;
         }
         const u64 at = gbla_warp_reserve((u64)__popc(bits), tally);
@@ -431,6 +455,11 @@ __global__ void gbla_dsssp_pack(unsigned* changed, long long w0, long long words
                 sent_values[at + k] = dist[v];
             }
         }
+    }
+    if (bins) {
+        __syncthreads();
+        if (threadIdx.x < GBLA_DSSSP_BINS && s_bins[threadIdx.x])
+            atomicAdd(&bins[threadIdx.x], s_bins[threadIdx.x]);
     }
 }
 
@@ -577,7 +606,9 @@ extern "C" __global__ void gbla_dbfs_again(const long long* control, long long c
                              // 4 more rounds than vertices (a negative cycle)
 #define GBLA_DSSSP_LOGGED 2  // rounds this launch logged (the log's length)
 #define GBLA_DSSSP_STAMP 3   // the device's clock (ns) at the launch
-#define GBLA_DSSSP_SLOTS 4   // [4, 9): the search's arrays (GBLA_DSSSP_DIST ...)
+#define GBLA_DSSSP_SLOTS 4   // [4, 10): the search's arrays (GBLA_DSSSP_DIST ...)
+#define GBLA_DSSSP_END 10    // the window's end (a double's bits; +inf: no window)
+#define GBLA_DSSSP_WIDTH 11  // the window's width (a double's bits)
 // The log, GBLA_DSSSP_LOG words a round: its offers over every rank, the device's clock at its
 // end, the size of message it exchanged (0, 1, 2: smallest to largest)
 #define GBLA_DSSSP_LOG 3
@@ -607,16 +638,21 @@ extern "C" __global__ void gbla_dsssp_choose(const long long* control, const lon
 }
 
 // This rank's counts of offers (tally[0, p)) as its row of the table, every other row zero,
-// before NCCL sums the table over the ranks. One thread.
+// and its bins (tally[p + 1, p + 1 + GBLA_DSSSP_BINS)) after the table, before NCCL sums
+// them over the ranks. One thread.
 extern "C" __global__ void gbla_dsssp_to_table(const u64* tally, long long* table, int p,
                                                int me) {
     for (int i = 0; i < p * p; ++i) table[i] = i / p == me ? (long long)tally[i % p] : 0;
+    for (int j = 0; j < GBLA_DSSSP_BINS; ++j) table[p * p + j] = (long long)tally[p + 1 + j];
 }
 
 // After the sum: the round logged (its offers over every rank, the device's clock), and
 // another round while there are offers, every count fits `capacity` (the largest message),
-// the rounds are at most n and the log (`log_capacity` rounds) has room. One thread.
-extern "C" __global__ void gbla_dsssp_decide(long long* control, const long long* table, int p,
+// the rounds are at most n and the log (`log_capacity` rounds) has room. A round without
+// offers while vertices wait past the window (the bins after the table) moves the window's
+// end past the first bin that holds any (that bin's count written into the table's diagonal),
+// and goes on. One thread.
+extern "C" __global__ void gbla_dsssp_decide(long long* control, long long* table, int p,
                                              long long capacity, long long n, long long* log,
                                              long long log_capacity,
                                              cudaGraphConditionalHandle loop) {
@@ -626,6 +662,9 @@ extern "C" __global__ void gbla_dsssp_decide(long long* control, const long long
         total += table[i];
         fits = fits && table[i] <= capacity;
     }
+    int first = -1;
+    for (int j = GBLA_DSSSP_BINS - 1; j >= 0; --j)
+        if (table[p * p + j]) first = j;
     const long long logged = control[GBLA_DSSSP_LOGGED];
     log[GBLA_DSSSP_LOG * logged] = total;
     log[GBLA_DSSSP_LOG * logged + 1] = gbla_dbfs_now();
@@ -635,6 +674,15 @@ extern "C" __global__ void gbla_dsssp_decide(long long* control, const long long
         const long long rounds = control[GBLA_DSSSP_ROUNDS] + 1;
         control[GBLA_DSSSP_ROUNDS] = rounds;
         stop = rounds > n ? 4 : !fits ? 2 : logged + 1 >= log_capacity ? 3 : 0;
+    } else if (first >= 0) {
+        const double end = __longlong_as_double(control[GBLA_DSSSP_END]);
+        const double width = __longlong_as_double(control[GBLA_DSSSP_WIDTH]);
+        control[GBLA_DSSSP_END] = __double_as_longlong(end + (first + 1) * width);
+        // what a rank lists next is at most the first bin's count over the ranks: in the
+        // table's diagonal, where the message's size and the relax's grid are read from
+        const long long next = table[p * p + first];
+        for (int r = 0; r < p; ++r) table[r * p + r] = next;
+        stop = next > capacity ? 2 : logged + 1 >= log_capacity ? 3 : 0;
     }
     control[GBLA_DSSSP_STOP] = stop;
     cudaGraphSetConditional(loop, stop == 0 ? 1u : 0u);
