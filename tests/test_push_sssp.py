@@ -222,7 +222,7 @@ def test_push_sssp_refuses_bad_input():
     # a window needs non-negative weights
     negative = G.csr([0, 1], [1, 2], [1.0, -2.0], 3)
     with pytest.raises(
-        gbla.InvalidValue, match="^A must hold no negative weight with a finite delta; got -2"
+        gbla.InvalidValue, match="^A must hold no negative weight with a delta; got -2"
     ):
         search(negative, delta=1)
     stats = {}

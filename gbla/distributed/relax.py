@@ -555,5 +555,5 @@ def _window(A, delta):
     width = V.positive_finite(delta, "delta", "be None or a positive finite number")
     facts = A.weights
     if facts.lowest < 0:
-        raise V.invalid_value("A", "hold no negative weight with a finite delta", facts.lowest)
+        raise V.invalid_value("A", "hold no negative weight with a delta", facts.lowest)
     return width
