@@ -402,6 +402,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     global PINNED_GBPS
     if args.pinned_gbps is not None:
+        if not args.pinned_gbps > 0:
+            p.error(f"--pinned-gbps must be a positive number; got {args.pinned_gbps}")
         PINNED_GBPS = args.pinned_gbps
     elif args.device == "gpu":
         PINNED_GBPS = measure_pinned_gbps()
