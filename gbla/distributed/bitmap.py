@@ -274,7 +274,7 @@ class _Search:
         self.count = count
 
 
-class _Graphed(_Search):
+class _Graphed(_Search, _graphs.GraphOwner):
     """A search whose level loop runs on the device: one CUDA graph (made once for a matrix,
     its return of parents and its direction, and kept with the matrix) holds a WHILE node whose
     body runs two levels, each an IF node for a push and one for a pull, with their exchanges
@@ -312,8 +312,6 @@ class _Graphed(_Search):
             ends = np.cumsum([0] + lengths)
             self.parts = [gathered[ends[r] : ends[r + 1]] for r in range(comm.size)]
         self.kernels = LoopKernels(self.control, A.n, edges, direction)
-        self._exec = None
-        self._graph = None
         # what was made on the caller's stream is there before the graph is (a non-blocking
         # stream waits for no other by itself)
         self.stream.wait_event(cp.cuda.get_current_stream().record())
@@ -324,15 +322,6 @@ class _Graphed(_Search):
         # each search's are made by run(), the kernels finding them through control: none kept
         cp = self.xp
         return cp.empty(1, np.int32), cp.empty(1, np.int64) if parents else None
-
-    def __del__(self):
-        try:
-            if self._exec is not None:
-                self.rt.destroy_exec(self._exec)
-            if self._graph is not None:
-                self.rt.destroy(self._graph)
-        except Exception:  # noqa: BLE001  (interpreter shutdown)
-            pass
 
     # ------------------------------------------------------------------ a level, captured
     def _frontier_parts(self, p):

@@ -148,7 +148,7 @@ def _weights(A, dtype):
     return A, A._cache[key]
 
 
-class _GraphedRelax:
+class _GraphedRelax(_graphs.GraphOwner):
     """push_sssp's rounds on the device: one CUDA graph (made once for a matrix and a dtype,
     kept with the matrix) holds a WHILE node whose body is a round: the offers exchanged, each
     rank sending each other one a message of a fixed size (NCCL captured:
@@ -201,26 +201,21 @@ class _GraphedRelax:
         self.log = cp.zeros(LOG_WORDS * LOG_ROUNDS, np.int64)
         self.kernels = RelaxLoopKernels(self.control)
         self.stream = cp.cuda.Stream(non_blocking=True)
-        self._exec = self._graph = None
         self.stream.wait_event(cp.cuda.get_current_stream().record())
         with self.stream:
             self._record()
 
-    def __del__(self):
-        try:
-            if self._exec is not None:
-                self.rt.destroy_exec(self._exec)
-            if self._graph is not None:
-                self.rt.destroy(self._graph)
-        except Exception:  # noqa: BLE001  (interpreter shutdown)
-            pass
-
     def _bytes(self, size):
         """What this rank sends in a round whose messages hold ``size`` offers: its messages
-        and its share of the table's sum."""
+        and its share of the table's sum (the p x p counts and the bins)."""
         p = self.p
         offers = sum(min(size, self.ranges[d]) for d in range(p) if d != self.me)
-        return offers * (4 + np.dtype(self.dtype).itemsize) + 8 * p * p * (p - 1)
+        return offers * (4 + np.dtype(self.dtype).itemsize) + 8 * len(self.table) * (p - 1)
+
+    def _pack(self, lo, hi, tally, clear, **kw):
+        """steps.pack of the search's changed bits in [lo, hi), its arrays found through the
+        slots."""
+        self.steps.pack(None, lo, hi, None, None, None, tally, clear, slots=self.slots, **kw)
 
     def _exchanged(self, size):
         """A round's first part, captured: the offers exchanged in messages of ``size``
@@ -246,58 +241,21 @@ class _GraphedRelax:
                     )
         self.tally.fill(0)
         lo, hi = self.bounds[me], self.bounds[me + 1]
-        steps.pack(
-            None,
-            lo,
-            hi,
-            None,
-            None,
-            None,
-            self.tally[p:],
-            True,
-            slots=slots,
-            listed=1,
-            window=self.window,
-        )
+        self._pack(lo, hi, self.tally[p:], True, listed=1, window=self.window)
         bound = max(1, min(self.m, p * size))
         steps.relax(None, self.tally[p:], bound, None, None, None, slots=slots)
 
     def _packed(self, loop_handle):
         """A round's second part, captured: the new offers packed, their table summed, the
         round logged and the next one decided."""
-        steps, me, p, slots = self.steps, self.me, self.p, self.slots
+        me, p = self.me, self.p
         for d in range(p):
             lo, hi = self.bounds[d], self.bounds[d + 1]
             tally = self.tally[d : d + 1]
             if d == me:
-                steps.pack(
-                    None,
-                    lo,
-                    hi,
-                    None,
-                    None,
-                    None,
-                    tally,
-                    False,
-                    slots=slots,
-                    window=self.window,
-                    bins=self.tally[p + 1 :],
-                )
+                self._pack(lo, hi, tally, False, window=self.window, bins=self.tally[p + 1 :])
             else:
-                steps.pack(
-                    None,
-                    lo,
-                    hi,
-                    None,
-                    None,
-                    None,
-                    tally,
-                    True,
-                    sent=self.sent[d],
-                    slots=slots,
-                    listed=2,
-                    at=lo,
-                )
+                self._pack(lo, hi, tally, True, sent=self.sent[d], listed=2, at=lo)
         self.kernels.to_table(self.tally, self.table, p, me)
         if p > 1:
             self.comm.sum_into(self.table)
@@ -447,24 +405,22 @@ def push_sssp(
     if A.lo <= source < A.hi:
         dist[source] = 0
         changed[source >> 5] = np.uint32(1 << (source & 31))
-    # the window: its end (inf: no window) and width
-    window = (np.inf, 1.0) if width is None else (width, width)
+    end = np.inf if width is None else width  # the window's end: [0, width) first
     log = _Levels(A, "push")
     rounds, size, device_rounds = 0, 4 + dtype.itemsize, 0
     while True:
         if graphed is not None and graphed.fits(table):
             arrays = (dist, changed, queue, offsets, values, relaxed)
             stop, rounds, got, got_far, end, ran = graphed.run(
-                arrays, table, far, rounds, window, None if stats is None else log
+                arrays, table, far, rounds, (end, width or 1.0), None if stats is None else log
             )
             device_rounds += ran
-            window = (end, window[1])
             if stop == 1:
                 break
             if stop == 4:
                 raise V.negative_cycle(n)
             table, far = got, got_far
-        windowed = None if width is None else window
+        windowed = None if width is None else (end, width)
         log.start()
         if (table.sum() - table.trace()) > 0:  # alike on every rank: all exchange or none
             sends = [
@@ -529,7 +485,7 @@ def push_sssp(
                 raise V.negative_cycle(n)
         elif far.any():  # as gbla_dsssp_decide: the window past the first bin that holds any
             first = int(np.flatnonzero(far)[0])
-            window = (window[0] + (first + 1) * window[1], window[1])
+            end += (first + 1) * width
             table[np.arange(p), np.arange(p)] = far[first]  # at most what a rank lists next
         else:
             break

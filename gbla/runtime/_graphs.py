@@ -215,6 +215,23 @@ class Driver:
         self._call("cuGraphExecDestroy", _p(graph_exec))
 
 
+class GraphOwner:
+    """What makes a CUDA graph (``_graph``) and its executable (``_exec``) and keeps them: both
+    destroyed with it, through its :class:`Driver` ``rt`` (None until they are made)."""
+
+    rt = None
+    _graph = _exec = None
+
+    def __del__(self):
+        try:
+            if self._exec is not None:
+                self.rt.destroy_exec(self._exec)
+            if self._graph is not None:
+                self.rt.destroy(self._graph)
+        except Exception:  # noqa: BLE001  (interpreter shutdown)
+            pass
+
+
 @functools.lru_cache(maxsize=None)
 def driver():
     """The :class:`Driver` where CUDA graph WHILE nodes can be made here, else None (checked

@@ -46,7 +46,7 @@ def conditional_graphs():
     return _graphs.driver()
 
 
-class Recording:
+class Recording(_graphs.GraphOwner):
     """One loop body recorded on the device, with the :class:`~.workspace.Workspace` it owns.
 
     ``keep``: what the body reads besides its state (closure values), held as long as the
@@ -61,7 +61,7 @@ class Recording:
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.pool = cp.cuda.MemoryPool(cp.get_default_memory_pool().malloc)
         self.rt = conditional_graphs()
-        self._graph = self._exec = self._cupy_graph = None
+        self._cupy_graph = None
         self._body_recorded = False
         self.body_nodes = None  # {node kind: count} of one recorded iteration
         self.fuse = FUSE
@@ -290,16 +290,6 @@ class Recording:
         finally:
             graph = self.stream.end_capture()
         self._cupy_graph = graph
-
-    def __del__(self):
-        rt = getattr(self, "rt", None)
-        try:
-            if self._exec is not None:
-                rt.destroy_exec(self._exec)
-            if self._graph is not None:
-                rt.destroy(self._graph)
-        except Exception:  # interpreter shutdown
-            pass
 
 
 def _node_counts(rt, graph):
