@@ -2,7 +2,8 @@
 cycles, read by one thread of the block after the barrier that ends the step, summed over
 every iteration the block runs, then per iteration in microseconds at the GPU's clock.
 
-    python tools/profile_fused.py GRAPH [GRAPH ...] [--algo bfs|bellman_ford] [--sources K]
+    python tools/profile_fused.py GRAPH [GRAPH ...] [--algo bfs|bellman_ford|delta_stepping]
+        [--sources K]
 
 GRAPH is a file gbla.io reads. The block's translation unit is rebuilt with the counters (a
 tool's copy: the library's is untouched, and the counters add a read of the clock and a store
@@ -57,7 +58,7 @@ def instrument(source):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("graphs", nargs="+")
-    parser.add_argument("--algo", choices=("bfs", "bellman_ford"), default="bfs")
+    parser.add_argument("--algo", choices=("bfs", "bellman_ford", "delta_stepping"), default="bfs")
     parser.add_argument("--sources", type=int, default=16)
     args = parser.parse_args(argv)
 
@@ -85,7 +86,7 @@ def main(argv=None):
     clock_khz = cp.cuda.runtime.getDeviceProperties(0)["clockRate"]
     for path in args.graphs:
         S = gbla.io.read(path, device="cpu").to_scipy().tocsr()
-        if args.algo == "bellman_ford":  # lengths: the values' magnitudes, 1 where none
+        if args.algo != "bfs":  # lengths: the values' magnitudes, 1 where none
             S.data = np.abs(S.data).astype(np.float64)
             S.data[S.data == 0] = 1
         A = gbla.Matrix.from_scipy(S, device="gpu")
@@ -94,7 +95,7 @@ def main(argv=None):
         def run(s):
             if args.algo == "bfs":
                 return gbla.bfs(A, s)
-            return gbla.sssp(A, s, method="bellman_ford")
+            return gbla.sssp(A, s, method=args.algo)
 
         programs.clear()
         run(0)  # records (and compiles the counted unit)
