@@ -209,6 +209,8 @@ def run(spec, algo, strategies, fraction, n_sources, seed, device, widths=None, 
                     st.get("levels", st.get("iterations", 0)) for st in stats_all
                 ),
                 subgraphs=stats_all[0].get("subgraphs"),
+                # BFS on the GPU: the levels run on the device, the others planned on the host
+                device_levels=statistics.median(st.get("device_levels", 0) for st in stats_all),
                 peak_bytes=stats_all[0]["peak_bytes"],
                 budget=algebra_budget if strategy == ALGEBRAIC else budget,
             )

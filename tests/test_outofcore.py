@@ -464,6 +464,42 @@ def test_the_gpu_search_matches_scipy_for_every_strategy_and_budget(strategy, ro
 
 @pytest.mark.gpu
 @SKIP_NO_GPU
+@pytest.mark.parametrize("room", ["half", "tight"])
+@pytest.mark.parametrize("limit", [None, 40])
+def test_levels_on_the_device_keep_the_host_plans_accounts(room, limit):
+    # The GPU's differential BFS runs its settled levels on the device; the plan it follows
+    # there must be the host's: the same bytes, transfers, hits and iterations as the same
+    # schedule run on the CPU (its compacted steps read in place, as the GPU's are).
+    import cupy as cp
+
+    S = _road()
+    hg = host_graph(S).pin()
+    for source, parts in ((0, 16), (4321, 64)):
+        budget = budget_for(hg, 0.5, 24) if room == "half" else _tight(hg, 24)
+        on_gpu, on_cpu = {}, {}
+        levels = oc.bfs(
+            hg, source, memory_budget=budget, parts=parts, xp=cp, stats=on_gpu, depth_limit=limit
+        )
+        # the same room for residents: the CPU's vertex arrays are its own
+        gpu_fixed = oc.gpu.vertex_bytes(hg.n, parts, chunks=oc.gpu.heavy_chunks(hg))
+        want = oc.bfs(
+            hg,
+            source,
+            memory_budget=budget - gpu_fixed + 12 * hg.n,
+            parts=parts,
+            stats=on_cpu,
+            depth_limit=limit,
+            compact_in_place=True,
+            double_buffer=True,
+        )
+        np.testing.assert_array_equal(cp.asnumpy(levels), want)
+        assert on_gpu["device_levels"] > 0
+        for key in ("h2d_bytes", "transfers", "resident_hits", "iterations", "levels"):
+            assert on_gpu[key] == on_cpu[key], (key, on_gpu[key], on_cpu[key])
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
 @pytest.mark.parametrize("strategy", oc.STRATEGIES)
 def test_the_budget_bounds_the_device_memory_the_gpu_search_holds(strategy):
     import cupy as cp

@@ -13,6 +13,10 @@ from ._launch import THREADS, grid, ptr, sm_count
 
 __all__ = [
     "Groups",
+    "LOOP_WORDS",
+    "loop_batch",
+    "loop_level",
+    "loop_kernels",
     "select",
     "pending_min",
     "expand",
@@ -33,6 +37,11 @@ CHUNK_WARPS_PER_SM = 32  # the chunks' launch: at most this many warps an SM
 # edges: a warp's reads of a vertex's edges start on a multiple of this (a power of two; 32
 # 4-byte ids are a 128-byte line, one request over the bus for edges read in place)
 ALIGN_EDGES = 32
+# A span of levels on the device (loop_level): its control words (outofcore.cu's GBLA_OOC_*),
+# then each level's bytes from word LOOP_WORDS on
+STOP, WANT, RUN, H2D, COMPACT, HITS, LIMIT, FREE, CAPACITY = range(9)
+LOOP_WORDS = 16
+WALK_WARPS_PER_SM = 64  # a level's walk on the device: a fixed grid, its warps striding
 
 
 def _name_expressions():
@@ -48,10 +57,11 @@ def _name_expressions():
         ]
     names += [
         f"gbla_ooc_bfs_expand{w}<{c}, {i}>"
-        for w in _WALKS
+        for w in _WALKS + ("_loop",)
         for c in _CHUNKS
         for i in INDEX_CTYPES.values()
     ]
+    names += [f"gbla_ooc_select_level_loop<{f}>" for f in ("false", "true")]
     return tuple(names)
 
 
@@ -254,3 +264,89 @@ def expand_level(
         dist,
         pending,
     )
+
+
+def loop_batch(loop):
+    """Enqueue the start of a batch of device levels: no level run in it yet (loop[RUN])."""
+    _kernel("gbla_ooc_loop_batch")((1,), (1,), (loop,))
+
+
+def loop_level(groups, degrees, n, loop, facts, plan, targets_dtype, *, levels, parents, chunks):
+    """Enqueue one BFS level on the device (outofcore.cu's levels on the device): the tally
+    zeroed, the vertices at level loop[WANT] counted by subgraph, the decision (``facts``: the
+    subgraphs' sizes, edges and resident flags; ``plan``: (whole_ratio, edge bytes, index
+    bytes), the scheduler's), the frontier listed, and its walk over ``groups.table`` with
+    depth loop[WANT] and a fixed grid. Nothing runs once loop[STOP] is set."""
+    parts = np.int32(groups.parts)
+    if chunks is not None and chunks.capacity:
+        chunk, queue, queued = chunks.chunk, chunks.queue, chunks.queued
+    else:
+        chunk, queue, queued = 0, np.uint64(0), np.uint64(0)
+    _kernel("gbla_ooc_loop_begin")(
+        (1,), (THREADS,), (loop, groups.tally, groups.cursor, parts, queued)
+    )
+    tail = (
+        np.int64(n),
+        groups.bounds,
+        parts,
+        degrees,
+        groups.count,
+        groups.value,
+        groups.offset,
+        groups.cursor,
+        groups.ids,
+    )
+    _kernel("gbla_ooc_select_level_loop<false>")(grid(n), (THREADS,), (levels, loop) + tail)
+    whole_ratio, edge_bytes, index_bytes = plan
+    _kernel("gbla_ooc_loop_decide")(
+        (1,),
+        (1,),
+        (
+            loop,
+            groups.tally,
+            groups.offset,
+            parts,
+            facts,
+            np.float64(whole_ratio),
+            np.int64(edge_bytes),
+            np.int64(index_bytes),
+        ),
+    )
+    _kernel("gbla_ooc_select_level_loop<true>")(grid(n), (THREADS,), (levels, loop) + tail)
+    idx = INDEX_CTYPES[np.dtype(targets_dtype)]
+    args = (
+        loop,
+        groups.ids,
+        groups.table,
+        groups.offset,
+        parts,
+        np.int32(chunk),
+        np.int32(ALIGN_EDGES),
+        queue,
+        queued,
+        levels,
+        ptr(parents),
+    )
+    blocks = sm_count() * WALK_WARPS_PER_SM * WARP // THREADS
+    _kernel(f"gbla_ooc_bfs_expand_loop<false, {idx}>")((blocks,), (THREADS,), args)
+    if chunk:
+        most = sm_count() * CHUNK_WARPS_PER_SM * WARP // THREADS
+        chunk_blocks = max(1, min(-(-chunks.capacity * WARP // THREADS), most))
+        _kernel(f"gbla_ooc_bfs_expand_loop<true, {idx}>")((chunk_blocks,), (THREADS,), args)
+
+
+def loop_kernels(targets_dtype, chunks):
+    """Load every kernel :func:`loop_batch` and :func:`loop_level` launch (before a capture)."""
+    idx = INDEX_CTYPES[np.dtype(targets_dtype)]
+    names = [
+        "gbla_ooc_loop_batch",
+        "gbla_ooc_loop_begin",
+        "gbla_ooc_loop_decide",
+        "gbla_ooc_select_level_loop<false>",
+        "gbla_ooc_select_level_loop<true>",
+        f"gbla_ooc_bfs_expand_loop<false, {idx}>",
+    ]
+    if chunks is not None and chunks.capacity:
+        names.append(f"gbla_ooc_bfs_expand_loop<true, {idx}>")
+    for name in names:
+        _kernel(name)

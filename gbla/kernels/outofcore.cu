@@ -306,3 +306,128 @@ __global__ void gbla_ooc_relax_level(GBLA_OOC_MANY, T* dist, unsigned char* pend
     gbla_ooc_visit<CHUNKS>(GBLA_OOC_MANY_ROWS, nverts, chunk, align, queue, queued,
                            gbla_ooc_lower<T, Idx>{dist, pending, nullptr, nullptr, (T)0});
 }
+
+// ------------------------------------------------------------------ levels on the device
+// A span of BFS levels run on the device with the plan fixed (gpu.py's _DeviceLevels): the
+// resident subgraphs walked where they are held, every other active subgraph's edges read in
+// place (mapped host memory), as the host's differential plan reads them once no subgraph is
+// worth sending whole. Each level: begin (zero the tally), count (select, fill false), decide,
+// fill (select, fill true), walk (expand, then the heavy vertices' chunks). Every kernel
+// returns at once once loop[GBLA_OOC_STOP] is set, so a batch of levels launched ahead of
+// the host's reading ends where the search ends or where a level needs the host's plan.
+// loop[] (int64), written by gbla_ooc_loop_decide and the host:
+#define GBLA_OOC_STOP 0      // 0 go on; 1 the level at WANT needs the host's plan (not run); 2 done
+#define GBLA_OOC_WANT 1      // the frontier's level (after decide: the level being made)
+#define GBLA_OOC_RUN 2       // levels run since the batch began
+#define GBLA_OOC_H2D 3       // bytes the in-place reads moved, as the scheduler counts them
+#define GBLA_OOC_COMPACT 4   // in-place steps (the scheduler's compact transfers)
+#define GBLA_OOC_HITS 5      // resident hits
+#define GBLA_OOC_LIMIT 6     // the depth limit, -1 for none
+#define GBLA_OOC_FREE 7      // the scheduler's room for residents left, and its capacity
+#define GBLA_OOC_CAPACITY 8
+#define GBLA_OOC_BYTES 16    // from here, each level's bytes, GBLA_OOC_RUN of them
+
+// The batch's start: no level run yet in it.
+extern "C" __global__ void gbla_ooc_loop_batch(long long* loop) { loop[GBLA_OOC_RUN] = 0; }
+
+// A level's start: the tally (counts, then out-degree sums), the cursors and the chunk queue
+// zeroed. One block.
+extern "C" __global__ void gbla_ooc_loop_begin(const long long* loop, unsigned long long* tally,
+                                               unsigned long long* cursor, int parts,
+                                               unsigned* queued) {
+    if (loop[GBLA_OOC_STOP]) return;
+    for (int k = threadIdx.x; k < 2 * parts; k += blockDim.x) tally[k] = 0;
+    for (int k = threadIdx.x; k < parts; k += blockDim.x) cursor[k] = 0;
+    if (threadIdx.x == 0 && queued != nullptr) *queued = 0;
+}
+
+// The level's frontier counted (FILL false: the vertices at level WANT) or listed (FILL true,
+// after decide moved WANT on: the vertices at level WANT - 1).
+template <bool FILL>
+__global__ void gbla_ooc_select_level_loop(const int* levels, const long long* loop, long long n,
+                                           const long long* bounds, int parts,
+                                           const int* degrees, unsigned long long* count,
+                                           unsigned long long* value, const long long* offset,
+                                           unsigned long long* cursor, int* out) {
+    if (loop[GBLA_OOC_STOP]) return;
+    const int want = (int)loop[GBLA_OOC_WANT] - (FILL ? 1 : 0);
+    gbla_ooc_select<FILL>(gbla_level_is{levels, want}, n, bounds, parts, degrees, count, value,
+                          offset, cursor, out);
+}
+
+// Whether the level the tally counted runs on the device, as the scheduler's differential
+// plan would decide it (schedule.py's Scheduler._differential): it does unless the frontier is
+// empty or the depth limit reached (done), or an active subgraph that is not resident would be
+// sent whole, there being room for it, or its active edges being at least whole_ratio of its
+// edges with room to be made by evicting residents this level does not use (handed back).
+// Then the group offsets (an exclusive scan of the counts), the accounts (each active
+// resident a hit; each other active subgraph an in-place step of its active edges and one
+// index a vertex, plus one), and WANT moved on to the level being made. facts: the subgraphs'
+// sizes, edges and resident flags (3 x parts). One thread.
+extern "C" __global__ void gbla_ooc_loop_decide(long long* loop, const unsigned long long* tally,
+                                                long long* offset, int parts,
+                                                const long long* facts, double whole_ratio,
+                                                long long edge_bytes, long long index_bytes) {
+    if (loop[GBLA_OOC_STOP] || threadIdx.x != 0 || blockIdx.x != 0) return;
+    const unsigned long long* count = tally;
+    const unsigned long long* value = tally + parts;
+    const long long *size = facts, *edges = facts + parts, *resident = facts + 2 * parts;
+    const long long limit = loop[GBLA_OOC_LIMIT];
+    if (limit >= 0 && loop[GBLA_OOC_WANT] >= limit) {
+        loop[GBLA_OOC_STOP] = 2;
+        return;
+    }
+    const long long free_bytes = loop[GBLA_OOC_FREE], capacity = loop[GBLA_OOC_CAPACITY];
+    long long idle = 0, active = 0;
+    for (int p = 0; p < parts; ++p) {
+        if (count[p]) active += (long long)count[p];
+        else if (resident[p]) idle += size[p];
+    }
+    if (!active) {
+        loop[GBLA_OOC_STOP] = 2;
+        return;
+    }
+    long long bytes = 0, compact = 0, hits = 0;
+    for (int p = 0; p < parts; ++p) {
+        if (!count[p]) continue;
+        if (resident[p]) {
+            ++hits;
+            continue;
+        }
+        const bool room = size[p] <= free_bytes;
+        const bool worth = (double)value[p] >= whole_ratio * (double)edges[p] &&
+                           size[p] <= capacity && free_bytes + idle >= size[p];
+        if (room || worth) {
+            loop[GBLA_OOC_STOP] = 1;
+            return;
+        }
+        bytes += (long long)value[p] * edge_bytes + ((long long)count[p] + 1) * index_bytes;
+        ++compact;
+    }
+    long long at = 0;
+    for (int p = 0; p < parts; ++p) {
+        offset[p] = at;
+        at += (long long)count[p];
+    }
+    offset[parts] = at;
+    loop[GBLA_OOC_H2D] += bytes;
+    loop[GBLA_OOC_COMPACT] += compact;
+    loop[GBLA_OOC_HITS] += hits;
+    loop[GBLA_OOC_BYTES + loop[GBLA_OOC_RUN]] = bytes;
+    loop[GBLA_OOC_RUN] += 1;
+    loop[GBLA_OOC_WANT] += 1;
+}
+
+// The level's walk over the table of blocks (gbla_ooc_bfs_expand_level's), its list's length
+// the offsets' last, its depth WANT: a fixed grid, each warp striding over the list.
+template <bool CHUNKS, class Idx>
+__global__ void gbla_ooc_bfs_expand_loop(const long long* loop, const int* verts,
+                                         const gbla_ooc_block* table, const long long* group,
+                                         int parts, int chunk, int align, int2* queue,
+                                         unsigned* queued, int* levels, int* parents) {
+    if (loop[GBLA_OOC_STOP]) return;
+    gbla_ooc_visit<CHUNKS>(gbla_ooc_many{verts, table, group, parts}, group[parts], chunk, align,
+                           queue, queued,
+                           gbla_ooc_claim<Idx>{levels, (int)loop[GBLA_OOC_WANT], parents,
+                                               nullptr, 0});
+}

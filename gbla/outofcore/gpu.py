@@ -30,9 +30,17 @@ whole pages of :data:`MANAGED_PAGE` bytes (what the scheduler counts them as), a
 search ends every one goes back to the host. It needs cuda-bindings (the prefetch and advice
 calls) and a device with concurrent managed access, else it is refused.
 
-Device memory: the vertex arrays (:func:`vertex_bytes`), the staging buffer and the residents
-(or the prefetched pages), all within the budget; nothing else is allocated while the search
-runs.
+A BFS under the differential scheme runs its levels on the device once its plan settles (a
+level that sent nothing whole, past its first :data:`DEVICE_AFTER`): the residents fixed, every
+other active subgraph read in place, each level's selection, the plan's decision and its walk
+queued in CUDA graphs of :data:`DEVICE_BATCH` levels that stop themselves where the search ends
+or where a level would send a subgraph whole, the host reading only where a batch stopped (one
+read a batch, not two round trips a level). That level goes back to the host's plan; the
+accounts are the same as the host's plan would keep.
+
+Device memory: the vertex arrays (:func:`vertex_bytes`, the device levels' words among them,
+made at their first use), the staging buffer and the residents (or the prefetched pages), all
+within the budget; nothing else is allocated while the search runs.
 """
 
 import ctypes
@@ -59,6 +67,14 @@ CONCURRENT_MANAGED_ACCESS = 89  # cudaDevAttrConcurrentManagedAccess
 # edges: a frontier vertex of more has the rest of its edges walked in chunks of this many by
 # warps all over the grid (0: a warp walks a vertex's every edge)
 HEAVY_CHUNK = 256
+# levels: a batch of BFS levels on the device, one CUDA graph launch and one read of where it
+# stopped; a span's first batch before the graph is captured, launched one kernel at a time
+# (a search of a few levels on the device pays no capture)
+DEVICE_BATCH = 32
+EAGER_BATCH = 4
+# levels: the host plans a search's first this many (a search of a few levels, R-MAT's seven,
+# gains nothing from the device's batches, and its first levels make the residents anyway)
+DEVICE_AFTER = 8
 
 
 def heavy_chunks(graph):
@@ -76,7 +92,7 @@ def vertex_bytes(n, parts, *, parents=False, dist_dtype=None, chunks=0):
     rounding of every allocation it can make, a resident subgraph's (one buffer each) included:
     what the budget holds besides the staging and the residents."""
     own = (
-        4 * n + (4 * n if parents else 0)
+        4 * n + (4 * n if parents else 0) + _DeviceLevels.nbytes(parts)
         if dist_dtype is None
         else (np.dtype(dist_dtype).itemsize + 1) * n + 8
     )
@@ -308,6 +324,7 @@ class _Run:
         self.copied = [None, None]  # the last copy out of each pinned half
         self.used = [None, None]  # the last kernel that read each device half
         self.turn = 0
+        self.settled = False  # the last level's plan sent nothing whole (levels on the device)
         self.visit = {}  # the level's walk: what an edge does (level's arguments)
         self.timings = []  # (start, end) events of each copy
         self.mapped = None
@@ -346,6 +363,7 @@ class _Run:
         # the last level's table was copied: select waited for the compute stream
         self.groups.clear()
         steps = self.scheduler.plan(value, count)
+        self.settled = all(step.kind in ("resident", "compact") for step in steps)
         evicted = [i for i in self.held if i not in self.scheduler.resident]
         for i in evicted:
             del self.held[i]  # evicted: the last level's kernels are done (select synced)
@@ -359,19 +377,33 @@ class _Run:
         for step in steps:
             i = step.subgraph
             if step.kind == "zerocopy" or (step.kind == "compact" and not staged):
-                if self.mapped is None:
-                    g = self.graph
-                    self.mapped = tuple(
-                        _mapped(self.cp, a) for a in (g.indptr, g.indices, self.weights)
-                    )
-                indptr, indices, weights = self.mapped
-                self.groups.put(i, indptr, 0, indices, weights, 0)
+                self.put_in_place(i)
             elif step.kind == "compact":
                 verts = self.groups.ids[int(offset[i]) : int(offset[i + 1])]
                 self._compact(verts, ids[int(offset[i]) : int(offset[i + 1])])
             else:
                 self._whole(i, offset)
         self._walk_level(int(offset[-1]))
+
+    def put_in_place(self, i):
+        """Subgraph i's row of the level's table: the host CSR read in place."""
+        if self.mapped is None:
+            g = self.graph
+            self.mapped = tuple(_mapped(self.cp, a) for a in (g.indptr, g.indices, self.weights))
+        indptr, indices, weights = self.mapped
+        self.groups.put(i, indptr, 0, indices, weights, 0)
+
+    def put_resident(self, i):
+        """Subgraph i's row of the level's table: its copy the device holds."""
+        p = self.part
+        indptr, indices, weights = self.held[i]
+        self.groups.put(i, indptr, int(p.edge_bounds[i]), indices, weights, int(p.vertex_bounds[i]))
+
+    def levels_in_place(self):
+        """Whether the plan reads every step that is not whole in place (the differential
+        scheme without staging, not 'managed'): what the levels on the device reproduce."""
+        s = self.scheduler
+        return s.strategy == "differential" and s.staging == 0 and self.managed is None
 
     def _walk_level(self, total):
         """The level's launch over the blocks :meth:`Groups.put` listed."""
@@ -550,6 +582,130 @@ class _Run:
         return float(sum(self.cp.cuda.get_elapsed_time(s, e) for s, e in self.timings))
 
 
+class _DeviceLevels:
+    """BFS levels on the device while the plan stays settled (the module's docstring): the
+    loop's control words, the levels' bytes and the subgraphs' facts in one device array
+    (``state``, staged through a pinned twin), and the batch's CUDA graph, captured once a
+    search at its first use."""
+
+    def __init__(self, run, levels, parents, depth_limit):
+        cp = run.cp
+        import cupyx  # the GPU path only
+
+        self.run, self.levels, self.parents = run, levels, parents
+        self.parts = run.part.count
+        self.words = K.LOOP_WORDS + DEVICE_BATCH  # the control words and the levels' bytes
+        self.state = cp.zeros(self._length(self.parts), np.int64)
+        self.host = cupyx.zeros_pinned(self._length(self.parts), np.int64)
+        self.loop, self.facts = self.state[: self.words], self.state[self.words :]
+        s = run.scheduler
+        self.host[self.words : self.words + self.parts] = s.sizes
+        self.host[self.words + self.parts : self.words + 2 * self.parts] = s.edges
+        self.limit = -1 if depth_limit is None else int(depth_limit)
+        self.plan = (s.whole_ratio, run.part.edge_bytes, run.part.index_bytes)
+        self.graph = None
+        self.ran = 0  # levels run on the device, over the search
+
+    @staticmethod
+    def _length(parts):
+        return K.LOOP_WORDS + DEVICE_BATCH + 3 * parts
+
+    @staticmethod
+    def nbytes(parts):
+        """Device bytes of a search's ``state`` (within :func:`vertex_bytes`)."""
+        return 8 * _DeviceLevels._length(parts)
+
+    def run_from(self, want):
+        """Levels from level ``want`` on the device until the search ends or a level needs the
+        host's plan: (the level the host takes next, whether the search is over). The
+        scheduler's accounts gain what its plan would have counted for the levels run."""
+        run, s, cp, h = self.run, self.run.scheduler, self.run.cp, self.host
+        g = run.groups
+        g.clear()
+        for i in range(self.parts):
+            if i in run.held:
+                run.put_resident(i)
+            else:
+                run.put_in_place(i)
+        g.table.set(g.rows)
+        h[: K.LOOP_WORDS] = 0
+        h[K.WANT], h[K.LIMIT] = want, self.limit
+        h[K.FREE], h[K.CAPACITY] = s.capacity - s.resident_bytes, s.capacity
+        h[self.words + 2 * self.parts :] = [int(i in s.resident) for i in range(self.parts)]
+        stream = run.compute
+        _copy_sync(cp, self.state.data.ptr, h.ctypes.data, h.nbytes, stream, to_device=True)
+        acc = s.accounts
+        first = True
+        while True:
+            if self.graph is None and first:
+                K.loop_batch(self.loop)
+                for _ in range(EAGER_BATCH):
+                    self._level()
+            else:
+                if self.graph is None:
+                    self.graph = self._capture()
+                self.graph.launch(stream)
+            first = False
+            # sync: where the batch stopped, and its levels' bytes
+            _copy_sync(cp, self.state.data.ptr, h.ctypes.data, 8 * self.words, stream)
+            ran = int(h[K.RUN])
+            self.ran += ran
+            acc.iterations += ran
+            acc.per_iteration.extend(h[K.LOOP_WORDS : K.LOOP_WORDS + ran].tolist())
+            if h[K.STOP]:
+                break
+        acc.h2d_bytes += int(h[K.H2D])
+        acc.compact += int(h[K.COMPACT])
+        acc.resident_hits += int(h[K.HITS])
+        stop = int(h[K.STOP])
+        if stop == 1:  # the level at WANT goes to the host's plan
+            run.settled = False
+        return int(h[K.WANT]), stop == 2
+
+    def _capture(self):
+        """The batch: its start, then DEVICE_BATCH levels, captured into one CUDA graph (the
+        kernels loaded first: nothing is loaded while capturing)."""
+        run = self.run
+        K.loop_kernels(run.graph.indices.dtype, run.chunks)
+        capture = run.cp.cuda.Stream(non_blocking=True)
+        with capture:
+            capture.begin_capture()
+            try:
+                K.loop_batch(self.loop)
+                for _ in range(DEVICE_BATCH):
+                    self._level()
+            finally:
+                graph = capture.end_capture()
+        return graph
+
+    def _level(self):
+        """Enqueue one level (:func:`~gbla.kernels._outofcore.loop_level`)."""
+        run = self.run
+        K.loop_level(
+            run.groups,
+            run.degrees,
+            run.graph.n,
+            self.loop,
+            self.facts,
+            self.plan,
+            run.graph.indices.dtype,
+            levels=self.levels,
+            parents=self.parents,
+            chunks=run.chunks,
+        )
+
+
+def _copy_sync(cp, device, host, nbytes, stream, to_device=False):
+    """A copy between device and pinned host memory on ``stream``; from the device, waited
+    for."""
+    rt = cp.cuda.runtime
+    if to_device:
+        rt.memcpyAsync(device, host, nbytes, rt.memcpyHostToDevice, stream.ptr)
+    else:
+        rt.memcpyAsync(host, device, nbytes, rt.memcpyDeviceToHost, stream.ptr)
+        stream.synchronize()
+
+
 def _setup(graph, budget, strategy, parts, part_bytes, weights, fixed_of, tuning):
     if strategy == "managed":  # a resident takes the whole pages a prefetch moves
         tuning = dict(tuning, page_bytes=MANAGED_PAGE)
@@ -594,7 +750,8 @@ def bfs(
     **tuning,
 ):
     """:func:`gbla.outofcore.bfs` on the GPU (the same arguments and results; int32
-    parents)."""
+    parents). ``stats["device_levels"]``: the levels run on the device (the module's
+    docstring), the others planned on the host."""
     cp = _cupy()
     n = graph.n
     source = V.source(source, n)
@@ -615,10 +772,18 @@ def bfs(
         parents = cp.full(n, -1, np.int32)
         parents[source] = source
     run = _Run(cp, graph, part, scheduler, None)
+    # made at its first use: its pinned words cost a search that never goes to the device
+    device, in_place = None, run.levels_in_place()
 
     want = 0
     try:
         while depth_limit is None or want < depth_limit:
+            if in_place and run.settled and want >= DEVICE_AFTER:
+                if device is None:
+                    device = _DeviceLevels(run, levels, parents, depth_limit)
+                want, done = device.run_from(want)
+                if done:
+                    break
             selected = run.select(levels=levels, want=want)
             if selected is None:
                 break
@@ -627,7 +792,7 @@ def bfs(
             want = depth
     finally:
         run.close()  # 'managed': the pages back to the host, even after an error
-    _finish(run, part, scheduler, stats, levels=want)
+    _finish(run, part, scheduler, stats, levels=want, device_levels=device.ran if device else 0)
     return levels if parents is None else (levels, parents)
 
 
