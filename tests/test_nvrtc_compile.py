@@ -91,6 +91,14 @@ def test_the_sssp_kernels_compile_for_each_distance_type(ctype):
     assert len(lowered) == len(names) and all(lowered)
 
 
+def test_the_out_of_core_kernels_compile_with_every_name_the_loader_asks_for():
+    from gbla.kernels import _outofcore  # the walks, the selections and the device levels
+
+    names = _outofcore.NAME_EXPRESSIONS
+    lowered = _compile(_launch.source("outofcore.cu"), names)
+    assert len(lowered) == len(names) and all(lowered)
+
+
 def test_the_entry_list_kernels_compile_for_the_types_a_loop_stores_and_assigns():
     names = [
         f"gbla_store<{t}, {i}>"
