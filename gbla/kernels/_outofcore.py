@@ -116,7 +116,20 @@ def select(groups, degrees, n, *, fill, levels=None, want=None, pending=None, di
     frontier: the vertices whose level is ``want``, or (SSSP) the pending ones whose distance is
     below ``top``, whose pending mark the listing clears."""
     f = "true" if fill else "false"
-    tail = (
+    tail = _select_tail(groups, degrees, n)
+    if levels is not None:
+        head, name = (levels, np.int32(want)), f"gbla_ooc_select_level<{f}>"
+    else:
+        t = DIST_CTYPES[dist.dtype]
+        head = (pending, dist, dist.dtype.type(top))
+        name = f"gbla_ooc_select_pending<{f}, {t}>"
+    _kernel(name)(grid(n), (THREADS,), head + tail)
+
+
+def _select_tail(groups, degrees, n):
+    """The arguments every selection kernel ends with: the n vertices, the subgraphs' bounds,
+    the out-degrees and the groups' tally, offsets, cursors and ids."""
+    return (
         np.int64(n),
         groups.bounds,
         np.int32(groups.parts),
@@ -127,13 +140,19 @@ def select(groups, degrees, n, *, fill, levels=None, want=None, pending=None, di
         groups.cursor,
         groups.ids,
     )
-    if levels is not None:
-        head, name = (levels, np.int32(want)), f"gbla_ooc_select_level<{f}>"
-    else:
-        t = DIST_CTYPES[dist.dtype]
-        head = (pending, dist, dist.dtype.type(top))
-        name = f"gbla_ooc_select_pending<{f}, {t}>"
-    _kernel(name)(grid(n), (THREADS,), head + tail)
+
+
+def _queue(chunks):
+    """(chunk, queue, queued) of a walk: the heavy vertices' chunk size and queue, or none."""
+    if chunks is not None and chunks.capacity:
+        return chunks.chunk, chunks.queue, chunks.queued
+    return 0, np.uint64(0), np.uint64(0)
+
+
+def _chunk_blocks(chunks):
+    """The grid of the queued chunks' walk: a warp a chunk, at most CHUNK_WARPS_PER_SM an SM."""
+    most = sm_count() * CHUNK_WARPS_PER_SM * WARP // THREADS
+    return max(1, min(-(-chunks.capacity * WARP // THREADS), most))
 
 
 def pending_min(pending, dist, out):
@@ -174,11 +193,9 @@ def _walk(name, nverts, rows, chunks, levels, depth, parents, dist, pending):
     """The walk ``name`` (gbla_ooc_bfs_expand or gbla_ooc_relax, + a suffix) over ``nverts``
     list positions, ``rows`` the arguments that say where their edges are, then (``chunks``)
     the heavy vertices' queued chunks."""
-    if chunks is not None and chunks.capacity:
-        chunk, queue, queued = chunks.chunk, chunks.queue, chunks.queued
+    chunk, queue, queued = _queue(chunks)
+    if chunk:
         queued.data.memset_async(0, 4)
-    else:
-        chunk, queue, queued = 0, np.uint64(0), np.uint64(0)
     if levels is not None:
         tail = (levels, np.int32(depth), ptr(parents))
     else:
@@ -186,9 +203,7 @@ def _walk(name, nverts, rows, chunks, levels, depth, parents, dist, pending):
     args = rows + (np.int32(chunk), np.int32(ALIGN_EDGES), queue, queued) + tail
     _kernel(name.format("false"))(grid(nverts * WARP), (THREADS,), args)
     if chunk:
-        most = sm_count() * CHUNK_WARPS_PER_SM * WARP // THREADS
-        blocks = min(-(-chunks.capacity * WARP // THREADS), most)
-        _kernel(name.format("true"))((max(1, blocks),), (THREADS,), args)
+        _kernel(name.format("true"))((_chunk_blocks(chunks),), (THREADS,), args)
 
 
 def _name(suffix, ids, dist):
@@ -278,24 +293,11 @@ def loop_level(groups, degrees, n, loop, facts, plan, targets_dtype, *, levels, 
     bytes), the scheduler's), the frontier listed, and its walk over ``groups.table`` with
     depth loop[WANT] and a fixed grid. Nothing runs once loop[STOP] is set."""
     parts = np.int32(groups.parts)
-    if chunks is not None and chunks.capacity:
-        chunk, queue, queued = chunks.chunk, chunks.queue, chunks.queued
-    else:
-        chunk, queue, queued = 0, np.uint64(0), np.uint64(0)
+    chunk, queue, queued = _queue(chunks)
     _kernel("gbla_ooc_loop_begin")(
         (1,), (THREADS,), (loop, groups.tally, groups.cursor, parts, queued)
     )
-    tail = (
-        np.int64(n),
-        groups.bounds,
-        parts,
-        degrees,
-        groups.count,
-        groups.value,
-        groups.offset,
-        groups.cursor,
-        groups.ids,
-    )
+    tail = _select_tail(groups, degrees, n)
     _kernel("gbla_ooc_select_level_loop<false>")(grid(n), (THREADS,), (levels, loop) + tail)
     whole_ratio, edge_bytes, index_bytes = plan
     _kernel("gbla_ooc_loop_decide")(
@@ -330,9 +332,9 @@ def loop_level(groups, degrees, n, loop, facts, plan, targets_dtype, *, levels, 
     blocks = sm_count() * WALK_WARPS_PER_SM * WARP // THREADS
     _kernel(f"gbla_ooc_bfs_expand_loop<false, {idx}>")((blocks,), (THREADS,), args)
     if chunk:
-        most = sm_count() * CHUNK_WARPS_PER_SM * WARP // THREADS
-        chunk_blocks = max(1, min(-(-chunks.capacity * WARP // THREADS), most))
-        _kernel(f"gbla_ooc_bfs_expand_loop<true, {idx}>")((chunk_blocks,), (THREADS,), args)
+        _kernel(f"gbla_ooc_bfs_expand_loop<true, {idx}>")(
+            (_chunk_blocks(chunks),), (THREADS,), args
+        )
 
 
 def loop_kernels(targets_dtype, chunks):
@@ -346,7 +348,7 @@ def loop_kernels(targets_dtype, chunks):
         "gbla_ooc_select_level_loop<true>",
         f"gbla_ooc_bfs_expand_loop<false, {idx}>",
     ]
-    if chunks is not None and chunks.capacity:
+    if _queue(chunks)[0]:
         names.append(f"gbla_ooc_bfs_expand_loop<true, {idx}>")
     for name in names:
         _kernel(name)
