@@ -500,6 +500,107 @@ def test_levels_on_the_device_keep_the_host_plans_accounts(room, limit):
 
 @pytest.mark.gpu
 @SKIP_NO_GPU
+@pytest.mark.parametrize("room", ["half", "tight"])
+@pytest.mark.parametrize("delta", [None, "auto", 40.0])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rounds_on_the_device_keep_the_host_plans_accounts(room, delta, dtype):
+    # SSSP's rounds on the device, as BFS's levels: Dijkstra's distances on the roads, where a
+    # vertex may be lowered again within a round (the accounts then depend on the order the
+    # threads relax in), and the host plan's accounts exactly on the roads' BFS tree, where
+    # each vertex is lowered once, so every round's frontier is the same in any order
+    import cupy as cp
+
+    S = _road()
+    for graph, exact in ((S, False), (_tree(S, 7), True)):
+        hg = host_graph(graph).pin()
+        expected = csgraph.dijkstra(graph, indices=7).astype(dtype)
+        for parts in (16, 64):
+            budget = budget_for(hg, 0.5, 24) if room == "half" else _tight(hg, 24)
+            on_gpu, on_cpu = {}, {}
+            dist = oc.sssp(
+                hg,
+                7,
+                memory_budget=budget,
+                parts=parts,
+                xp=cp,
+                stats=on_gpu,
+                delta=delta,
+                dtype=dtype,
+            )
+            np.testing.assert_array_equal(cp.asnumpy(dist), expected)
+            assert on_gpu["device_levels"] > 0
+            if not exact:
+                continue
+            gpu_fixed = oc.gpu.vertex_bytes(
+                hg.n, parts, dist_dtype=dtype, chunks=oc.gpu.heavy_chunks(hg)
+            )
+            oc.sssp(
+                hg,
+                7,
+                memory_budget=budget - gpu_fixed + (np.dtype(dtype).itemsize + 8) * hg.n,
+                parts=parts,
+                stats=on_cpu,
+                delta=delta,
+                dtype=dtype,
+                compact_in_place=True,
+                double_buffer=True,
+            )
+            for key in ("h2d_bytes", "transfers", "resident_hits", "iterations"):
+                assert on_gpu[key] == on_cpu[key], (key, on_gpu[key], on_cpu[key])
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_the_tables_rows_are_refilled_only_once_their_copy_is_done(monkeypatch):
+    # a level's table goes to the device from pinned rows, read by a copy queued behind the
+    # last walk: refilled before that copy ran (the device's levels right after a level the
+    # host planned), the walk reads another level's table and skips a subgraph's frontier.
+    # Each copy is held back here behind a kernel that spins, so the host is always early
+    import cupy as cp
+
+    from gbla.kernels import _outofcore as K
+
+    spin = cp.RawKernel(
+        'extern "C" __global__ void spin(long long n) {'
+        " long long t = clock64(); while (clock64() - t < n) {} }",
+        "spin",
+    )
+    send, put, early = K.Groups.send, K.Groups.put, []
+
+    def late(self):
+        spin((1,), (1,), (np.int64(400_000),))
+        send(self)
+
+    def checked(self, *args):
+        if self.sending and not self.sent.done:
+            early.append(args[0])
+        put(self, *args)
+
+    monkeypatch.setattr(K.Groups, "send", late)
+    monkeypatch.setattr(K.Groups, "put", checked)
+    S = _road()
+    hg = host_graph(S).pin()
+    budget = _tight(hg, 24)
+    levels = oc.bfs(hg, 7, memory_budget=budget, parts=64, xp=cp, stats=(on_bfs := {}))
+    dist = oc.sssp(hg, 7, memory_budget=budget, parts=64, xp=cp, stats=(on_sssp := {}), delta=40.0)
+    assert on_bfs["device_levels"] > 0 and on_sssp["device_levels"] > 0
+    assert early == []
+    np.testing.assert_array_equal(cp.asnumpy(levels), expected_levels(S, 7))
+    np.testing.assert_array_equal(cp.asnumpy(dist), csgraph.dijkstra(S, indices=7))
+
+
+def _tree(S, source):
+    """``S``'s BFS tree from ``source``, its edges directed away from it and weighted as in
+    ``S``; the vertices it does not reach keep no edges."""
+    order, pred = csgraph.breadth_first_order(S, source, directed=True, return_predecessors=True)
+    v = order[1:]
+    u = pred[v]
+    w = np.asarray(S[u, v]).ravel()
+    return sp.csr_matrix((w, (u, v)), shape=S.shape)
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
 @pytest.mark.parametrize("strategy", oc.STRATEGIES)
 def test_the_budget_bounds_the_device_memory_the_gpu_search_holds(strategy):
     import cupy as cp

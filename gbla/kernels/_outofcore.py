@@ -17,6 +17,8 @@ __all__ = [
     "loop_batch",
     "loop_level",
     "loop_kernels",
+    "loop_round",
+    "loop_round_kernels",
     "select",
     "pending_min",
     "expand",
@@ -39,7 +41,7 @@ CHUNK_WARPS_PER_SM = 32  # the chunks' launch: at most this many warps an SM
 ALIGN_EDGES = 32
 # A span of levels on the device (loop_level): its control words (outofcore.cu's GBLA_OOC_*),
 # then each level's bytes from word LOOP_WORDS on
-STOP, WANT, RUN, H2D, COMPACT, HITS, LIMIT, FREE, CAPACITY = range(9)
+STOP, WANT, RUN, H2D, COMPACT, HITS, LIMIT, FREE, CAPACITY, BUCKET, TOP, LEAST, ROUNDS = range(13)
 LOOP_WORDS = 16
 WALK_WARPS_PER_SM = 64  # a level's walk on the device: a fixed grid, its warps striding
 
@@ -62,6 +64,12 @@ def _name_expressions():
         for i in INDEX_CTYPES.values()
     ]
     names += [f"gbla_ooc_select_level_loop<{f}>" for f in ("false", "true")]
+    for t in DIST_CTYPES.values():
+        names += [f"gbla_ooc_select_pending_loop<{f}, {t}>" for f in ("false", "true")]
+        names += [f"gbla_ooc_loop_pending_min<{t}>", f"gbla_ooc_loop_top<{t}>"]
+        names += [
+            f"gbla_ooc_relax_loop<{c}, {t}, {i}>" for c in _CHUNKS for i in INDEX_CTYPES.values()
+        ]
     return tuple(names)
 
 
@@ -92,8 +100,10 @@ class Groups:
         import cupyx  # the GPU path only
 
         # the host's, filled per level, sent on the compute stream: pinned, so the copy is
-        # asynchronous; refilled only after the next level's selection waited for the stream
+        # asynchronous; refilled only once that copy is done (sent, :meth:`clear`)
         self.rows = cupyx.zeros_pinned((parts, TABLE_COLUMNS), np.int64)
+        self.sent = cp.cuda.Event(disable_timing=True)
+        self.sending = False  # whether a copy of the rows may still be reading them
 
     @staticmethod
     def nbytes(n, parts):
@@ -101,12 +111,23 @@ class Groups:
 
     def put(self, p, offsets, base, targets, weights, lo):
         """Subgraph p's vertices walk ``offsets`` (indexed by u - lo) less ``base`` into
-        ``targets`` and ``weights`` (None: weight 1) in the level's launch (:func:`expand_level`);
-        :meth:`clear` once that launch's copy of the rows is done (the rows are pinned: the copy
-        reads them after the call returns)."""
+        ``targets`` and ``weights`` (None: weight 1) in the level's launch (:func:`expand_level`),
+        after a :meth:`clear` (which waits for the last copy of the rows: they are pinned, and
+        the copy reads them after :meth:`send` returns)."""
         self.rows[p] = (_address(offsets), _address(targets), _address(weights), base, lo, 0)
 
+    def send(self):
+        """The rows to ``table``, queued on the current stream (it reads them later)."""
+        self.table.set(self.rows)
+        self.sent.record()
+        self.sending = True
+
     def clear(self):
+        """Rows for the next level, none yet: once the last :meth:`send` has read them (a
+        level's plan or the device's levels may follow a walk still queued)."""
+        if self.sending:
+            self.sent.synchronize()  # sync: the pinned rows' last copy
+            self.sending = False
         self.rows[:] = 0
 
 
@@ -266,7 +287,7 @@ def expand_level(
     ``groups.rows`` (sent first; a subgraph without a row is skipped)."""
     if total == 0:
         return
-    groups.table.set(groups.rows)
+    groups.send()
     rows = (groups.ids, np.int64(total), groups.table, groups.offset, np.int32(groups.parts))
     _walk(
         _name("_level", targets_dtype, dist),
@@ -312,6 +333,8 @@ def loop_level(groups, degrees, n, loop, facts, plan, targets_dtype, *, levels, 
             np.float64(whole_ratio),
             np.int64(edge_bytes),
             np.int64(index_bytes),
+            np.int32(0),
+            np.int64(0),
         ),
     )
     _kernel("gbla_ooc_select_level_loop<true>")(grid(n), (THREADS,), (levels, loop) + tail)
@@ -350,5 +373,86 @@ def loop_kernels(targets_dtype, chunks):
     ]
     if _queue(chunks)[0]:
         names.append(f"gbla_ooc_bfs_expand_loop<true, {idx}>")
+    for name in names:
+        _kernel(name)
+
+
+def loop_round(
+    groups, degrees, n, loop, facts, plan, targets_dtype, *, dist, pending, delta, chunks
+):
+    """Enqueue one SSSP round on the device, as :func:`loop_level` a BFS level: the pending
+    vertices below loop[TOP] counted, the decision (an empty frontier moves a delta-stepping
+    bucket on, ends Bellman-Ford; a Bellman-Ford round past the n-th stops with 3), the
+    frontier listed and relaxed, then, where the bucket moves on, the smallest pending
+    distance and the next bucket's end (``delta``: the width, None for Bellman-Ford)."""
+    parts = np.int32(groups.parts)
+    t = DIST_CTYPES[dist.dtype]
+    chunk, queue, queued = _queue(chunks)
+    _kernel("gbla_ooc_loop_begin")(
+        (1,), (THREADS,), (loop, groups.tally, groups.cursor, parts, queued)
+    )
+    tail = _select_tail(groups, degrees, n)
+    head = (pending, dist, loop)
+    _kernel(f"gbla_ooc_select_pending_loop<false, {t}>")(grid(n), (THREADS,), head + tail)
+    whole_ratio, edge_bytes, index_bytes = plan
+    _kernel("gbla_ooc_loop_decide")(
+        (1,),
+        (1,),
+        (
+            loop,
+            groups.tally,
+            groups.offset,
+            parts,
+            facts,
+            np.float64(whole_ratio),
+            np.int64(edge_bytes),
+            np.int64(index_bytes),
+            np.int32(2 if delta is None else 1),
+            np.int64(n),
+        ),
+    )
+    _kernel(f"gbla_ooc_select_pending_loop<true, {t}>")(grid(n), (THREADS,), head + tail)
+    idx = INDEX_CTYPES[np.dtype(targets_dtype)]
+    args = (
+        loop,
+        groups.ids,
+        groups.table,
+        groups.offset,
+        parts,
+        np.int32(chunk),
+        np.int32(ALIGN_EDGES),
+        queue,
+        queued,
+        dist,
+        pending,
+    )
+    blocks = sm_count() * WALK_WARPS_PER_SM * WARP // THREADS
+    _kernel(f"gbla_ooc_relax_loop<false, {t}, {idx}>")((blocks,), (THREADS,), args)
+    if chunk:
+        _kernel(f"gbla_ooc_relax_loop<true, {t}, {idx}>")(
+            (_chunk_blocks(chunks),), (THREADS,), args
+        )
+    if delta is not None:
+        _kernel(f"gbla_ooc_loop_pending_min<{t}>")(
+            grid(n), (THREADS,), (loop, pending, dist, np.int64(n))
+        )
+        _kernel(f"gbla_ooc_loop_top<{t}>")((1,), (1,), (loop, np.float64(delta)))
+
+
+def loop_round_kernels(targets_dtype, dist_dtype, chunks):
+    """Load every kernel :func:`loop_round` launches (before a capture)."""
+    idx, t = INDEX_CTYPES[np.dtype(targets_dtype)], DIST_CTYPES[np.dtype(dist_dtype)]
+    names = [
+        "gbla_ooc_loop_batch",
+        "gbla_ooc_loop_begin",
+        "gbla_ooc_loop_decide",
+        f"gbla_ooc_select_pending_loop<false, {t}>",
+        f"gbla_ooc_select_pending_loop<true, {t}>",
+        f"gbla_ooc_relax_loop<false, {t}, {idx}>",
+        f"gbla_ooc_loop_pending_min<{t}>",
+        f"gbla_ooc_loop_top<{t}>",
+    ]
+    if _queue(chunks)[0]:
+        names.append(f"gbla_ooc_relax_loop<true, {t}, {idx}>")
     for name in names:
         _kernel(name)

@@ -325,6 +325,11 @@ __global__ void gbla_ooc_relax_level(GBLA_OOC_MANY, T* dist, unsigned char* pend
 #define GBLA_OOC_LIMIT 6     // the depth limit, -1 for none
 #define GBLA_OOC_FREE 7      // the scheduler's room for residents left, and its capacity
 #define GBLA_OOC_CAPACITY 8
+// SSSP's (below):
+#define GBLA_OOC_BUCKET 9    // 1: the round found nothing below TOP; the bucket moves on
+#define GBLA_OOC_TOP 10      // the bucket's end (the bits of a T)
+#define GBLA_OOC_LEAST 11    // the smallest pending distance (bits of a T; +inf between uses)
+#define GBLA_OOC_ROUNDS 12   // rounds over the search; Bellman-Ford past n stops with 3
 #define GBLA_OOC_BYTES 16    // from here, each level's bytes, GBLA_OOC_RUN of them
 
 // The batch's start: no level run yet in it.
@@ -364,10 +369,14 @@ __global__ void gbla_ooc_select_level_loop(const int* levels, const long long* l
 // resident a hit; each other active subgraph an in-place step of its active edges and one
 // index a vertex, plus one), and WANT moved on to the level being made. facts: the subgraphs'
 // sizes, edges and resident flags (3 x parts). One thread.
+// SSSP (rounds: 1 delta-stepping, 2 Bellman-Ford over n vertices): an empty frontier moves the
+// bucket on (delta-stepping) or ends the search, and a Bellman-Ford round past the n-th stops
+// with 3 (a negative cycle) before it runs.
 extern "C" __global__ void gbla_ooc_loop_decide(long long* loop, const unsigned long long* tally,
                                                 long long* offset, int parts,
                                                 const long long* facts, double whole_ratio,
-                                                long long edge_bytes, long long index_bytes) {
+                                                long long edge_bytes, long long index_bytes,
+                                                int rounds, long long n) {
     if (loop[GBLA_OOC_STOP] || threadIdx.x != 0 || blockIdx.x != 0) return;
     const unsigned long long* count = tally;
     const unsigned long long* value = tally + parts;
@@ -384,7 +393,8 @@ extern "C" __global__ void gbla_ooc_loop_decide(long long* loop, const unsigned 
         else if (resident[p]) idle += size[p];
     }
     if (!active) {
-        loop[GBLA_OOC_STOP] = 2;
+        if (rounds == 1) loop[GBLA_OOC_BUCKET] = 1;
+        else loop[GBLA_OOC_STOP] = 2;
         return;
     }
     long long bytes = 0, compact = 0, hits = 0;
@@ -403,6 +413,10 @@ extern "C" __global__ void gbla_ooc_loop_decide(long long* loop, const unsigned 
         }
         bytes += (long long)value[p] * edge_bytes + ((long long)count[p] + 1) * index_bytes;
         ++compact;
+    }
+    if (rounds && ++loop[GBLA_OOC_ROUNDS] > n && rounds == 2) {
+        loop[GBLA_OOC_STOP] = 3;
+        return;
     }
     long long at = 0;
     for (int p = 0; p < parts; ++p) {
@@ -430,4 +444,72 @@ __global__ void gbla_ooc_bfs_expand_loop(const long long* loop, const int* verts
                            queue, queued,
                            gbla_ooc_claim<Idx>{levels, (int)loop[GBLA_OOC_WANT], parents,
                                                nullptr, 0});
+}
+
+// SSSP rounds on the device, the same span's structure (_DeviceRounds): the frontier the
+// pending vertices below the bucket's end TOP, listed (their marks cleared) and relaxed; a
+// round that finds none under delta-stepping moves the bucket on (pending_min, then top)
+// before the next, and under Bellman-Ford ends the search.
+
+template <class T>
+__device__ __forceinline__ T gbla_ooc_word(const long long* loop, int k) {
+    return *reinterpret_cast<const T*>(loop + k);
+}
+
+template <bool FILL, class T>
+__global__ void gbla_ooc_select_pending_loop(unsigned char* pending, const T* dist,
+                                             const long long* loop, long long n,
+                                             const long long* bounds, int parts,
+                                             const int* degrees, unsigned long long* count,
+                                             unsigned long long* value, const long long* offset,
+                                             unsigned long long* cursor, int* out) {
+    if (loop[GBLA_OOC_STOP] || (FILL && loop[GBLA_OOC_BUCKET])) return;
+    gbla_ooc_select<FILL>(gbla_pending_below<T>{pending, dist, gbla_ooc_word<T>(loop, GBLA_OOC_TOP)},
+                          n, bounds, parts, degrees, count, value, offset, cursor, out);
+}
+
+template <bool CHUNKS, class T, class Idx>
+__global__ void gbla_ooc_relax_loop(const long long* loop, const int* verts,
+                                    const gbla_ooc_block* table, const long long* group,
+                                    int parts, int chunk, int align, int2* queue,
+                                    unsigned* queued, T* dist, unsigned char* pending) {
+    if (loop[GBLA_OOC_STOP] || loop[GBLA_OOC_BUCKET]) return;
+    gbla_ooc_visit<CHUNKS>(gbla_ooc_many{verts, table, group, parts}, group[parts], chunk, align,
+                           queue, queued,
+                           gbla_ooc_lower<T, Idx>{dist, pending, nullptr, nullptr, (T)0});
+}
+
+// The smallest pending distance into LEAST, where the bucket moves on.
+template <class T>
+__global__ void gbla_ooc_loop_pending_min(long long* loop, const unsigned char* pending,
+                                          const T* dist, long long n) {
+    if (loop[GBLA_OOC_STOP] || !loop[GBLA_OOC_BUCKET]) return;
+    T best = gbla_ooc_word<T>(loop, GBLA_OOC_LEAST);
+    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < n;
+         v += (long long)gridDim.x * blockDim.x)
+        if (pending[v] && dist[v] < best) best = dist[v];
+    for (int step = 16; step; step >>= 1) {
+        const T other = __shfl_down_sync(GBLA_FULL, best, step);
+        if (other < best) best = other;
+    }
+    if ((threadIdx.x & 31) == 0) gbla_atomic_min(reinterpret_cast<T*>(loop + GBLA_OOC_LEAST), best);
+}
+
+// The next bucket's end from LEAST, as gpu.sssp computes it on the host: the end of the
+// delta-wide bucket holding it, at least just past it (in T's arithmetic); none pending: done.
+// One thread.
+template <class T>
+__global__ void gbla_ooc_loop_top(long long* loop, double delta) {
+    if (loop[GBLA_OOC_STOP] || !loop[GBLA_OOC_BUCKET]) return;
+    T* least = reinterpret_cast<T*>(loop + GBLA_OOC_LEAST);
+    const T m = *least, inf = (T)__longlong_as_double(0x7ff0000000000000LL);
+    *least = inf;
+    loop[GBLA_OOC_BUCKET] = 0;
+    if (!(m < inf)) {
+        loop[GBLA_OOC_STOP] = 2;
+        return;
+    }
+    const T d = (T)delta;
+    const T a = (floor(m / d) + (T)1) * d, b = nextafter(m, inf);
+    *reinterpret_cast<T*>(loop + GBLA_OOC_TOP) = a > b ? a : b;
 }

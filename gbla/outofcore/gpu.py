@@ -36,7 +36,14 @@ other active subgraph read in place, each level's selection, the plan's decision
 queued in CUDA graphs of :data:`DEVICE_BATCH` levels that stop themselves where the search ends
 or where a level would send a subgraph whole, the host reading only where a batch stopped (one
 read a batch, not two round trips a level). That level goes back to the host's plan; the
-accounts are the same as the host's plan would keep.
+accounts are the same as the host's plan would keep. An SSSP runs its rounds there the same
+way: the pending vertices below the bucket's end selected and relaxed, and where none is left
+below it, the bucket moved on on the device (the smallest pending distance, then the end of
+the bucket that holds it, as the host computes it); a Bellman-Ford round past the n-th stops
+the batch and the host raises the negative cycle. Where several threads lower one vertex in a
+round, which round relaxes what depends on their order, on the device as on the host's plan,
+so only a graph whose vertices are lowered once (a tree) has the CPU schedule's accounts
+exactly.
 
 Device memory: the vertex arrays (:func:`vertex_bytes`, the device levels' words among them,
 made at their first use), the staging buffer and the residents (or the prefetched pages), all
@@ -67,9 +74,9 @@ CONCURRENT_MANAGED_ACCESS = 89  # cudaDevAttrConcurrentManagedAccess
 # edges: a frontier vertex of more has the rest of its edges walked in chunks of this many by
 # warps all over the grid (0: a warp walks a vertex's every edge)
 HEAVY_CHUNK = 256
-# levels: a batch of BFS levels on the device, one CUDA graph launch and one read of where it
-# stopped; a span's first batch before the graph is captured, launched one kernel at a time
-# (a search of a few levels on the device pays no capture)
+# levels: a batch of BFS levels (SSSP rounds) on the device, one CUDA graph launch and one read
+# of where it stopped; a span's first batch before the graph is captured, launched one kernel
+# at a time (a search of a few levels on the device pays no capture)
 DEVICE_BATCH = 32
 EAGER_BATCH = 4
 # levels: the host plans a search's first this many (a search of a few levels, R-MAT's seven,
@@ -94,7 +101,7 @@ def vertex_bytes(n, parts, *, parents=False, dist_dtype=None, chunks=0):
     own = (
         4 * n + (4 * n if parents else 0) + _DeviceLevels.nbytes(parts)
         if dist_dtype is None
-        else (np.dtype(dist_dtype).itemsize + 1) * n + 8
+        else (np.dtype(dist_dtype).itemsize + 1) * n + 8 + _DeviceLevels.nbytes(parts)
     )
     rounding = GRANULE * (ALLOCATIONS + parts) + 3 * ALIGN * parts
     return own + 4 * n + K.Groups.nbytes(n, parts) + K.Chunks.nbytes(chunks) + rounding
@@ -619,6 +626,12 @@ class _DeviceLevels:
         """Levels from level ``want`` on the device until the search ends or a level needs the
         host's plan: (the level the host takes next, whether the search is over). The
         scheduler's accounts gain what its plan would have counted for the levels run."""
+        h = self._span({K.WANT: want, K.LIMIT: self.limit})
+        return int(h[K.WANT]), int(h[K.STOP]) == 2
+
+    def _span(self, words):
+        """Run batches from the control ``words`` given (the others zero) until one stops; the
+        host's copy of the words, read back."""
         run, s, cp, h = self.run, self.run.scheduler, self.run.cp, self.host
         g = run.groups
         g.clear()
@@ -627,9 +640,10 @@ class _DeviceLevels:
                 run.put_resident(i)
             else:
                 run.put_in_place(i)
-        g.table.set(g.rows)
+        g.send()
         h[: K.LOOP_WORDS] = 0
-        h[K.WANT], h[K.LIMIT] = want, self.limit
+        for k, v in words.items():
+            h[k] = v
         h[K.FREE], h[K.CAPACITY] = s.capacity - s.resident_bytes, s.capacity
         h[self.words + 2 * self.parts :] = [int(i in s.resident) for i in range(self.parts)]
         stream = run.compute
@@ -657,10 +671,9 @@ class _DeviceLevels:
         acc.h2d_bytes += int(h[K.H2D])
         acc.compact += int(h[K.COMPACT])
         acc.resident_hits += int(h[K.HITS])
-        stop = int(h[K.STOP])
-        if stop == 1:  # the level at WANT goes to the host's plan
+        if h[K.STOP] == 1:  # the level at hand goes to the host's plan
             run.settled = False
-        return int(h[K.WANT]), stop == 2
+        return h
 
     def _capture(self):
         """The batch: its start, then DEVICE_BATCH levels, captured into one CUDA graph (the
@@ -693,6 +706,58 @@ class _DeviceLevels:
             parents=self.parents,
             chunks=run.chunks,
         )
+
+
+class _DeviceRounds(_DeviceLevels):
+    """SSSP rounds on the device, as :class:`_DeviceLevels` runs BFS levels: the pending
+    vertices below the bucket's end relaxed a round at a time, the bucket moved on on the
+    device (delta-stepping), the same hand-back to the host's plan."""
+
+    def __init__(self, run, dist, pending, delta):
+        super().__init__(run, None, None, None)
+        self.dist, self.pending, self.delta = dist, pending, delta
+        self.bits = np.uint32 if dist.dtype.itemsize == 4 else np.uint64
+
+    def run_from(self, rounds, top):
+        """Rounds on the device from the host's ``rounds`` and bucket end ``top`` until the
+        search ends or a round needs the host's plan: (rounds, top, 0 go on with the host,
+        2 done, 3 a Bellman-Ford round past the n-th: a negative cycle)."""
+        t = self.dist.dtype.type
+        h = self._span(
+            {
+                K.LIMIT: -1,
+                K.ROUNDS: rounds,
+                K.TOP: self._word(t(top)),
+                K.LEAST: self._word(t(np.inf)),
+            }
+        )
+        top = np.array([h[K.TOP]], np.int64).view(np.uint64).astype(self.bits).view(t)[0]
+        stop = int(h[K.STOP])
+        return int(h[K.ROUNDS]), top, 0 if stop == 1 else stop
+
+    def _word(self, value):
+        """A T's bits as an int64 control word (a float's in the low half)."""
+        return int(np.array([value]).view(self.bits)[0])
+
+    def _level(self):
+        run = self.run
+        K.loop_round(
+            run.groups,
+            run.degrees,
+            run.graph.n,
+            self.loop,
+            self.facts,
+            self.plan,
+            run.graph.indices.dtype,
+            dist=self.dist,
+            pending=self.pending,
+            delta=self.delta,
+            chunks=run.chunks,
+        )
+
+    def _capture(self):
+        K.loop_round_kernels(self.run.graph.indices.dtype, self.dist.dtype, self.run.chunks)
+        return super()._capture()
 
 
 def _copy_sync(cp, device, host, nbytes, stream, to_device=False):
@@ -835,8 +900,17 @@ def sssp(
 
     top = dtype.type(np.inf if delta is None else delta)  # the lowest bucket's end
     rounds = 0
+    device, in_place = None, run.levels_in_place()  # rounds on the device, as BFS's levels
     try:
         while True:
+            if in_place and run.settled and rounds >= DEVICE_AFTER:
+                if device is None:
+                    device = _DeviceRounds(run, dist, pending, delta)
+                rounds, top, stop = device.run_from(rounds, top)
+                if stop == 3:
+                    raise V.negative_cycle(n)
+                if stop == 2:
+                    break
             selected = run.select(pending=pending, dist=dist, top=top)
             if selected is None:
                 if delta is None:
@@ -857,5 +931,13 @@ def sssp(
             run.level(selected, dist=dist, pending=pending)
     finally:
         run.close()  # 'managed': the pages back to the host, even after an error
-    _finish(run, part, scheduler, stats, iterations=rounds, delta=delta)
+    _finish(
+        run,
+        part,
+        scheduler,
+        stats,
+        iterations=rounds,
+        delta=delta,
+        device_levels=device.ran if device else 0,
+    )
     return dist
