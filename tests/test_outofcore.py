@@ -1040,6 +1040,34 @@ def test_the_benchmark_reports_setup_first_calls_and_the_budget_held(tmp_path, c
     assert "The graph made ready once, kept for every search" in md
 
 
+def test_the_chart_shows_each_strategys_bytes_bus_and_in_memory_ratios(tmp_path):
+    # tools/plot_outofcore.py: a panel each for the bytes moved over the graph's, the time over
+    # the bus bound for them and the time over the in-memory search, a bar per strategy, and
+    # issue 40's aims where they apply (a road network's BFS: 3x the in-memory search)
+    pytest.importorskip("matplotlib")  # gbla[plot]
+    from .test_cli import load_module
+
+    doc = _bench_outofcore(
+        ["--graph", "rmat:8", "--strategies", "differential,zerocopy", "--sources", "1"]
+        + ["--device", "cpu"],
+        tmp_path / "ooc.json",
+    )
+    fig = load_module("tools/plot_outofcore.py").plot(doc, tmp_path / "ooc.png")
+    assert (tmp_path / "ooc.png").stat().st_size > 0
+    rows = [(r, row) for r in doc["results"] for row in r["rows"]]
+    moved = [(row["h2d_bytes"] + row["zerocopy_bytes"]) / r["graph_bytes"] for r, row in rows]
+    ratios = {
+        "bytes": moved,
+        "bus": [row["ratio_to_bound"] for _, row in rows],
+        "memory": [row["ms"] / r["in_memory_ms"] for r, row in rows],
+    }
+    for ax, key in zip(fig.axes, ratios):
+        heights = [bar.get_height() for bar in ax.patches]
+        assert sorted(heights) == pytest.approx(sorted(ratios[key]))
+    # the aims' lines: SSSP's bytes; BFS's and SSSP's bus; none in memory (not a road network)
+    assert [len(ax.collections) for ax in fig.axes] == [1, 2, 0]
+
+
 def test_the_benchmark_sweeps_sssp_s_bucket_width(tmp_path, capsys):
     # --widths: each strategy at multiples of the default width (issue 40: bytes against
     # iterations), each row checked against the in-memory search

@@ -217,7 +217,7 @@ def _outofcore(doc, path, i):
     chart = _chart(path)
     if chart and doc["results"]:
         out += [
-            f"![bytes over the bus and time against the bus bound per strategy, {i}]({chart})",
+            f"![bytes moved, time against the bus bound and the in-memory search, {i}]({chart})",
             "",
             f"(`python tools/plot_outofcore.py {path} {chart}`)",
             "",
