@@ -875,7 +875,8 @@ def sssp(
     **tuning,
 ):
     """:func:`gbla.outofcore.sssp` on the GPU (the same results), ``delta`` already resolved:
-    None (Bellman-Ford rounds) or a positive bucket width."""
+    None (Bellman-Ford rounds) or a positive bucket width. ``stats["device_levels"]``: the
+    rounds run on the device (the module's docstring)."""
     cp = _cupy()
     n = graph.n
     source = V.source(source, n)
