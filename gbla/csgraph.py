@@ -41,6 +41,8 @@ __all__ = [
     "shortest_path",
     "dijkstra",
     "bellman_ford",
+    "johnson",
+    "floyd_warshall",
     "breadth_first_order",
     "breadth_first_tree",
     "connected_components",
@@ -90,6 +92,7 @@ class _Graph:
                 f"csgraph must be square (N x N); got shape {S.shape}"
             )
         S = sp.csr_array(S, dtype=np.float64)  # duplicates summed, explicit zeros kept
+        self.stored = S.nnz  # the edges as given (SciPy's 'auto' counts them)
         if unweighted:
             S = sp.csr_array((np.ones(S.nnz), S.indices, S.indptr), shape=S.shape)
         if not directed:
@@ -110,6 +113,7 @@ class _Graph:
             like.gpu_out,
             None,
         )
+        g.stored = host.nnz
         return g
 
     @property
@@ -237,6 +241,20 @@ def _lowest_weight(g):
     return float(g.host.data.min()) if g.host.nnz else 0.0
 
 
+def _no_negative_cycle(g):
+    """Raise NegativeCycleError for a negative cycle anywhere in the graph, reachable from the
+    indices or not, as SciPy's Johnson and Floyd-Warshall do: one Bellman-Ford from a vertex
+    added with a zero-weight edge to every vertex, run only where a weight is negative."""
+    if _lowest_weight(g) >= 0:
+        return
+    n = g.n
+    hub = _Graph.of(with_hub(g.host, np.arange(n), 0.0), g)
+    try:
+        _sssp(hub.matrix, n, method="bellman_ford")
+    except exceptions.NegativeCycleError:
+        raise NegativeCycleError("Negative cycle detected in the graph") from None
+
+
 def _warn_negative(g):
     if _lowest_weight(g) < 0:
         warnings.warn(
@@ -260,8 +278,11 @@ def shortest_path(
 
     Every ``method`` ('auto', 'FW', 'D', 'BF', 'J') gives the same distances: gbla runs
     Bellman-Ford (:func:`gbla.sssp`'s 'auto'; BFS when
-    ``unweighted``); 'D' warns on negative weights as SciPy does. ``overwrite`` is accepted and
-    ignored (the input is never modified).
+    ``unweighted``); 'D' warns on negative weights as SciPy does. As in SciPy, 'J' and 'FW'
+    raise for a negative cycle anywhere in the graph and 'BF' for one an index reaches, 'FW'
+    ignores self-loops and takes no ``indices``, and 'auto' is 'FW' for all pairs of a graph
+    with at least N^2 / 4 edges, else 'J' where a weight is negative. ``overwrite`` is
+    accepted and ignored (the input is never modified).
 
     Returns
     -------
@@ -271,9 +292,10 @@ def shortest_path(
     Raises
     ------
     NegativeCycleError
-        A negative cycle reachable from an index (an undirected negative edge is one).
+        A negative cycle reachable from an index, or under 'auto', 'J' and 'FW' anywhere
+        (an undirected negative edge is one).
     ValueError
-        An unknown method, a non-square graph, indices out of range.
+        An unknown method, 'FW' with indices, a non-square graph, indices out of range.
 
     Examples
     --------
@@ -285,9 +307,20 @@ def shortest_path(
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}; got {method!r}")
+    if method == "FW" and indices is not None:
+        raise ValueError("Cannot specify indices with method == 'FW'.")
     g = _Graph(csgraph, directed, unweighted)
+    if method == "auto":  # SciPy's choice, for its rules on cycles and self-loops
+        if indices is None and g.stored >= g.n * g.n / 4:
+            method = "FW"
+        else:
+            method = "J" if _lowest_weight(g) < 0 else "D"
+    if method == "FW":
+        return _all_pairs(g, return_predecessors, unweighted)
     if method == "D":
         _warn_negative(g)
+    if method == "J":
+        _no_negative_cycle(g)
     return _many(g, indices, return_predecessors, method="auto", unweighted=unweighted)
 
 
@@ -354,6 +387,79 @@ def bellman_ford(
     """
     g = _Graph(csgraph, directed, unweighted)
     return _many(g, indices, return_predecessors, method="bellman_ford", unweighted=unweighted)
+
+
+def johnson(
+    csgraph: Any,
+    directed: bool = True,
+    indices: Any = None,
+    return_predecessors: bool = False,
+    unweighted: bool = False,
+) -> Any:
+    """Shortest-path distances with negative weights allowed, as
+    :func:`scipy.sparse.csgraph.johnson`: the distances Johnson's reweighting gives, from
+    gbla's algebraic Bellman-Ford from each index.
+
+    Raises
+    ------
+    NegativeCycleError
+        A negative cycle anywhere in the graph, reachable from an index or not, as SciPy's
+        (an undirected negative edge is one).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbla import csgraph
+    >>> G = np.array([[0, 4, 9], [0, 0, -2], [0, 0, 0]])
+    >>> csgraph.johnson(G, indices=0)
+    array([0., 4., 2.])
+    """
+    g = _Graph(csgraph, directed, unweighted)
+    _no_negative_cycle(g)
+    return _many(g, indices, return_predecessors, method="bellman_ford", unweighted=unweighted)
+
+
+def floyd_warshall(
+    csgraph: Any,
+    directed: bool = True,
+    return_predecessors: bool = False,
+    unweighted: bool = False,
+    overwrite: bool = False,
+) -> Any:
+    """Every pair's shortest-path distance, negative weights allowed, as
+    :func:`scipy.sparse.csgraph.floyd_warshall`: an (N, N) array, row i from vertex i, by
+    gbla's algebraic Bellman-Ford from every vertex (sparse work, where Floyd-Warshall's is
+    N^3). As in SciPy, self-loops are ignored: a vertex is 0 from itself. ``overwrite`` is
+    accepted and ignored (the input is never modified).
+
+    Raises
+    ------
+    NegativeCycleError
+        A negative cycle of two or more edges anywhere in the graph (an undirected negative
+        edge is one).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbla import csgraph
+    >>> G = np.array([[0, 1, 0], [0, 0, 3], [2, 0, 0]])
+    >>> csgraph.floyd_warshall(G)
+    array([[0., 1., 4.],
+           [5., 0., 3.],
+           [2., 3., 0.]])
+    """
+    return _all_pairs(_Graph(csgraph, directed, unweighted), return_predecessors, unweighted)
+
+
+def _all_pairs(g, return_predecessors, unweighted):
+    """Floyd-Warshall's result as SciPy's: every vertex's row, self-loops ignored (its
+    distance to itself is 0 whatever they weigh), a negative cycle anywhere an error."""
+    h = g.host.tocoo()
+    off = h.row != h.col
+    h = sp.csr_array((h.data[off], (h.row[off], h.col[off])), shape=h.shape)
+    return _many(
+        _Graph.of(h, g), None, return_predecessors, method="bellman_ford", unweighted=unweighted
+    )
 
 
 def _nearest(g, indices, return_predecessors, *, method, unweighted, limit):

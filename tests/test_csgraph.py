@@ -72,7 +72,7 @@ def test_shortest_path_equals_scipy_with_valid_predecessors(g, directed, unweigh
 )
 def test_the_result_shape_follows_indices_as_in_scipy(indices, shape):
     S = sp.random_array((6, 6), density=0.4, random_state=3, format="csr")
-    for f in (csgraph.dijkstra, csgraph.bellman_ford, csgraph.shortest_path):
+    for f in (csgraph.dijkstra, csgraph.bellman_ford, csgraph.johnson, csgraph.shortest_path):
         dist, pred = f(S, indices=indices, return_predecessors=True)
         expected = getattr(scipy_cg, f.__name__)(S, indices=indices)
         assert dist.shape == pred.shape == shape == expected.shape
@@ -92,6 +92,50 @@ def test_bellman_ford_takes_negative_weights_or_finds_the_cycle(g):
     dist, pred = csgraph.bellman_ford(S, indices=0, return_predecessors=True)
     np.testing.assert_allclose(dist, expected)
     valid_predecessors(S, dist, pred, 0)
+
+
+@G.FIXTURE_OK
+@given(g=G.graphs(max_n=16, weights=st.integers(-5, 9)), directed=st.booleans())
+def test_johnson_and_floyd_warshall_equal_scipy_or_both_find_a_cycle(g, directed):
+    # negative weights allowed; a negative cycle anywhere raises, reachable from the index or
+    # not (SciPy's Johnson and Floyd-Warshall see the whole graph)
+    S = g.scipy()
+    calls = {
+        "johnson": dict(indices=0),
+        "floyd_warshall": {},
+    }
+    for name, kwargs in calls.items():
+        try:
+            expected = getattr(scipy_cg, name)(S, directed=directed, **kwargs)
+        except scipy_cg.NegativeCycleError:
+            with pytest.raises(scipy_cg.NegativeCycleError):
+                getattr(csgraph, name)(S, directed=directed, **kwargs)
+            continue
+        dist, pred = getattr(csgraph, name)(
+            S, directed=directed, return_predecessors=True, **kwargs
+        )
+        np.testing.assert_allclose(dist, expected)
+        sources = 0 if kwargs else np.arange(g.n)
+        valid_predecessors(S, dist, pred, sources, directed)
+
+
+def test_a_cycle_no_index_reaches_is_an_error_where_scipy_sees_the_whole_graph():
+    #   0 -> 1 (1); 2 -> 3 (-3), 3 -> 2 (1): a negative cycle vertex 0 does not reach
+    S = sp.csr_array((np.array([1.0, -3.0, 1.0]), ([0, 2, 3], [1, 3, 2])), shape=(4, 4))
+    np.testing.assert_array_equal(csgraph.bellman_ford(S, indices=0), [0, 1, np.inf, np.inf])
+    np.testing.assert_array_equal(
+        csgraph.shortest_path(S, method="BF", indices=0), [0, 1, np.inf, np.inf]
+    )
+    for call in (
+        lambda: csgraph.johnson(S, indices=0),
+        lambda: csgraph.floyd_warshall(S),
+        lambda: csgraph.shortest_path(S, method="J", indices=0),
+        lambda: csgraph.shortest_path(S, indices=0),  # 'auto': Johnson, for negative weights
+    ):
+        with pytest.raises(scipy_cg.NegativeCycleError, match="Negative cycle"):
+            call()
+    with pytest.raises(ValueError, match="Cannot specify indices with method == 'FW'"):
+        csgraph.shortest_path(S, method="FW", indices=0)
 
 
 def test_a_negative_cycle_is_both_scipys_and_gblas_error():
