@@ -54,6 +54,17 @@ NULL = -9999  # SciPy's "no predecessor"
 METHODS = ("auto", "FW", "D", "BF", "J")
 
 
+def __getattr__(name: str) -> Any:
+    """A SciPy csgraph function gbla does not compute names where to find it."""
+    if name in getattr(_scipy, "__all__", ()):
+        ours = ", ".join(f for f in __all__ if f not in ("NegativeCycleError", "NULL"))
+        raise AttributeError(
+            f"gbla.csgraph has no {name!r}: it computes SciPy's traversal and shortest-path "
+            f"functions ({ours}); use scipy.sparse.csgraph.{name}"
+        )
+    raise AttributeError(f"module 'gbla.csgraph' has no attribute {name!r}")
+
+
 class NegativeCycleError(exceptions.NegativeCycleError, _scipy.NegativeCycleError):
     """A negative cycle: both gbla's and SciPy's exception, so either ``except`` catches it."""
 

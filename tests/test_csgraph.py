@@ -138,6 +138,14 @@ def test_a_cycle_no_index_reaches_is_an_error_where_scipy_sees_the_whole_graph()
         csgraph.shortest_path(S, method="FW", indices=0)
 
 
+def test_a_scipy_function_gbla_does_not_compute_says_where_to_find_it():
+    with pytest.raises(AttributeError, match=r"use scipy\.sparse\.csgraph\.minimum_spanning_tree"):
+        csgraph.minimum_spanning_tree  # noqa: B018
+    assert not hasattr(csgraph, "depth_first_order")
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_function'"):
+        csgraph.no_such_function  # noqa: B018
+
+
 def test_a_negative_cycle_is_both_scipys_and_gblas_error():
     #   0 -> 1 (1), 1 -> 2 (-3), 2 -> 1 (1)
     S = sp.csr_array((np.array([1.0, -3.0, 1.0]), ([0, 1, 2], [1, 2, 1])), shape=(3, 3))
