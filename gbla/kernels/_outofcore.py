@@ -33,6 +33,7 @@ DIST_CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 INDEX_CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 WARP = 32
 _CHUNKS = ("false", "true")  # the list's walk, the heavy vertices' queued chunks
+_FILLS = ("false", "true")  # a selection's count, then its listing
 _WALKS = ("", "_level")  # one block of edges (a step), a level's table of blocks
 TABLE_COLUMNS = 6  # a block: offsets, targets, weights (addresses), base, lo, by_position
 CHUNK_WARPS_PER_SM = 32  # the chunks' launch: at most this many warps an SM
@@ -313,51 +314,21 @@ def loop_level(groups, degrees, n, loop, facts, plan, targets_dtype, *, levels, 
     subgraphs' sizes, edges and resident flags; ``plan``: (whole_ratio, edge bytes, index
     bytes), the scheduler's), the frontier listed, and its walk over ``groups.table`` with
     depth loop[WANT] and a fixed grid. Nothing runs once loop[STOP] is set."""
-    parts = np.int32(groups.parts)
-    chunk, queue, queued = _queue(chunks)
-    _kernel("gbla_ooc_loop_begin")(
-        (1,), (THREADS,), (loop, groups.tally, groups.cursor, parts, queued)
-    )
-    tail = _select_tail(groups, degrees, n)
-    _kernel("gbla_ooc_select_level_loop<false>")(grid(n), (THREADS,), (levels, loop) + tail)
-    whole_ratio, edge_bytes, index_bytes = plan
-    _kernel("gbla_ooc_loop_decide")(
-        (1,),
-        (1,),
-        (
-            loop,
-            groups.tally,
-            groups.offset,
-            parts,
-            facts,
-            np.float64(whole_ratio),
-            np.int64(edge_bytes),
-            np.int64(index_bytes),
-            np.int32(0),
-            np.int64(0),
-        ),
-    )
-    _kernel("gbla_ooc_select_level_loop<true>")(grid(n), (THREADS,), (levels, loop) + tail)
     idx = INDEX_CTYPES[np.dtype(targets_dtype)]
-    args = (
+    _select_and_walk(
+        groups,
+        degrees,
+        n,
         loop,
-        groups.ids,
-        groups.table,
-        groups.offset,
-        parts,
-        np.int32(chunk),
-        np.int32(ALIGN_EDGES),
-        queue,
-        queued,
-        levels,
-        ptr(parents),
+        facts,
+        plan,
+        chunks,
+        select=[f"gbla_ooc_select_level_loop<{f}>" for f in _FILLS],
+        head=(levels, loop),
+        rounds=(0, 0),
+        walk=[f"gbla_ooc_bfs_expand_loop<{c}, {idx}>" for c in _CHUNKS],
+        tail=(levels, ptr(parents)),
     )
-    blocks = sm_count() * WALK_WARPS_PER_SM * WARP // THREADS
-    _kernel(f"gbla_ooc_bfs_expand_loop<false, {idx}>")((blocks,), (THREADS,), args)
-    if chunk:
-        _kernel(f"gbla_ooc_bfs_expand_loop<true, {idx}>")(
-            (_chunk_blocks(chunks),), (THREADS,), args
-        )
 
 
 def loop_kernels(targets_dtype, chunks):
@@ -385,58 +356,55 @@ def loop_round(
     bucket on, ends Bellman-Ford; a Bellman-Ford round past the n-th stops with 3), the
     frontier listed and relaxed, then, where the bucket moves on, the smallest pending
     distance and the next bucket's end (``delta``: the width, None for Bellman-Ford)."""
-    parts = np.int32(groups.parts)
-    t = DIST_CTYPES[dist.dtype]
-    chunk, queue, queued = _queue(chunks)
-    _kernel("gbla_ooc_loop_begin")(
-        (1,), (THREADS,), (loop, groups.tally, groups.cursor, parts, queued)
-    )
-    tail = _select_tail(groups, degrees, n)
-    head = (pending, dist, loop)
-    _kernel(f"gbla_ooc_select_pending_loop<false, {t}>")(grid(n), (THREADS,), head + tail)
-    whole_ratio, edge_bytes, index_bytes = plan
-    _kernel("gbla_ooc_loop_decide")(
-        (1,),
-        (1,),
-        (
-            loop,
-            groups.tally,
-            groups.offset,
-            parts,
-            facts,
-            np.float64(whole_ratio),
-            np.int64(edge_bytes),
-            np.int64(index_bytes),
-            np.int32(2 if delta is None else 1),
-            np.int64(n),
-        ),
-    )
-    _kernel(f"gbla_ooc_select_pending_loop<true, {t}>")(grid(n), (THREADS,), head + tail)
-    idx = INDEX_CTYPES[np.dtype(targets_dtype)]
-    args = (
+    t, idx = DIST_CTYPES[dist.dtype], INDEX_CTYPES[np.dtype(targets_dtype)]
+    _select_and_walk(
+        groups,
+        degrees,
+        n,
         loop,
-        groups.ids,
-        groups.table,
-        groups.offset,
-        parts,
-        np.int32(chunk),
-        np.int32(ALIGN_EDGES),
-        queue,
-        queued,
-        dist,
-        pending,
+        facts,
+        plan,
+        chunks,
+        select=[f"gbla_ooc_select_pending_loop<{f}, {t}>" for f in _FILLS],
+        head=(pending, dist, loop),
+        rounds=(2 if delta is None else 1, n),
+        walk=[f"gbla_ooc_relax_loop<{c}, {t}, {idx}>" for c in _CHUNKS],
+        tail=(dist, pending),
     )
-    blocks = sm_count() * WALK_WARPS_PER_SM * WARP // THREADS
-    _kernel(f"gbla_ooc_relax_loop<false, {t}, {idx}>")((blocks,), (THREADS,), args)
-    if chunk:
-        _kernel(f"gbla_ooc_relax_loop<true, {t}, {idx}>")(
-            (_chunk_blocks(chunks),), (THREADS,), args
-        )
     if delta is not None:
         _kernel(f"gbla_ooc_loop_pending_min<{t}>")(
             grid(n), (THREADS,), (loop, pending, dist, np.int64(n))
         )
         _kernel(f"gbla_ooc_loop_top<{t}>")((1,), (1,), (loop, np.float64(delta)))
+
+
+def _select_and_walk(
+    groups, degrees, n, loop, facts, plan, chunks, *, select, head, rounds, walk, tail
+):
+    """A level (a round) on the device up to its walk's end: the tally zeroed, the frontier
+    counted and, after the decision, listed (``select``: the counting and the listing kernel,
+    their arguments starting with ``head``), the decision (``plan``: the scheduler's
+    (whole_ratio, edge bytes, index bytes); ``rounds``: (0 BFS, 1 delta-stepping, 2
+    Bellman-Ford; n)) and the walk with a fixed grid, then the heavy vertices' chunks
+    (``walk``: the two kernels, their arguments ending with ``tail``)."""
+    parts = np.int32(groups.parts)
+    chunk, queue, queued = _queue(chunks)
+    _kernel("gbla_ooc_loop_begin")(
+        (1,), (THREADS,), (loop, groups.tally, groups.cursor, parts, queued)
+    )
+    selection = head + _select_tail(groups, degrees, n)
+    _kernel(select[0])(grid(n), (THREADS,), selection)
+    whole_ratio, edge_bytes, index_bytes = plan
+    decide = (loop, groups.tally, groups.offset, parts, facts, np.float64(whole_ratio))
+    decide += (np.int64(edge_bytes), np.int64(index_bytes), np.int32(rounds[0]))
+    _kernel("gbla_ooc_loop_decide")((1,), (1,), decide + (np.int64(rounds[1]),))
+    _kernel(select[1])(grid(n), (THREADS,), selection)
+    args = (loop, groups.ids, groups.table, groups.offset, parts, np.int32(chunk))
+    args += (np.int32(ALIGN_EDGES), queue, queued) + tail
+    blocks = sm_count() * WALK_WARPS_PER_SM * WARP // THREADS
+    _kernel(walk[0])((blocks,), (THREADS,), args)
+    if chunk:
+        _kernel(walk[1])((_chunk_blocks(chunks),), (THREADS,), args)
 
 
 def loop_round_kernels(targets_dtype, dist_dtype, chunks):

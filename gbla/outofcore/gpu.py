@@ -98,10 +98,10 @@ def vertex_bytes(n, parts, *, parents=False, dist_dtype=None, chunks=0):
     ``chunks`` heavy vertices' chunks, :func:`heavy_chunks`) and the pool's
     rounding of every allocation it can make, a resident subgraph's (one buffer each) included:
     what the budget holds besides the staging and the residents."""
-    own = (
-        4 * n + (4 * n if parents else 0) + _DeviceLevels.nbytes(parts)
+    own = _DeviceLevels.nbytes(parts) + (
+        4 * n + (4 * n if parents else 0)
         if dist_dtype is None
-        else (np.dtype(dist_dtype).itemsize + 1) * n + 8 + _DeviceLevels.nbytes(parts)
+        else (np.dtype(dist_dtype).itemsize + 1) * n + 8
     )
     rounding = GRANULE * (ALLOCATIONS + parts) + 3 * ALIGN * parts
     return own + 4 * n + K.Groups.nbytes(n, parts) + K.Chunks.nbytes(chunks) + rounding
@@ -693,19 +693,16 @@ class _DeviceLevels:
 
     def _level(self):
         """Enqueue one level (:func:`~gbla.kernels._outofcore.loop_level`)."""
-        run = self.run
         K.loop_level(
-            run.groups,
-            run.degrees,
-            run.graph.n,
-            self.loop,
-            self.facts,
-            self.plan,
-            run.graph.indices.dtype,
-            levels=self.levels,
-            parents=self.parents,
-            chunks=run.chunks,
+            *self._loop_args(), levels=self.levels, parents=self.parents, chunks=self.run.chunks
         )
+
+    def _loop_args(self):
+        """What a level's (a round's) enqueue starts with: the groups, the out-degrees, n, the
+        control words, the subgraphs' facts, the plan and the edges' id dtype."""
+        run = self.run
+        g = run.graph
+        return run.groups, run.degrees, g.n, self.loop, self.facts, self.plan, g.indices.dtype
 
 
 class _DeviceRounds(_DeviceLevels):
@@ -740,19 +737,12 @@ class _DeviceRounds(_DeviceLevels):
         return int(np.array([value]).view(self.bits)[0])
 
     def _level(self):
-        run = self.run
         K.loop_round(
-            run.groups,
-            run.degrees,
-            run.graph.n,
-            self.loop,
-            self.facts,
-            self.plan,
-            run.graph.indices.dtype,
+            *self._loop_args(),
             dist=self.dist,
             pending=self.pending,
             delta=self.delta,
-            chunks=run.chunks,
+            chunks=self.run.chunks,
         )
 
     def _capture(self):
