@@ -462,6 +462,16 @@ def test_the_gpu_search_matches_scipy_for_every_strategy_and_budget(strategy, ro
             np.testing.assert_array_equal(cp.asnumpy(dist), expected)
 
 
+def _the_gpus_schedule(hg, budget, parts, cpu_vertex_bytes, dist_dtype=None):
+    """The CPU schedule's arguments that plan as the GPU's differential scheme at ``budget``:
+    the same room for residents (the GPU's vertex arrays taken off, the CPU's own put on),
+    compacted steps read in place, two staging halves."""
+    gpu = oc.gpu.vertex_bytes(hg.n, parts, dist_dtype=dist_dtype, chunks=oc.gpu.heavy_chunks(hg))
+    return dict(
+        memory_budget=budget - gpu + cpu_vertex_bytes, compact_in_place=True, double_buffer=True
+    )
+
+
 @pytest.mark.gpu
 @SKIP_NO_GPU
 @pytest.mark.parametrize("room", ["half", "tight"])
@@ -480,17 +490,13 @@ def test_levels_on_the_device_keep_the_host_plans_accounts(room, limit):
         levels = oc.bfs(
             hg, source, memory_budget=budget, parts=parts, xp=cp, stats=on_gpu, depth_limit=limit
         )
-        # the same room for residents: the CPU's vertex arrays are its own
-        gpu_fixed = oc.gpu.vertex_bytes(hg.n, parts, chunks=oc.gpu.heavy_chunks(hg))
         want = oc.bfs(
             hg,
             source,
-            memory_budget=budget - gpu_fixed + 12 * hg.n,
             parts=parts,
             stats=on_cpu,
             depth_limit=limit,
-            compact_in_place=True,
-            double_buffer=True,
+            **_the_gpus_schedule(hg, budget, parts, cpu_vertex_bytes=12 * hg.n),
         )
         np.testing.assert_array_equal(cp.asnumpy(levels), want)
         assert on_gpu["device_levels"] > 0
@@ -531,19 +537,15 @@ def test_rounds_on_the_device_keep_the_host_plans_accounts(room, delta, dtype):
             assert on_gpu["device_levels"] > 0
             if not exact:
                 continue
-            gpu_fixed = oc.gpu.vertex_bytes(
-                hg.n, parts, dist_dtype=dtype, chunks=oc.gpu.heavy_chunks(hg)
-            )
+            cpu_vertex_bytes = (np.dtype(dtype).itemsize + 8) * hg.n
             oc.sssp(
                 hg,
                 7,
-                memory_budget=budget - gpu_fixed + (np.dtype(dtype).itemsize + 8) * hg.n,
                 parts=parts,
                 stats=on_cpu,
                 delta=delta,
                 dtype=dtype,
-                compact_in_place=True,
-                double_buffer=True,
+                **_the_gpus_schedule(hg, budget, parts, cpu_vertex_bytes, dist_dtype=dtype),
             )
             for key in ("h2d_bytes", "transfers", "resident_hits", "iterations"):
                 assert on_gpu[key] == on_cpu[key], (key, on_gpu[key], on_cpu[key])
