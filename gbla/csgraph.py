@@ -328,10 +328,10 @@ def shortest_path(
             method = "J" if _lowest_weight(g) < 0 else "D"
     if method == "FW":
         return _all_pairs(g, return_predecessors, unweighted)
+    if method == "J":
+        return _johnson(g, indices, return_predecessors, unweighted)
     if method == "D":
         _warn_negative(g)
-    if method == "J":
-        _no_negative_cycle(g)
     return _many(g, indices, return_predecessors, method="auto", unweighted=unweighted)
 
 
@@ -409,7 +409,8 @@ def johnson(
 ) -> Any:
     """Shortest-path distances with negative weights allowed, as
     :func:`scipy.sparse.csgraph.johnson`: the distances Johnson's reweighting gives, from
-    gbla's algebraic Bellman-Ford from each index.
+    gbla's search from each index (:func:`gbla.sssp`'s 'auto': Bellman-Ford where a weight
+    is negative).
 
     Raises
     ------
@@ -425,9 +426,14 @@ def johnson(
     >>> csgraph.johnson(G, indices=0)
     array([0., 4., 2.])
     """
-    g = _Graph(csgraph, directed, unweighted)
+    return _johnson(_Graph(csgraph, directed, unweighted), indices, return_predecessors, unweighted)
+
+
+def _johnson(g, indices, return_predecessors, unweighted):
+    """Johnson's result as SciPy's: a negative cycle anywhere an error, then each index's
+    search."""
     _no_negative_cycle(g)
-    return _many(g, indices, return_predecessors, method="bellman_ford", unweighted=unweighted)
+    return _many(g, indices, return_predecessors, method="auto", unweighted=unweighted)
 
 
 def floyd_warshall(
@@ -439,9 +445,10 @@ def floyd_warshall(
 ) -> Any:
     """Every pair's shortest-path distance, negative weights allowed, as
     :func:`scipy.sparse.csgraph.floyd_warshall`: an (N, N) array, row i from vertex i, by
-    gbla's algebraic Bellman-Ford from every vertex (sparse work, where Floyd-Warshall's is
-    N^3). As in SciPy, self-loops are ignored: a vertex is 0 from itself. ``overwrite`` is
-    accepted and ignored (the input is never modified).
+    gbla's search from every vertex (:func:`gbla.sssp`'s 'auto': Bellman-Ford where a weight
+    is negative; sparse work, where Floyd-Warshall's is N^3). As in SciPy, self-loops are
+    ignored: a vertex is 0 from itself. ``overwrite`` is accepted and ignored (the input is
+    never modified).
 
     Raises
     ------
@@ -468,9 +475,7 @@ def _all_pairs(g, return_predecessors, unweighted):
     h = g.host.tocoo()
     off = h.row != h.col
     h = sp.csr_array((h.data[off], (h.row[off], h.col[off])), shape=h.shape)
-    return _many(
-        _Graph.of(h, g), None, return_predecessors, method="bellman_ford", unweighted=unweighted
-    )
+    return _many(_Graph.of(h, g), None, return_predecessors, method="auto", unweighted=unweighted)
 
 
 def _nearest(g, indices, return_predecessors, *, method, unweighted, limit):
