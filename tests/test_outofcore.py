@@ -591,6 +591,29 @@ def test_the_tables_rows_are_refilled_only_once_their_copy_is_done(monkeypatch):
     np.testing.assert_array_equal(cp.asnumpy(dist), csgraph.dijkstra(S, indices=7))
 
 
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("delta", [None, 40.0])
+def test_the_device_levels_walk_heavy_vertices_in_chunks(monkeypatch, delta):
+    # every vertex of more than 2 edges walked in chunks, and levels and rounds on the device
+    # from the first settled one: a chunk lost or repeated, or a vertex lowered while its
+    # chunks are walked and never walked again, leaves a level or a distance wrong
+    import cupy as cp
+
+    monkeypatch.setattr(oc.gpu, "HEAVY_CHUNK", 2)
+    monkeypatch.setattr(oc.gpu, "DEVICE_AFTER", 0)
+    S = _road()
+    hg = host_graph(S).pin()
+    budget = budget_for(hg, 0.5, 24) + 8 * oc.gpu.heavy_chunks(hg) + 64 * 1024
+    for parts in (16, 64):
+        on_bfs, on_sssp = {}, {}
+        levels = oc.bfs(hg, 7, memory_budget=budget, parts=parts, xp=cp, stats=on_bfs)
+        np.testing.assert_array_equal(cp.asnumpy(levels), expected_levels(S, 7))
+        dist = oc.sssp(hg, 7, memory_budget=budget, parts=parts, xp=cp, stats=on_sssp, delta=delta)
+        np.testing.assert_array_equal(cp.asnumpy(dist), csgraph.dijkstra(S, indices=7))
+        assert on_bfs["device_levels"] > 0 and on_sssp["device_levels"] > 0
+
+
 def _tree(S, source):
     """``S``'s BFS tree from ``source``, its edges directed away from it and weighted as in
     ``S``; the vertices it does not reach keep no edges."""

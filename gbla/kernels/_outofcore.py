@@ -15,8 +15,10 @@ __all__ = [
     "Groups",
     "LOOP_WORDS",
     "loop_batch",
+    "loop_list",
     "loop_level",
     "loop_kernels",
+    "loop_list_pending",
     "loop_round",
     "loop_round_kernels",
     "select",
@@ -33,7 +35,6 @@ DIST_CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 INDEX_CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 WARP = 32
 _CHUNKS = ("false", "true")  # the list's walk, the heavy vertices' queued chunks
-_FILLS = ("false", "true")  # a selection's count, then its listing
 _WALKS = ("", "_level")  # one block of edges (a step), a level's table of blocks
 TABLE_COLUMNS = 6  # a block: offsets, targets, weights (addresses), base, lo, by_position
 CHUNK_WARPS_PER_SM = 32  # the chunks' launch: at most this many warps an SM
@@ -43,6 +44,7 @@ ALIGN_EDGES = 32
 # A span of levels on the device (loop_level): its control words (outofcore.cu's GBLA_OOC_*),
 # then each level's bytes from word LOOP_WORDS on
 STOP, WANT, RUN, H2D, COMPACT, HITS, LIMIT, FREE, CAPACITY, BUCKET, TOP, LEAST, ROUNDS = range(13)
+FROM, TO, NEXT = range(13, 16)  # BFS's list: the level's (FROM to TO), the next's (to NEXT)
 LOOP_WORDS = 16
 WALK_WARPS_PER_SM = 64  # a level's walk on the device: a fixed grid, its warps striding
 
@@ -60,16 +62,15 @@ def _name_expressions():
         ]
     names += [
         f"gbla_ooc_bfs_expand{w}<{c}, {i}>"
-        for w in _WALKS + ("_loop",)
+        for w in _WALKS + ("_list",)
         for c in _CHUNKS
         for i in INDEX_CTYPES.values()
     ]
-    names += [f"gbla_ooc_select_level_loop<{f}>" for f in ("false", "true")]
     for t in DIST_CTYPES.values():
-        names += [f"gbla_ooc_select_pending_loop<{f}, {t}>" for f in ("false", "true")]
+        names += [f"gbla_ooc_loop_list_pending<{f}, {t}>" for f in ("false", "true")]
         names += [f"gbla_ooc_loop_pending_min<{t}>", f"gbla_ooc_loop_top<{t}>"]
         names += [
-            f"gbla_ooc_relax_loop<{c}, {t}, {i}>" for c in _CHUNKS for i in INDEX_CTYPES.values()
+            f"gbla_ooc_relax_list<{c}, {t}, {i}>" for c in _CHUNKS for i in INDEX_CTYPES.values()
         ]
     return tuple(names)
 
@@ -308,25 +309,35 @@ def loop_batch(loop):
     _kernel("gbla_ooc_loop_batch")((1,), (1,), (loop,))
 
 
+def loop_list(groups, n, loop, levels):
+    """Enqueue a span's first list of BFS levels on the device: the vertices at level
+    loop[WANT], into ``groups.ids`` from loop[NEXT] (zero)."""
+    _kernel("gbla_ooc_loop_list_level")(
+        grid(n), (THREADS,), (levels, loop, np.int64(n), groups.ids)
+    )
+
+
 def loop_level(groups, degrees, n, loop, facts, plan, targets_dtype, *, levels, parents, chunks):
     """Enqueue one BFS level on the device (outofcore.cu's levels on the device): the tally
-    zeroed, the vertices at level loop[WANT] counted by subgraph, the decision (``facts``: the
-    subgraphs' sizes, edges and resident flags; ``plan``: (whole_ratio, edge bytes, index
-    bytes), the scheduler's), the frontier listed, and its walk over ``groups.table`` with
-    depth loop[WANT] and a fixed grid. Nothing runs once loop[STOP] is set."""
+    zeroed and the level's list (in ``groups.ids``, :func:`loop_list` its first) counted by
+    subgraph, the decision (``facts``: the subgraphs' sizes, edges and resident flags;
+    ``plan``: (whole_ratio, edge bytes, index bytes), the scheduler's), and the list's walk
+    over ``groups.table`` with depth loop[WANT] and a fixed grid, which appends the next
+    level's list. Nothing runs once loop[STOP] is set. ``n`` as :func:`loop_round`'s (a
+    level passes over no vertex but its list's)."""
     idx = INDEX_CTYPES[np.dtype(targets_dtype)]
-    _select_and_walk(
+    _count_and_walk(
         groups,
         degrees,
-        n,
         loop,
         facts,
         plan,
         chunks,
-        select=[f"gbla_ooc_select_level_loop<{f}>" for f in _FILLS],
-        head=(levels, loop),
+        lists=1,
+        own=groups.ids,
         rounds=(0, 0),
-        walk=[f"gbla_ooc_bfs_expand_loop<{c}, {idx}>" for c in _CHUNKS],
+        walk=[f"gbla_ooc_bfs_expand_list<{c}, {idx}>" for c in _CHUNKS],
+        list_args=(groups.ids,),
         tail=(levels, ptr(parents)),
     )
 
@@ -337,38 +348,50 @@ def loop_kernels(targets_dtype, chunks):
     names = [
         "gbla_ooc_loop_batch",
         "gbla_ooc_loop_begin",
+        "gbla_ooc_loop_count_list",
         "gbla_ooc_loop_decide",
-        "gbla_ooc_select_level_loop<false>",
-        "gbla_ooc_select_level_loop<true>",
-        f"gbla_ooc_bfs_expand_loop<false, {idx}>",
+        f"gbla_ooc_bfs_expand_list<false, {idx}>",
     ]
     if _queue(chunks)[0]:
-        names.append(f"gbla_ooc_bfs_expand_loop<true, {idx}>")
+        names.append(f"gbla_ooc_bfs_expand_list<true, {idx}>")
     for name in names:
         _kernel(name)
 
 
+def loop_list_pending(n, loop, dist, pending, out):
+    """Enqueue a span's first list of SSSP rounds on the device: the pending vertices below
+    loop[TOP] into ``out`` from loop[NEXT] (zero), marked 2 (outofcore.cu's lists)."""
+    t = DIST_CTYPES[dist.dtype]
+    _kernel(f"gbla_ooc_loop_list_pending<true, {t}>")(
+        grid(n), (THREADS,), (loop, pending, dist, np.int64(n), out)
+    )
+
+
 def loop_round(
-    groups, degrees, n, loop, facts, plan, targets_dtype, *, dist, pending, delta, chunks
+    groups, degrees, n, loop, facts, plan, targets_dtype, *, lists, dist, pending, delta, chunks
 ):
-    """Enqueue one SSSP round on the device, as :func:`loop_level` a BFS level: the pending
-    vertices below loop[TOP] counted, the decision (an empty frontier moves a delta-stepping
-    bucket on, ends Bellman-Ford; a Bellman-Ford round past the n-th stops with 3), the
-    frontier listed and relaxed, then, where the bucket moves on, the smallest pending
-    distance and the next bucket's end (``delta``: the width, None for Bellman-Ford)."""
+    """Enqueue one SSSP round on the device, as :func:`loop_level` a BFS level: the round's
+    list (``lists``: (its own, the next round's); :func:`loop_list_pending` the first)
+    counted, the decision (an empty list moves a delta-stepping bucket on, ends Bellman-Ford;
+    a Bellman-Ford round past the n-th stops with 3), the list relaxed, each vertex lowered
+    below loop[TOP] listed for the next round, then, where the bucket moves on, the smallest
+    pending distance, the next bucket's end (``delta``: the width, None for Bellman-Ford) and
+    the next round's list. ``pending``'s length a multiple of 4 (its marks change by a
+    compare-and-swap on a 4-byte word)."""
     t, idx = DIST_CTYPES[dist.dtype], INDEX_CTYPES[np.dtype(targets_dtype)]
-    _select_and_walk(
+    own, other = lists
+    _count_and_walk(
         groups,
         degrees,
-        n,
         loop,
         facts,
         plan,
         chunks,
-        select=[f"gbla_ooc_select_pending_loop<{f}, {t}>" for f in _FILLS],
-        head=(pending, dist, loop),
+        lists=2,
+        own=own,
         rounds=(2 if delta is None else 1, n),
-        walk=[f"gbla_ooc_relax_loop<{c}, {t}, {idx}>" for c in _CHUNKS],
+        walk=[f"gbla_ooc_relax_list<{c}, {t}, {idx}>" for c in _CHUNKS],
+        list_args=(own, other),
         tail=(dist, pending),
     )
     if delta is not None:
@@ -376,32 +399,35 @@ def loop_round(
             grid(n), (THREADS,), (loop, pending, dist, np.int64(n))
         )
         _kernel(f"gbla_ooc_loop_top<{t}>")((1,), (1,), (loop, np.float64(delta)))
+        _kernel(f"gbla_ooc_loop_list_pending<false, {t}>")(
+            grid(n), (THREADS,), (loop, pending, dist, np.int64(n), other)
+        )
 
 
-def _select_and_walk(
-    groups, degrees, n, loop, facts, plan, chunks, *, select, head, rounds, walk, tail
+def _count_and_walk(
+    groups, degrees, loop, facts, plan, chunks, *, lists, own, rounds, walk, list_args, tail
 ):
-    """A level (a round) on the device up to its walk's end: the tally zeroed, the frontier
-    counted and, after the decision, listed (``select``: the counting and the listing kernel,
-    their arguments starting with ``head``), the decision (``plan``: the scheduler's
-    (whole_ratio, edge bytes, index bytes); ``rounds``: (0 BFS, 1 delta-stepping, 2
-    Bellman-Ford; n)) and the walk with a fixed grid, then the heavy vertices' chunks
-    (``walk``: the two kernels, their arguments ending with ``tail``)."""
+    """A level (a round) on the device up to its walk's end: the tally zeroed and the list
+    moved on (``lists``: 1 BFS's one list, 2 SSSP's two), the list ``own`` counted by
+    subgraph, the decision (outofcore.cu's gbla_ooc_loop_decide, one warp; ``plan``: the
+    scheduler's (whole_ratio, edge bytes, index bytes); ``rounds``: (0 BFS, 1 delta-stepping,
+    2 Bellman-Ford; n)), and the walk with a fixed grid, then the heavy vertices' chunks
+    (``walk``: the two kernels, their arguments the loop, ``list_args``, the rows and the
+    queue, then ``tail``)."""
     parts = np.int32(groups.parts)
     chunk, queue, queued = _queue(chunks)
     _kernel("gbla_ooc_loop_begin")(
-        (1,), (THREADS,), (loop, groups.tally, groups.cursor, parts, queued)
+        (1,), (THREADS,), (loop, groups.tally, groups.cursor, parts, queued, np.int32(lists))
     )
-    selection = head + _select_tail(groups, degrees, n)
-    _kernel(select[0])(grid(n), (THREADS,), selection)
+    blocks = sm_count() * WALK_WARPS_PER_SM * WARP // THREADS
+    count = (loop, own, groups.bounds, parts, degrees, groups.count, groups.value)
+    _kernel("gbla_ooc_loop_count_list")((blocks,), (THREADS,), count)
     whole_ratio, edge_bytes, index_bytes = plan
     decide = (loop, groups.tally, groups.offset, parts, facts, np.float64(whole_ratio))
     decide += (np.int64(edge_bytes), np.int64(index_bytes), np.int32(rounds[0]))
-    _kernel("gbla_ooc_loop_decide")((1,), (1,), decide + (np.int64(rounds[1]),))
-    _kernel(select[1])(grid(n), (THREADS,), selection)
-    args = (loop, groups.ids, groups.table, groups.offset, parts, np.int32(chunk))
+    _kernel("gbla_ooc_loop_decide")((1,), (32,), decide + (np.int64(rounds[1]),))
+    args = (loop,) + list_args + (groups.bounds, groups.table, parts, np.int32(chunk))
     args += (np.int32(ALIGN_EDGES), queue, queued) + tail
-    blocks = sm_count() * WALK_WARPS_PER_SM * WARP // THREADS
     _kernel(walk[0])((blocks,), (THREADS,), args)
     if chunk:
         _kernel(walk[1])((_chunk_blocks(chunks),), (THREADS,), args)
@@ -413,14 +439,14 @@ def loop_round_kernels(targets_dtype, dist_dtype, chunks):
     names = [
         "gbla_ooc_loop_batch",
         "gbla_ooc_loop_begin",
+        "gbla_ooc_loop_count_list",
         "gbla_ooc_loop_decide",
-        f"gbla_ooc_select_pending_loop<false, {t}>",
-        f"gbla_ooc_select_pending_loop<true, {t}>",
-        f"gbla_ooc_relax_loop<false, {t}, {idx}>",
+        f"gbla_ooc_relax_list<false, {t}, {idx}>",
         f"gbla_ooc_loop_pending_min<{t}>",
         f"gbla_ooc_loop_top<{t}>",
+        f"gbla_ooc_loop_list_pending<false, {t}>",
     ]
     if _queue(chunks)[0]:
-        names.append(f"gbla_ooc_relax_loop<true, {t}, {idx}>")
+        names.append(f"gbla_ooc_relax_list<true, {t}, {idx}>")
     for name in names:
         _kernel(name)

@@ -39,6 +39,21 @@ struct gbla_pending_below {
     __device__ void take(long long v) const { pending[v] = 0; }
 };
 
+// The warp's lanes `peers` (leader the lowest), each with a vertex of subgraph p of `degree`
+// out-edges: count[p] and value[p] gain them.
+__device__ __forceinline__ void gbla_ooc_tally(unsigned peers, int lane, int leader, int p,
+                                               int degree, unsigned long long* count,
+                                               unsigned long long* value) {
+    // a degree's low and high 16 bits summed apart: a sum of 32 never overflows
+    const unsigned d = (unsigned)degree;
+    const unsigned lo16 = __reduce_add_sync(peers, d & 0xffffu);
+    const unsigned hi16 = __reduce_add_sync(peers, d >> 16);
+    if (lane == leader) {
+        atomicAdd(count + p, (unsigned long long)__popc(peers));
+        atomicAdd(value + p, ((unsigned long long)hi16 << 16) + lo16);
+    }
+}
+
 // Counts (fill == false) or lists (fill == true) the vertices pred selects, grouped by subgraph:
 // count[p] and value[p] (out-degree sums) gain the selected vertices of subgraph p; fill writes
 // them to out[offset[p] + ...] (cursor[p] zeroed before), in no particular order within p.
@@ -67,14 +82,7 @@ __device__ void gbla_ooc_select(Pred pred, long long n, const long long* bounds,
             out[offset[p] + (long long)at + __popc(below)] = (int)v;
             pred.take(v);
         } else {
-            // a degree's low and high 16 bits summed apart: a sum of 32 never overflows
-            const unsigned d = (unsigned)degrees[v];
-            const unsigned lo16 = __reduce_add_sync(peers, d & 0xffffu);
-            const unsigned hi16 = __reduce_add_sync(peers, d >> 16);
-            if (lane == leader) {
-                atomicAdd(count + p, (unsigned long long)__popc(peers));
-                atomicAdd(value + p, ((unsigned long long)hi16 << 16) + lo16);
-            }
+            gbla_ooc_tally(peers, lane, leader, p, degrees[v], count, value);
         }
     }
 }
@@ -330,34 +338,75 @@ __global__ void gbla_ooc_relax_level(GBLA_OOC_MANY, T* dist, unsigned char* pend
 #define GBLA_OOC_TOP 10      // the bucket's end (the bits of a T)
 #define GBLA_OOC_LEAST 11    // the smallest pending distance (bits of a T; +inf between uses)
 #define GBLA_OOC_ROUNDS 12   // rounds over the search; Bellman-Ford past n stops with 3
+// BFS's frontier as a list (the span's vertices in the order they were reached, in the
+// groups' ids): the level's at FROM to TO, the next level's appended from TO to NEXT
+#define GBLA_OOC_FROM 13
+#define GBLA_OOC_TO 14
+#define GBLA_OOC_NEXT 15
 #define GBLA_OOC_BYTES 16    // from here, each level's bytes, GBLA_OOC_RUN of them
 
 // The batch's start: no level run yet in it.
 extern "C" __global__ void gbla_ooc_loop_batch(long long* loop) { loop[GBLA_OOC_RUN] = 0; }
 
 // A level's start: the tally (counts, then out-degree sums), the cursors and the chunk queue
-// zeroed. One block.
-extern "C" __global__ void gbla_ooc_loop_begin(const long long* loop, unsigned long long* tally,
+// zeroed, and the level's list the vertices the last one appended: BFS's (lists 1) after the
+// last's in one list, SSSP's (lists 2) the other of two from its start (and the bucket's
+// move, if the last round made one, done). One block.
+extern "C" __global__ void gbla_ooc_loop_begin(long long* loop, unsigned long long* tally,
                                                unsigned long long* cursor, int parts,
-                                               unsigned* queued) {
+                                               unsigned* queued, int lists) {
     if (loop[GBLA_OOC_STOP]) return;
     for (int k = threadIdx.x; k < 2 * parts; k += blockDim.x) tally[k] = 0;
     for (int k = threadIdx.x; k < parts; k += blockDim.x) cursor[k] = 0;
-    if (threadIdx.x == 0 && queued != nullptr) *queued = 0;
+    if (threadIdx.x != 0) return;
+    if (queued != nullptr) *queued = 0;
+    loop[GBLA_OOC_FROM] = lists == 1 ? loop[GBLA_OOC_TO] : 0;
+    loop[GBLA_OOC_TO] = loop[GBLA_OOC_NEXT];
+    if (lists == 2) {
+        loop[GBLA_OOC_NEXT] = 0;
+        loop[GBLA_OOC_BUCKET] = 0;
+    }
 }
 
-// The level's frontier counted (FILL false: the vertices at level WANT) or listed (FILL true,
-// after decide moved WANT on: the vertices at level WANT - 1).
-template <bool FILL>
-__global__ void gbla_ooc_select_level_loop(const int* levels, const long long* loop, long long n,
-                                           const long long* bounds, int parts,
-                                           const int* degrees, unsigned long long* count,
-                                           unsigned long long* value, const long long* offset,
-                                           unsigned long long* cursor, int* out) {
+// The span's first list: the vertices at level WANT appended to list from NEXT (a thread a
+// vertex, grid-stride, a warp's appends one atomic).
+extern "C" __global__ void gbla_ooc_loop_list_level(const int* levels, long long* loop,
+                                                    long long n, int* list) {
+    const int lane = threadIdx.x & 31;
+    const int want = (int)loop[GBLA_OOC_WANT];
+    unsigned long long* next = (unsigned long long*)(loop + GBLA_OOC_NEXT);
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v - lane < n;
+         v += stride) {
+        const bool on = v < n && levels[v] == want;
+        const unsigned peers = __ballot_sync(GBLA_FULL, on);
+        if (!peers) continue;
+        unsigned long long at = 0;
+        if (lane == 0) at = atomicAdd(next, (unsigned long long)__popc(peers));
+        at = __shfl_sync(GBLA_FULL, at, 0);
+        if (on) list[at + __popc(peers & ((1u << lane) - 1u))] = (int)v;
+    }
+}
+
+// The level's list counted by subgraph: count[p] and value[p] (out-degree sums) as
+// gbla_ooc_select counts. A fixed grid striding over the list.
+extern "C" __global__ void gbla_ooc_loop_count_list(const long long* loop, const int* list,
+                                                    const long long* bounds, int parts,
+                                                    const int* degrees, unsigned long long* count,
+                                                    unsigned long long* value) {
     if (loop[GBLA_OOC_STOP]) return;
-    const int want = (int)loop[GBLA_OOC_WANT] - (FILL ? 1 : 0);
-    gbla_ooc_select<FILL>(gbla_level_is{levels, want}, n, bounds, parts, degrees, count, value,
-                          offset, cursor, out);
+    const int lane = threadIdx.x & 31;
+    const long long from = loop[GBLA_OOC_FROM], to = loop[GBLA_OOC_TO];
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = from + (long long)blockIdx.x * blockDim.x + threadIdx.x; i - lane < to;
+         i += stride) {
+        const bool on = i < to;
+        const int v = on ? list[i] : 0;
+        const int p = on ? gbla_ooc_part(v, bounds, parts) : -1;
+        const unsigned peers = __match_any_sync(GBLA_FULL, p);
+        if (!on) continue;
+        gbla_ooc_tally(peers, lane, __ffs(peers) - 1, p, degrees[v], count, value);
+    }
 }
 
 // Whether the level the tally counted runs on the device, as the scheduler's differential
@@ -368,37 +417,50 @@ __global__ void gbla_ooc_select_level_loop(const int* levels, const long long* l
 // Then the group offsets (an exclusive scan of the counts), the accounts (each active
 // resident a hit; each other active subgraph an in-place step of its active edges and one
 // index a vertex, plus one), and WANT moved on to the level being made. facts: the subgraphs'
-// sizes, edges and resident flags (3 x parts). One thread.
+// sizes, edges and resident flags (3 x parts). One warp, a lane every 32nd subgraph: the
+// subgraphs' tests are independent, and one thread's walk over them is a chain of dependent
+// reads a subgraph.
 // SSSP (rounds: 1 delta-stepping, 2 Bellman-Ford over n vertices): an empty frontier moves the
 // bucket on (delta-stepping) or ends the search, and a Bellman-Ford round past the n-th stops
 // with 3 (a negative cycle) before it runs.
+__device__ __forceinline__ long long gbla_ooc_warp_sum(long long x) {
+    for (int step = 16; step; step >>= 1) x += __shfl_xor_sync(GBLA_FULL, x, step);
+    return x;
+}
+
 extern "C" __global__ void gbla_ooc_loop_decide(long long* loop, const unsigned long long* tally,
                                                 long long* offset, int parts,
                                                 const long long* facts, double whole_ratio,
                                                 long long edge_bytes, long long index_bytes,
                                                 int rounds, long long n) {
-    if (loop[GBLA_OOC_STOP] || threadIdx.x != 0 || blockIdx.x != 0) return;
+    const int lane = threadIdx.x;
+    if (loop[GBLA_OOC_STOP] || blockIdx.x != 0 || lane >= 32) return;
     const unsigned long long* count = tally;
     const unsigned long long* value = tally + parts;
     const long long *size = facts, *edges = facts + parts, *resident = facts + 2 * parts;
     const long long limit = loop[GBLA_OOC_LIMIT];
     if (limit >= 0 && loop[GBLA_OOC_WANT] >= limit) {
-        loop[GBLA_OOC_STOP] = 2;
+        if (lane == 0) loop[GBLA_OOC_STOP] = 2;
         return;
     }
     const long long free_bytes = loop[GBLA_OOC_FREE], capacity = loop[GBLA_OOC_CAPACITY];
     long long idle = 0, active = 0;
-    for (int p = 0; p < parts; ++p) {
+    for (int p = lane; p < parts; p += 32) {
         if (count[p]) active += (long long)count[p];
         else if (resident[p]) idle += size[p];
     }
+    active = gbla_ooc_warp_sum(active);
+    idle = gbla_ooc_warp_sum(idle);
     if (!active) {
-        if (rounds == 1) loop[GBLA_OOC_BUCKET] = 1;
-        else loop[GBLA_OOC_STOP] = 2;
+        if (lane == 0) {
+            if (rounds == 1) loop[GBLA_OOC_BUCKET] = 1;
+            else loop[GBLA_OOC_STOP] = 2;
+        }
         return;
     }
     long long bytes = 0, compact = 0, hits = 0;
-    for (int p = 0; p < parts; ++p) {
+    bool whole = false;
+    for (int p = lane; p < parts; p += 32) {
         if (!count[p]) continue;
         if (resident[p]) {
             ++hits;
@@ -407,76 +469,168 @@ extern "C" __global__ void gbla_ooc_loop_decide(long long* loop, const unsigned 
         const bool room = size[p] <= free_bytes;
         const bool worth = (double)value[p] >= whole_ratio * (double)edges[p] &&
                            size[p] <= capacity && free_bytes + idle >= size[p];
-        if (room || worth) {
-            loop[GBLA_OOC_STOP] = 1;
-            return;
-        }
+        whole |= room || worth;
         bytes += (long long)value[p] * edge_bytes + ((long long)count[p] + 1) * index_bytes;
         ++compact;
     }
-    if (rounds && ++loop[GBLA_OOC_ROUNDS] > n && rounds == 2) {
-        loop[GBLA_OOC_STOP] = 3;
+    if (__any_sync(GBLA_FULL, whole)) {
+        if (lane == 0) loop[GBLA_OOC_STOP] = 1;
         return;
     }
-    long long at = 0;
-    for (int p = 0; p < parts; ++p) {
-        offset[p] = at;
-        at += (long long)count[p];
+    bytes = gbla_ooc_warp_sum(bytes);
+    compact = gbla_ooc_warp_sum(compact);
+    hits = gbla_ooc_warp_sum(hits);
+    long long round = 0;
+    if (rounds && lane == 0) round = ++loop[GBLA_OOC_ROUNDS];
+    round = __shfl_sync(GBLA_FULL, round, 0);
+    if (rounds == 2 && round > n) {
+        if (lane == 0) loop[GBLA_OOC_STOP] = 3;
+        return;
     }
-    offset[parts] = at;
-    loop[GBLA_OOC_H2D] += bytes;
-    loop[GBLA_OOC_COMPACT] += compact;
-    loop[GBLA_OOC_HITS] += hits;
-    loop[GBLA_OOC_BYTES + loop[GBLA_OOC_RUN]] = bytes;
-    loop[GBLA_OOC_RUN] += 1;
-    loop[GBLA_OOC_WANT] += 1;
+    // the offsets: an exclusive scan of the counts, 32 subgraphs a step
+    long long at = 0;
+    for (int first = 0; first < parts; first += 32) {
+        const int p = first + lane;
+        const long long c = p < parts ? (long long)count[p] : 0;
+        long long sum = c;  // inclusive, over the lanes up to this one
+        for (int step = 1; step < 32; step <<= 1) {
+            const long long below = __shfl_up_sync(GBLA_FULL, sum, step);
+            if (lane >= step) sum += below;
+        }
+        if (p < parts) offset[p] = at + sum - c;
+        at += __shfl_sync(GBLA_FULL, sum, 31);
+    }
+    if (lane == 0) {
+        offset[parts] = at;
+        loop[GBLA_OOC_H2D] += bytes;
+        loop[GBLA_OOC_COMPACT] += compact;
+        loop[GBLA_OOC_HITS] += hits;
+        loop[GBLA_OOC_BYTES + loop[GBLA_OOC_RUN]] = bytes;
+        loop[GBLA_OOC_RUN] += 1;
+        loop[GBLA_OOC_WANT] += 1;
+    }
 }
 
-// The level's walk over the table of blocks (gbla_ooc_bfs_expand_level's), its list's length
-// the offsets' last, its depth WANT: a fixed grid, each warp striding over the list.
+// The level's list walked, each vertex in its subgraph's row of the table (a resident's
+// copy, or the host CSR read in place: never a compacted batch), found by its row bounds.
+struct gbla_ooc_list {
+    const int* verts;  // the level's list, from FROM
+    const long long* bounds;
+    const gbla_ooc_block* table;
+    int parts;
+    __device__ bool find(long long i, gbla_ooc_edges& x) const {
+        const int u = verts[i];
+        const gbla_ooc_block b = table[gbla_ooc_part(u, bounds, parts)];
+        if (!b.offsets) return false;
+        x = gbla_ooc_find(b, u - b.lo, u);
+        return true;
+    }
+};
+
+// BFS: an unvisited target takes the level depth (and u as its parent) and is appended to the
+// next level's list.
+template <class Idx>
+struct gbla_ooc_claim_next {
+    gbla_ooc_claim<Idx> claim; int* list; unsigned long long* next;
+    __device__ gbla_ooc_claim_next at(const gbla_ooc_edges& x) const {
+        return gbla_ooc_claim_next{claim.at(x), list, next};
+    }
+    __device__ void operator()(long long e) const {
+        const long long v = (long long)claim.targets[e];
+        if (!gbla_claim(claim.levels, v, claim.depth)) return;
+        if (claim.parents) claim.parents[v] = claim.u;
+        list[atomicAdd(next, 1ull)] = (int)v;
+    }
+};
+
+// The level's walk over its list, its depth WANT: a fixed grid, each warp striding over the
+// list; the vertices reached appended from NEXT.
 template <bool CHUNKS, class Idx>
-__global__ void gbla_ooc_bfs_expand_loop(const long long* loop, const int* verts,
-                                         const gbla_ooc_block* table, const long long* group,
-                                         int parts, int chunk, int align, int2* queue,
-                                         unsigned* queued, int* levels, int* parents) {
+__global__ void gbla_ooc_bfs_expand_list(long long* loop, int* list, const long long* bounds,
+                                         const gbla_ooc_block* table, int parts, int chunk,
+                                         int align, int2* queue, unsigned* queued, int* levels,
+                                         int* parents) {
     if (loop[GBLA_OOC_STOP]) return;
-    gbla_ooc_visit<CHUNKS>(gbla_ooc_many{verts, table, group, parts}, group[parts], chunk, align,
-                           queue, queued,
-                           gbla_ooc_claim<Idx>{levels, (int)loop[GBLA_OOC_WANT], parents,
-                                               nullptr, 0});
+    const long long from = loop[GBLA_OOC_FROM], to = loop[GBLA_OOC_TO];
+    const gbla_ooc_claim<Idx> claim{levels, (int)loop[GBLA_OOC_WANT], parents, nullptr, 0};
+    gbla_ooc_visit<CHUNKS>(
+        gbla_ooc_list{list + from, bounds, table, parts}, to - from, chunk, align, queue, queued,
+        gbla_ooc_claim_next<Idx>{claim, list, (unsigned long long*)(loop + GBLA_OOC_NEXT)});
 }
 
-// SSSP rounds on the device, the same span's structure (_DeviceRounds): the frontier the
-// pending vertices below the bucket's end TOP, listed (their marks cleared) and relaxed; a
-// round that finds none under delta-stepping moves the bucket on (pending_min, then top)
-// before the next, and under Bellman-Ford ends the search.
+// SSSP rounds on the device, the same span's structure (_DeviceRounds), the frontier a list
+// as BFS's: a round relaxes the vertices its list holds, and a vertex it lowers below the
+// bucket's end TOP goes to the next round's list (the two lists alternate, a round's own at
+// FROM = 0 to TO, the next's to NEXT). A pending mark is 0 (not pending), 1 (pending: above
+// TOP, or marked by the host's plan) or 2 (pending and in the next round's list, once: the
+// mark changes by a compare-and-swap on the word that holds it). A round whose list is empty
+// moves a delta-stepping bucket on (the smallest pending distance, the bucket's end, then the
+// pending vertices below it listed: a pass over every vertex, in a few rounds of a search),
+// and ends Bellman-Ford. The walk clears a vertex's mark before it reads its distance, and a
+// thread that lowers a distance fences before it reads the mark: a vertex lowered while its
+// edges are walked is either walked at its new distance or listed again.
 
 template <class T>
 __device__ __forceinline__ T gbla_ooc_word(const long long* loop, int k) {
     return *reinterpret_cast<const T*>(loop + k);
 }
 
-template <bool FILL, class T>
-__global__ void gbla_ooc_select_pending_loop(unsigned char* pending, const T* dist,
-                                             const long long* loop, long long n,
-                                             const long long* bounds, int parts,
-                                             const int* degrees, unsigned long long* count,
-                                             unsigned long long* value, const long long* offset,
-                                             unsigned long long* cursor, int* out) {
-    if (loop[GBLA_OOC_STOP] || (FILL && loop[GBLA_OOC_BUCKET])) return;
-    gbla_ooc_select<FILL>(gbla_pending_below<T>{pending, dist, gbla_ooc_word<T>(loop, GBLA_OOC_TOP)},
-                          n, bounds, parts, degrees, count, value, offset, cursor, out);
+// Vertex v's mark after its distance fell to a value below TOP (near) or not: 0 or 1 become 2
+// (near: true returned, the caller lists v), 0 becomes 1 (not near); 2 stays.
+__device__ __forceinline__ bool gbla_ooc_mark(unsigned char* pending, long long v, bool near) {
+    const unsigned long long at = (unsigned long long)(pending + v);
+    unsigned* word = (unsigned*)(at & ~3ull);
+    const int shift = (int)(at & 3ull) * 8;
+    unsigned old = *(volatile unsigned*)word;
+    while (true) {
+        const unsigned mark = (old >> shift) & 0xffu;
+        const unsigned want = near ? 2u : (mark ? mark : 1u);
+        if (mark == 2u || want == mark) return false;
+        const unsigned seen = atomicCAS(word, old, (old & ~(0xffu << shift)) | (want << shift));
+        if (seen == old) return want == 2u;
+        old = seen;
+    }
 }
 
+// SSSP over a list: u's mark cleared before its distance is read (CLEAR: the list's walk, not
+// a heavy vertex's later chunks), a lowered target marked, and listed when below TOP.
+template <bool CLEAR, class T, class Idx>
+struct gbla_ooc_lower_next {
+    T* dist; unsigned char* pending; const Idx* targets; const T* weights; T du; T top;
+    int* list; unsigned long long* next;
+    __device__ gbla_ooc_lower_next at(const gbla_ooc_edges& x) const {
+        gbla_ooc_lower_next edges = *this;
+        edges.targets = (const Idx*)x.targets;
+        edges.weights = (const T*)x.weights;
+        if (CLEAR) {
+            pending[x.u] = 0;
+            __threadfence();  // the mark cleared before the distance is read
+        }
+        edges.du = __ldcg(dist + x.u);
+        return edges;
+    }
+    __device__ void operator()(long long e) const {
+        const long long v = (long long)targets[e];
+        const T candidate = du + (weights ? weights[e] : (T)1);
+        if (!(candidate < dist[v] && gbla_atomic_min(dist + v, candidate))) return;
+        __threadfence();  // the distance written before the mark is read
+        if (gbla_ooc_mark(pending, v, candidate < top)) list[atomicAdd(next, 1ull)] = (int)v;
+    }
+};
+
+// The round's walk over its list (CHUNKS: the heavy vertices' queued chunks).
 template <bool CHUNKS, class T, class Idx>
-__global__ void gbla_ooc_relax_loop(const long long* loop, const int* verts,
-                                    const gbla_ooc_block* table, const long long* group,
+__global__ void gbla_ooc_relax_list(long long* loop, const int* list, int* other,
+                                    const long long* bounds, const gbla_ooc_block* table,
                                     int parts, int chunk, int align, int2* queue,
                                     unsigned* queued, T* dist, unsigned char* pending) {
     if (loop[GBLA_OOC_STOP] || loop[GBLA_OOC_BUCKET]) return;
-    gbla_ooc_visit<CHUNKS>(gbla_ooc_many{verts, table, group, parts}, group[parts], chunk, align,
-                           queue, queued,
-                           gbla_ooc_lower<T, Idx>{dist, pending, nullptr, nullptr, (T)0});
+    const long long to = loop[GBLA_OOC_TO];
+    gbla_ooc_visit<CHUNKS>(
+        gbla_ooc_list{list, bounds, table, parts}, to, chunk, align, queue, queued,
+        gbla_ooc_lower_next<!CHUNKS, T, Idx>{dist, pending, nullptr, nullptr, (T)0,
+                                             gbla_ooc_word<T>(loop, GBLA_OOC_TOP), other,
+                                             (unsigned long long*)(loop + GBLA_OOC_NEXT)});
 }
 
 // The smallest pending distance into LEAST, where the bucket moves on.
@@ -497,14 +651,13 @@ __global__ void gbla_ooc_loop_pending_min(long long* loop, const unsigned char* 
 
 // The next bucket's end from LEAST, as gpu.sssp computes it on the host: the end of the
 // delta-wide bucket holding it, at least just past it (in T's arithmetic); none pending: done.
-// One thread.
+// One thread; BUCKET stays set for the listing (the next round's begin clears it).
 template <class T>
 __global__ void gbla_ooc_loop_top(long long* loop, double delta) {
     if (loop[GBLA_OOC_STOP] || !loop[GBLA_OOC_BUCKET]) return;
     T* least = reinterpret_cast<T*>(loop + GBLA_OOC_LEAST);
     const T m = *least, inf = (T)__longlong_as_double(0x7ff0000000000000LL);
     *least = inf;
-    loop[GBLA_OOC_BUCKET] = 0;
     if (!(m < inf)) {
         loop[GBLA_OOC_STOP] = 2;
         return;
@@ -512,4 +665,29 @@ __global__ void gbla_ooc_loop_top(long long* loop, double delta) {
     const T d = (T)delta;
     const T a = (floor(m / d) + (T)1) * d, b = nextafter(m, inf);
     *reinterpret_cast<T*>(loop + GBLA_OOC_TOP) = a > b ? a : b;
+}
+
+// The pending vertices below TOP marked 2 and appended to list from NEXT: a span's first list
+// (START), or the next round's where the bucket moved on. A thread a vertex, grid-stride.
+template <bool START, class T>
+__global__ void gbla_ooc_loop_list_pending(long long* loop, unsigned char* pending,
+                                           const T* dist, long long n, int* list) {
+    if (!START && (loop[GBLA_OOC_STOP] || !loop[GBLA_OOC_BUCKET])) return;
+    const int lane = threadIdx.x & 31;
+    const T top = gbla_ooc_word<T>(loop, GBLA_OOC_TOP);
+    unsigned long long* next = (unsigned long long*)(loop + GBLA_OOC_NEXT);
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v - lane < n;
+         v += stride) {
+        const bool on = v < n && pending[v] && dist[v] < top;
+        const unsigned peers = __ballot_sync(GBLA_FULL, on);
+        if (!peers) continue;
+        unsigned long long at = 0;
+        if (lane == 0) at = atomicAdd(next, (unsigned long long)__popc(peers));
+        at = __shfl_sync(GBLA_FULL, at, 0);
+        if (on) {
+            pending[v] = 2;
+            list[at + __popc(peers & ((1u << lane) - 1u))] = (int)v;
+        }
+    }
 }

@@ -32,18 +32,23 @@ calls) and a device with concurrent managed access, else it is refused.
 
 A BFS under the differential scheme runs its levels on the device once its plan settles (a
 level that sent nothing whole, past its first :data:`DEVICE_AFTER`): the residents fixed, every
-other active subgraph read in place, each level's selection, the plan's decision and its walk
-queued in CUDA graphs of :data:`DEVICE_BATCH` levels that stop themselves where the search ends
-or where a level would send a subgraph whole, the host reading only where a batch stopped (one
-read a batch, not two round trips a level). That level goes back to the host's plan; the
-accounts are the same as the host's plan would keep. An SSSP runs its rounds there the same
-way: the pending vertices below the bucket's end selected and relaxed, and where none is left
-below it, the bucket moved on on the device (the smallest pending distance, then the end of
-the bucket that holds it, as the host computes it); a Bellman-Ford round past the n-th stops
-the batch and the host raises the negative cycle. Where several threads lower one vertex in a
-round, which round relaxes what depends on their order, on the device as on the host's plan,
-so only a graph whose vertices are lowered once (a tree) has the CPU schedule's accounts
-exactly.
+other active subgraph read in place, each level's count by subgraph, the plan's decision and
+its walk queued in CUDA graphs of :data:`DEVICE_BATCH` levels that stop themselves where the
+search ends or where a level would send a subgraph whole, the host reading only where a batch
+stopped (one read a batch, not two round trips a level). That level goes back to the host's
+plan; the accounts are the same as the host's plan would keep. The frontier is a list: the
+span's first level's from one pass over the levels, each next level's appended by the walk
+that reaches it, so a level costs its frontier, not a pass over every vertex.
+
+An SSSP runs its rounds there the same way, its frontier a list too: a round relaxes the
+vertices its list holds and lists, for the next round, each vertex it lowers below the bucket's
+end (once: a pending mark says whether it is listed). A round whose list is empty moves the
+bucket on on the device (the smallest pending distance, then the end of the bucket that holds
+it, as the host computes it, then the pending vertices below it listed: one pass over the
+vertices, in a few of a search's rounds); a Bellman-Ford round past the n-th stops the batch
+and the host raises the negative cycle. Where several threads lower one vertex in a round,
+which round relaxes what depends on their order, on the device as on the host's plan, so only
+a graph whose vertices are lowered once (a tree) has the CPU schedule's accounts exactly.
 
 Device memory: the vertex arrays (:func:`vertex_bytes`, the device levels' words among them,
 made at their first use), the staging buffer and the residents (or the prefetched pages), all
@@ -78,7 +83,7 @@ HEAVY_CHUNK = 256
 # of where it stopped; a span's first batch before the graph is captured, launched one kernel
 # at a time (a search of a few levels on the device pays no capture)
 DEVICE_BATCH = 32
-EAGER_BATCH = 4
+EAGER_BATCH = 4  # even, as DEVICE_BATCH: SSSP's two lists alternate round by round
 # levels: the host plans a search's first this many (a search of a few levels, R-MAT's seven,
 # gains nothing from the device's batches, and its first levels make the residents anyway)
 DEVICE_AFTER = 8
@@ -93,15 +98,15 @@ def heavy_chunks(graph):
 
 
 def vertex_bytes(n, parts, *, parents=False, dist_dtype=None, chunks=0):
-    """Device bytes of a search's vertex arrays (BFS levels and parents, or SSSP distances
-    and pending marks; the out-degrees; the frontier grouped by subgraph; the queue of
-    ``chunks`` heavy vertices' chunks, :func:`heavy_chunks`) and the pool's
-    rounding of every allocation it can make, a resident subgraph's (one buffer each) included:
-    what the budget holds besides the staging and the residents."""
+    """Device bytes of a search's vertex arrays (BFS levels and parents, or SSSP distances,
+    pending marks and the device rounds' second list; the out-degrees; the frontier grouped by
+    subgraph; the queue of ``chunks`` heavy vertices' chunks, :func:`heavy_chunks`) and the
+    pool's rounding of every allocation it can make, a resident subgraph's (one buffer each)
+    included: what the budget holds besides the staging and the residents."""
     own = _DeviceLevels.nbytes(parts) + (
         4 * n + (4 * n if parents else 0)
         if dist_dtype is None
-        else (np.dtype(dist_dtype).itemsize + 1) * n + 8
+        else (np.dtype(dist_dtype).itemsize + 1 + 4) * n + 8
     )
     rounding = GRANULE * (ALLOCATIONS + parts) + 3 * ALIGN * parts
     return own + 4 * n + K.Groups.nbytes(n, parts) + K.Chunks.nbytes(chunks) + rounding
@@ -648,13 +653,14 @@ class _DeviceLevels:
         h[self.words + 2 * self.parts :] = [int(i in s.resident) for i in range(self.parts)]
         stream = run.compute
         _copy_sync(cp, self.state.data.ptr, h.ctypes.data, h.nbytes, stream, to_device=True)
+        self._start()
         acc = s.accounts
         first = True
         while True:
             if self.graph is None and first:
                 K.loop_batch(self.loop)
-                for _ in range(EAGER_BATCH):
-                    self._level()
+                for j in range(EAGER_BATCH):
+                    self._level(j)
             else:
                 if self.graph is None:
                     self.graph = self._capture()
@@ -685,14 +691,19 @@ class _DeviceLevels:
             capture.begin_capture()
             try:
                 K.loop_batch(self.loop)
-                for _ in range(DEVICE_BATCH):
-                    self._level()
+                for j in range(DEVICE_BATCH):
+                    self._level(j)
             finally:
                 graph = capture.end_capture()
         return graph
 
-    def _level(self):
-        """Enqueue one level (:func:`~gbla.kernels._outofcore.loop_level`)."""
+    def _start(self):
+        """Enqueue the span's first level's list (:func:`~gbla.kernels._outofcore.loop_list`):
+        each level then lists the next as it reaches it."""
+        K.loop_list(self.run.groups, self.run.graph.n, self.loop, self.levels)
+
+    def _level(self, j):
+        """Enqueue one level (:func:`~gbla.kernels._outofcore.loop_level`), the batch's j-th."""
         K.loop_level(
             *self._loop_args(), levels=self.levels, parents=self.parents, chunks=self.run.chunks
         )
@@ -714,6 +725,9 @@ class _DeviceRounds(_DeviceLevels):
         super().__init__(run, None, None, None)
         self.dist, self.pending, self.delta = dist, pending, delta
         self.bits = np.uint32 if dist.dtype.itemsize == 4 else np.uint64
+        # the rounds' two lists, a round's own and the next's by the round's parity in its
+        # batch (every batch's first round reads the first: EAGER_BATCH, DEVICE_BATCH even)
+        self.lists = (run.groups.ids, run.cp.empty(max(run.graph.n, 1), np.int32))
 
     def run_from(self, rounds, top):
         """Rounds on the device from the host's ``rounds`` and bucket end ``top`` until the
@@ -736,9 +750,14 @@ class _DeviceRounds(_DeviceLevels):
         """A T's bits as an int64 control word (a float's in the low half)."""
         return int(np.array([value]).view(self.bits)[0])
 
-    def _level(self):
+    def _start(self):
+        """Enqueue the span's first round's list (the pending vertices below the bucket's end)."""
+        K.loop_list_pending(self.run.graph.n, self.loop, self.dist, self.pending, self.lists[0])
+
+    def _level(self, j):
         K.loop_round(
             *self._loop_args(),
+            lists=(self.lists[j % 2], self.lists[1 - j % 2]),
             dist=self.dist,
             pending=self.pending,
             delta=self.delta,
@@ -884,7 +903,7 @@ def sssp(
     )
     dist = cp.full(n, np.inf, dtype)
     dist[source] = 0
-    pending = cp.zeros(n, np.uint8)
+    pending = cp.zeros(-(-n // 4) * 4, np.uint8)[:n]  # whole 4-byte words (the device's marks)
     pending[source] = 1
     least = cp.empty(1, dtype)
     run = _Run(cp, graph, part, scheduler, weights)
