@@ -124,8 +124,9 @@ def run(spec, algo, strategies, fraction, n_sources, seed, device, widths=None, 
     from gbla.outofcore.host_matrix import ALLOCATIONS, GRANULE, VERTEX_BYTES
 
     algebra_budget = int(VERTEX_BYTES * hg.n + GRANULE * ALLOCATIONS + fraction * graph_bytes)
-    # SSSP's bucket width as a multiple of the default (gbla.outofcore.sssp's 'auto': 32 x the
-    # mean weight / the mean out-degree); None: the default, as a user gets it
+    # SSSP's bucket width as a multiple of in-memory delta-stepping's default (32 x the mean
+    # weight / the mean out-degree); None: gbla.outofcore.sssp's 'auto' (traverse.auto_width,
+    # narrower on graphs of higher degree), as a user gets it
     swept = algo == "sssp" and bool(widths)
     auto_width = A_host.weights.bucket_width(A_host.nvals, A_host.nrows) if swept else None
     runs = [
@@ -192,7 +193,7 @@ def run(spec, algo, strategies, fraction, n_sources, seed, device, widths=None, 
             dict(
                 strategy=strategy,
                 width=width,
-                delta=None if width is None else float(delta),
+                delta=stats_all[0].get("delta") if width is None else float(delta),
                 ms=ms,
                 times_ms=times,
                 first_ms=first_ms,
@@ -351,8 +352,10 @@ def print_table(result):
         f"{'D2H GB':>9}{'copy ms':>9}{'bus ms':>9}{'x bus':>8}{'iters':>7}{'peak/budget':>12}"
         "  check"
     )
+    swept = any(r.get("width") is not None for r in result["rows"])
     for r in result["rows"]:
-        name = r["strategy"] + ("" if r.get("width") is None else f" x{r['width']:g}")
+        auto = " auto" if swept and r["strategy"] != ALGEBRAIC else ""
+        name = r["strategy"] + (auto if r.get("width") is None else f" x{r['width']:g}")
         if "error" in r:
             print(f"{name:<20}  ERROR {r['error']}")
             continue
@@ -390,7 +393,8 @@ def main(argv=None):
     p.add_argument("--fraction", type=float, default=0.5)
     p.add_argument(
         "--widths",
-        help="SSSP: each strategy at these multiples of the default bucket width (1,0.25,...)",
+        help="SSSP: each strategy at these multiples of in-memory delta-stepping's default bucket "
+        "width, 'auto' for the out-of-core default (auto,1,0.25,...)",
     )
     p.add_argument("--sources", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
@@ -419,7 +423,9 @@ def main(argv=None):
                 args.sources,
                 args.seed,
                 args.device,
-                [float(w) for w in args.widths.split(",")] if args.widths else None,
+                [None if w == "auto" else float(w) for w in args.widths.split(",")]
+                if args.widths
+                else None,
                 gbps,
             )
             print_table(result)

@@ -355,6 +355,37 @@ def test_the_weights_facts_are_read_once_per_graph(monkeypatch):
         oc.sssp(host_graph(T), 0, memory_budget=10_000, delta=2.0)
 
 
+@settings(max_examples=40, deadline=None)
+@given(g=G.medium_graphs(), data=st.data())
+def test_auto_narrows_the_width_as_the_degree_grows(g, data):
+    # out of core, 'auto' is in-memory delta-stepping's width times min(1, 4 / mean degree),
+    # never below the lightest positive weight; the search's stats report the width it took
+    from gbla import _weights
+
+    S = g.scipy()
+    hg = host_graph(S)
+    facts = _weights.facts(_weights.numbers(hg.values), None)
+    stored, degree = S.nnz, S.nnz / g.n
+    wide = facts.bucket_width(stored, g.n)
+    expected = wide if degree <= 4 else max(wide * 4 / degree, facts.positive_min)
+    assert oc.traverse.auto_width(facts, stored, g.n) == pytest.approx(expected)
+    stats = {}
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    dist = oc.sssp(hg, source, memory_budget=budget_for(hg, 0.5, 16), parts=4, stats=stats)
+    np.testing.assert_array_equal(dist, csgraph.dijkstra(S, indices=source))
+    if facts.lowest >= 0:
+        assert stats["delta"] == pytest.approx(expected)
+
+
+def test_auto_keeps_the_width_on_sparse_graphs_and_narrows_it_on_dense_ones():
+    from gbla import _weights
+
+    facts = _weights.facts(_weights.numbers(np.array([1.0, 3.0, 5.0])), None)  # mean 3, min 1
+    assert oc.traverse.auto_width(facts, 400, 100) == facts.bucket_width(400, 100) == 24.0
+    assert oc.traverse.auto_width(facts, 3200, 100) == 1.0  # 3 x 4 / 32 below the lightest
+    assert oc.traverse.auto_width(facts, 1600, 100) == pytest.approx(6.0 * 4 / 16)
+
+
 def test_a_negative_cycle_raises():
     S = G.csr([0, 1, 2], [1, 2, 1], [1.0, 2.0, -3.0], 3)
     with pytest.raises(gbla.NegativeCycleError, match="^A must have no negative cycle"):
@@ -1098,15 +1129,25 @@ def test_the_benchmark_sweeps_sssp_s_bucket_width(tmp_path, capsys):
     # iterations), each row checked against the in-memory search
     out = tmp_path / "ooc.json"
     argv = ["--graph", "rmat:9", "--algo", "sssp", "--strategies", "differential,algebraic"]
-    argv += ["--widths", "1,0.25", "--sources", "1", "--device", "cpu"]
+    argv += ["--widths", "1,0.25,auto", "--sources", "1", "--device", "cpu"]
     (r,) = _bench_outofcore(argv, out)["results"]
     rows = [(row["strategy"], row["width"]) for row in r["rows"]]
-    assert rows == [("differential", 1.0), ("differential", 0.25), ("algebraic", None)]
-    one, quarter = r["rows"][0], r["rows"][1]
+    assert rows == [
+        ("differential", 1.0),
+        ("differential", 0.25),
+        ("differential", None),
+        ("algebraic", None),
+    ]
+    one, quarter, auto = r["rows"][:3]
     assert all(row["check"] == "ok" for row in r["rows"]), r["rows"]
     assert one["delta"] > 0 and quarter["delta"] == pytest.approx(one["delta"] / 4)
-    assert "differential x0.25" in capsys.readouterr().out
+    # 'auto' out of core: the in-memory width narrowed by 4 / the mean degree (rmat(9): ~30)
+    degree = r["graph_info"]["nvals"] / r["graph_info"]["n"]
+    assert degree > 4 and auto["delta"] == pytest.approx(one["delta"] * 4 / degree)
+    printed = capsys.readouterr().out
+    assert "differential x0.25" in printed and "differential auto" in printed
     from .test_cli import load_module
 
     assert load_module("tools/benchmarks_md.py").main([str(out)]) == 0
-    assert "| differential (width x0.25) |" in capsys.readouterr().out
+    table = capsys.readouterr().out
+    assert "| differential (width x0.25) |" in table and "| differential (auto width) |" in table

@@ -261,10 +261,16 @@ def _outofcore(doc, path, i):
             "| bus ms | x bus | iterations | peak / budget | check |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
         ]
+        swept = any(row.get("width") is not None for row in r["rows"])
         for row in r["rows"]:
-            # --widths: SSSP's bucket width as a multiple of the default
+            # --widths: SSSP's bucket width as a multiple of in-memory delta-stepping's default,
+            # or the out-of-core 'auto' width
             label = row["strategy"] + (
-                f" (width x{row['width']:g})" if row.get("width") is not None else ""
+                f" (width x{row['width']:g})"
+                if row.get("width") is not None
+                else " (auto width)"
+                if swept and row["strategy"] != "algebraic"
+                else ""
             )
             if "error" in row:
                 out.append(

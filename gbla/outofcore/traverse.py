@@ -294,7 +294,8 @@ def sssp(
     in buckets of width delta and only those of the lowest bucket relax, so a vertex relaxes
     (and its edges cross the bus) closer to its final distance, fewer times (non-negative
     weights); a smaller delta moves fewer bytes in more iterations. ``'auto'`` (the default):
-    32 x the mean weight / the mean out-degree, or Bellman-Ford when a weight is negative.
+    :func:`auto_width` (in-memory delta-stepping's width, narrowed on graphs of mean out-degree
+    above 4), or Bellman-Ford when a weight is negative.
     With CuPy as ``xp`` the search runs on the GPU (:mod:`.gpu`)."""
     n = graph.n
     source = V.source(source, n)
@@ -358,9 +359,31 @@ def _delta(graph, weights, delta):
         if auto:
             return None
         raise V.invalid_value("delta", "be None or 'auto' with a negative weight", delta)
-    if auto:  # the width every delta-stepping defaults to, from the weights' facts
-        return facts.bucket_width(len(graph.indices), graph.n)
+    if auto:
+        return auto_width(facts, len(graph.indices), graph.n)
     return V.positive_finite(delta, "delta", "be None, 'auto' or a positive finite number")
+
+
+NARROWING_DEGREE = 4
+
+
+def auto_width(facts, stored, n):
+    """Out of core, 'auto''s bucket width: the width every delta-stepping defaults to
+    (``facts.bucket_width``: 32 x the mean positive weight / the mean out-degree d) times
+    min(1, 4 / d), at least the smallest positive weight. Off the device, a vertex relaxed
+    before its distance is final sends its d edges across the bus again, so the width narrows
+    as the degree grows; where d <= 4 (roads, meshes) the rounds are many and their bytes few,
+    and a narrower width only adds rounds. Measured on one H200 (half the graph's bytes,
+    differential; benchmarks/results/outofcore_*sssp_widths*_h200.json), against the
+    in-memory width: rmat(21) 1.24x the graph's bytes against 1.71x (30-35 ms against 32),
+    rmat(24) 1.31x against 1.63x (193-197 ms against 199); ego-Twitter (d 33) 1.09x against
+    2.17x, but 8.2 -> 10.3 ms (the rounds, not the bus, bound it); USA-road-NE (d 2.5) keeps
+    its width: 98-101 ms, against 146 ms at a quarter of it."""
+    width = facts.bucket_width(stored, n)
+    degree = stored / max(n, 1)
+    if degree <= NARROWING_DEGREE:
+        return width
+    return max(width * NARROWING_DEGREE / degree, facts.positive_min)
 
 
 def _facts(weights):
