@@ -2,7 +2,9 @@
 they are read: a Matrix's (its one array reduced), a matrix cut over ranks (gbla.distributed,
 gathered from every rank's part) or kept in host memory (gbla.outofcore.HostMatrix)."""
 
+import concurrent.futures
 import functools
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,12 +59,51 @@ _NUMBERS_CHUNK = 2**26
 _HOST_CHUNK = 2**18
 
 
+# host weights from this many on are reduced by several threads, a block each (NumPy's
+# reductions let go of the GIL): 537 M float32 weights took about 0.55 s in one thread
+_PARALLEL_AT = 2**23
+
+
 def numbers(values):
     """[smallest finite, +inf present, positive sum, smallest positive, positives, NaN or
     -inf count] of one part's weights, +inf standing for "none": reduced where the weights
     are, a chunk at a time, six numbers to the host."""
     if B.array_device(values) == "gpu":
         return _numbers_gpu(values)
+    threads = _threads()
+    if len(values) < _PARALLEL_AT or threads < 2:
+        return _numbers_host(values)
+    step = -(-len(values) // threads)
+    step = -(-step // _HOST_CHUNK) * _HOST_CHUNK  # blocks of whole chunks
+    blocks = [values[at : at + step] for at in range(0, len(values), step)]
+    with concurrent.futures.ThreadPoolExecutor(len(blocks)) as pool:
+        return _combine(list(pool.map(_numbers_host, blocks)))
+
+
+def _threads():
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _combine(rows):
+    """One :func:`numbers` row from the rows of a part's blocks."""
+    rows = np.asarray(rows, np.float64).reshape(-1, 6)
+    return np.array(
+        [
+            rows[:, 0].min(),
+            rows[:, 1].max(),
+            rows[:, 2].sum(),
+            rows[:, 3].min(),
+            rows[:, 4].sum(),
+            rows[:, 5].sum(),
+        ]
+    )
+
+
+def _numbers_host(values):
     lowest = smallest_positive = np.inf
     inf_present, total, positives, bad = 0.0, 0.0, 0, 0
     kind_f = values.dtype.kind == "f"
@@ -136,21 +177,11 @@ def _gpu_reductions():
 
 def _numbers_gpu(values):
     cp = B._cupy()
-    row = np.array([np.inf, 0.0, 0.0, np.inf, 0.0, 0.0])
+    rows = [np.array([np.inf, 0.0, 0.0, np.inf, 0.0, 0.0])]
     for at in range(0, len(values), _NUMBERS_CHUNK):
         chunk = values[at : at + _NUMBERS_CHUNK]
-        got = cp.stack([reduce(chunk, 0) for reduce in _gpu_reductions()]).get()  # sync
-        row = np.array(
-            [
-                min(row[0], got[0]),
-                max(row[1], got[1]),
-                row[2] + got[2],
-                min(row[3], got[3]),
-                row[4] + got[4],
-                row[5] + got[5],
-            ]
-        )
-    return row
+        rows.append(cp.stack([reduce(chunk, 0) for reduce in _gpu_reductions()]).get())  # sync
+    return _combine(rows)
 
 
 def facts(rows, described):
