@@ -10,6 +10,7 @@ GPU's free memory.
 
     python benchmarks/bench_outofcore.py --graph rmat:24 --graph file:NE.gr.gz --json out.json
     python benchmarks/bench_outofcore.py --beyond 27 --leave-free 8    # larger than the GPU
+    python benchmarks/bench_outofcore.py --beyond 27 --leave-free 8 --beyond-algo bfs,sssp
     python benchmarks/bench_outofcore.py --graph rmat:12 --sources 2 --device cpu
         # the schedule's bytes only (NumPy plays the device; its times mean nothing)
     python benchmarks/bench_outofcore.py --graph rmat:21 --algo sssp --strategies differential \
@@ -27,6 +28,7 @@ weights gets integer weights from 1 to 255, float32 distances.
 import argparse
 import datetime
 import json
+import os
 import shlex
 import statistics
 import sys
@@ -273,11 +275,58 @@ def _level_problem(indptr, indices, levels, source, rows=1 << 23):
     return None
 
 
-def beyond(scale, leave_free_gb, parts, seed):
-    """BFS on rmat(scale), built in host memory a part at a time, with the GPU's free memory
-    cut to ``leave_free_gb`` by a ballast allocation when the graph alone would fit: the levels
-    checked exactly on the host (:func:`_level_problem`)."""
+def _distance_problem(indptr, indices, weights, dist, source, rows=1 << 22):
+    """None when ``dist`` (float32) are exactly the shortest distances from ``source`` on the
+    symmetric CSR graph whose weights are symmetric too (``w(u, v) == w(v, u)``), else what is
+    wrong: dist[source] == 0, no edge relaxes (dist[v] <= dist[u] + w in float32, which also
+    leaves no unreached neighbour of a reached vertex), and every other reached vertex has an
+    in-edge that is tight (read in its own row: the graph and its weights are symmetric).
+    With dist only ever lowered to a path's length, as every method does, these make it
+    exact. Host NumPy, ``rows`` vertices at a time, a thread per CPU."""
+    import concurrent.futures
+
+    if dist[source] != 0:
+        return f"dist[source] = {dist[source]}"
+    n = len(dist)
+
+    def block(r0):
+        r1 = min(r0 + rows, n)
+        e0, e1 = int(indptr[r0]), int(indptr[r1])
+        degree = np.diff(indptr[r0 : r1 + 1])
+        mine = np.repeat(dist[r0:r1], degree)
+        through = dist[indices[e0:e1]] + weights[e0:e1]  # float32, as the kernels add
+        relaxes = mine + weights[e0:e1] < dist[indices[e0:e1]]  # out-edges: u -> v
+        if relaxes.any():
+            k = int(np.argmax(relaxes))
+            u = int(np.searchsorted(indptr, e0 + k, side="right") - 1)
+            v = int(indices[e0 + k])
+            return f"edge ({u}, {v}) relaxes: {dist[u]} + {weights[e0 + k]} < {dist[v]}"
+        has = degree > 0
+        best = np.full(r1 - r0, np.inf, dist.dtype)
+        best[has] = np.minimum.reduceat(through, (indptr[r0:r1] - e0)[has])
+        ids = np.arange(r0, r1)
+        loose = np.isfinite(dist[r0:r1]) & (ids != source) & (best != dist[r0:r1])
+        if loose.any():
+            v = int(ids[np.argmax(loose)])
+            return f"vertex {v}: distance {dist[v]}, its tightest in-edge gives {best[v - r0]}"
+        return None
+
+    threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    with concurrent.futures.ThreadPoolExecutor(max(threads, 1)) as pool:
+        for problem in pool.map(block, range(0, n, rows)):
+            if problem:
+                return problem
+    return None
+
+
+def beyond(scale, leave_free_gb, parts, seed, algos=("bfs",)):
+    """BFS and/or SSSP on rmat(scale), built in host memory a part at a time (SSSP's float32
+    weights 1..255 as ``with_weights`` gives them, :func:`gbla.generators.host_csr_weights`),
+    with the GPU's free memory cut to ``leave_free_gb`` by a ballast allocation when the graph
+    alone would fit: the levels and the distances checked exactly on the host
+    (:func:`_level_problem`, :func:`_distance_problem`). A list of one result per algo."""
     import cupy as cp
+    import cupyx
 
     from gbla import generators
 
@@ -290,53 +339,83 @@ def beyond(scale, leave_free_gb, parts, seed):
     hg = oc.HostGraph(indptr, indices).pin()
     pin_s = time.perf_counter() - t0
     del indptr, indices
+    weights_s = None
+    if "sssp" in algos:  # into pinned memory at once: no second copy of 4 bytes an edge
+        t0 = time.perf_counter()
+        w = cupyx.empty_pinned(len(hg.indices), np.float32)
+        generators.host_csr_weights(hg.indptr, hg.indices, 1, 255, seed=seed, out=w)
+        weighted = oc.HostGraph(hg.indptr, hg.indices, w, pinned=True)
+        weights_s = time.perf_counter() - t0
     free_before, total = cp.cuda.Device().mem_info
     ballast = None
     if leave_free_gb is not None and free_before > leave_free_gb * 1e9:
         ballast = cp.empty(int(free_before - leave_free_gb * 1e9), np.uint8)
     free = cp.cuda.Device().mem_info[0]
     budget = int(0.9 * free)
-    oc.bfs(hg, source, memory_budget=budget, xp=cp)  # untimed: loads the kernels
-    stats = {}
-    ms, levels = timed("gpu", lambda: oc.bfs(hg, source, memory_budget=budget, xp=cp, stats=stats))
+    searches = {
+        "bfs": lambda stats: oc.bfs(hg, source, memory_budget=budget, xp=cp, stats=stats),
+        "sssp": lambda stats: oc.sssp(
+            weighted, source, memory_budget=budget, xp=cp, dtype=np.float32, stats=stats
+        ),
+    }
+    found = {}
+    for algo in algos:
+        searches[algo]({})  # untimed: loads the kernels, makes the graph's partition
+        stats = {}
+        ms, out = timed("gpu", lambda: searches[algo](stats))
+        found[algo] = ms, stats, cp.asnumpy(out)
+        del out
     has_ballast = ballast is not None
     del ballast
-    levels = cp.asnumpy(levels)
-    t0 = time.perf_counter()
-    problem = _level_problem(hg.indptr, hg.indices, levels, source)
-    check_s = time.perf_counter() - t0
-    ok = problem is None
-    result = dict(
-        scale=scale,
-        n=n,
-        stored_edges=int(len(hg.indices)),
-        host_bytes=hg.nbytes,
-        card_bytes=int(total),
-        free_bytes_before_ballast=int(free_before),
-        free_bytes=int(free),
-        budget=budget,
-        source=source,
-        ms=ms,
-        generate_s=generate_s,
-        pin_s=pin_s,
-        check="ok" if ok else "MISMATCH",
-        reached=int((levels >= 0).sum()),
-        ballast=has_ballast,
-        problem=problem,
-        check_s=check_s,
-        stats={k: v for k, v in stats.items() if not isinstance(v, list)},
-    )
-    print(
-        f"\nrmat({scale}) in host memory: {n:,} vertices, {result['stored_edges']:,} stored "
-        f"edges, {hg.nbytes / 1e9:.1f} GB; GPU free {free / 1e9:.1f} GB of "
-        f"{total / 1e9:.1f} (ballast: {has_ballast}); "
-        f"budget {budget / 1e9:.1f} GB\n  BFS {ms:.0f} ms, H2D {stats['h2d_bytes'] / 1e9:.2f} GB "
-        f"({stats['h2d_bytes'] / stats['graph_bytes']:.2f}x the graph), copies "
-        f"{stats['transfer_ms']:.0f} ms, {stats['levels']} levels, {result['reached']:,} "
-        f"reached; levels {result['check']} {problem or ''} "
-        f"(generated in {generate_s:.0f} s, pinned in {pin_s:.0f} s)"
-    )
-    return result
+    results = []
+    for algo in algos:
+        ms, stats, out = found[algo]
+        t0 = time.perf_counter()
+        if algo == "bfs":
+            problem = _level_problem(hg.indptr, hg.indices, out, source)
+            reached = int((out >= 0).sum())
+        else:
+            problem = _distance_problem(hg.indptr, hg.indices, weighted.values, out, source)
+            reached = int(np.isfinite(out).sum())
+        check_s = time.perf_counter() - t0
+        graph = weighted if algo == "sssp" else hg
+        result = dict(
+            algo=algo,
+            scale=scale,
+            n=n,
+            stored_edges=int(len(hg.indices)),
+            host_bytes=graph.nbytes,
+            card_bytes=int(total),
+            free_bytes_before_ballast=int(free_before),
+            free_bytes=int(free),
+            budget=budget,
+            source=source,
+            ms=ms,
+            generate_s=generate_s,
+            pin_s=pin_s,
+            weights_s=weights_s if algo == "sssp" else None,
+            check="ok" if problem is None else "MISMATCH",
+            reached=reached,
+            ballast=has_ballast,
+            problem=problem,
+            check_s=check_s,
+            stats={k: v for k, v in stats.items() if not isinstance(v, list)},
+        )
+        print(
+            f"\nrmat({scale}) in host memory: {n:,} vertices, {result['stored_edges']:,} "
+            f"stored edges, {graph.nbytes / 1e9:.1f} GB; GPU free {free / 1e9:.1f} GB of "
+            f"{total / 1e9:.1f} (ballast: {has_ballast}); budget {budget / 1e9:.1f} GB\n"
+            f"  {algo.upper()} {ms:.0f} ms, H2D {stats['h2d_bytes'] / 1e9:.2f} GB "
+            f"({stats['h2d_bytes'] / stats['graph_bytes']:.2f}x the graph), copies "
+            f"{stats['transfer_ms']:.0f} ms, {stats['iterations']} iterations, {reached:,} "
+            f"reached; {result['check']} {problem or ''} (generated in {generate_s:.0f} s, "
+            f"pinned in {pin_s:.0f} s"
+            + (f", weighted in {weights_s:.0f} s" if algo == "sssp" else "")
+            + f", checked in {check_s:.0f} s)",
+            flush=True,
+        )
+        results.append(result)
+    return results
 
 
 def print_table(result):
@@ -375,7 +454,13 @@ def main(argv=None):
         "--beyond",
         type=int,
         metavar="SCALE",
-        help="also BFS on rmat(SCALE) built in host memory a part at a time",
+        help="also BFS (and SSSP: --beyond-algo) on rmat(SCALE) built in host memory a part at a "
+        "time",
+    )
+    p.add_argument(
+        "--beyond-algo",
+        default="bfs",
+        help="with --beyond: bfs, sssp or bfs,sssp (SSSP: float32 weights 1..255)",
     )
     p.add_argument(
         "--leave-free",
@@ -431,7 +516,12 @@ def main(argv=None):
             print_table(result)
             sys.stdout.flush()
             results.append(result)
-    larger = beyond(args.beyond, args.leave_free, args.parts, args.seed) if args.beyond else None
+    larger = None
+    if args.beyond:
+        algos = tuple(args.beyond_algo.split(","))
+        if not algos or set(algos) - {"bfs", "sssp"}:
+            p.error(f"--beyond-algo must be bfs, sssp or bfs,sssp; got {args.beyond_algo!r}")
+        larger = beyond(args.beyond, args.leave_free, args.parts, args.seed, algos)
     if args.json:
         doc = dict(
             schema=SCHEMA,

@@ -19,6 +19,7 @@ __all__ = [
     "rgg",
     "grid2d",
     "with_weights",
+    "host_csr_weights",
 ]
 
 _U64 = np.uint64
@@ -385,20 +386,73 @@ def grid2d(rows, cols, *, device=None, weights=None, seed=0):
 def with_weights(A, lo, hi, *, seed=0):
     """A's structure with integer weights drawn uniformly from [lo, hi] (int32), the same for
     (i, j) and (j, i), so an undirected graph stays undirected; deterministic for a seed."""
-    lo, hi = (V.integer(v, name) for v, name in ((lo, "lo"), (hi, "hi")))
-    if not -(2**31) <= lo <= hi < 2**31:
-        raise V.invalid_value("lo, hi", "satisfy -2**31 <= lo <= hi < 2**31", (lo, hi))
-    seed = V.size(seed, "seed")
+    lo, hi, base = _weight_args(lo, hi, seed)
     xp = B.xp_of(A.device)
     rows = _storage.rows_of_entries(A._indptr, A.nvals, xp).astype(np.int64)
-    cols = A._indices.astype(np.int64)
-    key = (xp.minimum(rows, cols) * max(A.ncols, 1) + xp.maximum(rows, cols)).astype(_U64)
-    base = _splitmix64(np.full(1, seed, _U64))[0]
-    span = hi - lo + 1
-    values = (_uniform(key, 0, base) * span).astype(np.int64) + lo
+    values = _edge_weights(rows, A._indices, A.ncols, lo, hi, base, xp)
     W = Matrix._wrap(
         A._indptr, A._indices, values.astype(np.int32), A.shape, np.int32, A.device, A._symmetric
     )
     if A._symmetric:
         W._T = W
     return W
+
+
+def _weight_args(lo, hi, seed):
+    lo, hi = (V.integer(v, name) for v, name in ((lo, "lo"), (hi, "hi")))
+    if not -(2**31) <= lo <= hi < 2**31:
+        raise V.invalid_value("lo, hi", "satisfy -2**31 <= lo <= hi < 2**31", (lo, hi))
+    seed = V.size(seed, "seed")
+    return lo, hi, _splitmix64(np.full(1, seed, _U64))[0]
+
+
+def _edge_weights(rows, cols, ncols, lo, hi, base, xp):
+    """:func:`with_weights`'s int64 weight of each edge (rows[k], cols[k]): a hash of the pair
+    with its ends in order, so that (i, j) and (j, i) weigh the same."""
+    cols = cols.astype(np.int64)
+    key = (xp.minimum(rows, cols) * max(ncols, 1) + xp.maximum(rows, cols)).astype(_U64)
+    return (_uniform(key, 0, base) * (hi - lo + 1)).astype(np.int64) + lo
+
+
+def host_csr_weights(indptr, indices, lo, hi, *, seed=0, out=None, rows_at_once=2**18):
+    """:func:`with_weights`'s weights for a square CSR kept in host memory
+    (:func:`rmat_host_csr`'s, an out-of-core search's input): for each edge the value
+    ``with_weights`` gives that matrix, computed ``rows_at_once`` rows at a time by a thread
+    per CPU (NumPy lets go of the GIL), into ``out`` (a NumPy array of one value an edge:
+    pinned host memory, a float dtype) or a new int32 array, which is returned.
+
+    Examples
+    --------
+    >>> import gbla
+    >>> A = gbla.generators.rmat(8, seed=1, device="cpu")
+    >>> w = gbla.generators.host_csr_weights(A._indptr, A._indices, 1, 255, seed=3)
+    >>> bool((w == gbla.generators.with_weights(A, 1, 255, seed=3)._values).all())
+    True
+    """
+    import concurrent.futures
+    import os
+
+    lo, hi, base = _weight_args(lo, hi, seed)
+    indptr = np.asarray(indptr)
+    indices = np.asarray(indices)
+    n = len(indptr) - 1
+    if out is None:
+        out = np.empty(len(indices), np.int32)
+    elif not isinstance(out, np.ndarray) or out.shape != indices.shape:
+        raise V.invalid_value(
+            "out", f"be a NumPy array of shape {indices.shape}", getattr(out, "shape", out)
+        )
+    step = V.size(rows_at_once, "rows_at_once")
+    if step < 1:
+        raise V.invalid_value("rows_at_once", "be at least 1", step)
+
+    def fill(r0):
+        r1 = min(r0 + step, n)
+        e0, e1 = int(indptr[r0]), int(indptr[r1])
+        rows = np.repeat(np.arange(r0, r1, dtype=np.int64), np.diff(indptr[r0 : r1 + 1]))
+        out[e0:e1] = _edge_weights(rows, indices[e0:e1], n, lo, hi, base, np)
+
+    threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    with concurrent.futures.ThreadPoolExecutor(max(threads, 1)) as pool:
+        list(pool.map(fill, range(0, n, step)))
+    return out

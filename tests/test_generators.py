@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import gbla
 
@@ -74,6 +75,39 @@ def test_rmat_host_csr_is_rmat_built_a_part_at_a_time(device, scale, parts):
     assert indptr.dtype == np.int64 and indices.dtype == np.int32
     np.testing.assert_array_equal(indptr, A._indptr)
     np.testing.assert_array_equal(indices, A._indices)
+
+
+@pytest.mark.parametrize("rows_at_once", [1, 7, 2**18])
+@pytest.mark.parametrize("dtype", [None, np.float32, np.float64])
+def test_host_csr_weights_are_with_weights_a_block_of_rows_at_a_time(rows_at_once, dtype):
+    # the weights an out-of-core SSSP of a graph built on the host reads: with_weights's,
+    # whatever the blocks (threads fill them in any order), into a given array or a new one
+    indptr, indices = gbla.generators.rmat_host_csr(9, 8, seed=4, parts=3, device="cpu")
+    A = gbla.generators.rmat(9, 8, seed=4, device="cpu")
+    expected = gbla.generators.with_weights(A, 3, 900, seed=5)._values
+    out = None if dtype is None else np.full(len(indices), -1, dtype)
+    w = gbla.generators.host_csr_weights(
+        indptr, indices, 3, 900, seed=5, out=out, rows_at_once=rows_at_once
+    )
+    assert w is out if out is not None else w.dtype == np.int32
+    np.testing.assert_array_equal(w, expected)
+    # the same for (i, j) and (j, i): an undirected graph stays undirected
+    S = sp.csr_matrix((w, indices, indptr))
+    assert (S != S.T).nnz == 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(lo=5, hi=4), "^lo, hi must satisfy"),
+        (dict(out=np.zeros(3)), "^out must be a NumPy array of shape"),
+        (dict(rows_at_once=0), "^rows_at_once must be at least 1; got 0"),
+    ],
+)
+def test_host_csr_weights_rejects_bad_arguments(kwargs, match):
+    args = dict(lo=1, hi=9) | kwargs
+    with pytest.raises(gbla.InvalidValue, match=match):
+        gbla.generators.host_csr_weights([0, 1, 2], [1, 0], **args)
 
 
 def test_rmat_host_csr_rejects_a_bad_part_count():

@@ -1050,10 +1050,9 @@ def test_a_matrix_on_the_gpu_is_refused_and_a_fraction_of_free_memory_is_taken()
     np.testing.assert_array_equal(levels, [0, 1, 2])
 
 
-def _bench_outofcore(argv, out):
-    """benchmarks/bench_outofcore.py's main(argv) writing ``out``; its JSON document."""
+def _bench_module():
+    """benchmarks/bench_outofcore.py, imported."""
     import importlib.util
-    import json
     import sys
     from pathlib import Path
 
@@ -1065,10 +1064,58 @@ def _bench_outofcore(argv, out):
         )
         bench = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(bench)
-        bench.main([*argv, "--json", str(out)])
     finally:
         sys.path.remove(str(folder))
+    return bench
+
+
+def _bench_outofcore(argv, out):
+    """benchmarks/bench_outofcore.py's main(argv) writing ``out``; its JSON document."""
+    import json
+
+    _bench_module().main([*argv, "--json", str(out)])
     return json.loads(out.read_text())
+
+
+def test_the_benchmark_refuses_an_unknown_search_beyond_the_gpu(capsys):
+    with pytest.raises(SystemExit):
+        _bench_module().main(["--beyond", "5", "--beyond-algo", "bfs,pagerank", "--device", "cpu"])
+    assert "--beyond-algo must be bfs, sssp or bfs,sssp; got 'bfs,pagerank'" in (
+        capsys.readouterr().err
+    )
+
+
+@pytest.mark.parametrize("rows", [1, 5, 1 << 22])
+def test_the_benchmarks_distance_check_finds_every_wrong_distance(rows):
+    # --beyond's SSSP check (a graph too large for SciPy): Dijkstra's float32 distances pass;
+    # a distance raised, lowered, lost or found where there is no path, or the source's, fails
+    from gbla import generators
+
+    bench = _bench_module()
+    indptr, indices = generators.rmat_host_csr(9, 8, seed=4, parts=2, device="cpu")
+    w = generators.host_csr_weights(
+        indptr, indices, 1, 255, seed=0, out=np.empty(len(indices), np.float32)
+    )
+    S = sp.csr_matrix((w, indices, indptr))
+    source = int(np.flatnonzero(np.diff(indptr))[0])
+    dist = csgraph.dijkstra(S, indices=source).astype(np.float32)
+    check = lambda d: bench._distance_problem(indptr, indices, w, d, source, rows=rows)  # noqa: E731
+    assert check(dist) is None
+    reached = np.flatnonzero(np.isfinite(dist) & (np.arange(len(dist)) != source))
+    alone = np.flatnonzero(np.diff(indptr) == 0)
+    assert len(reached) > 10 and len(alone) > 0
+    rng = np.random.default_rng(1)
+    for v in rng.choice(reached, 10, replace=False):
+        for wrong in (dist[v] + 1, dist[v] - 1, np.float32(np.inf), np.nextafter(dist[v], 0)):
+            bad = dist.copy()
+            bad[v] = wrong
+            assert check(bad) is not None, (v, wrong)
+    bad = dist.copy()
+    bad[alone[0]] = 3.0  # a vertex with no edge, reached
+    assert check(bad) == f"vertex {alone[0]}: distance 3.0, its tightest in-edge gives inf"
+    bad = dist.copy()
+    bad[source] = 1.0
+    assert check(bad) == "dist[source] = 1.0"
 
 
 def test_the_benchmark_reports_setup_first_calls_and_the_budget_held(tmp_path, capsys):
