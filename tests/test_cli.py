@@ -752,6 +752,49 @@ def test_benchmarks_md_renders_a_distributed_run_from_the_launcher(capsys, tmp_p
     assert len(rows) == 6 and all(int(r.split("|")[5]) >= 1 for r in rows)  # levels
 
 
+def test_benchmarks_md_tables_issue_40_s_out_of_core_aims():
+    # the differential row of each search of the issue's graphs against its aims: BFS within
+    # 2x the bus bound (3x the in-memory search on a road network), SSSP at most 1.5x the
+    # graph's bytes and 3x the bus bound; other files and strategies stay out of the table
+    tool = load_module("tools/benchmarks_md.py")
+
+    def result(graph, algo, ms, ratio, bound, in_memory):
+        row = dict(strategy="differential", ms=ms, first_ms=2 * ms, h2d_ratio=ratio)
+        row.update(ratio_to_bound=ms / bound, bus_bound_ms=bound)
+        other = dict(row, strategy="zerocopy", ms=1.0)
+        return dict(graph=graph, algo=algo, in_memory_ms=in_memory, rows=[other, row])
+
+    def doc(*results):
+        machine = dict(gpu="NVIDIA H200")
+        return dict(
+            schema=tool.OUTOFCORE,
+            date="2026-11-29T01:00:00",
+            machine=machine,
+            results=list(results),
+        )
+
+    rmat = doc(
+        result("rmat:21", "bfs", 9.0, 1.0, 5.0, 1.0),
+        result("rmat:21", "sssp", 40.0, 1.6, 10.0, 4.0),
+    )
+    road = doc(result("x/USA-road-NE.mtx.gz", "bfs", 40.0, 1.0, 0.5, 20.0))
+    paths = [
+        "r/outofcore_rmat21_h200.json",
+        "r/outofcore_usa_road_ne_h200.json",
+        "r/outofcore_rmat21_sssp_widths_h200.json",
+    ]
+    md = tool._outofcore_summary([rmat, road, rmat], paths)
+    rows = [line for line in md if line.startswith("| ") and "---" not in line][1:]
+    assert rows == [
+        "| rmat:21 | BFS | NVIDIA H200 (2026-11-29) | 9 (18) | 1.00 | 1.80 | 1 | 0.20 | 9.0 "
+        "| x bus <= 2: 1.80, met |",
+        "| rmat:21 | SSSP | NVIDIA H200 (2026-11-29) | 40 (80) | 1.60 | 4.00 | 4 | 0.40 | 10.0 "
+        "| bytes / graph <= 1.5: 1.60, missed by 1.07x; x bus <= 3: 4.00, missed by 1.33x |",
+        "| USA-road-NE | BFS | NVIDIA H200 (2026-11-29) | 40 (80) | 1.00 | 80.00 | 20 | 40.00 "
+        "| 2.0 | time / in memory <= 3: 2.00, met |",
+    ]
+
+
 def test_benchmarks_md_tables_several_gpus_against_the_best_one_gpu_row():
     # the one-rank run's fastest row of each family is the baseline: a --single method
     # (SSSP: auto) or one rank of the distributed code (BFS: bfs_bitmap beats persistent)
