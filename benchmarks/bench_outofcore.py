@@ -319,51 +319,64 @@ def _distance_problem(indptr, indices, weights, dist, source, rows=1 << 22):
     return None
 
 
-def beyond(scale, leave_free_gb, parts, seed, algos=("bfs",)):
+def beyond(scale, leave_free_gb, parts, seed, algos=("bfs",), device="gpu"):
     """BFS and/or SSSP on rmat(scale), built in host memory a part at a time (SSSP's float32
     weights 1..255 as ``with_weights`` gives them, :func:`gbla.generators.host_csr_weights`),
     with the GPU's free memory cut to ``leave_free_gb`` by a ballast allocation when the graph
     alone would fit: the levels and the distances checked exactly on the host
-    (:func:`_level_problem`, :func:`_distance_problem`). A list of one result per algo."""
-    import cupy as cp
-    import cupyx
-
+    (:func:`_level_problem`, :func:`_distance_problem`). A list of one result per algo.
+    ``device='cpu'``: NumPy plays the device within the vertex arrays and half the graph's
+    bytes (the schedule's bytes only, as the other CPU runs)."""
     from gbla import generators
 
+    gpu = device == "gpu"
+    if gpu:
+        import cupy as xp
+        import cupyx
+
+        empty = cupyx.empty_pinned
+    else:
+        xp, empty = np, np.empty
     t0 = time.perf_counter()
-    indptr, indices = generators.rmat_host_csr(scale, 16, seed, parts=parts, device="gpu")
+    indptr, indices = generators.rmat_host_csr(scale, 16, seed, parts=parts, device=device)
     generate_s = time.perf_counter() - t0
     n = len(indptr) - 1
     source = int(np.flatnonzero(np.diff(indptr))[0])
     t0 = time.perf_counter()
-    hg = oc.HostGraph(indptr, indices).pin()
+    hg = oc.HostGraph(indptr, indices)
+    hg = hg.pin() if gpu else hg
     pin_s = time.perf_counter() - t0
     del indptr, indices
-    weights_s = None
+    weights_s = weighted = None
     if "sssp" in algos:  # into pinned memory at once: no second copy of 4 bytes an edge
         t0 = time.perf_counter()
-        w = cupyx.empty_pinned(len(hg.indices), np.float32)
+        w = empty(len(hg.indices), np.float32)
         generators.host_csr_weights(hg.indptr, hg.indices, 1, 255, seed=seed, out=w)
-        weighted = oc.HostGraph(hg.indptr, hg.indices, w, pinned=True)
+        weighted = oc.HostGraph(hg.indptr, hg.indices, w, pinned=gpu)
         weights_s = time.perf_counter() - t0
-    free_before, total = cp.cuda.Device().mem_info
     ballast = None
-    if leave_free_gb is not None and free_before > leave_free_gb * 1e9:
-        ballast = cp.empty(int(free_before - leave_free_gb * 1e9), np.uint8)
-    free = cp.cuda.Device().mem_info[0]
-    budget = int(0.9 * free)
+    if gpu:
+        free_before, total = xp.cuda.Device().mem_info
+        if leave_free_gb is not None and free_before > leave_free_gb * 1e9:
+            ballast = xp.empty(int(free_before - leave_free_gb * 1e9), np.uint8)
+        free = xp.cuda.Device().mem_info[0]
+        budget = int(0.9 * free)
+    else:  # the vertex arrays (SSSP's, the larger) and half the graph's bytes
+        free_before = total = free = None
+        graph = weighted or hg
+        budget = int(oc.gpu.vertex_bytes(n, 64, dist_dtype=np.float32) + 0.5 * graph.nbytes)
     searches = {
-        "bfs": lambda stats: oc.bfs(hg, source, memory_budget=budget, xp=cp, stats=stats),
+        "bfs": lambda stats: oc.bfs(hg, source, memory_budget=budget, xp=xp, stats=stats),
         "sssp": lambda stats: oc.sssp(
-            weighted, source, memory_budget=budget, xp=cp, dtype=np.float32, stats=stats
+            weighted, source, memory_budget=budget, xp=xp, dtype=np.float32, stats=stats
         ),
     }
     found = {}
     for algo in algos:
         searches[algo]({})  # untimed: loads the kernels, makes the graph's partition
         stats = {}
-        ms, out = timed("gpu", lambda: searches[algo](stats))
-        found[algo] = ms, stats, cp.asnumpy(out)
+        ms, out = timed(device, lambda: searches[algo](stats))
+        found[algo] = ms, stats, out.get() if gpu else out
         del out
     has_ballast = ballast is not None
     del ballast
@@ -385,9 +398,10 @@ def beyond(scale, leave_free_gb, parts, seed, algos=("bfs",)):
             n=n,
             stored_edges=int(len(hg.indices)),
             host_bytes=graph.nbytes,
-            card_bytes=int(total),
-            free_bytes_before_ballast=int(free_before),
-            free_bytes=int(free),
+            device=device,
+            card_bytes=total and int(total),
+            free_bytes_before_ballast=free_before and int(free_before),
+            free_bytes=free and int(free),
             budget=budget,
             source=source,
             ms=ms,
@@ -401,13 +415,17 @@ def beyond(scale, leave_free_gb, parts, seed, algos=("bfs",)):
             check_s=check_s,
             stats={k: v for k, v in stats.items() if not isinstance(v, list)},
         )
+        room = (
+            f"GPU free {free / 1e9:.1f} GB of {total / 1e9:.1f} (ballast: {has_ballast})"
+            if gpu
+            else "NumPy as the device"
+        )
         print(
             f"\nrmat({scale}) in host memory: {n:,} vertices, {result['stored_edges']:,} "
-            f"stored edges, {graph.nbytes / 1e9:.1f} GB; GPU free {free / 1e9:.1f} GB of "
-            f"{total / 1e9:.1f} (ballast: {has_ballast}); budget {budget / 1e9:.1f} GB\n"
+            f"stored edges, {graph.nbytes / 1e9:.1f} GB; {room}; budget {budget / 1e9:.1f} GB\n"
             f"  {algo.upper()} {ms:.0f} ms, H2D {stats['h2d_bytes'] / 1e9:.2f} GB "
             f"({stats['h2d_bytes'] / stats['graph_bytes']:.2f}x the graph), copies "
-            f"{stats['transfer_ms']:.0f} ms, {stats['iterations']} iterations, {reached:,} "
+            f"{stats.get('transfer_ms', 0):.0f} ms, {stats['iterations']} iterations, {reached:,} "
             f"reached; {result['check']} {problem or ''} (generated in {generate_s:.0f} s, "
             f"pinned in {pin_s:.0f} s"
             + (f", weighted in {weights_s:.0f} s" if algo == "sssp" else "")
@@ -521,7 +539,7 @@ def main(argv=None):
         algos = tuple(args.beyond_algo.split(","))
         if not algos or set(algos) - {"bfs", "sssp"}:
             p.error(f"--beyond-algo must be bfs, sssp or bfs,sssp; got {args.beyond_algo!r}")
-        larger = beyond(args.beyond, args.leave_free, args.parts, args.seed, algos)
+        larger = beyond(args.beyond, args.leave_free, args.parts, args.seed, algos, args.device)
     if args.json:
         doc = dict(
             schema=SCHEMA,

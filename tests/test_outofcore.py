@@ -1077,6 +1077,25 @@ def _bench_outofcore(argv, out):
     return json.loads(out.read_text())
 
 
+def test_the_benchmark_searches_a_graph_built_on_the_host_with_both_searches(tmp_path, capsys):
+    # --beyond with NumPy as the device: rmat built a part at a time, SSSP's weights filled
+    # in place, both searches checked exactly on the host, and BENCHMARKS.md's sections
+    from .test_cli import load_module
+
+    argv = ["--beyond", "10", "--beyond-algo", "bfs,sssp", "--parts", "3", "--device", "cpu"]
+    doc = _bench_outofcore(argv, tmp_path / "beyond.json")
+    bfs, sssp = doc["beyond"]
+    assert (bfs["algo"], sssp["algo"]) == ("bfs", "sssp")
+    assert bfs["check"] == sssp["check"] == "ok" and bfs["problem"] is None
+    assert bfs["reached"] == sssp["reached"] > 100  # rmat(10)'s component from its source
+    assert sssp["host_bytes"] > bfs["host_bytes"]  # the weights: 4 bytes an edge more
+    assert sssp["stats"]["h2d_bytes"] > 0 and sssp["weights_s"] is not None
+    capsys.readouterr()
+    assert load_module("tools/benchmarks_md.py").main([str(tmp_path / "beyond.json")]) == 0
+    md = capsys.readouterr().out
+    assert "rounds" in md and "distances checked exactly on the host: ok" in md
+
+
 def test_the_benchmark_refuses_an_unknown_search_beyond_the_gpu(capsys):
     with pytest.raises(SystemExit):
         _bench_module().main(["--beyond", "5", "--beyond-algo", "bfs,pagerank", "--device", "cpu"])

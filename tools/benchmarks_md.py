@@ -298,18 +298,31 @@ def _outofcore(doc, path, i):
         st = b["stats"]
         algo = b.get("algo", "bfs")
         weighted = f", weighted in {b['weights_s']:.0f} s" if b.get("weights_s") else ""
+        on_cpu = b.get("device") == "cpu"
         out += [
-            f"## rmat({b['scale']}), larger than the GPU's free memory: {algo.upper()}",
+            f"## rmat({b['scale']}), "
+            + (
+                "built on the host, NumPy as the device"
+                if on_cpu
+                else "larger than the GPU's free memory"
+            )
+            + f": {algo.upper()}",
             "",
             f"{b['n']:,} vertices, {b['stored_edges']:,} stored edges, "
-            f"{b['host_bytes'] / 1e9:.1f} GB in pinned host memory, built a part at a time "
-            f"(`gbla.generators.rmat_host_csr`, {b['generate_s']:.0f} s{weighted}). The GPU "
-            f"({b['card_bytes'] / 1e9:.0f} GB) had {b['free_bytes'] / 1e9:.1f} GB free"
+            f"{b['host_bytes'] / 1e9:.1f} GB in {'' if on_cpu else 'pinned '}host memory, built a "
+            "part at a time "
+            f"(`gbla.generators.rmat_host_csr`, {b['generate_s']:.0f} s{weighted}). "
             + (
-                f" (a ballast allocation took the rest of its "
-                f"{b['free_bytes_before_ballast'] / 1e9:.1f} GB free)"
-                if b["ballast"]
-                else ""
+                "NumPy played the device (the schedule's bytes; its times mean nothing)"
+                if on_cpu
+                else f"The GPU ({b['card_bytes'] / 1e9:.0f} GB) had "
+                f"{b['free_bytes'] / 1e9:.1f} GB free"
+                + (
+                    f" (a ballast allocation took the rest of its "
+                    f"{b['free_bytes_before_ballast'] / 1e9:.1f} GB free)"
+                    if b["ballast"]
+                    else ""
+                )
             )
             + f"; budget {b['budget'] / 1e9:.1f} GB. {algo.upper()} from vertex {b['source']}: "
             f"**{b['ms']:.0f} ms**, {st['iterations']} "
@@ -317,7 +330,9 @@ def _outofcore(doc, path, i):
             + f", {b['reached']:,} vertices reached, {st['h2d_bytes'] / 1e9:.2f} GB host to "
             f"device ({st['h2d_bytes'] / st['graph_bytes']:.2f}x the graph) in "
             f"{st['transfers']} transfers ({st['whole_transfers']} whole subgraphs of "
-            f"{st['subgraphs']}), copies {st['transfer_ms']:.0f} ms; "
+            f"{st['subgraphs']})"
+            + (f", copies {st['transfer_ms']:.0f} ms" if "transfer_ms" in st else "")
+            + "; "
             + ("levels" if algo == "bfs" else "distances")
             + f" checked exactly on the host: {b['check']}.",
             "",
