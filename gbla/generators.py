@@ -424,9 +424,10 @@ def host_csr_weights(indptr, indices, lo, hi, *, seed=0, out=None, rows_at_once=
     Examples
     --------
     >>> import gbla
-    >>> A = gbla.generators.rmat(8, seed=1, device="cpu")
-    >>> w = gbla.generators.host_csr_weights(A._indptr, A._indices, 1, 255, seed=3)
-    >>> bool((w == gbla.generators.with_weights(A, 1, 255, seed=3)._values).all())
+    >>> indptr, indices = gbla.generators.rmat_host_csr(8, seed=1, device="cpu")
+    >>> w = gbla.generators.host_csr_weights(indptr, indices, 1, 255, seed=3)
+    >>> W = gbla.generators.with_weights(gbla.generators.rmat(8, seed=1), 1, 255, seed=3)
+    >>> bool((w == W.to_scipy().data).all())
     True
     """
     import concurrent.futures
