@@ -28,7 +28,6 @@ weights gets integer weights from 1 to 255, float32 distances.
 import argparse
 import datetime
 import json
-import os
 import shlex
 import statistics
 import sys
@@ -39,6 +38,7 @@ import numpy as np
 import gbla
 from gbla import bench
 from gbla import outofcore as oc
+from gbla._backend import host_map
 
 from bench_multisource import timed  # one timing rule for the benchmark scripts
 
@@ -284,8 +284,6 @@ def _distance_problem(indptr, indices, weights, dist, source, rows=1 << 20):
     With dist only ever lowered to a path's length, as every method does, these make it
     exact. Host NumPy, ``rows`` vertices at a time, a thread per CPU (about 20 bytes an edge
     of a block each: 16 threads of rmat(27)'s 2**20 rows, some 11 GB)."""
-    import concurrent.futures
-
     if dist[source] != 0:
         return f"dist[source] = {dist[source]}"
     n = len(dist)
@@ -294,17 +292,17 @@ def _distance_problem(indptr, indices, weights, dist, source, rows=1 << 20):
         r1 = min(r0 + rows, n)
         e0, e1 = int(indptr[r0]), int(indptr[r1])
         degree = np.diff(indptr[r0 : r1 + 1])
-        mine = np.repeat(dist[r0:r1], degree)
-        through = dist[indices[e0:e1]] + weights[e0:e1]  # float32, as the kernels add
-        relaxes = mine + weights[e0:e1] < dist[indices[e0:e1]]  # out-edges: u -> v
+        theirs, w = dist[indices[e0:e1]], weights[e0:e1]
+        relaxes = np.repeat(dist[r0:r1], degree) + w < theirs  # out-edges u -> v, float32
+
         if relaxes.any():
             k = int(np.argmax(relaxes))
             u = int(np.searchsorted(indptr, e0 + k, side="right") - 1)
             v = int(indices[e0 + k])
-            return f"edge ({u}, {v}) relaxes: {dist[u]} + {weights[e0 + k]} < {dist[v]}"
+            return f"edge ({u}, {v}) relaxes: {dist[u]} + {w[k]} < {dist[v]}"
         has = degree > 0
         best = np.full(r1 - r0, np.inf, dist.dtype)
-        best[has] = np.minimum.reduceat(through, (indptr[r0:r1] - e0)[has])
+        best[has] = np.minimum.reduceat(theirs + w, (indptr[r0:r1] - e0)[has])  # in-edges
         ids = np.arange(r0, r1)
         loose = np.isfinite(dist[r0:r1]) & (ids != source) & (best != dist[r0:r1])
         if loose.any():
@@ -312,12 +310,7 @@ def _distance_problem(indptr, indices, weights, dist, source, rows=1 << 20):
             return f"vertex {v}: distance {dist[v]}, its tightest in-edge gives {best[v - r0]}"
         return None
 
-    threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-    with concurrent.futures.ThreadPoolExecutor(max(threads, 1)) as pool:
-        for problem in pool.map(block, range(0, n, rows)):
-            if problem:
-                return problem
-    return None
+    return next(filter(None, host_map(block, range(0, n, rows))), None)
 
 
 def beyond(scale, leave_free_gb, parts, seed, algos=("bfs",), device="gpu"):

@@ -4,7 +4,9 @@ Everything above this module writes array code against ``xp`` (numpy or cupy) so
 expression runs on both devices.
 """
 
+import concurrent.futures
 import functools
+import os
 import threading
 
 import numpy as np
@@ -28,6 +30,8 @@ __all__ = [
     "scatter_reduce",
     "SCATTER_OPS",
     "compress",
+    "host_threads",
+    "host_map",
 ]
 
 DEVICES = ("cpu", "gpu")
@@ -229,3 +233,22 @@ def synchronize(device=None):
     """Wait for the work gbla queued on ``device`` (the default device when None): what a timing
     of GPU calls needs before reading the clock. Nothing to wait for on the CPU."""
     sync(resolve_device(device))
+
+
+def host_threads():
+    """The CPUs this process may run on (its affinity, where the system says it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def host_map(fn, items):
+    """``[fn(item) for item in items]``, a thread per CPU (:func:`host_threads`) taking the
+    items in turn: host array work whose NumPy loops let go of the GIL."""
+    items = list(items)
+    threads = min(len(items), host_threads())
+    if threads < 2:
+        return [fn(item) for item in items]
+    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(fn, items))

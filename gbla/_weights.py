@@ -2,9 +2,7 @@
 they are read: a Matrix's (its one array reduced), a matrix cut over ranks (gbla.distributed,
 gathered from every rank's part) or kept in host memory (gbla.outofcore.HostMatrix)."""
 
-import concurrent.futures
 import functools
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,22 +68,13 @@ def numbers(values):
     are, a chunk at a time, six numbers to the host."""
     if B.array_device(values) == "gpu":
         return _numbers_gpu(values)
-    threads = _threads()
+    threads = B.host_threads()
     if len(values) < _PARALLEL_AT or threads < 2:
         return _numbers_host(values)
     step = -(-len(values) // threads)
     step = -(-step // _HOST_CHUNK) * _HOST_CHUNK  # blocks of whole chunks
     blocks = [values[at : at + step] for at in range(0, len(values), step)]
-    with concurrent.futures.ThreadPoolExecutor(len(blocks)) as pool:
-        return _combine(list(pool.map(_numbers_host, blocks)))
-
-
-def _threads():
-    """The CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+    return _combine(B.host_map(_numbers_host, blocks))
 
 
 def _combine(rows):

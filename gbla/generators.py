@@ -430,9 +430,6 @@ def host_csr_weights(indptr, indices, lo, hi, *, seed=0, out=None, rows_at_once=
     >>> bool((w == W.to_scipy().data).all())
     True
     """
-    import concurrent.futures
-    import os
-
     lo, hi, base = _weight_args(lo, hi, seed)
     indptr = np.asarray(indptr)
     indices = np.asarray(indices)
@@ -453,7 +450,5 @@ def host_csr_weights(indptr, indices, lo, hi, *, seed=0, out=None, rows_at_once=
         rows = np.repeat(np.arange(r0, r1, dtype=np.int64), np.diff(indptr[r0 : r1 + 1]))
         out[e0:e1] = _edge_weights(rows, indices[e0:e1], n, lo, hi, base, np)
 
-    threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-    with concurrent.futures.ThreadPoolExecutor(max(threads, 1)) as pool:
-        list(pool.map(fill, range(0, n, step)))
+    B.host_map(fill, range(0, n, step))
     return out

@@ -232,15 +232,15 @@ def _numbers_by_definition(values):
 def test_the_weights_numbers_on_the_host_are_their_definition(values, dtype, chunk, threads):
     # the fast path (every weight of a chunk finite and positive) and the sorting one agree,
     # in one thread or in blocks of whole chunks over several
-    from gbla import _weights
+    from gbla import _backend, _weights
 
-    original = _weights._HOST_CHUNK, _weights._PARALLEL_AT, _weights._threads
+    original = _weights._HOST_CHUNK, _weights._PARALLEL_AT, _backend.host_threads
     _weights._HOST_CHUNK, _weights._PARALLEL_AT = chunk, 1
-    _weights._threads = lambda: threads
+    _backend.host_threads = lambda: threads
     try:
         got = _weights.numbers(np.array(values, dtype))
     finally:
-        _weights._HOST_CHUNK, _weights._PARALLEL_AT, _weights._threads = original
+        _weights._HOST_CHUNK, _weights._PARALLEL_AT, _backend.host_threads = original
     expected = _numbers_by_definition(np.array(values, dtype))
     np.testing.assert_allclose(got, expected, rtol=1e-12)
     whole = np.array(values, dtype)
