@@ -886,26 +886,32 @@ def _scaling(documents, paths):
 
 # issue 40's table: its graphs' bench_outofcore.py runs (one file a graph and machine)
 OUTOFCORE_SUMMARY = ("outofcore_rmat21", "outofcore_rmat24", "outofcore_usa_road_ne")
-ROADS = ("USA-road",)  # graphs whose BFS aim is against the in-memory search (its levels)
 
 
-def _aim(algo, graph, row, in_memory):
-    """Issue 40's aim for ``row`` (a differential row) as a cell: the aim, the figure, and
-    met or missed by how much."""
+def _aims(result, row):
+    """Issue 40's aims for ``row`` (a differential row of ``result``) as a cell: each aim the
+    chart draws (tools/plot_outofcore.py's ``aim``), the figure, and met or missed by how
+    much."""
+    import importlib.util
 
-    def cell(what, value, bound):
-        verdict = "met" if value <= bound else f"missed by {value / bound:.2f}x"
-        return f"{what} <= {bound:g}: {value:.2f}, {verdict}"
-
-    if algo == "bfs" and any(r in graph for r in ROADS):
-        return cell("time / in memory", row["ms"] / in_memory, 3)
-    if algo == "bfs":
-        return cell("x bus", row["ratio_to_bound"], 2)
-    return (
-        cell("bytes / graph", row["h2d_ratio"], 1.5)
-        + "; "
-        + cell("x bus", row["ratio_to_bound"], 3)
+    spec = importlib.util.spec_from_file_location(
+        "plot_outofcore",
+        os.path.join(os.path.dirname(os.path.abspath(__file__)), "plot_outofcore.py"),
     )
+    chart = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(chart)
+    figures = (
+        ("bytes", "bytes / graph", row["h2d_ratio"]),
+        ("bus", "x bus", row["ratio_to_bound"]),
+        ("memory", "time / in memory", row["ms"] / result["in_memory_ms"]),
+    )
+    cells = []
+    for key, what, value in figures:
+        bound = chart.aim(key, result)
+        if bound is not None:
+            verdict = "met" if value <= bound else f"missed by {value / bound:.2f}x"
+            cells.append(f"{what} <= {bound:g}: {value:.2f}, {verdict}")
+    return "; ".join(cells)
 
 
 def _outofcore_summary(documents, paths):
@@ -954,7 +960,7 @@ def _outofcore_summary(documents, paths):
                 f"{row['ratio_to_bound']:.2f} | {_ms(r['in_memory_ms'])} | "
                 f"{r['in_memory_ms'] / row['bus_bound_ms']:.2f} | "
                 f"{row['ms'] / r['in_memory_ms']:.1f} | "
-                f"{_aim(r['algo'], r['graph'], row, r['in_memory_ms'])} |"
+                f"{_aims(r, row)} |"
             )
     return out + [""]
 

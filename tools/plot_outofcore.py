@@ -27,7 +27,9 @@ TICKS = [0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000]
 LONG_TICKS = [0.1, 0.3, 1, 3, 10, 30, 100, 300, 1000, 3000, 10000]
 
 
-def _aim(key, result):
+def aim(key, result):
+    """Issue 40's aim for panel ``key`` of ``result`` (a graph and algorithm of the JSON), or
+    None where the panel has none (tools/benchmarks_md.py's table reads them here too)."""
     road_bfs = result["algo"] == "bfs" and not result["graph"].startswith("rmat")
     if key == "bus" and road_bfs or key == "memory" and not road_bfs:
         return None
@@ -62,10 +64,10 @@ def plot(doc, path):
             ax.bar(x + (k - (len(strategies) - 1) / 2) * width, ys, width, label=strategy)
         aimed = False
         for i, r in enumerate(results):
-            aim = _aim(key, r)
-            if aim is not None:
+            bound = aim(key, r)
+            if bound is not None:
                 ax.hlines(
-                    aim,
+                    bound,
                     i - 0.45,
                     i + 0.45,
                     colors="k",
@@ -77,7 +79,7 @@ def plot(doc, path):
         ax.set_yscale("log")
         # 1 (the graph once, the bound, the in-memory time) shown, and every aim
         low, high = ax.get_ylim()
-        aims = [a for a in (_aim(key, r) for r in results) if a is not None]
+        aims = [a for a in (aim(key, r) for r in results) if a is not None]
         ax.set_ylim(min(low, 0.9), max([high] + [1.15 * a for a in aims]))
         low, high = ax.get_ylim()
         ticks = LONG_TICKS if high / low > 100 else TICKS
