@@ -345,15 +345,16 @@ def loop_level(groups, degrees, n, loop, facts, plan, targets_dtype, *, levels, 
 def loop_kernels(targets_dtype, chunks):
     """Load every kernel :func:`loop_batch` and :func:`loop_level` launch (before a capture)."""
     idx = INDEX_CTYPES[np.dtype(targets_dtype)]
-    names = [
-        "gbla_ooc_loop_batch",
-        "gbla_ooc_loop_begin",
-        "gbla_ooc_loop_count_list",
-        "gbla_ooc_loop_decide",
-        f"gbla_ooc_bfs_expand_list<false, {idx}>",
-    ]
+    _load_loop([f"gbla_ooc_bfs_expand_list<{c}, {idx}>" for c in _CHUNKS], chunks)
+
+
+def _load_loop(walk, chunks, more=()):
+    """Load a level's (a round's) kernels: :func:`loop_batch`'s and :func:`_count_and_walk`'s,
+    ``walk``'s chunk kernel where heavy vertices are chunked, and ``more``."""
+    names = ["gbla_ooc_loop_batch", "gbla_ooc_loop_begin", "gbla_ooc_loop_count_list"]
+    names += ["gbla_ooc_loop_decide", walk[0], *more]
     if _queue(chunks)[0]:
-        names.append(f"gbla_ooc_bfs_expand_list<true, {idx}>")
+        names.append(walk[1])
     for name in names:
         _kernel(name)
 
@@ -436,17 +437,6 @@ def _count_and_walk(
 def loop_round_kernels(targets_dtype, dist_dtype, chunks):
     """Load every kernel :func:`loop_round` launches (before a capture)."""
     idx, t = INDEX_CTYPES[np.dtype(targets_dtype)], DIST_CTYPES[np.dtype(dist_dtype)]
-    names = [
-        "gbla_ooc_loop_batch",
-        "gbla_ooc_loop_begin",
-        "gbla_ooc_loop_count_list",
-        "gbla_ooc_loop_decide",
-        f"gbla_ooc_relax_list<false, {t}, {idx}>",
-        f"gbla_ooc_loop_pending_min<{t}>",
-        f"gbla_ooc_loop_top<{t}>",
-        f"gbla_ooc_loop_list_pending<false, {t}>",
-    ]
-    if _queue(chunks)[0]:
-        names.append(f"gbla_ooc_relax_list<true, {t}, {idx}>")
-    for name in names:
-        _kernel(name)
+    more = (f"gbla_ooc_loop_pending_min<{t}>", f"gbla_ooc_loop_top<{t}>")
+    more += (f"gbla_ooc_loop_list_pending<false, {t}>",)
+    _load_loop([f"gbla_ooc_relax_list<{c}, {t}, {idx}>" for c in _CHUNKS], chunks, more)
