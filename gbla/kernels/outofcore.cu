@@ -8,6 +8,7 @@
 // relax: a warp per frontier vertex, a heavy vertex's edges past its first chunk spread over the
 // grid by a second launch; a level's blocks that need no staging walked in one launch. Ids are int32 or int64 (Idx), offsets int64.
 #include "atomics.cuh"
+#include "lists.cuh"  // gbla_list_append: a warp's appends to a list, one atomic
 
 #define GBLA_FULL 0xffffffffu
 
@@ -107,11 +108,12 @@ __global__ void gbla_ooc_select_pending(unsigned char* pending, const T* dist, T
                           count, value, offset, cursor, out);
 }
 
-// The smallest distance of a pending vertex (out: +inf before the launch; stays +inf when none).
+// The smallest distance of a pending vertex into *out (a thread a vertex, grid-stride, a
+// warp's least one atomic); *out unchanged where none is smaller.
 template <class T>
-__global__ void gbla_ooc_pending_min(const unsigned char* pending, const T* dist, long long n,
-                                     T* out) {
-    T best = out[0];
+__device__ __forceinline__ void gbla_ooc_least_pending(const unsigned char* pending, const T* dist,
+                                                       long long n, T* out) {
+    T best = *out;
     for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < n;
          v += (long long)gridDim.x * blockDim.x)
         if (pending[v] && dist[v] < best) best = dist[v];
@@ -120,6 +122,13 @@ __global__ void gbla_ooc_pending_min(const unsigned char* pending, const T* dist
         if (other < best) best = other;
     }
     if ((threadIdx.x & 31) == 0) gbla_atomic_min(out, best);
+}
+
+// The smallest distance of a pending vertex (out: +inf before the launch; stays +inf when none).
+template <class T>
+__global__ void gbla_ooc_pending_min(const unsigned char* pending, const T* dist, long long n,
+                                     T* out) {
+    gbla_ooc_least_pending(pending, dist, n, out);
 }
 
 // A block of edges: vertex u's out-edges, u at list position i, are offsets[r] - base to
@@ -372,20 +381,11 @@ extern "C" __global__ void gbla_ooc_loop_begin(long long* loop, unsigned long lo
 // vertex, grid-stride, a warp's appends one atomic).
 extern "C" __global__ void gbla_ooc_loop_list_level(const int* levels, long long* loop,
                                                     long long n, int* list) {
-    const int lane = threadIdx.x & 31;
     const int want = (int)loop[GBLA_OOC_WANT];
     unsigned long long* next = (unsigned long long*)(loop + GBLA_OOC_NEXT);
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v - lane < n;
-         v += stride) {
-        const bool on = v < n && levels[v] == want;
-        const unsigned peers = __ballot_sync(GBLA_FULL, on);
-        if (!peers) continue;
-        unsigned long long at = 0;
-        if (lane == 0) at = atomicAdd(next, (unsigned long long)__popc(peers));
-        at = __shfl_sync(GBLA_FULL, at, 0);
-        if (on) list[at + __popc(peers & ((1u << lane) - 1u))] = (int)v;
-    }
+    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < n;
+         v += (long long)gridDim.x * blockDim.x)
+        if (levels[v] == want) gbla_list_append(list, next, v);
 }
 
 // The level's list counted by subgraph: count[p] and value[p] (out-degree sums) as
@@ -539,7 +539,7 @@ struct gbla_ooc_claim_next {
         const long long v = (long long)claim.targets[e];
         if (!gbla_claim(claim.levels, v, claim.depth)) return;
         if (claim.parents) claim.parents[v] = claim.u;
-        list[atomicAdd(next, 1ull)] = (int)v;
+        gbla_list_append(list, next, v);
     }
 };
 
@@ -614,7 +614,7 @@ struct gbla_ooc_lower_next {
         const T candidate = du + (weights ? weights[e] : (T)1);
         if (!(candidate < dist[v] && gbla_atomic_min(dist + v, candidate))) return;
         __threadfence();  // the distance written before the mark is read
-        if (gbla_ooc_mark(pending, v, candidate < top)) list[atomicAdd(next, 1ull)] = (int)v;
+        if (gbla_ooc_mark(pending, v, candidate < top)) gbla_list_append(list, next, v);
     }
 };
 
@@ -638,15 +638,7 @@ template <class T>
 __global__ void gbla_ooc_loop_pending_min(long long* loop, const unsigned char* pending,
                                           const T* dist, long long n) {
     if (loop[GBLA_OOC_STOP] || !loop[GBLA_OOC_BUCKET]) return;
-    T best = gbla_ooc_word<T>(loop, GBLA_OOC_LEAST);
-    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < n;
-         v += (long long)gridDim.x * blockDim.x)
-        if (pending[v] && dist[v] < best) best = dist[v];
-    for (int step = 16; step; step >>= 1) {
-        const T other = __shfl_down_sync(GBLA_FULL, best, step);
-        if (other < best) best = other;
-    }
-    if ((threadIdx.x & 31) == 0) gbla_atomic_min(reinterpret_cast<T*>(loop + GBLA_OOC_LEAST), best);
+    gbla_ooc_least_pending(pending, dist, n, reinterpret_cast<T*>(loop + GBLA_OOC_LEAST));
 }
 
 // The next bucket's end from LEAST, as gpu.sssp computes it on the host: the end of the
@@ -673,21 +665,12 @@ template <bool START, class T>
 __global__ void gbla_ooc_loop_list_pending(long long* loop, unsigned char* pending,
                                            const T* dist, long long n, int* list) {
     if (!START && (loop[GBLA_OOC_STOP] || !loop[GBLA_OOC_BUCKET])) return;
-    const int lane = threadIdx.x & 31;
     const T top = gbla_ooc_word<T>(loop, GBLA_OOC_TOP);
     unsigned long long* next = (unsigned long long*)(loop + GBLA_OOC_NEXT);
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v - lane < n;
-         v += stride) {
-        const bool on = v < n && pending[v] && dist[v] < top;
-        const unsigned peers = __ballot_sync(GBLA_FULL, on);
-        if (!peers) continue;
-        unsigned long long at = 0;
-        if (lane == 0) at = atomicAdd(next, (unsigned long long)__popc(peers));
-        at = __shfl_sync(GBLA_FULL, at, 0);
-        if (on) {
+    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < n;
+         v += (long long)gridDim.x * blockDim.x)
+        if (pending[v] && dist[v] < top) {
             pending[v] = 2;
-            list[at + __popc(peers & ((1u << lane) - 1u))] = (int)v;
+            gbla_list_append(list, next, v);
         }
-    }
 }
