@@ -309,6 +309,37 @@ def test_the_driver_node_parameters_have_cuda_h_s_layout():
     assert offsets == [0, 8, 12, 16, 24] and ctypes.sizeof(_graphs._Union) == 232
 
 
+class _Buffer:
+    """What site_table reads of a device array: its address, dtype and size."""
+
+    def __init__(self, address, dtype=np.uint8, size=1):
+        self.data = type("Pointer", (), {"ptr": address})()
+        self.dtype = np.dtype(dtype)
+        self.size = size
+
+
+def test_the_site_table_lays_a_products_reset_out_after_its_list():
+    # lists.cuh's gbla_site: ids, wide, count, present, n, then what a device product's output
+    # takes back in the loop's test (its values' identity, its info slot and direction); an
+    # element-wise op's site leaves those zero, so the test touches nothing else of it
+    from gbla.kernels import _entries
+
+    ids, count, present = _Buffer(0x100, np.int64), _Buffer(0x200), _Buffer(0x300)
+    identity = np.float32(np.inf)
+    reset = _entries.Reset(
+        _Buffer(0x400),
+        int.from_bytes(identity.tobytes(), "little"),
+        4,
+        _Buffer(0x500, np.uint64, 8),
+        1,
+    )
+    table = _entries.site_table([(7, ids, count, present, None), (9, ids, count, present, reset)])
+    assert table.shape == (2, _entries.SITE_WORDS) and table.dtype == np.uint64
+    assert table[0].tolist() == [0x100, 1, 0x200, 0x300, 7, 0, 0, 0, 0, 0, 0]
+    bits = int(np.array([identity]).view(np.uint32)[0])
+    assert table[1].tolist() == [0x100, 1, 0x200, 0x300, 9, 0x400, 4, bits, 0x500, 8, 1]
+
+
 @pytest.mark.gpu
 @SKIP_NO_GPU
 def test_a_recorded_loop_runs_as_one_while_graph_without_importing_cuda_bindings():
@@ -331,6 +362,8 @@ def test_a_recorded_loop_runs_as_one_while_graph_without_importing_cuda_bindings
 @pytest.mark.gpu
 @SKIP_NO_GPU
 def test_the_driver_s_refusal_is_named():
+    # the context a recording has (a Vector made on the GPU may wait on the host until used)
+    pytest.importorskip("cupy").zeros(1).sum()
     d = _graphs.driver()
     assert d is not None  # the H100's driver makes WHILE nodes
     with pytest.raises(RuntimeError, match=r"^CUDA: cuGraphDestroy failed: CUDA_ERROR_\w+"):

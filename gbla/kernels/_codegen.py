@@ -16,7 +16,7 @@ from . import _launch
 # plain mxv never waits for the others.
 EAGER_KERNELS = ("gbla_spmv_push", "gbla_spmv_pull", "gbla_spmv_pull_warp")
 BLOCK_KERNELS = ("gbla_spmv_pull_block",)
-DEVICE_KERNELS = ("gbla_spmv_start", "gbla_spmv_device")
+DEVICE_KERNELS = ("gbla_spmv_device",)
 SPMV_KERNELS = EAGER_KERNELS + BLOCK_KERNELS + DEVICE_KERNELS
 INDEX_CTYPES = {INT32: "int", INT64: "long long"}
 

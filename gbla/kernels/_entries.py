@@ -34,6 +34,7 @@ __all__ = [
     "forget",
     "store",
     "site_table",
+    "Reset",
     "assign",
     "assign_bits",
     "map_entries",
@@ -156,15 +157,40 @@ def _output(keep, n, dtype):
     return values[:n], present[:n], (ids, count)
 
 
-SITE_WORDS = 5  # a gbla_site of lists.cuh: ids, wide, count, present, n
+class Reset(NamedTuple):
+    """What the loop's test sets back besides a site's presence and list (a device product's
+    output, _spmv.device_product): ``values`` at the listed entries to the value whose bits are
+    ``identity`` (``bytes`` wide), and the words of ``info`` to zero but for its direction word,
+    ``pull``."""
+
+    values: object
+    identity: int
+    bytes: int
+    info: object
+    pull: int
+
+
+# a gbla_site of lists.cuh: ids, wide, count, present, n, values, bytes, identity, info,
+# info_words, pull
+SITE_WORDS = 11
 
 
 def site_table(sites):
-    """The gbla_site table of ``sites`` ((n, ids, count, present) each) as uint64 words, for
-    the loop's test (loop.cu, lists.cuh's gbla_clear_sites)."""
+    """The gbla_site table of ``sites`` ((n, ids, count, present, reset) each, reset a
+    :class:`Reset` or None) as uint64 words, for the loop's test (loop.cu, lists.cuh's
+    gbla_clear_sites)."""
     table = np.zeros((len(sites), SITE_WORDS), np.uint64)
-    for row, (n, ids, count, present) in zip(table, sites):
-        row[:] = (ids.data.ptr, ids.dtype.itemsize == 8, count.data.ptr, present.data.ptr, n)
+    for row, (n, ids, count, present, reset) in zip(table, sites):
+        row[:5] = (ids.data.ptr, ids.dtype.itemsize == 8, count.data.ptr, present.data.ptr, n)
+        if reset is not None:
+            row[5:] = (
+                reset.values.data.ptr,
+                reset.bytes,
+                reset.identity,
+                reset.info.data.ptr,
+                reset.info.size,
+                reset.pull,
+            )
     return table
 
 

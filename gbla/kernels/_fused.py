@@ -39,7 +39,7 @@ SHORT = 5
 # gridDim), by file.
 FUSIBLE = {
     "loop.cu": {"gbla_loop_test", "gbla_gather_decide"},
-    "spmv.cu": {"gbla_spmv_start", "gbla_spmv_device"},
+    "spmv.cu": {"gbla_spmv_device"},
     "entries.cu": {
         "gbla_entries_map",
         "gbla_entries_select",
@@ -62,7 +62,6 @@ FUSIBLE = {
 # bounded by its input's out-edges, which its gather's walk stands for; the first product's
 # input is the size test's, and a walk of none is left out.
 _WALKS = {
-    "gbla_spmv_start": "gbla_fw_known(C(3), 0)",
     "gbla_gather_decide": "gbla_fw_known(A(2) ? C(3) : -1, (long long)A(0))",
     "gbla_spmv_device": "0",
     "gbla_entries_map": "gbla_fw_shortest((long long)A(0), C(3), C(6), C(9))",

@@ -3,13 +3,14 @@ struct and index type, and cached in memory (and by CuPy on disk).
 
 :func:`push` and :func:`pull` are the eager products (the host knows the frontier's size);
 :func:`device_product` is the product of a loop recorded on the device, which asks the host
-nothing: three launches (the reset, the frontier binned with the direction chosen on the
-device, and one kernel running the chosen direction), whatever the direction."""
+nothing: two launches (the frontier binned with the direction chosen on the device, and one
+kernel running the chosen direction), whatever the direction; the loop's test takes its output
+back after each iteration."""
 
 import numpy as np
 
 from .._backend import _cupy
-from . import _codegen, _launch, _loop
+from . import _codegen, _entries, _launch, _loop
 from ._codegen import INDEX_CTYPES, SpmvTypes
 from ._frontier import SLOT
 from ._launch import THREADS, grid, ptr, sm_count
@@ -246,8 +247,9 @@ def device_product(
     so that each product takes back only the entries the last one made. ``examined``: a device
     word (a one-element integer array, or None) the product adds the edges it examines to: u's
     out-edges in P when it pushes, Q's stored edges when it pulls (one thread's add in the
-    product's kernel, where the direction is known). Three launches on the current stream (the
-    reset, the gather with the choice, the product), nothing read back."""
+    product's kernel, where the direction is known). Two launches on the current stream (the
+    gather with the choice, the product: the last product's output is taken back by the loop's
+    test after each iteration, ``keep.clear_later``), nothing read back."""
     cp = _cupy()
     sr = types.semiring
     z = sr.output_dtype(types.dtype)
@@ -255,15 +257,26 @@ def device_product(
     index_dtype = (P if push else Q)._indices.dtype
     if push and pull and Q._indices.dtype != index_dtype:
         raise ValueError("a device product's push and pull matrices must share an index dtype")
-    w = keep("w", n_out, z, sr.add.identity_for(z))
+    identity = np.asarray(sr.add.identity_for(z), z)
+    w = keep("w", n_out, z, identity[()])
     present = keep("present", -(-max(n_out, 1) // 4) * 4, np.uint8, 0)  # whole 4-byte words
     ids = keep("ids", max(n_out, 1), index_dtype, None)
     count = keep("count", 1, np.uint64, 0)
-    info = keep("info", SLOT, np.uint64, 0)
-    ks = kernels(types, index_dtype, kinds=_codegen.DEVICE_KERNELS)
-    ks["gbla_spmv_start"](
-        (sm_count(),), (THREADS,), (w, present, ids, count, info, np.int32(pull and not push))
+    only_pulls = pull and not push
+    slot = np.zeros(SLOT, np.uint64)
+    slot[PULL] = only_pulls
+    # set so before each run, then by the loop's test after each iteration (lists.cuh)
+    info = keep("info", SLOT, np.uint64, slot if only_pulls else 0)
+    keep.clear_later(
+        n_out,
+        ids,
+        count,
+        present,
+        reset=_entries.Reset(
+            w, int.from_bytes(identity.tobytes(), "little"), z.itemsize, info, int(only_pulls)
+        ),
     )
+    ks = kernels(types, index_dtype, kinds=_codegen.DEVICE_KERNELS)
     blocks = (sm_count() * BLOCKS_PER_SM,)
     n_in = P.nrows if push else 0
     bins = None

@@ -329,20 +329,48 @@ __global__ void gbla_entries_merge(long long n, const void* o_ids, int o_wide,
 }
 
 // ------------------------------------------------------------------ reductions
-// F::f over the block's accumulators (blockDim.x a power of two, at most 1024), in a fixed
-// order: the result in every thread.
+// A value of a reduction from lane + offset of the warp (a bool through an int: the shuffles
+// take 4- and 8-byte values).
+template <class Z>
+__device__ __forceinline__ Z gbla_fold_shfl(Z v, int offset)
+{
+    if constexpr (sizeof(Z) == 1) return (Z)__shfl_down_sync(0xffffffffu, (int)v, offset);
+    else return __shfl_down_sync(0xffffffffu, v, offset);
+}
+
+// F::f over the warp's accumulators into lane 0's, in a fixed order (lane l takes lane l +
+// offset's). Every lane of the warp calls it.
+template <class F>
+__device__ __forceinline__ typename F::Z gbla_warp_fold(typename F::Z acc)
+{
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        const typename F::Z other = gbla_fold_shfl(acc, offset);
+        if ((threadIdx.x & 31) + offset < 32) acc = F::f(acc, other, 0);
+    }
+    return acc;
+}
+
+// F::f over the block's accumulators (blockDim.x a multiple of 32, at most 1024), in a fixed
+// order: each warp's by shuffles, then the warps' by warp 0 (two barriers, where a tree
+// through shared memory took one a halving: a reduction's launch was the slowest of
+// delta-stepping's window, benchmarks/results/ab/algebra_round_kernels_h200.log). The result
+// in every thread; the caller's barrier separates two calls.
 template <class F>
 __device__ __forceinline__ typename F::Z gbla_block_fold(typename F::Z acc)
 {
-    __shared__ typename F::Z part[1024];
-    part[threadIdx.x] = acc;
+    __shared__ typename F::Z part[32];
+    __shared__ typename F::Z all;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    acc = gbla_warp_fold<F>(acc);
+    if (lane == 0) part[warp] = acc;
     __syncthreads();
-    for (unsigned half = blockDim.x >> 1; half > 0; half >>= 1) {
-        if (threadIdx.x < half)
-            part[threadIdx.x] = F::f(part[threadIdx.x], part[threadIdx.x + half], 0);
-        __syncthreads();
+    if (warp == 0) {
+        acc = lane < (int)(blockDim.x >> 5) ? part[lane] : F::identity();
+        acc = gbla_warp_fold<F>(acc);
+        if (lane == 0) all = acc;
     }
-    return part[0];
+    __syncthreads();
+    return all;
 }
 
 // The monoid F's reduction of a vector's listed entries (the present ones where the list is

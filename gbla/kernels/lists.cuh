@@ -21,8 +21,12 @@ __device__ __forceinline__ void gbla_list_append(I* ids, u64* count, long long i
 }
 
 // Whether this block is the last of its grid to get here: a barrier (every thread of the block
-// past what came before), then a count of arrivals in *arrived, fenced on both sides so that
-// the last block sees what the others wrote before arriving. Every thread of the block calls it
+// past what came before), then a count of arrivals in *arrived by one atomic with acquire and
+// release order at GPU scope (what the block wrote before the barrier released with it, what
+// the others released acquired by the last), and a fence in the last block's threads, so that
+// each sees what the other blocks wrote before arriving. One ordered atomic instead of a fence,
+// an atomic and a fence: 2.04 against 2.34 us a kernel node on an H200
+// (benchmarks/results/ab/algebra_round_kernels_h200.log). Every thread of the block calls it
 // and gets the answer; the caller resets *arrived where it reuses it. In the fused block
 // (fused.cu: one block, GBLA_FUSED) the block is the last, and the count is not kept.
 __device__ __forceinline__ bool gbla_last_block(u64* arrived)
@@ -33,8 +37,12 @@ __device__ __forceinline__ bool gbla_last_block(u64* arrived)
 #else
     __shared__ bool last;
     if (threadIdx.x == 0) {
-        __threadfence();
-        last = atomicAdd(arrived, 1ull) == gridDim.x - 1;
+        u64 before;
+        asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], 1;"
+                     : "=l"(before)
+                     : "l"(arrived)
+                     : "memory");
+        last = before == gridDim.x - 1;
     }
     __syncthreads();
     if (last) __threadfence();
@@ -75,15 +83,36 @@ __device__ __forceinline__ long long gbla_walk_id(const gbla_list& walk, long lo
 // until the iteration's state is stored. Then, in the loop's test (loop.cu), the entries of
 // each site's output lose their presence, along its list (all n where it is unknown), and the
 // last block to finish empties every list (count[0] = 0) and sets its count of finished blocks
-// back to 0. A site: its list's ids and width (long long ids where wide, else int), its count,
-// its presence and n (gbla_site; _entries.site_table lays the table out).
+// back to 0. A device product's output (spmv.cu) is taken back there too: its values at the
+// listed entries go back to its monoid's identity (`identity`, the bits of a value of `bytes`
+// bytes; 0 bytes: values left as they are) and its info slot's `info_words` words to zero but
+// for info[4], its direction (`pull`), so that the next product starts from an empty output in
+// the graph's next node, without a launch of its own. A site: its list's ids and width (long
+// long ids where wide, else int), its count, its presence, n, and those (gbla_site;
+// _entries.site_table lays the table out).
 struct gbla_site {
     const void* ids;
     long long wide;
     u64* count;
     bool* present;
     long long n;
+    void* values;
+    long long bytes;
+    u64 identity;
+    u64* info;
+    long long info_words;
+    u64 pull;
 };
+
+#define GBLA_SITE_PULL 4  // the info slot's direction word (spmv.cu, loop.cu's GBLA_INFO_PULL)
+
+// A value of `bytes` bytes (1, 4 or 8) at position i of values, from the low bits of `bits`.
+__device__ __forceinline__ void gbla_put_bits(void* values, long long bytes, long long i, u64 bits)
+{
+    if (bytes == 8) ((u64*)values)[i] = bits;
+    else if (bytes == 4) ((unsigned int*)values)[i] = (unsigned int)bits;
+    else ((unsigned char*)values)[i] = (unsigned char)bits;
+}
 
 // Every thread of the grid calls it, before any returns.
 __device__ __forceinline__ void gbla_clear_sites(const gbla_site* sites, int k, u64* arrived)
@@ -94,11 +123,19 @@ __device__ __forceinline__ void gbla_clear_sites(const gbla_site* sites, int k, 
         const gbla_site site = sites[s];
         const gbla_list old = gbla_list_of(site.ids, (int)site.wide, site.count);
         const long long end = old.known() ? old.count : site.n;
-        for (long long j = tid; j < end; j += stride) site.present[gbla_walk_id(old, j)] = false;
+        for (long long j = tid; j < end; j += stride) {
+            const long long i = gbla_walk_id(old, j);
+            site.present[i] = false;
+            if (site.bytes) gbla_put_bits(site.values, site.bytes, i, site.identity);
+        }
     }
     // every thread of every block has read the counts
     if (gbla_last_block(arrived)) {
-        for (int s = threadIdx.x; s < k; s += blockDim.x) sites[s].count[0] = 0;
+        for (int s = threadIdx.x; s < k; s += blockDim.x) {
+            sites[s].count[0] = 0;
+            for (long long w = 0; w < sites[s].info_words; ++w)
+                sites[s].info[w] = w == GBLA_SITE_PULL ? sites[s].pull : 0ull;
+        }
         if (threadIdx.x == 0) *arrived = 0;
     }
 }

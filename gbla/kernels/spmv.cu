@@ -5,8 +5,8 @@
 //   transpose, one warp per listed long row, one block per listed huge row (an R-MAT hub's
 //   hundreds of thousands of in-edges, which a warp alone would walk while the GPU idles),
 //   reducing its in-edges and stopping at S's terminal value.
-// Device-resident products (a loop recorded on the device, gbla/runtime): gbla_spmv_start resets
-//   the output and the product's info slot in one pass, gbla_gather_decide (loop.cu) bins the
+// Device-resident products (a loop recorded on the device, gbla/runtime): the loop's test takes
+//   back the last output and the product's info slot, gbla_gather_decide (loop.cu) bins the
 //   present entries of a dense u by out-degree (frontier.cuh) into the slot and chooses the
 //   direction there (info[4] = 1 for pull), and gbla_spmv_device runs the chosen direction in one
 //   launch (push: a thread, a warp or a block per binned entry; pull: a block per huge row, a
@@ -352,28 +352,11 @@ __global__ void gbla_spmv_pull_block(const long long* __restrict__ rows, long lo
 // ------------------------------------------------------------------ device-resident products
 // A device product's output persists from one iteration of its loop to the next: w, wpresent
 // (bytes, room rounded up to whole 4-byte words) and the list of its entries, ids[0..*count)
-// (entries.cu). Before each product, gbla_spmv_start takes back the last product's entries (w
-// the identity and wpresent zeroed there, a pass over the list, not over n), then the last
-// block to finish zeroes the count and the info slot, but for info[4] = pull (1: the product
-// only pulls). info[7] counts the finished blocks.
-#define GBLA_INFO_STARTED 7
-
-template <class S, class I>
-__global__ void gbla_spmv_start(typename S::Z* __restrict__ w,
-                                unsigned char* __restrict__ wpresent, const I* __restrict__ ids,
-                                u64* count, u64* info, int pull)
-{
-    const long long c = (long long)*count;
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < c; j += stride) {
-        const long long i = (long long)ids[j];
-        w[i] = S::identity();
-        wpresent[i] = 0;
-    }
-    if (!gbla_last_block(&info[GBLA_INFO_STARTED]) || threadIdx.x != 0) return;
-    *count = 0;
-    for (int k = 0; k < GBLA_SLOT; ++k) info[k] = k == GBLA_INFO_PULL ? (u64)pull : 0ull;
-}
+// (entries.cu), with its info slot. The loop's test at the end of each iteration takes them
+// back (lists.cuh's gbla_clear_sites: w the identity and wpresent zeroed at the listed entries,
+// a pass over the list, not over n; the count and the slot zeroed but for info[4], the
+// direction of a product that only pulls), as a run's start does (their fills), so that the
+// next product finds an empty output without a launch of its own.
 
 // Relaxes edge e of frontier vertex k into w, as gbla_spmv_push does, listing i the first time
 // it gets an entry.

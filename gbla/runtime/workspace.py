@@ -275,11 +275,17 @@ class Workspace:
 
     def persistent(self, key, size, dtype, fill):
         """The array of ``size`` and ``dtype`` kept under ``key`` for the recording's life, set
-        to ``fill`` (a scalar) before every run, or left as it is with None. Made the first
-        time a key is asked for, which is never while recording."""
+        to ``fill`` (a scalar, or a NumPy array of that size, kept on the device) before every
+        run, or left as it is with None. Made the first time a key is asked for, which is never
+        while recording."""
         if key not in self._scratch:
             cp = _cupy()
             array = cp.empty(size, dtype)
+            if isinstance(fill, np.ndarray):
+                initial = cp.asarray(fill, dtype)
+                cp.copyto(array, initial)
+                self._scratch[key] = (array, initial)
+                return array
             if fill is not None:
                 array.fill(fill)
             zero = fill is not None and not any(np.asarray(fill, dtype).tobytes())
@@ -296,11 +302,12 @@ class Workspace:
         self._sites = 0
         self._clears = {}
 
-    def clear_later(self, n, ids, count, present):
+    def clear_later(self, n, ids, count, present, reset=None):
         """An op site's output (``n`` positions; its list's ``ids`` and ``count``; its
-        ``present``) written this iteration: emptied after the state is stored, by the loop's
-        test (:meth:`sites`), when no op reads it any more."""
-        self._clears[ids.data.ptr] = (n, ids, count, present)
+        ``present``; ``reset``: what else goes back, an _entries.Reset, for a device product)
+        written this iteration: emptied after the state is stored, by the loop's test
+        (:meth:`sites`), when no op reads it any more."""
+        self._clears[ids.data.ptr] = (n, ids, count, present, reset)
 
     def sites(self):
         """The iteration's op sites as the loop's test empties them: (table on the device, their
