@@ -21,14 +21,13 @@ __device__ __forceinline__ void gbla_list_append(I* ids, u64* count, long long i
 }
 
 // Whether this block is the last of its grid to get here: a barrier (every thread of the block
-// past what came before), then a count of arrivals in *arrived by one atomic with acquire and
-// release order at GPU scope (what the block wrote before the barrier released with it, what
-// the others released acquired by the last), and a fence in the last block's threads, so that
-// each sees what the other blocks wrote before arriving. One ordered atomic instead of a fence,
-// an atomic and a fence: 2.04 against 2.34 us a kernel node on an H200
-// (benchmarks/results/ab/algebra_round_kernels_h200.log). Every thread of the block calls it
+// past what came before), then a count of arrivals in *arrived, fenced on both sides so that
+// the last block sees what the others wrote before arriving. Every thread of the block calls it
 // and gets the answer; the caller resets *arrived where it reuses it. In the fused block
 // (fused.cu: one block, GBLA_FUSED) the block is the last, and the count is not kept.
+// One atom.acq_rel.gpu add in place of the fence, the add and the fence was measured and not
+// kept: 0.1-0.2 us slower a launch of gbla_gather_decide and gbla_store under ncu on an H200
+// (benchmarks/results/ab/algebra_loop_product_reset_in_the_test_h200.log).
 __device__ __forceinline__ bool gbla_last_block(u64* arrived)
 {
     __syncthreads();
@@ -37,12 +36,8 @@ __device__ __forceinline__ bool gbla_last_block(u64* arrived)
 #else
     __shared__ bool last;
     if (threadIdx.x == 0) {
-        u64 before;
-        asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], 1;"
-                     : "=l"(before)
-                     : "l"(arrived)
-                     : "memory");
-        last = before == gridDim.x - 1;
+        __threadfence();
+        last = atomicAdd(arrived, 1ull) == gridDim.x - 1;
     }
     __syncthreads();
     if (last) __threadfence();
