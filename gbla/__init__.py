@@ -10,7 +10,7 @@ The layers, each importing only those below it:
   ``methods``, the registry that the algebraic algorithms and the hand-written ``kernels``
   both register into;
 - ``ops``: mxv, vxm, mxm, ewise_add, ewise_mult, apply, reduce, reduce_rowwise,
-  reduce_columnwise, extract, assign, assign_bits, select, scale, executing on the CPU
+  reduce_columnwise, extract, assign, assign_bits, select, split, scale, executing on the CPU
   (``_cpu``) or through ``kernels`` (spmv.cu and element-wise kernels; bfs.cu's kernels are
   methods), with push or pull chosen by ``direction``;
 - ``runtime``: how a loop of ops executes, eagerly or recorded and replayed on the device
@@ -85,6 +85,7 @@ from .ops import (
     reduce_rowwise,
     scale,
     select,
+    split,
     vxm,
 )
 from .runtime import LoopState, iterate
@@ -130,6 +131,7 @@ __all__ = [
     "assign",
     "assign_bits",
     "select",
+    "split",
     "improve",
     "scale",
     "DirectionPolicy",

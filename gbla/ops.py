@@ -51,6 +51,7 @@ __all__ = [
     "assign",
     "assign_bits",
     "select",
+    "split",
     "improve",
     "scale",
 ]
@@ -1847,13 +1848,52 @@ def select(x: _Container, op: _Op, thunk: Any = None) -> _Container:
            [2., 0., 0.],
            [3., 0., 0.]])
     """
+    return _select(x, op, thunk, rest=False)
+
+
+def split(x: _Container, op: _Op, thunk: Any = None) -> tuple[_Container, _Container]:
+    """:func:`select` and the rest of ``x``'s entries, in one pass (a gbla extension).
+
+    ``kept, rest = split(x, op, thunk)`` gives ``kept == select(x, op, thunk)`` and ``rest``
+    the entries of x that ``kept`` lacks (``apply(x, identity, mask=~kept.S)``); together they
+    hold every entry of x once. Inside a loop recorded on the device, one kernel over x's list
+    makes both, where a select and its complement were two: delta-stepping's window takes
+    its front and leaves the rest pending this way.
+
+    Parameters and errors are :func:`select`'s.
+
+    Returns
+    -------
+    (Vector, Vector) or (Matrix, Matrix)
+        The kept entries and the others, each new, of x's size, dtype and device.
+
+    Examples
+    --------
+    >>> import gbla
+    >>> v = gbla.Vector.from_coo([1, 2, 3], [5., 0., 20.], 4, device="cpu")
+    >>> near, far = gbla.split(v, "<=", 5.0)
+    >>> near.to_coo(), far.to_coo()
+    ((array([1, 2]), array([5., 0.])), (array([3]), array([20.])))
+    """
+    return _select(x, op, thunk, rest=True)
+
+
+def _select(x, op, thunk, rest):
+    """select(x, op, thunk); with ``rest``, (that, the rest of x's entries)."""
     if getattr(x, "partitioned", False):  # each part selects among its own entries
         if op in _STRUCTURAL_SELECT:
             raise V.invalid_value("op", f"be a comparison on a {type(x).__name__}", op)
         # a number's selection can be kept with the matrix, as a Matrix's caches are
         key = (op, thunk) if isinstance(thunk, (int, float, np.number)) else None
-        return x.keep_entries(
-            lambda values: _select_values(values, op, thunk, x.dtype, x.device), key=key
+
+        def kept(values):
+            return _select_values(values, op, thunk, x.dtype, x.device)
+
+        out = x.keep_entries(kept, key=key)
+        if not rest:
+            return out
+        return out, x.keep_entries(
+            lambda values: ~kept(values), key=None if key is None else ("rest", *key)
         )
     if isinstance(x, Matrix):
         if op in _STRUCTURAL_SELECT:
@@ -1866,10 +1906,11 @@ def select(x: _Container, op: _Op, thunk: Any = None) -> _Container:
             }[op]
         else:
             keep = _select_values(x._values_or_ones(), op, thunk, x.dtype, x.device)
-        return x._keep_entries(keep, x._values, x.dtype)
+        out = x._keep_entries(keep, x._values, x.dtype)
+        return (out, x._keep_entries(~keep, x._values, x.dtype)) if rest else out
     x = _vector(x, "x")
     if isinstance(thunk, Vector):
-        return _select_by_vector(x, op, thunk)
+        return _select_by_vector(x, op, thunk, rest)
     site = _listed_site(x.device)
     if site is not None:  # over x's list, the comparison made in the kernel
         cond, dt, t = _select_condition(op, thunk, x.dtype, x.device)
@@ -1880,17 +1921,42 @@ def select(x: _Container, op: _Op, thunk: Any = None) -> _Container:
             dt,
             np.dtype(bool),
         )
-        return _listed(_entries.select(site, types, _operand(x), t))
-    if x.device == "cpu" and x._is_sparse:  # at its entries only; the result stays sparse
+        return _listed_pair(_entries.select(site, types, _operand(x), t, rest=rest), rest)
+    if x.device == "cpu" and x._is_sparse:  # at its entries only; the results stay sparse
         keep = _select_values(x._values, op, thunk, x.dtype, x.device)
-        return Vector._from_sparse_arrays(x._indices[keep], x._values[keep], x.size, x.device)
+        return _sparse_split(x, keep, rest)
     values, present = x._dense()
     keep = _select_values(values, op, thunk, x.dtype, x.device)
-    return Vector._from_dense_arrays(values, keep if present is None else keep & present, x.device)
+    return _dense_split(x, values, present, keep, rest)
 
 
-def _select_by_vector(x, op, v):
-    """select(x, op, v) for a Vector v of x's size: x's entries where v has one and op holds."""
+def _listed_pair(result, rest):
+    """The Vector (or, with ``rest``, the two) of an op over entry lists."""
+    return (_listed(result[0]), _listed(result[1])) if rest else _listed(result)
+
+
+def _sparse_split(x, keep, rest):
+    """x's (sparse, on the CPU) entries where ``keep``; with ``rest``, and the others."""
+    idx, vals = x._indices, x._values
+    out = Vector._from_sparse_arrays(idx[keep], vals[keep], x.size, x.device)
+    if not rest:
+        return out
+    return out, Vector._from_sparse_arrays(idx[~keep], vals[~keep], x.size, x.device)
+
+
+def _dense_split(x, values, present, keep, rest):
+    """x's entries (dense ``values`` and ``present``, None: all) where ``keep``; with
+    ``rest``, and the others."""
+    out = Vector._from_dense_arrays(values, keep if present is None else keep & present, x.device)
+    if not rest:
+        return out
+    other = ~keep if present is None else ~keep & present
+    return out, Vector._from_dense_arrays(values, other, x.device)
+
+
+def _select_by_vector(x, op, v, rest=False):
+    """select(x, op, v) for a Vector v of x's size: x's entries where v has one and op holds;
+    with ``rest``, and x's other entries."""
     V.dimension(v.size, x.size, "thunk.size", "x.size")
     V.same_device({"x": x.device, "thunk": v.device})
     if op == "nonzero":
@@ -1900,20 +1966,20 @@ def _select_by_vector(x, op, v):
     site = _listed_site(x.device)
     if site is not None:  # over x's list, the thunk's value read at each entry
         types = _entries.MapTypes(op, x.dtype, v.dtype, dt, np.dtype(bool))
-        return _listed(_entries.select(site, types, _operand(x), vector=_operand(v)))
+        result = _entries.select(site, types, _operand(x), vector=_operand(v), rest=rest)
+        return _listed_pair(result, rest)
     t_values, t_present = v._dense()
     if x.device == "cpu" and x._is_sparse and not op.positional:  # at its entries only
         idx = x._indices
         keep = _eval_binary(op, x._values, t_values[idx], dt, x.device)
         if t_present is not None:
             keep &= t_present[idx]
-        return Vector._from_sparse_arrays(idx[keep], x._values[keep], x.size, x.device)
+        return _sparse_split(x, keep, rest)
     values, present = x._dense()
     keep = _eval_binary(op, values, t_values, dt, x.device)
-    for p in (present, t_present):
-        if p is not None:
-            keep &= p
-    return Vector._from_dense_arrays(values, keep, x.device)
+    if t_present is not None:
+        keep &= t_present
+    return _dense_split(x, values, present, keep, rest)
 
 
 def _select_condition(op, thunk, dtype, device):

@@ -672,6 +672,62 @@ def test_select_against_a_vector_refuses_a_wrong_size_a_nonzero_and_a_non_compar
         gbla.select(x, binary.plus, x)
 
 
+# ============================================================================== split
+def _entries_of(v):
+    i, x = v.to_coo()
+    return dict(zip(host(i).tolist(), host(x).tolist()))
+
+
+@pytest.mark.parametrize("thunk", ["number", "scalar", "vector", "nonzero"])
+@pytest.mark.parametrize("dense", [False, True], ids=["sparse", "dense"])
+def test_split_is_select_and_the_rest_of_x(device, thunk, dense):
+    n, xi, xv, ti, tv = _select_case(3, np.float64, np.float64, False)
+    x = gbla.Vector.from_coo(xi, xv, n, device=device)
+    if dense:  # every position an entry, the CPU's dense path
+        x = gbla.Vector.from_dense(host(x.to_dense(0.0)), device=device)
+    op, arg = {
+        "number": ("<=", 1.0),
+        "scalar": (">", gbla.Scalar.from_value(-1.0, device=device)),
+        "vector": ("<", gbla.Vector.from_coo(ti, tv, n, device=device)),
+        "nonzero": ("nonzero", None),
+    }[thunk]
+    kept, rest = gbla.split(x, op, arg)
+    assert kept.isequal(gbla.select(x, op, arg))
+    assert (rest.dtype, rest.size, rest.device) == (x.dtype, n, device)
+    mine, theirs, all_ = _entries_of(kept), _entries_of(rest), _entries_of(x)
+    assert not set(mine) & set(theirs) and {**mine, **theirs} == all_
+    assert mine and theirs  # both sides hold something: the case tells them apart
+
+
+def test_split_of_a_matrix_keeps_each_entry_on_one_side(device):
+    A = gbla.Matrix.from_edges([0, 1, 2, 2], [1, 0, 0, 2], [1.0, 5.0, -2.0, 7.0], device=device)
+    for op, arg in (("tril", None), (">", 1.0)):
+        kept, rest = gbla.split(A, op, arg)
+        assert kept.isequal(gbla.select(A, op, arg))
+        both = host(kept.to_scipy().toarray()) + host(rest.to_scipy().toarray())
+        np.testing.assert_array_equal(both, host(A.to_scipy().toarray()))
+        assert kept.nvals + rest.nvals == A.nvals
+
+
+def test_split_in_a_loop_equals_it_eagerly(device):
+    # delta-stepping's window: the front out of the pending set, the rest left pending, in
+    # one op (one kernel over the list where the loop runs on the device)
+    n, xi, xv, ti, tv = _select_case(4, np.float64, np.float64, False)
+
+    def body(s, _):
+        front, s.x = gbla.split(s.x, "<=", 0.0)
+        s.x = gbla.ewise_add(s.x, gbla.apply(front, binary.plus, right=2.0), binary.min)
+
+    runs = {}
+    for mode in ("auto", "eager"):
+        x = gbla.Vector.from_coo(xi, xv, n, device=device)
+        out = gbla.iterate(body, {"x": x}, while_nonempty="x", max_iterations=3, mode=mode)
+        runs[mode] = [host(a) for a in out["x"].to_coo()]
+    for a, b in zip(runs["auto"], runs["eager"]):
+        np.testing.assert_array_equal(a, b)
+    assert len(runs["auto"][0]) > 0
+
+
 # ============================================================================== improve
 def _improve_oracle(oi, ov, ti, tv, n, better, out_dtype):
     """(out's entries after, the entries written) of improve, entry by entry."""

@@ -48,7 +48,7 @@ def bfs_like(
         _codegen.MapTypes(binary.lt, *(np.dtype(np.float64),) * 3, np.dtype(bool))
     )
     # an op before the product (delta-stepping's window, say): a select over some list
-    launches = [Launch("entries.cu", f"gbla_entries_select<{f[0]}>", "", "\n" + f[1], (Z,) * 14)]
+    launches = [Launch("entries.cu", f"gbla_entries_select<{f[0]}>", "", "\n" + f[1], (Z,) * 19)]
     if gather:
         launches.append(
             Launch(
@@ -145,7 +145,7 @@ def test_the_first_push_reads_the_size_tests_layout_unless_its_list_may_have_cha
     assert flag(bfs_like()) == "1"
     # a launch before the gather handed the frontier's list could have written it
     launches = bfs_like()
-    launches[0] = launches[0]._replace(args=(Z, np.uint64(64)) + (Z,) * 12)
+    launches[0] = launches[0]._replace(args=(Z, np.uint64(64)) + (Z,) * 17)
     assert flag(launches) == "0"
 
 

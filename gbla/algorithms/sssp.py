@@ -410,8 +410,7 @@ def _delta_stepping(A, source, dtype, direction, stats, delta):
         # end >= the lowest pending distance (a rounded d + width never falls below d, and no
         # pending distance is +inf), so the front always holds that vertex, and the loop
         # moves on
-        front = ops.select(s.pending, "<=", end)
-        s.pending = ops.select(s.pending, ">", end)
+        front, s.pending = ops.split(s.pending, "<=", end)  # one pass, the rest still pending
         fell = relax(s.dist, front, A, min_plus, binary.lt, direction)
         s.pending = ops.ewise_add(s.pending, fell, binary.second)
 

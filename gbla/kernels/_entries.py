@@ -145,14 +145,15 @@ def _bound(keep, scalar, dtype):
     return keep("scalar", 1, dtype, scalar)
 
 
-def _output(keep, n, dtype):
+def _output(keep, n, dtype, name=""):
     """(values, present, list) of an op site's output, empty: its last use's entries were taken
     back after the last iteration's store, with every other site's, by the loop's test
-    (:func:`site_table`); this use is listed for the next."""
-    values = keep("values", max(n, 1), dtype, None)
-    present = keep("present", max(n, 1), np.bool_, False)
-    ids = keep("ids", max(n, 1), _id_dtype(n), None)
-    count = keep("count", 1, np.uint64, 0)
+    (:func:`site_table`); this use is listed for the next. ``name``: which output of the site,
+    where it has two."""
+    values = keep(name + "values", max(n, 1), dtype, None)
+    present = keep(name + "present", max(n, 1), np.bool_, False)
+    ids = keep(name + "ids", max(n, 1), _id_dtype(n), None)
+    count = keep(name + "count", 1, np.uint64, 0)
     keep.clear_later(n, ids, count, present)
     return values[:n], present[:n], (ids, count)
 
@@ -194,9 +195,11 @@ def site_table(sites):
     return table
 
 
-def _launch_into(kernel, n, args, out):
+def _launch_into(kernel, n, args, out, *after):
+    """``kernel`` over n positions with ``args``, then ``out``'s arguments (values, present,
+    list), then ``after``; returns ``out``."""
     values, present, entries = out
-    kernel(_blocks(n), (THREADS,), (np.int64(n), *args, values, present, *_list(entries)))
+    kernel(_blocks(n), (THREADS,), (np.int64(n), *args, values, present, *_list(entries), *after))
     return out
 
 
@@ -226,20 +229,26 @@ def map_entries(keep, types, a, b=None, *, scalar=None, mask=None):
     return _launch_into(_map_kernel("gbla_entries_map", types), n, args, out)
 
 
-def select(keep, types, a, thunk=None, *, vector=None):
+def select(keep, types, a, thunk=None, *, vector=None, rest=False):
     """(values, present, list) of a's entries where f(a, thunk) holds (``thunk`` a host value
     or a 0-d device array, None where f reads none); with ``vector`` (an Operand: the thunk a
     vector of ``types.b_dtype``), a's entries where it has one too and f(a_i, vector_i)
-    holds."""
+    holds. With ``rest``, a pair: those, and a's other entries, made in the same pass."""
     n = a.values.size
     out = _output(keep, n, a.values.dtype)
+    other = _output(keep, n, a.values.dtype, "rest_") if rest else None
     if vector is not None:
         t, tp, step = vector.values, ptr(vector.present), 1
     else:
         t = None if thunk is None else _bound(keep, thunk, types.dtype)
         tp, step = np.uint64(0), 0
     args = (*_list(a.entries), a.values, ptr(a.present), ptr(t), tp, np.int32(step))
-    return _launch_into(_map_kernel("gbla_entries_select", types), n, args, out)
+    kernel = _map_kernel("gbla_entries_select", types)
+    if other is None:
+        return _launch_into(kernel, n, args, out, np.uint64(0), np.uint64(0), *_list(None))
+    values, present, entries = other
+    _launch_into(kernel, n, args, out, values, present, *_list(entries))
+    return out, other
 
 
 def improve(keep, types, a, out_values, out_present):

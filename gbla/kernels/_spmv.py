@@ -15,7 +15,7 @@ from ._codegen import INDEX_CTYPES, SpmvTypes
 from ._frontier import SLOT
 from ._launch import THREADS, grid, ptr, sm_count
 
-PULL = 4  # info slot field: 1 when the product pulls (GBLA_INFO_PULL in spmv.cu)
+PULL = 4  # info slot field: 1 when the product pulls (GBLA_INFO_PULL in lists.cuh)
 
 # Rows with more in-edges than LONG_ROW take a warp each in pull, those with more than HUGE_ROW
 # a block each, the rest a thread each. 32 keeps a warp's lanes busy on the long rows and the

@@ -199,6 +199,7 @@ __global__ void gbla_entries_map(long long n, const void* a_ids, int a_wide, con
 // z = a where f(a, thunk) holds (select; thunk null where f reads none, as for "nonzero"). With
 // t_step 1 the thunk is a vector (values thunk, presence tp, null: all present): entry i of a is
 // kept where the thunk has entry i and f(a_i, thunk_i) holds; with t_step 0, thunk[0] for all.
+// With rv (split), every other entry of a goes to the second output r in the same pass.
 template <class F>
 __global__ void gbla_entries_select(long long n, const void* a_ids, int a_wide,
                                     const u64* a_count, const typename F::A* __restrict__ av,
@@ -206,7 +207,9 @@ __global__ void gbla_entries_select(long long n, const void* a_ids, int a_wide,
                                     const typename F::B* __restrict__ thunk,
                                     const bool* __restrict__ tp, int t_step,
                                     typename F::A* __restrict__ zv, bool* __restrict__ zp,
-                                    void* z_ids, int z_wide, u64* z_count)
+                                    void* z_ids, int z_wide, u64* z_count,
+                                    typename F::A* __restrict__ rv, bool* __restrict__ rp,
+                                    void* r_ids, int r_wide, u64* r_count)
 {
     typedef typename F::T T;
     const gbla_list walk = gbla_list_of(a_ids, a_wide, a_count);
@@ -215,11 +218,14 @@ __global__ void gbla_entries_select(long long n, const void* a_ids, int a_wide,
     for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < end; j += stride) {
         const long long i = gbla_walk_id(walk, j);
         if (!gbla_has(ap, i)) continue;
-        if (t_step && !gbla_has(tp, i)) continue;
         const typename F::A x = av[i];
-        const T y = F::USES_B ? (T)thunk[t_step ? i : 0] : T();
-        if (!F::f(F::USES_A ? (T)x : T(), y, i)) continue;
-        gbla_emit(zv, zp, z_ids, z_wide, z_count, i, x);
+        bool keep = !t_step || gbla_has(tp, i);
+        if (keep) {
+            const T y = F::USES_B ? (T)thunk[t_step ? i : 0] : T();
+            keep = F::f(F::USES_A ? (T)x : T(), y, i);
+        }
+        if (keep) gbla_emit(zv, zp, z_ids, z_wide, z_count, i, x);
+        else if (rv != nullptr) gbla_emit(rv, rp, r_ids, r_wide, r_count, i, x);
     }
 }
 
@@ -329,22 +335,13 @@ __global__ void gbla_entries_merge(long long n, const void* o_ids, int o_wide,
 }
 
 // ------------------------------------------------------------------ reductions
-// A value of a reduction from lane + offset of the warp (a bool through an int: the shuffles
-// take 4- and 8-byte values).
-template <class Z>
-__device__ __forceinline__ Z gbla_fold_shfl(Z v, int offset)
-{
-    if constexpr (sizeof(Z) == 1) return (Z)__shfl_down_sync(0xffffffffu, (int)v, offset);
-    else return __shfl_down_sync(0xffffffffu, v, offset);
-}
-
 // F::f over the warp's accumulators into lane 0's, in a fixed order (lane l takes lane l +
 // offset's). Every lane of the warp calls it.
 template <class F>
 __device__ __forceinline__ typename F::Z gbla_warp_fold(typename F::Z acc)
 {
     for (int offset = 16; offset > 0; offset >>= 1) {
-        const typename F::Z other = gbla_fold_shfl(acc, offset);
+        const typename F::Z other = gbla_shfl_down(acc, offset);
         if ((threadIdx.x & 31) + offset < 32) acc = F::f(acc, other, 0);
     }
     return acc;

@@ -6,6 +6,17 @@
 
 typedef unsigned long long u64;
 #define GBLA_UNKNOWN 0xffffffffffffffffull
+// a device product's info slot (spmv.cu, loop.cu): the word that says it pulls (1) or pushes
+#define GBLA_INFO_PULL 4
+
+// Lane + offset's value of the warp (a 1-byte value through an int: the shuffles take 4- and
+// 8-byte values). Every lane of the warp calls it.
+template <class Z>
+__device__ __forceinline__ Z gbla_shfl_down(Z v, int offset)
+{
+    if constexpr (sizeof(Z) == 1) return (Z)__shfl_down_sync(0xffffffffu, (int)v, offset);
+    else return __shfl_down_sync(0xffffffffu, v, offset);
+}
 
 // Appends i to ids[0..*count), one atomic per group of converged threads of a warp (blocks are
 // 1-D and whole warps). I: the list's id type.
@@ -99,8 +110,6 @@ struct gbla_site {
     u64 pull;
 };
 
-#define GBLA_SITE_PULL 4  // the info slot's direction word (spmv.cu, loop.cu's GBLA_INFO_PULL)
-
 // A value of `bytes` bytes (1, 4 or 8) at position i of values, from the low bits of `bits`.
 __device__ __forceinline__ void gbla_put_bits(void* values, long long bytes, long long i, u64 bits)
 {
@@ -129,7 +138,7 @@ __device__ __forceinline__ void gbla_clear_sites(const gbla_site* sites, int k, 
         for (int s = threadIdx.x; s < k; s += blockDim.x) {
             sites[s].count[0] = 0;
             for (long long w = 0; w < sites[s].info_words; ++w)
-                sites[s].info[w] = w == GBLA_SITE_PULL ? sites[s].pull : 0ull;
+                sites[s].info[w] = w == GBLA_INFO_PULL ? sites[s].pull : 0ull;
         }
         if (threadIdx.x == 0) *arrived = 0;
     }

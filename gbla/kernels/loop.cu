@@ -103,8 +103,7 @@ extern "C" __global__ void gbla_loop_test(const bool* __restrict__ present, long
 // out-edges, [4] out: 1 for pull, [6] scratch: blocks finished. state: [0] the last choice (0
 // none yet, 1 push, 2 pull), [1] GAP's unexplored edges (-1 until the first step, which starts
 // it at `edges`); a null state is a traversal of one step (a product given a policy, not a
-// tracker).
-#define GBLA_INFO_PULL 4
+// tracker). GBLA_INFO_PULL (lists.cuh) is [4].
 #define GBLA_INFO_BLOCKS 6
 
 __device__ __forceinline__ u64 gbla_read(u64* p) { return atomicAdd(p, 0ull); }  // from L2

@@ -25,7 +25,6 @@
 #define GBLA_MASK_TRUE 1
 #define GBLA_MASK_FALSE 2
 #define GBLA_FULL_WARP 0xffffffffu
-#define GBLA_INFO_PULL 4  // info slot field: 1 when the step pulls
 #define GBLA_INFO_EDGES 3  // info slot field: the out-edges of u's entries the gather binned
 
 #include "frontier.cuh"
@@ -33,16 +32,6 @@
 __device__ __forceinline__ bool gbla_allowed(const bool* __restrict__ m, int mode, long long i)
 {
     return mode == GBLA_MASK_NONE || (m[i] == (mode == GBLA_MASK_TRUE));
-}
-
-template <class Z>
-__device__ __forceinline__ Z gbla_shfl_down(Z v, int offset)
-{
-    if constexpr (sizeof(Z) == 1) {
-        return (Z)__shfl_down_sync(GBLA_FULL_WARP, (int)v, offset);
-    } else {
-        return __shfl_down_sync(GBLA_FULL_WARP, v, offset);
-    }
 }
 
 // acc (+)= the product of in-edge e from vertex k; found: acc holds a product already.
