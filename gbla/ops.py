@@ -53,6 +53,7 @@ __all__ = [
     "select",
     "split",
     "improve",
+    "relax",
     "scale",
 ]
 
@@ -465,7 +466,25 @@ def _frontier_offsets(P, idx, xp):
     return offsets, int(offsets[-1])  # sync: edges leaving the frontier (grid size, direction)
 
 
-def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, replace, out, direction):
+def _matvec(
+    A,
+    push_of,
+    pull_of,
+    u,
+    semiring,
+    flip,
+    n_out,
+    *,
+    mask,
+    accum,
+    replace,
+    out,
+    direction,
+    relax_into=None,
+):
+    """The mat-vec of mxv and vxm. ``relax_into``: relax's out (its values and presence),
+    which the device loop's product writes itself (``relax`` decided it may); the product's
+    entries are then only those it improved."""
     semiring = _semiring(semiring)
     mask = _mask(mask, n_out)
     out = _out(out, n_out)
@@ -507,6 +526,7 @@ def _matvec(A, push_of, pull_of, u, semiring, flip, n_out, *, mask, accum, repla
             m,
             mode,
             n_out,
+            relax_into,
         )
         result = _write(
             out, (w, present), mask=mask, accum=accum, replace=replace, device=device, masked=True
@@ -627,7 +647,19 @@ def _counter(Q):
 
 
 def _device_matvec(
-    loop, push_of, pull_of, u, semiring, dtype, types, direction, traversal, m, mode, n_out
+    loop,
+    push_of,
+    pull_of,
+    u,
+    semiring,
+    dtype,
+    types,
+    direction,
+    traversal,
+    m,
+    mode,
+    n_out,
+    improve=None,
 ):
     """The product inside a loop recorded on the device: nothing read back. With a policy, the
     device chooses push or pull from the frontier it gathers; the state of a caller's tracker
@@ -658,6 +690,7 @@ def _device_matvec(
         choice=choice,
         u_entries=u._entries,
         examined=loop.workspace.examined,  # counted on the device, read at the loop's end
+        improve=improve,
     )
 
 
@@ -2067,6 +2100,102 @@ def improve(out: Vector, t: Vector, better: str | BinaryOp = "<") -> Vector:
         assign(z, t, mask=wins.V)
     assign(out, z, mask=z.S)
     return z
+
+
+# A relaxation's comparison that its product's add monoid decides alone: add(t, o) != o is
+# better(t, o) exactly, so that the product may test and lower out itself (gbla.relax).
+_RELAXES = {"min": "lt", "max": "gt"}
+
+
+def relax(
+    out: Vector,
+    u: Vector,
+    A: Matrix,
+    semiring: Semiring | str = "min_plus",
+    better: str | BinaryOp = "<",
+    *,
+    direction: _Direction = "auto",
+) -> Vector:
+    """out = the better of out and u (+).(x) A, in place; returns the entries of out that
+    changed, with their new values (a gbla extension).
+
+    A relaxation's round in one op: ``improve(out, vxm(u, A, semiring, direction=direction),
+    better)``, which it equals. Inside a loop recorded on the device, where out is the loop's
+    state, of the product's dtype, ``better`` is what the semiring's add decides alone
+    (``"<"`` for a min monoid, ``">"`` for a max one) and u is not out, the product tests and
+    writes out as it runs: one kernel where the composition takes two, and a value that does
+    not improve is never listed. Bellman-Ford's round is ``f = relax(d,
+    f, A)``.
+
+    Parameters
+    ----------
+    out : Vector
+        Of size A.ncols, written in place.
+    u : Vector
+        Of size A.nrows: the values to relax from.
+    A : Matrix
+    semiring : Semiring or str, default ``"min_plus"``
+    better : str or BinaryOp, default ``"<"``
+        As for :func:`improve`.
+    direction : as for :func:`vxm`
+
+    Returns
+    -------
+    Vector
+        The entries of out that changed, with the values written there.
+
+    Raises
+    ------
+    DomainMismatch, DimensionMismatch
+        As :func:`vxm` and :func:`improve` raise them.
+
+    Examples
+    --------
+    >>> import gbla
+    >>> A = gbla.Matrix.from_edges([0, 0, 1], [1, 2, 2], [4., 9., 2.], device="cpu")
+    >>> d = gbla.Vector.from_coo([0, 2], [0., 20.], 3, device="cpu")
+    >>> gbla.relax(d, d, A).to_coo()
+    (array([1, 2]), array([4., 9.]))
+    >>> d.to_coo()
+    (array([0, 1, 2]), array([0., 4., 9.]))
+    """
+    out, u = _vector(out, "out"), _vector(u, "u")
+    A = _matrix(A, "A", partitioned=True)
+    semiring = _semiring(semiring)
+    V.dimension(u.size, A.nrows, "u.size", "A.nrows")
+    V.dimension(out.size, A.ncols, "out.size", "A.ncols")
+    loop = B.device_loop()
+    if loop is not None and out.device == "gpu" and not getattr(A, "partitioned", False):
+        dtype = _product_dtype(semiring, A.dtype, u.dtype, "A.dtype and u.dtype")
+        op = _comparison(better, semiring.output_dtype(dtype), "better")
+        o_values, o_present = out._dense()
+        u_values = u._dense()[0]
+        if (
+            out._owned
+            and out.dtype == semiring.output_dtype(dtype)
+            and semiring.add.idempotent
+            and _RELAXES.get(semiring.add.op.name) == op.name
+            and not (u_values is o_values or u_values.data.ptr == o_values.data.ptr)
+        ):
+            V.same_device({"out": out.device, "u": u.device, "A": A.device})
+            t = _matvec(
+                A,
+                lambda: A,
+                lambda: A.T,
+                u,
+                semiring,
+                True,
+                A.ncols,
+                mask=None,
+                accum=None,
+                replace=False,
+                out=None,
+                direction=direction,
+                relax_into=(o_values, o_present),
+            )
+            out._written_in_place()
+            return t
+    return improve(out, vxm(u, A, semiring, direction=direction), better)
 
 
 def scale(A: Matrix, v: Vector, op: _Op, *, side: str = "left") -> Matrix:

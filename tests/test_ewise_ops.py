@@ -805,6 +805,105 @@ def test_improve_on_a_loops_state_equals_it_eagerly(device, out_full):
     assert len(runs["auto"][2]) > 0  # the last round still improved something
 
 
+def _relax_graph(device, dtype, seed, n=70):
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, n, 4 * n), rng.integers(0, n, 4 * n)
+    w = rng.integers(0, 9, 4 * n).astype(dtype)  # zero weights and ties too
+    return gbla.Matrix.from_edges(src, dst, w, n, device=device), rng
+
+
+@pytest.mark.parametrize(
+    "semiring, better, dtype, out_full",
+    [
+        ("min_plus", "<", np.float64, True),
+        ("min_plus", "<", np.float32, False),
+        ("min_plus", "<=", np.int64, True),
+        ("max_plus", ">", np.int32, True),
+        ("min_plus", ">", np.float64, True),
+    ],
+)
+def test_relax_equals_improve_of_the_product(device, semiring, better, dtype, out_full):
+    A, rng = _relax_graph(device, dtype, 5)
+    n = A.nrows
+    ui = np.sort(rng.choice(n, 20, replace=False))
+    uv = rng.integers(0, 30, len(ui)).astype(dtype)
+    oi = np.arange(n) if out_full else np.sort(rng.choice(n, 40, replace=False))
+    ov = rng.integers(0, 40, len(oi)).astype(dtype)
+    out = gbla.Vector.from_coo(oi, ov, n, device=device)
+    want = gbla.Vector.from_coo(oi, ov, n, device=device)
+    u = gbla.Vector.from_coo(ui, uv, n, device=device)
+    got = gbla.relax(out, u, A, semiring, better)
+    expect = gbla.improve(want, gbla.vxm(u, A, semiring), better)
+    for a, b in zip(got.to_coo() + out.to_coo(), expect.to_coo() + want.to_coo()):
+        np.testing.assert_array_equal(host(a), host(b))
+    assert got.nvals > 0 and got.dtype == expect.dtype
+    np.testing.assert_array_equal(host(u.to_coo()[1]), uv)  # u left as it was
+
+
+@pytest.mark.parametrize(
+    "semiring, better, dtype, direction, full",
+    [
+        ("min_plus", "<", np.float64, "push", True),
+        ("min_plus", "<", np.float32, "pull", True),
+        ("min_plus", "<", np.int32, "auto", True),
+        ("min_plus", "<", np.int64, "push", True),
+        ("max_plus", ">", np.float64, "auto", True),
+        ("min_plus", "<", np.float64, "push", False),
+        ("min_plus", "<", np.int32, "pull", False),
+        ("min_plus", "<", np.float32, "auto", False),
+        ("min_plus", "<=", np.float64, "push", True),  # not the add's own test: composed
+    ],
+)
+def test_relax_on_a_loops_state_equals_it_eagerly(device, semiring, better, dtype, direction, full):
+    # recorded on the GPU: the product tests and writes the state d itself (a push or a pull,
+    # in the graph's iteration or the fused block; an entry d lacks taken by the first edge
+    # that reaches it); against the same rounds run from Python
+    A, _ = _relax_graph(device, dtype, 6, n=300)
+    n = A.nrows
+    if semiring == "max_plus":  # weights of no more than 0: the longest paths are finite
+        A = gbla.apply(A, unary.ainv)
+    far = np.iinfo(dtype).max // 4 if np.dtype(dtype).kind == "i" else np.inf
+    if semiring == "max_plus":
+        far = -far
+
+    def body(s, _):
+        s.f = gbla.relax(s.d, s.f, A, semiring, better, direction=direction)
+
+    runs = {}
+    for mode in ("auto", "eager"):
+        start = np.full(n, far, dtype)
+        start[[0, 7]] = 0
+        d = gbla.Vector.from_dense(start, device=device)
+        if not full:  # only the two sources: every other entry is made by the rounds
+            d = gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)
+        f = gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)
+        stats = {}
+        out = gbla.iterate(
+            body,
+            {"d": d, "f": f},
+            while_nonempty="f",
+            max_iterations=3 * n,
+            mode=mode,
+            stats=stats,
+        )
+        runs[mode] = [host(a) for k in ("d", "f") for a in out[k].to_coo()]
+        assert stats["iterations"] > 2
+    for a, b in zip(runs["auto"], runs["eager"]):
+        np.testing.assert_array_equal(a, b)
+    assert len(runs["auto"][2]) == 0  # the rounds ran until nothing improved
+
+
+def test_relax_refuses_wrong_sizes_and_a_non_comparison(device):
+    A = gbla.Matrix.from_edges([0], [1], [1.0], 4, device=device)
+    d = gbla.Vector.from_coo([0], [0.0], 4, device=device)
+    with pytest.raises(gbla.DimensionMismatch, match="u.size"):
+        gbla.relax(d, gbla.Vector.new(3, device=device), A)
+    with pytest.raises(gbla.DimensionMismatch, match="out.size"):
+        gbla.relax(gbla.Vector.new(5, device=device), d, A)
+    with pytest.raises(gbla.DomainMismatch, match="better"):
+        gbla.relax(d, d, A, "min_plus", binary.plus)
+
+
 def test_improve_refuses_a_wrong_size_a_non_comparison_and_a_matrix(device):
     out = gbla.Vector.from_coo([0, 1], [1.0, 2.0], 4, device=device)
     with pytest.raises(gbla.DimensionMismatch, match="t.size"):

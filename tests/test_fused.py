@@ -72,7 +72,7 @@ def bfs_like(
                 ),
             )
         )
-    push = [Z] * 25
+    push = [Z] * 27
     if one_product:
         push[0], push[2], push[5] = np.uint64(88), np.uint64(96), np.uint64(80)
         if gather:

@@ -2,7 +2,8 @@
 round multiplies only the entries that changed in the last one,
 
     t = product(f) ;  f = improve(d, t)   (t where better(t, d) or d has no entry, written
-                                          into d: gbla.ops.improve, one op)
+                                          into d: gbla.ops.improve, one op; with the
+                                          product, gbla.ops.relax)
 
 one round an iteration of gbla.iterate (so on the device when the matrix is there)."""
 
@@ -12,14 +13,15 @@ from ..semirings import binary
 
 
 def relax(dist, frontier, A, semiring, better, direction):
-    """d = better-of(d, frontier (+).(x) A): :func:`gbla.ops.improve` with one vxm."""
-    return ops.improve(dist, ops.vxm(frontier, A, semiring, direction=direction), better)
+    """d = better-of(d, frontier (+).(x) A): :func:`gbla.ops.relax`."""
+    return ops.relax(dist, frontier, A, semiring, better, direction=direction)
 
 
 def relax_all(
     start,
-    product,
+    product=None,
     *,
+    step=None,
     better=binary.lt,
     frontier=None,
     max_iterations=None,
@@ -31,10 +33,16 @@ def relax_all(
     the first frontier unless ``frontier`` is given) until nothing improves or
     ``max_iterations``; returns (the values, the last frontier, the rounds run). With ``cache``
     (a Matrix), the recording is kept there under ``key``, which must name everything
-    ``product`` depends on besides that matrix."""
+    ``product`` depends on besides that matrix. ``step(d, f)``, where given instead of
+    ``product``, is the round itself (say :func:`gbla.ops.relax`, the product and its
+    improve in one op): it writes d and returns what changed."""
+    if step is None:
+
+        def step(d, f):
+            return ops.improve(d, product(f), better)
 
     def round_(s, _):
-        s.frontier = ops.improve(s.dist, product(s.frontier), better)
+        s.frontier = step(s.dist, s.frontier)
 
     run = {}
     out = runtime.iterate(

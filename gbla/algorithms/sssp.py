@@ -365,7 +365,7 @@ def _bellman_ford(A, source, dtype, direction, stats):
     # proves a reachable negative cycle. The loop is bounded either way.
     dist, frontier, rounds = relax_all(
         dist,
-        lambda f: ops.vxm(f, A, min_plus, direction=direction),
+        step=lambda d, f: ops.relax(d, f, A, min_plus, direction=direction),
         frontier=first,
         max_iterations=n,
         cache=A,

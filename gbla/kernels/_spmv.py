@@ -235,6 +235,7 @@ def device_product(
     choice=None,
     u_entries=None,
     examined=None,
+    improve=None,
 ):
     """(values, present, entries) of a product whose sizes and direction never reach the host.
 
@@ -249,7 +250,10 @@ def device_product(
     out-edges in P when it pushes, Q's stored edges when it pulls (one thread's add in the
     product's kernel, where the direction is known). Two launches on the current stream (the
     gather with the choice, the product: the last product's output is taken back by the loop's
-    test after each iteration, ``keep.clear_later``), nothing read back."""
+    test after each iteration, ``keep.clear_later``), nothing read back. ``improve``: a
+    relaxation (:func:`gbla.relax`): out's values (the product's dtype) and presence (None:
+    every entry), which the product writes in place where it improves them (its add
+    idempotent); the output then holds only those entries."""
     cp = _cupy()
     sr = types.semiring
     z = sr.output_dtype(types.dtype)
@@ -330,6 +334,8 @@ def device_product(
                 count,
                 np.int64(Q.nvals if pull else 0),
                 ptr(examined),
+                ptr(None if improve is None else improve[0]),
+                ptr(None if improve is None else improve[1]),
             ),
         )
     return w, present[:n_out].view(bool), (ids, count)

@@ -159,7 +159,7 @@ template <class S, class I>
 __device__ __forceinline__ void gbla_fused_edges(
     int entries, long long total, const typename S::U* uvals, const I* p_indices,
     const typename S::A* p_avals, const bool* mask, int mask_mode, typename S::Z* w,
-    unsigned char* wpresent, I* w_ids, u64* w_count)
+    unsigned char* wpresent, I* w_ids, u64* w_count, typename S::Z* ov, bool* op)
 {
     for (long long e = threadIdx.x; e < total; e += blockDim.x) {
         int lo = 0, hi = entries - 1;  // the last entry whose edges start at or before e
@@ -169,7 +169,8 @@ __device__ __forceinline__ void gbla_fused_edges(
             else hi = mid - 1;
         }
         gbla_push_edge<S, I>(gbla_s_entry[lo], gbla_s_first[lo] + (e - gbla_s_at[lo]), uvals,
-                             p_indices, p_avals, mask, mask_mode, w, wpresent, w_ids, w_count);
+                             p_indices, p_avals, mask, mask_mode, w, wpresent, w_ids, w_count,
+                             ov, op);
     }
 }
 
@@ -197,7 +198,8 @@ __device__ void gbla_fused_push(
     const typename S::A* q_avals, long long long_row, const long long* long_rows,
     long long n_long, const long long* huge_rows, long long n_huge, const bool* mask,
     int mask_mode, typename S::Z* w, unsigned char* wpresent, I* w_ids, u64* w_count,
-    long long pull_edges, u64* examined)
+    long long pull_edges, u64* examined, typename S::Z* ov,
+    bool* op)
 {
     const u64 c = (ids == nullptr || count == nullptr) ? GBLA_UNKNOWN : *count;
     // a product given a pulling policy (no choice made here) pulls, as in the graph
@@ -208,14 +210,14 @@ __device__ void gbla_fused_push(
         gbla_spmv_device<S, I>(d_bins, d_n_in, d_info, uvals, d_upresent, p_indptr, p_indices,
                                p_avals, n_out, q_indptr, q_indices, q_avals, long_row,
                                long_rows, n_long, huge_rows, n_huge, mask, mask_mode, w,
-                               wpresent, w_ids, w_count, pull_edges, examined);
+                               wpresent, w_ids, w_count, pull_edges, examined, ov, op);
         return;
     }
     long long all = 0;  // the input's out-edges
     if (laid_out && gbla_s_listed == (long long)c) {
         all = gbla_s_edges;
         gbla_fused_edges<S, I>((int)c, all, uvals, p_indices, p_avals, mask, mask_mode, w,
-                               wpresent, w_ids, w_count);
+                               wpresent, w_ids, w_count, ov, op);
     } else {
         for (long long base = 0; base < (long long)c; base += blockDim.x) {
             if (base) __syncthreads();  // the last block of entries' layout read by every thread
@@ -223,7 +225,7 @@ __device__ void gbla_fused_push(
             const long long total = gbla_fused_lay_out<I>(p_indptr, ids + base, entries);
             __syncthreads();  // the layout seen by every thread
             gbla_fused_edges<S, I>(entries, total, uvals, p_indices, p_avals, mask, mask_mode, w,
-                                   wpresent, w_ids, w_count);
+                                   wpresent, w_ids, w_count, ov, op);
             all += total;
         }
     }

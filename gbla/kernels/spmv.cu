@@ -73,6 +73,53 @@ __device__ __forceinline__ void gbla_pull_store(long long i, Z acc, Z* __restric
     if (ids != nullptr) gbla_list_append(ids, count, i);
 }
 
+// A relaxation's test and write (gbla.relax: the product's add idempotent, out's values ov of
+// the product's type, its presence op, null where every entry is present): whether z improves
+// out(i) (out has no entry i, or add(z, ov[i]) is not ov[i]), which it then lowers. A pull row
+// has one owner, which writes plainly. A push's edges race on i: an entry out lacks is taken by
+// the first of them (its presence byte 0 -> 2, the value written, then 2 -> 1), the others
+// waiting for the value before they compare; a present one is lowered by S's atomic. Reads go
+// to memory other threads write (no read-only cache); a stale read sees a value no lower than
+// the current one, so it never wrongly passes an edge the current value would stop: at worst
+// an atomic that changes nothing. Without ov (a plain product) every value is kept.
+template <class S>
+__device__ __forceinline__ bool gbla_improves(typename S::Z* ov, bool* op, long long i,
+                                              typename S::Z z, bool atomic)
+{
+    if (ov == nullptr) return true;
+    // read as a byte: a push leaves 2 there while it writes the value
+    if (op != nullptr && reinterpret_cast<const unsigned char*>(op)[i] != 1) {
+        if (!atomic) {
+            ov[i] = z;
+            op[i] = true;
+            return true;
+        }
+        const unsigned long long addr = reinterpret_cast<unsigned long long>(op + i);
+        unsigned int* word = reinterpret_cast<unsigned int*>(addr & ~3ull);
+        const unsigned int shift = (unsigned int)(addr & 3ull) * 8u;
+        unsigned int cur = *reinterpret_cast<volatile unsigned int*>(word);
+        while (((cur >> shift) & 0xffu) == 0u) {  // absent: take it, unless another edge does
+            const unsigned int seen = atomicCAS(word, cur, cur | (2u << shift));
+            if (seen == cur) {
+                ov[i] = z;
+                __threadfence();
+                atomicXor(word, 3u << shift);  // 2 -> 1: present, its value written
+                return true;
+            }
+            cur = seen;  // a byte of the word changed: this one, or a neighbour's
+        }
+        while (!((*reinterpret_cast<volatile unsigned int*>(word) >> shift) & 1u)) {
+        }
+        __threadfence();
+    }
+    const typename S::Z old = *reinterpret_cast<volatile typename S::Z*>(ov + i);
+    const typename S::Z both = S::add(z, old);
+    if (both == old) return false;
+    if (atomic) S::atomic_combine(ov + i, z);
+    else ov[i] = both;
+    return true;
+}
+
 // Read-modify-write of *p = add(*p, v) through compare-and-swap on the value's bits; a 1-byte
 // value is swapped inside its aligned 4-byte word. An idempotent monoid stops as soon as the
 // stored value no longer changes.
@@ -169,7 +216,8 @@ __device__ __forceinline__ void gbla_pull_rows(long long n_out, const P* __restr
                                                const bool* __restrict__ mask, int mask_mode,
                                                long long long_row, typename S::Z* __restrict__ w,
                                                unsigned char* __restrict__ wpresent,
-                                               I* __restrict__ ids, u64* count)
+                                               I* __restrict__ ids, u64* count,
+        typename S::Z* ov = nullptr, bool* op = nullptr)
 {
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n_out; i += stride) {
@@ -203,7 +251,8 @@ __device__ __forceinline__ void gbla_pull_rows(long long n_out, const P* __restr
             gbla_pull_combine<S>(acc, found, avals, uvals, e, k);
             done = S::HAS_TERMINAL && S::is_terminal(acc);
         }
-        if (found) gbla_pull_store(i, acc, w, wpresent, ids, count);
+        if (found && gbla_improves<S>(ov, op, i, acc, false))
+            gbla_pull_store(i, acc, w, wpresent, ids, count);
     }
 }
 
@@ -220,7 +269,8 @@ __device__ __forceinline__ void gbla_pull_long_rows(const long long* __restrict_
                                                     const bool* __restrict__ mask, int mask_mode,
                                                     typename S::Z* __restrict__ w,
                                                     unsigned char* __restrict__ wpresent,
-                                                    I* __restrict__ ids, u64* count)
+                                                    I* __restrict__ ids, u64* count,
+        typename S::Z* ov = nullptr, bool* op = nullptr)
 {
     const int lane = threadIdx.x & 31;
     const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
@@ -242,7 +292,8 @@ __device__ __forceinline__ void gbla_pull_long_rows(const long long* __restrict_
                 __any_sync(GBLA_FULL_WARP, found && S::is_terminal(acc))) break;
         }
         gbla_warp_combine<S>(acc, found);
-        if (lane == 0 && found) gbla_pull_store(i, acc, w, wpresent, ids, count);
+        if (lane == 0 && found && gbla_improves<S>(ov, op, i, acc, false))
+            gbla_pull_store(i, acc, w, wpresent, ids, count);
     }
 }
 
@@ -260,7 +311,8 @@ __device__ __forceinline__ void gbla_pull_huge_rows(const long long* __restrict_
                                                     const bool* __restrict__ mask, int mask_mode,
                                                     typename S::Z* __restrict__ w,
                                                     unsigned char* __restrict__ wpresent,
-                                                    I* __restrict__ ids, u64* count)
+                                                    I* __restrict__ ids, u64* count,
+        typename S::Z* ov = nullptr, bool* op = nullptr)
 {
     __shared__ typename S::Z warp_acc[32];
     __shared__ int warp_found[32];
@@ -291,7 +343,8 @@ __device__ __forceinline__ void gbla_pull_huge_rows(const long long* __restrict_
             found = lane < n_warps && warp_found[lane];
             acc = found ? warp_acc[lane] : S::identity();
             gbla_warp_combine<S>(acc, found);
-            if (lane == 0 && found) gbla_pull_store(i, acc, w, wpresent, ids, count);
+            if (lane == 0 && found && gbla_improves<S>(ov, op, i, acc, false))
+            gbla_pull_store(i, acc, w, wpresent, ids, count);
         }
         __syncthreads();  // warp_acc is the next row's
     }
@@ -357,7 +410,8 @@ __device__ __forceinline__ void gbla_push_edge(long long k, long long e,
                                                const bool* __restrict__ mask, int mask_mode,
                                                typename S::Z* __restrict__ w,
                                                unsigned char* __restrict__ wpresent,
-                                               I* __restrict__ ids, u64* count)
+                                               I* __restrict__ ids, u64* count,
+                                               typename S::Z* ov = nullptr, bool* op = nullptr)
 {
     const long long i = (long long)indices[e];
     // the mask and the output's presence read side by side: one wait, not two (the claim
@@ -366,7 +420,9 @@ __device__ __forceinline__ void gbla_push_edge(long long k, long long e,
     const bool had = wpresent[i];
     if (!allowed) return;
     if (S::HAS_TERMINAL && had && S::is_terminal(w[i])) return;
-    S::atomic_combine(w + i, S::mult(S::load_a(avals, e), S::load_u(uvals, k), k));
+    const typename S::Z z = S::mult(S::load_a(avals, e), S::load_u(uvals, k), k);
+    if (!gbla_improves<S>(ov, op, i, z, true)) return;  // a relaxation: only what improves out
+    S::atomic_combine(w + i, z);
     if (!had && gbla_claim_byte(wpresent, i)) gbla_list_append(ids, count, i);
 }
 
@@ -380,6 +436,8 @@ __device__ __forceinline__ void gbla_push_edge(long long k, long long e,
 // With `examined` (the loop's edge count, loop.cu's control[5]), one thread adds the edges the
 // product examines: u's out-edges (info[3], the gather's) when it pushes, Q's stored edges
 // (`pull_edges`) when it pulls, whatever rows a mask or a terminal value then skips.
+// With `ov` and `op` (gbla.relax: out's values and presence), w gets only the entries that
+// improve out, which they write in place (gbla_improves).
 template <class S, class I>
 __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
                                  const u64* __restrict__ info,
@@ -394,7 +452,8 @@ __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
                                  const bool* __restrict__ mask, int mask_mode,
                                  typename S::Z* __restrict__ w,
                                  unsigned char* __restrict__ wpresent, I* __restrict__ ids,
-                                 u64* count, long long pull_edges, u64* examined)
+                                 u64* count, long long pull_edges, u64* examined,
+                                 typename S::Z* ov, bool* op)
 {
     // an atomic, not a store: nothing orders this product against another one's count but the
     // stream, and one add a product costs nothing beside its edges
@@ -402,11 +461,11 @@ __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
         atomicAdd(examined, info[GBLA_INFO_PULL] ? (u64)pull_edges : info[GBLA_INFO_EDGES]);
     if (info[GBLA_INFO_PULL]) {
         gbla_pull_huge_rows<S, I>(huge_rows, n_huge, q_indptr, q_indices, q_avals, uvals,
-                                  upresent, mask, mask_mode, w, wpresent, ids, count);
+                                  upresent, mask, mask_mode, w, wpresent, ids, count, ov, op);
         gbla_pull_rows<S, I>(n_out, q_indptr, q_indices, q_avals, uvals, upresent, mask,
-                             mask_mode, long_row, w, wpresent, ids, count);
+                             mask_mode, long_row, w, wpresent, ids, count, ov, op);
         gbla_pull_long_rows<S, I>(long_rows, n_long, q_indptr, q_indices, q_avals, uvals,
-                                  upresent, mask, mask_mode, w, wpresent, ids, count);
+                                  upresent, mask, mask_mode, w, wpresent, ids, count, ov, op);
         return;
     }
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -420,20 +479,20 @@ __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
         const long long k = (long long)bins[f];
         for (long long e = p_indptr[k] + sub; e < (long long)p_indptr[k + 1]; e += 8)
             gbla_push_edge<S, I>(k, e, uvals, p_indices, p_avals, mask, mask_mode, w, wpresent,
-                                 ids, count);
+                                 ids, count, ov, op);
     }
     const int lane = threadIdx.x & 31;
     for (long long f = tid >> 5; f < n_mid; f += threads >> 5) {
         const long long k = (long long)bins[n_in + f];
         for (long long e = p_indptr[k] + lane; e < (long long)p_indptr[k + 1]; e += 32)
             gbla_push_edge<S, I>(k, e, uvals, p_indices, p_avals, mask, mask_mode, w, wpresent,
-                                 ids, count);
+                                 ids, count, ov, op);
     }
     for (long long f = blockIdx.x; f < n_large; f += gridDim.x) {
         const long long k = (long long)bins[2 * n_in + f];
         for (long long e = p_indptr[k] + threadIdx.x; e < (long long)p_indptr[k + 1];
              e += blockDim.x)
             gbla_push_edge<S, I>(k, e, uvals, p_indices, p_avals, mask, mask_mode, w, wpresent,
-                                 ids, count);
+                                 ids, count, ov, op);
     }
 }
