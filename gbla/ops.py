@@ -2164,8 +2164,10 @@ def relax(
     semiring = _semiring(semiring)
     V.dimension(u.size, A.nrows, "u.size", "A.nrows")
     V.dimension(out.size, A.ncols, "out.size", "A.ncols")
+    partitioned = getattr(A, "partitioned", False)  # its products run in its own engine
+    V.same_device({"out": out.device, "u": u.device, **({} if partitioned else {"A": A.device})})
     loop = B.device_loop()
-    if loop is not None and out.device == "gpu" and not getattr(A, "partitioned", False):
+    if loop is not None and out.device == "gpu" and not partitioned:
         dtype = _product_dtype(semiring, A.dtype, u.dtype, "A.dtype and u.dtype")
         op = _comparison(better, semiring.output_dtype(dtype), "better")
         o_values, o_present = out._dense()
@@ -2177,7 +2179,6 @@ def relax(
             and _RELAXES.get(semiring.add.op.name) == op.name
             and not (u_values is o_values or u_values.data.ptr == o_values.data.ptr)
         ):
-            V.same_device({"out": out.device, "u": u.device, "A": A.device})
             t = _matvec(
                 A,
                 lambda: A,

@@ -902,6 +902,12 @@ def test_relax_refuses_wrong_sizes_and_a_non_comparison(device):
         gbla.relax(gbla.Vector.new(5, device=device), d, A)
     with pytest.raises(gbla.DomainMismatch, match="better"):
         gbla.relax(d, d, A, "min_plus", binary.plus)
+    other = "gpu" if device == "cpu" else "cpu"
+    if other == "gpu" and not gbla.gpu_available():
+        return
+    u = gbla.Vector.from_coo([0], [0.0], 4, device=other)
+    with pytest.raises(gbla.DeviceMismatch, match="u"):
+        gbla.relax(d, u, A)
 
 
 def test_improve_refuses_a_wrong_size_a_non_comparison_and_a_matrix(device):
