@@ -16,6 +16,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import gbla
 from gbla import semirings
@@ -34,6 +36,7 @@ from .test_mxv_oracle import (
     oracle_allowed,
     oracle_write,
     out_dtype_for,
+    small_graphs,
 )
 
 BINARY_OPS = [op for op in vars(binary).values() if not op.positional]
@@ -891,6 +894,42 @@ def test_relax_on_a_loops_state_equals_it_eagerly(device, semiring, better, dtyp
     for a, b in zip(runs["auto"], runs["eager"]):
         np.testing.assert_array_equal(a, b)
     assert len(runs["auto"][2]) == 0  # the rounds ran until nothing improved
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=60)
+@given(
+    case=small_graphs(),
+    semiring=st.sampled_from(["min_plus", "max_plus"]),
+    better=st.sampled_from(["<", ">", "<="]),
+    kept=st.lists(st.integers(0, 9), max_size=10, unique=True),
+)
+def test_relax_against_its_oracle_entry_by_entry(case, semiring, better, kept, device):
+    # t(i) = add over the edges k -> i with u(k) of u(k) + w(k, i); then out(i) = t(i) where
+    # out has no entry i or better(t(i), out(i)), and those entries returned
+    n, edges, frontier = case
+    if n == 0:
+        return
+    src, dst, w = (np.array([e[j] for e in edges], np.int64) for j in range(3))
+    A = gbla.Matrix.from_edges(src, dst, w, n, device=device)
+    u = dict(frontier)
+    oi = np.array(sorted(k for k in kept if k < n), np.int64)
+    ov = (oi * 3 - 4).astype(np.int64)
+    add = min if semiring == "min_plus" else max
+    t = {}
+    for k, i, x in zip(src.tolist(), dst.tolist(), w.tolist()):
+        if k in u:
+            t[i] = add(t[i], u[k] + x) if i in t else u[k] + x
+    compare = {"<": np.less, ">": np.greater, "<=": np.less_equal}[better]
+    ti = np.array(sorted(t), np.int64)
+    tv = np.array([t[i] for i in ti.tolist()], np.int64)
+    want, written = _improve_oracle(oi, ov, ti, tv, n, compare, np.dtype(np.int64))
+    out = gbla.Vector.from_coo(oi, ov, n, device=device)
+    uv = gbla.Vector.from_coo(list(u), np.array(list(u.values()), np.int64), n, device=device)
+    got = gbla.relax(out, uv, A, semiring, better)
+    i, v = (host(a).tolist() for a in got.to_coo())
+    assert list(zip(i, v)) == written
+    i, v = (host(a).tolist() for a in out.to_coo())
+    assert dict(zip(i, v)) == want
 
 
 def test_relax_refuses_wrong_sizes_and_a_non_comparison(device):
