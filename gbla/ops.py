@@ -829,6 +829,13 @@ def vxm(
     """
     u, A = _vector(u, "u"), _matrix(A, "A", partitioned=True)
     V.dimension(u.size, A.nrows, "u.size", "A.nrows")
+    return _vxm(
+        u, A, semiring, mask=mask, accum=accum, replace=replace, out=out, direction=direction
+    )
+
+
+def _vxm(u, A, semiring, *, mask, accum, replace, out, direction, relax_into=None):
+    """vxm of a checked u and A (``relax_into`` as :func:`_matvec` takes it)."""
     return _matvec(
         A,
         lambda: A,
@@ -842,6 +849,7 @@ def vxm(
         replace=replace,
         out=out,
         direction=direction,
+        relax_into=relax_into,
     )
 
 
@@ -2124,8 +2132,7 @@ def relax(
     state, of the product's dtype, ``better`` is what the semiring's add decides alone
     (``"<"`` for a min monoid, ``">"`` for a max one) and u is not out, the product tests and
     writes out as it runs: one kernel where the composition takes two, and a value that does
-    not improve is never listed. Bellman-Ford's round is ``f = relax(d,
-    f, A)``.
+    not improve is never listed. Bellman-Ford's round is ``f = relax(d, f, A)``.
 
     Parameters
     ----------
@@ -2168,25 +2175,22 @@ def relax(
     V.same_device({"out": out.device, "u": u.device, **({} if partitioned else {"A": A.device})})
     loop = B.device_loop()
     if loop is not None and out.device == "gpu" and not partitioned:
-        dtype = _product_dtype(semiring, A.dtype, u.dtype, "A.dtype and u.dtype")
-        op = _comparison(better, semiring.output_dtype(dtype), "better")
+        t_dtype = semiring.output_dtype(
+            _product_dtype(semiring, A.dtype, u.dtype, "A.dtype and u.dtype")
+        )
+        op = _comparison(better, t_dtype, "better")
         o_values, o_present = out._dense()
-        u_values = u._dense()[0]
         if (
             out._owned
-            and out.dtype == semiring.output_dtype(dtype)
+            and out.dtype == t_dtype
             and semiring.add.idempotent
             and _RELAXES.get(semiring.add.op.name) == op.name
-            and not (u_values is o_values or u_values.data.ptr == o_values.data.ptr)
+            and u._dense()[0].data.ptr != o_values.data.ptr  # u is read while out is written
         ):
-            t = _matvec(
-                A,
-                lambda: A,
-                lambda: A.T,
+            t = _vxm(
                 u,
+                A,
                 semiring,
-                True,
-                A.ncols,
                 mask=None,
                 accum=None,
                 replace=False,

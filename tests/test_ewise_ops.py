@@ -645,6 +645,21 @@ def test_select_against_a_vector_keeps_x_where_both_have_an_entry_and_op_holds(
     np.testing.assert_array_equal(host(t.to_coo()[0]), ti)
 
 
+def _auto_equals_eager(body, start, names, **iterate):
+    """The arrays (the to_coo of each of ``names``, in order) and the iterations of body's loop
+    from start()'s state, recorded (on the device where the vectors are on the GPU) and run
+    from Python, asserted equal."""
+    runs = {}
+    for mode in ("auto", "eager"):
+        stats = {}
+        out = gbla.iterate(body, start(), mode=mode, stats=stats, **iterate)
+        runs[mode] = [host(a) for k in names for a in out[k].to_coo()]
+        runs[mode].append(stats["iterations"])
+    for a, b in zip(runs["auto"], runs["eager"]):
+        np.testing.assert_array_equal(a, b)
+    return runs["auto"][:-1], runs["auto"][-1]
+
+
 def test_select_against_a_vector_in_a_loop_equals_it_eagerly(device):
     # the recorded op (over x's entry list, the thunk's value read at each entry) against the
     # same body run from Python
@@ -655,14 +670,14 @@ def test_select_against_a_vector_in_a_loop_equals_it_eagerly(device):
         s.x = gbla.select(s.x, "<", t)
         s.x = gbla.apply(s.x, binary.minus, right=1.0)
 
-    runs = {}
-    for mode in ("auto", "eager"):
-        x = gbla.Vector.from_coo(xi, xv, n, device=device)
-        out = gbla.iterate(body, {"x": x}, while_nonempty="x", max_iterations=3, mode=mode)
-        runs[mode] = [host(a) for a in out["x"].to_coo()]
-    for a, b in zip(runs["auto"], runs["eager"]):
-        np.testing.assert_array_equal(a, b)
-    assert len(runs["auto"][0]) > 0  # something is left to compare
+    arrays, _ = _auto_equals_eager(
+        body,
+        lambda: {"x": gbla.Vector.from_coo(xi, xv, n, device=device)},
+        ("x",),
+        while_nonempty="x",
+        max_iterations=3,
+    )
+    assert len(arrays[0]) > 0  # something is left to compare
 
 
 def test_select_against_a_vector_refuses_a_wrong_size_a_nonzero_and_a_non_comparison(device):
@@ -721,14 +736,14 @@ def test_split_in_a_loop_equals_it_eagerly(device):
         front, s.x = gbla.split(s.x, "<=", 0.0)
         s.x = gbla.ewise_add(s.x, gbla.apply(front, binary.plus, right=2.0), binary.min)
 
-    runs = {}
-    for mode in ("auto", "eager"):
-        x = gbla.Vector.from_coo(xi, xv, n, device=device)
-        out = gbla.iterate(body, {"x": x}, while_nonempty="x", max_iterations=3, mode=mode)
-        runs[mode] = [host(a) for a in out["x"].to_coo()]
-    for a, b in zip(runs["auto"], runs["eager"]):
-        np.testing.assert_array_equal(a, b)
-    assert len(runs["auto"][0]) > 0
+    arrays, _ = _auto_equals_eager(
+        body,
+        lambda: {"x": gbla.Vector.from_coo(xi, xv, n, device=device)},
+        ("x",),
+        while_nonempty="x",
+        max_iterations=3,
+    )
+    assert len(arrays[0]) > 0
 
 
 # ============================================================================== improve
@@ -797,15 +812,15 @@ def test_improve_on_a_loops_state_equals_it_eagerly(device, out_full):
         s.f = gbla.improve(s.d, t, "<")
 
     di = np.arange(n) if out_full else np.sort(rng.choice(n, 30, replace=False))
-    runs = {}
-    for mode in ("auto", "eager"):
-        d = gbla.Vector.from_coo(di, np.full(len(di), 5.0), n, device=device)
-        f = gbla.Vector.from_coo([0, 1, 2], [9.0, 3.0, 1.0], n, device=device)
-        out = gbla.iterate(body, {"d": d, "f": f}, while_nonempty="f", max_iterations=4, mode=mode)
-        runs[mode] = [host(a) for k in ("d", "f") for a in out[k].to_coo()]
-    for a, b in zip(runs["auto"], runs["eager"]):
-        np.testing.assert_array_equal(a, b)
-    assert len(runs["auto"][2]) > 0  # the last round still improved something
+
+    def start():
+        return {
+            "d": gbla.Vector.from_coo(di, np.full(len(di), 5.0), n, device=device),
+            "f": gbla.Vector.from_coo([0, 1, 2], [9.0, 3.0, 1.0], n, device=device),
+        }
+
+    arrays, _ = _auto_equals_eager(body, start, ("d", "f"), while_nonempty="f", max_iterations=4)
+    assert len(arrays[2]) > 0  # the last round still improved something
 
 
 def _relax_graph(device, dtype, seed, n=70):
@@ -872,28 +887,18 @@ def test_relax_on_a_loops_state_equals_it_eagerly(device, semiring, better, dtyp
     def body(s, _):
         s.f = gbla.relax(s.d, s.f, A, semiring, better, direction=direction)
 
-    runs = {}
-    for mode in ("auto", "eager"):
-        start = np.full(n, far, dtype)
-        start[[0, 7]] = 0
-        d = gbla.Vector.from_dense(start, device=device)
+    def start():
+        values = np.full(n, far, dtype)
+        values[[0, 7]] = 0
+        d = gbla.Vector.from_dense(values, device=device)
         if not full:  # only the two sources: every other entry is made by the rounds
             d = gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)
-        f = gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)
-        stats = {}
-        out = gbla.iterate(
-            body,
-            {"d": d, "f": f},
-            while_nonempty="f",
-            max_iterations=3 * n,
-            mode=mode,
-            stats=stats,
-        )
-        runs[mode] = [host(a) for k in ("d", "f") for a in out[k].to_coo()]
-        assert stats["iterations"] > 2
-    for a, b in zip(runs["auto"], runs["eager"]):
-        np.testing.assert_array_equal(a, b)
-    assert len(runs["auto"][2]) == 0  # the rounds ran until nothing improved
+        return {"d": d, "f": gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)}
+
+    arrays, rounds = _auto_equals_eager(
+        body, start, ("d", "f"), while_nonempty="f", max_iterations=3 * n
+    )
+    assert rounds > 2 and len(arrays[2]) == 0  # the rounds ran until nothing improved
 
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=60)
