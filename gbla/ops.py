@@ -187,7 +187,7 @@ def _bound_operand(scalar, like, arg, device):
     a value computed on the device never goes to the host."""
     if isinstance(scalar, Scalar):
         V.same_device({arg: scalar.device, "the operand": device})
-        return scalar.dtype, scalar._array
+        return scalar.dtype, scalar._value_array()
     if B.array_device(scalar) == "gpu" and scalar.ndim == 0:
         if device != "gpu":
             raise V.domain(arg, "be a host scalar when the operand is on the CPU", "a CuPy scalar")
@@ -481,10 +481,11 @@ def _matvec(
     out,
     direction,
     relax_into=None,
+    relax_also=None,
 ):
     """The mat-vec of mxv and vxm. ``relax_into``: relax's out (its values and presence),
     which the device loop's product writes itself (``relax`` decided it may); the product's
-    entries are then only those it improved."""
+    entries are then only those it improved, with ``relax_also``'s (a Vector) where given."""
     semiring = _semiring(semiring)
     mask = _mask(mask, n_out)
     out = _out(out, n_out)
@@ -527,6 +528,7 @@ def _matvec(
             mode,
             n_out,
             relax_into,
+            relax_also,
         )
         result = _write(
             out, (w, present), mask=mask, accum=accum, replace=replace, device=device, masked=True
@@ -660,6 +662,7 @@ def _device_matvec(
     mode,
     n_out,
     improve=None,
+    also=None,
 ):
     """The product inside a loop recorded on the device: nothing read back. With a policy, the
     device chooses push or pull from the frontier it gathers; the state of a caller's tracker
@@ -691,6 +694,7 @@ def _device_matvec(
         u_entries=u._entries,
         examined=loop.workspace.examined,  # counted on the device, read at the loop's end
         improve=improve,
+        also=None if also is None else (*also._dense(), also._entries),
     )
 
 
@@ -834,8 +838,9 @@ def vxm(
     )
 
 
-def _vxm(u, A, semiring, *, mask, accum, replace, out, direction, relax_into=None):
-    """vxm of a checked u and A (``relax_into`` as :func:`_matvec` takes it)."""
+def _vxm(u, A, semiring, *, mask, accum, replace, out, direction, relax_into=None, relax_also=None):
+    """vxm of a checked u and A (``relax_into``, ``relax_also`` as :func:`_matvec` takes
+    them)."""
     return _matvec(
         A,
         lambda: A,
@@ -850,6 +855,7 @@ def _vxm(u, A, semiring, *, mask, accum, replace, out, direction, relax_into=Non
         out=out,
         direction=direction,
         relax_into=relax_into,
+        relax_also=relax_also,
     )
 
 
@@ -1711,7 +1717,7 @@ def assign(
     accum = None if accum is None else _binary_op(accum, "accum")
     if isinstance(value, Scalar):  # read where it lives: a device value stays there
         V.same_device({"value": value.device, "out": out.device})
-        value = value._array
+        value = value._value_array()
     if isinstance(value, Vector):
         V.dimension(value.size, out.size, "value.size", "out.size")
         device = _device(out=out, value=value, mask=None if mask is None else mask.vector)
@@ -1792,7 +1798,7 @@ def assign_bits(out: Vector, value: Any, bits: Vector) -> Vector:
     width = V.bit_rows(out.size, bits.size, _WORD_BITS[bits.dtype])
     if isinstance(value, Scalar):  # read where it lives: a device value stays there
         V.same_device({"value": value.device, "out": out.device})
-        value = value._array
+        value = value._value_array()
     device = _device(out=out, bits=bits)
     on_device = B.array_device(value) == "gpu" and np.ndim(value) == 0
     if on_device and device != "gpu":
@@ -1954,7 +1960,13 @@ def _select(x, op, thunk, rest):
         return _select_by_vector(x, op, thunk, rest)
     site = _listed_site(x.device)
     if site is not None:  # over x's list, the comparison made in the kernel
-        cond, dt, t = _select_condition(op, thunk, x.dtype, x.device)
+        shift, base = None, getattr(thunk, "_base", None)
+        if isinstance(thunk, Scalar) and base is not None and base._base is None:
+            # s + c: where the comparison is in s's dtype, the kernel adds c to s (no launch)
+            cond, dt, t = _select_condition(op, base, x.dtype, x.device)
+            shift = thunk._shift if dt == thunk.dtype else None
+        if shift is None:
+            cond, dt, t = _select_condition(op, thunk, x.dtype, x.device)
         types = _entries.MapTypes(
             _sr.unary.identity if cond is None else cond,
             x.dtype,
@@ -1962,7 +1974,8 @@ def _select(x, op, thunk, rest):
             dt,
             np.dtype(bool),
         )
-        return _listed_pair(_entries.select(site, types, _operand(x), t, rest=rest), rest)
+        result = _entries.select(site, types, _operand(x), t, rest=rest, shift=shift)
+        return _listed_pair(result, rest)
     if x.device == "cpu" and x._is_sparse:  # at its entries only; the results stay sparse
         keep = _select_values(x._values, op, thunk, x.dtype, x.device)
         return _sparse_split(x, keep, rest)
@@ -2123,6 +2136,7 @@ def relax(
     better: str | BinaryOp = "<",
     *,
     direction: _Direction = "auto",
+    also: Vector | None = None,
 ) -> Vector:
     """out = the better of out and u (+).(x) A, in place; returns the entries of out that
     changed, with their new values (a gbla extension).
@@ -2132,7 +2146,9 @@ def relax(
     state, of the product's dtype, ``better`` is what the semiring's add decides alone
     (``"<"`` for a min monoid, ``">"`` for a max one) and u is not out, the product tests and
     writes out as it runs: one kernel where the composition takes two, and a value that does
-    not improve is never listed. Bellman-Ford's round is ``f = relax(d, f, A)``.
+    not improve is never listed. NaN is treated as improve treats it: a NaN in out is never
+    beaten, and t is the product's own fold (min and max drop NaN). Bellman-Ford's round is
+    ``f = relax(d, f, A)``.
 
     Parameters
     ----------
@@ -2145,11 +2161,16 @@ def relax(
     better : str or BinaryOp, default ``"<"``
         As for :func:`improve`.
     direction : as for :func:`vxm`
+    also : Vector or None
+        Of size A.ncols: its entries join the result, combined by the semiring's add where
+        the result has one too, ``ewise_add(also, relax(out, u, A, ...), add)``; in a loop on
+        the device the product writes them beside its own (delta-stepping's pending set: the
+        ones it left waiting and the ones that fell, one kernel).
 
     Returns
     -------
     Vector
-        The entries of out that changed, with the values written there.
+        The entries of out that changed, with the values written there (and ``also``'s).
 
     Raises
     ------
@@ -2171,6 +2192,10 @@ def relax(
     semiring = _semiring(semiring)
     V.dimension(u.size, A.nrows, "u.size", "A.nrows")
     V.dimension(out.size, A.ncols, "out.size", "A.ncols")
+    if also is not None:
+        also = _vector(also, "also")
+        V.dimension(also.size, A.ncols, "also.size", "A.ncols")
+        V.same_device({"out": out.device, "also": also.device})
     partitioned = getattr(A, "partitioned", False)  # its products run in its own engine
     V.same_device({"out": out.device, "u": u.device, **({} if partitioned else {"A": A.device})})
     loop = B.device_loop()
@@ -2187,6 +2212,15 @@ def relax(
             and _RELAXES.get(semiring.add.op.name) == op.name
             and u._dense()[0].data.ptr != o_values.data.ptr  # u is read while out is written
         ):
+            # also's entries written by the product beside its own: of its dtype, and not
+            # out's values, which the product writes
+            joined = (
+                also
+                if also is not None
+                and also.dtype == t_dtype
+                and also._dense()[0].data.ptr != o_values.data.ptr
+                else None
+            )
             t = _vxm(
                 u,
                 A,
@@ -2197,10 +2231,12 @@ def relax(
                 out=None,
                 direction=direction,
                 relax_into=(o_values, o_present),
+                relax_also=joined,
             )
             out._written_in_place()
-            return t
-    return improve(out, vxm(u, A, semiring, direction=direction), better)
+            return t if also is None or joined is not None else ewise_add(also, t, semiring.add.op)
+    changed = improve(out, vxm(u, A, semiring, direction=direction), better)
+    return changed if also is None else ewise_add(also, changed, semiring.add.op)
 
 
 def scale(A: Matrix, v: Vector, op: _Op, *, side: str = "left") -> Matrix:

@@ -2,9 +2,11 @@
 computed on the GPU, such as a reduction, can feed the next op without a trip to the host.
 
 ``gbla.reduce(u, monoid, out=s)`` writes into one; ``select``'s thunk, ``apply``'s bound
-operand and ``assign``'s value take one. Reading it (``s.value``, ``float(s)``) is a host read,
-refused inside a loop body recorded on the device, where a Scalar is how a body carries a
-reduction from one op to the next (delta-stepping's smallest bucket, for instance)."""
+operand and ``assign``'s value take one, or ``s + c`` (``s - c``): s's value plus a number,
+added in s's dtype where an op reads it (a select's kernel adds it to its thunk). Reading it
+(``s.value``, ``float(s)``) is a host read, refused inside a loop body recorded on the device,
+where a Scalar is how a body carries a reduction from one op to the next (delta-stepping's
+window, for instance)."""
 
 from __future__ import annotations
 
@@ -35,7 +37,8 @@ class Scalar:
     (array([1]), array([4.]))
     """
 
-    __slots__ = ("_array", "_device")
+    __slots__ = ("_array", "_device", "_base", "_shift")
+    __array_ufunc__ = None  # a NumPy number + s is s.__radd__'s, not an object array
 
     def __init__(self, *args, **kwargs):
         raise TypeError("build a Scalar with Scalar.from_value or Scalar.new")
@@ -44,6 +47,7 @@ class Scalar:
     def _wrap(cls, array, device):
         self = object.__new__(cls)
         self._array, self._device = array, device
+        self._base = self._shift = None  # s + c: s and c (c of s's dtype), no array
         return self
 
     @classmethod
@@ -64,9 +68,42 @@ class Scalar:
         dtype = V.gbla_dtype(dtype, "dtype")
         return cls._wrap(B.xp_of(device).zeros((), dtype), device)
 
+    def __add__(self, other: Any) -> Scalar:
+        """s + c, c a number: a Scalar whose value is s's plus c in s's dtype, computed where
+        an op reads it (so it follows s: a reduction written into s later is seen)."""
+        return self._shifted(other, 1)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> Scalar:
+        """s - c, c a number: s + (-c)."""
+        return self._shifted(other, -1)
+
+    def _shifted(self, other, sign):
+        if isinstance(other, (bool, np.bool_)) or not isinstance(
+            other, (int, float, np.integer, np.floating)
+        ):
+            return NotImplemented
+        c = V.scalar_value(other, self.dtype, "c")  # exact in s's dtype, or the error
+        if sign < 0:
+            if self.dtype.kind == "u":
+                raise V.invalid_value("c", f"be subtracted from a signed {self.dtype.name}", c)
+            c = -c
+        out = Scalar._wrap(None, self._device)
+        out._base, out._shift = self, np.asarray(c, self.dtype)[()]
+        return out
+
+    def _value_array(self):
+        """The value as a 0-d array on the device: s + c's computed there (one launch on the
+        GPU)."""
+        if self._base is None:
+            return self._array
+        xp = B.xp_of(self._device)
+        return xp.asarray(self._base._value_array() + self._shift, self.dtype).reshape(())
+
     @property
     def dtype(self) -> np.dtype:
-        return self._array.dtype
+        return self._base.dtype if self._base is not None else self._array.dtype
 
     @property
     def device(self) -> str:
@@ -76,10 +113,12 @@ class Scalar:
     def value(self) -> Any:
         """The value as a NumPy scalar (read from the GPU: a host read)."""
         B.refuse_host_read("Scalar.value")
-        return np.asarray(B.to_host(self._array), self.dtype)[()]  # sync: the value
+        return np.asarray(B.to_host(self._value_array()), self.dtype)[()]  # sync: the value
 
     def _set(self, array):
         """Hold ``array`` (0-d, on this Scalar's device), cast to this Scalar's dtype."""
+        if self._base is not None:
+            raise V.domain("out", "be a Scalar that holds its own value", "s + c")
         self._array = array.astype(self.dtype, copy=False).reshape(())
 
     def __float__(self) -> float:
@@ -89,4 +128,6 @@ class Scalar:
         return int(self.value)
 
     def __repr__(self):
+        if self._base is not None:
+            return f"{self._base!r} + {self._shift!r}"
         return f"Scalar({self.value!r}, dtype={self.dtype.name}, device={self.device!r})"

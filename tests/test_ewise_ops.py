@@ -823,10 +823,12 @@ def test_improve_on_a_loops_state_equals_it_eagerly(device, out_full):
     assert len(arrays[2]) > 0  # the last round still improved something
 
 
-def _relax_graph(device, dtype, seed, n=70):
+def _relax_graph(device, dtype, seed, n=70, nan=False):
     rng = np.random.default_rng(seed)
     src, dst = rng.integers(0, n, 4 * n), rng.integers(0, n, 4 * n)
     w = rng.integers(0, 9, 4 * n).astype(dtype)  # zero weights and ties too
+    if nan:
+        w[::17] = np.nan
     return gbla.Matrix.from_edges(src, dst, w, n, device=device), rng
 
 
@@ -870,13 +872,15 @@ def test_relax_equals_improve_of_the_product(device, semiring, better, dtype, ou
         ("min_plus", "<", np.int32, "pull", False),
         ("min_plus", "<", np.float32, "auto", False),
         ("min_plus", "<=", np.float64, "push", True),  # not the add's own test: composed
+        ("min_plus", "<", np.float64, "push", "nan"),
+        ("min_plus", "<", np.float64, "pull", "nan"),
     ],
 )
 def test_relax_on_a_loops_state_equals_it_eagerly(device, semiring, better, dtype, direction, full):
     # recorded on the GPU: the product tests and writes the state d itself (a push or a pull,
     # in the graph's iteration or the fused block; an entry d lacks taken by the first edge
     # that reaches it); against the same rounds run from Python
-    A, _ = _relax_graph(device, dtype, 6, n=300)
+    A, _ = _relax_graph(device, dtype, 6, n=300, nan=full == "nan")
     n = A.nrows
     if semiring == "max_plus":  # weights of no more than 0: the longest paths are finite
         A = gbla.apply(A, unary.ainv)
@@ -893,12 +897,18 @@ def test_relax_on_a_loops_state_equals_it_eagerly(device, semiring, better, dtyp
         d = gbla.Vector.from_dense(values, device=device)
         if not full:  # only the two sources: every other entry is made by the rounds
             d = gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)
+        if full == "nan":  # NaN distances (never beaten) and NaN weights (never better)
+            values[5:40:3] = np.nan
+            keep = np.arange(0, n, 2)
+            d = gbla.Vector.from_coo(keep, values[keep], n, device=device)
         return {"d": d, "f": gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)}
 
     arrays, rounds = _auto_equals_eager(
         body, start, ("d", "f"), while_nonempty="f", max_iterations=3 * n
     )
     assert rounds > 2 and len(arrays[2]) == 0  # the rounds ran until nothing improved
+    if full == "nan":
+        assert np.isnan(arrays[1]).sum() >= 5  # the NaN distances kept
 
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=60)
@@ -937,6 +947,67 @@ def test_relax_against_its_oracle_entry_by_entry(case, semiring, better, kept, d
     assert dict(zip(i, v)) == want
 
 
+@pytest.mark.parametrize("also_dtype", [None, "same", np.float32])
+def test_relax_joins_also_s_entries_as_ewise_add_would(device, also_dtype):
+    A, rng = _relax_graph(device, np.float64, 9)
+    n = A.nrows
+    ui = np.sort(rng.choice(n, 20, replace=False))
+    u = gbla.Vector.from_coo(ui, rng.integers(0, 30, len(ui)).astype(np.float64), n, device=device)
+    oi = np.sort(rng.choice(n, 40, replace=False))
+    ov = rng.integers(0, 40, len(oi)).astype(np.float64)
+    ai = np.sort(rng.choice(n, 25, replace=False))
+    dt = np.float64 if also_dtype in (None, "same") else also_dtype
+    also = None
+    if also_dtype is not None:
+        also = gbla.Vector.from_coo(ai, rng.integers(0, 50, len(ai)).astype(dt), n, device=device)
+    out, want = (gbla.Vector.from_coo(oi, ov, n, device=device) for _ in range(2))
+    got = gbla.relax(out, u, A, also=also)
+    expect = gbla.improve(want, gbla.vxm(u, A, "min_plus"), "<")
+    if also is not None:
+        expect = gbla.ewise_add(also, expect, "min")
+    for a, b in zip(got.to_coo() + out.to_coo(), expect.to_coo() + want.to_coo()):
+        np.testing.assert_array_equal(host(a), host(b))
+    assert got.dtype == expect.dtype
+
+
+@pytest.mark.parametrize(
+    "dtype, direction, full",
+    [
+        (np.float64, "push", True),
+        (np.float32, "pull", True),
+        (np.int32, "auto", False),
+        (np.float64, "auto", False),
+    ],
+)
+def test_delta_stepping_s_round_on_a_loops_state_equals_it_eagerly(device, dtype, direction, full):
+    # a window of the pending set split off, relaxed, and the rest joined to what fell by the
+    # product (recorded on the GPU: one kernel for the relaxation and the join)
+    A, _ = _relax_graph(device, dtype, 10, n=300)
+    n = A.nrows
+    far = np.iinfo(dtype).max // 4 if np.dtype(dtype).kind == "i" else np.inf
+
+    def body(s, _):
+        gbla.reduce(s.pending, "min", out=low)
+        front, rest = gbla.split(s.pending, "<=", low + dtype(3))
+        s.pending = gbla.relax(s.d, front, A, direction=direction, also=rest)
+
+    low = gbla.Scalar.new(dtype, device=device)
+
+    def start():
+        values = np.full(n, far, dtype)
+        values[[0, 7]] = 0
+        d = gbla.Vector.from_dense(values, device=device)
+        if not full:
+            d = gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)
+        sources = gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)
+        return {"d": d, "pending": sources}
+
+    _, rounds = _auto_equals_eager(
+        body, start, ("d", "pending"), while_nonempty="pending", max_iterations=3 * n
+    )
+    assert rounds > 3
+
+
 def test_relax_refuses_wrong_sizes_and_a_non_comparison(device):
     A = gbla.Matrix.from_edges([0], [1], [1.0], 4, device=device)
     d = gbla.Vector.from_coo([0], [0.0], 4, device=device)
@@ -946,6 +1017,8 @@ def test_relax_refuses_wrong_sizes_and_a_non_comparison(device):
         gbla.relax(gbla.Vector.new(5, device=device), d, A)
     with pytest.raises(gbla.DomainMismatch, match="better"):
         gbla.relax(d, d, A, "min_plus", binary.plus)
+    with pytest.raises(gbla.DimensionMismatch, match="also.size"):
+        gbla.relax(d, d, A, also=gbla.Vector.new(3, device=device))
     other = "gpu" if device == "cpu" else "cpu"
     if other == "gpu" and not gbla.gpu_available():
         return

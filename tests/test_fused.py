@@ -48,7 +48,7 @@ def bfs_like(
         _codegen.MapTypes(binary.lt, *(np.dtype(np.float64),) * 3, np.dtype(bool))
     )
     # an op before the product (delta-stepping's window, say): a select over some list
-    launches = [Launch("entries.cu", f"gbla_entries_select<{f[0]}>", "", "\n" + f[1], (Z,) * 19)]
+    launches = [Launch("entries.cu", f"gbla_entries_select<{f[0]}>", "", "\n" + f[1], (Z,) * 20)]
     if gather:
         launches.append(
             Launch(
@@ -72,7 +72,7 @@ def bfs_like(
                 ),
             )
         )
-    push = [Z] * 27
+    push = [Z] * 32
     if one_product:
         push[0], push[2], push[5] = np.uint64(88), np.uint64(96), np.uint64(80)
         if gather:
@@ -510,7 +510,23 @@ def test_fused_and_unfused_recordings_agree(unfused):
     assert fused["iterations"] == plain["iterations"]
 
 
-def _users_bfs(A):
+@on_gpu
+def test_a_loop_asked_not_to_fuse_runs_without_the_block_and_says_why():
+    S = _path(200)
+    A = gbla.Matrix.from_scipy(S, device="gpu").pattern()
+    levels, stats = _users_bfs(A, fuse=False)
+    np.testing.assert_array_equal(levels, _levels(S, 0))
+    assert not stats["fused"] and "fuse=False" in stats["not_fused"]
+    # the algebra's relaxation rounds are recorded without it (sssp.FUSE_ROUNDS), and say so
+    W = gbla.Matrix.from_scipy(S, device="gpu")
+    for method in ("bellman_ford", "delta_stepping"):
+        run = {}
+        dist = gbla.sssp(W, 0, method=method, stats=run)
+        np.testing.assert_array_equal(host(dist), _levels(S, 0).astype(float))
+        assert not run["fused"] and "fuse=False" in run["not_fused"], method
+
+
+def _users_bfs(A, fuse=None):
     """A BFS a user writes: a bool frontier, rebound each level."""
     n = A.nrows
     q = gbla.Vector.from_coo([0], True, n, device="gpu")
@@ -522,7 +538,9 @@ def _users_bfs(A):
         gbla.assign(s.levels, depth, mask=s.q.S)
 
     stats = {}
-    out = gbla.iterate(level, {"q": q, "levels": levels}, while_nonempty="q", stats=stats)
+    out = gbla.iterate(
+        level, {"q": q, "levels": levels}, while_nonempty="q", stats=stats, fuse=fuse
+    )
     return host(out["levels"].to_dense(-1)), stats
 
 

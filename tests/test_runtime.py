@@ -591,6 +591,8 @@ def test_a_semiring_that_fails_to_compile_raises_a_capture_error():
         ({"dense": {"q": None}}, gbla.InvalidValue, r"dense\['q'\]"),
         ({"keep": "q"}, gbla.DomainMismatch, "keep"),
         ({"keep": ["q", "x"]}, gbla.InvalidValue, "keep"),
+        ({"fuse": "yes"}, gbla.InvalidValue, "fuse"),
+        ({"fuse": 1}, gbla.InvalidValue, "fuse"),
     ],
 )
 def test_bad_arguments_are_rejected_by_name(kwargs, error, name):

@@ -76,6 +76,76 @@ def test_ops_read_a_scalar_as_they_read_its_value(device):
     assert gbla.apply(vector(device, np.int32), binary.minus, right=k).dtype == np.int64
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_scalar_plus_a_number_is_its_value_plus_that_number_in_its_dtype(device):
+    s = gbla.Scalar.from_value(np.float32(0.1), device=device)
+    for got, want in (
+        (s + 0.2, np.float32(0.1) + np.float32(0.2)),
+        (0.2 + s, np.float32(0.1) + np.float32(0.2)),
+        (np.float32(0.2) + s, np.float32(0.1) + np.float32(0.2)),
+        (s - 0.2, np.float32(0.1) - np.float32(0.2)),
+    ):
+        assert got.dtype == np.float32 and got.device == device
+        assert got.value == want and got.value.dtype == np.float32
+    shifted = s + 1.0
+    gbla.reduce(vector(device, np.float32), "min", out=s)  # s written later: s + 1 follows it
+    assert shifted.value == np.float32(3.5) and "+" in repr(shifted)
+    k = gbla.Scalar.from_value(np.int32(5), device=device)
+    assert (k - 7).value == -2 and (k - 7).dtype == np.int32
+    with pytest.raises(gbla.InvalidValue, match="c"):
+        k + 2.5  # not exact in int32
+    with pytest.raises(gbla.DomainMismatch, match="out"):
+        gbla.reduce(vector(device), "min", out=gbla.Scalar.new(device=device) + 1.0)
+    with pytest.raises(TypeError):
+        s + vector(device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_ops_read_a_scalar_plus_a_number_as_its_value(device, dtype):
+    u = (
+        vector(device, dtype)
+        if dtype != np.int64
+        else gbla.Vector.from_coo(IDX, np.array([4, 2, 7], dtype), N, device=device)
+    )
+    s = gbla.reduce(u, "min", out=gbla.Scalar.new(dtype, device=device))
+    c = dtype(2)
+    for op in (">", "<=", "=="):
+        want = coo(gbla.select(u, op, (s + c).value))
+        assert coo(gbla.select(u, op, s + c)) == want
+        kept, rest = gbla.split(u, op, s + c)
+        assert coo(kept) == want and len(coo(rest)[0]) == 3 - len(want[0])
+    assert coo(gbla.apply(u, binary.minus, right=s + c)) == coo(
+        gbla.apply(u, binary.minus, right=(s + c).value)
+    )
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+def test_a_window_of_a_reduction_plus_a_number_on_the_device_equals_it_eagerly(dtype):
+    # delta-stepping's window: the entries within 2 of the smallest, split off each round,
+    # the rest carried; the kernel adds 2 to the reduction (no launch of its own)
+    rng = np.random.default_rng(8)
+    values = rng.integers(0, 40, 300).astype(dtype)
+    start = gbla.Vector.from_coo(np.arange(300), values, 300, device="gpu")
+    low = gbla.Scalar.new(dtype, device="gpu")
+
+    def body(s, i):
+        gbla.reduce(s.left, "min", out=low)
+        front, s.left = gbla.split(s.left, "<=", low + dtype(2))
+        gbla.assign(s.round, i, mask=front.S)
+
+    state = {"left": start, "round": gbla.Vector.new(300, np.int64, device="gpu")}
+    results = {}
+    for mode in ("device", "eager"):
+        run = {}
+        out = gbla.iterate(body, state, while_nonempty="left", mode=mode, stats=run)
+        results[mode] = (run["iterations"], coo(out["round"]))
+    assert results["device"] == results["eager"]
+    assert results["device"][0] > 5
+
+
 @pytest.mark.gpu
 @SKIP_NO_GPU
 def test_a_scalar_carries_a_reduction_between_ops_on_the_device():

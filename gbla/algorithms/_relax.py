@@ -12,9 +12,10 @@ from .. import ops, runtime
 from ..semirings import binary
 
 
-def relax(dist, frontier, A, semiring, better, direction):
-    """d = better-of(d, frontier (+).(x) A): :func:`gbla.ops.relax`."""
-    return ops.relax(dist, frontier, A, semiring, better, direction=direction)
+def relax(dist, frontier, A, semiring, better, direction, also=None):
+    """d = better-of(d, frontier (+).(x) A): :func:`gbla.ops.relax` (with ``also``'s entries
+    joining what changed)."""
+    return ops.relax(dist, frontier, A, semiring, better, direction=direction, also=also)
 
 
 def relax_all(
@@ -28,6 +29,7 @@ def relax_all(
     cache=None,
     key=None,
     stats=None,
+    fuse=None,
 ):
     """Rounds of ``ops.improve(d, product(f), better)`` from ``start`` (the values, and
     the first frontier unless ``frontier`` is given) until nothing improves or
@@ -35,7 +37,8 @@ def relax_all(
     (a Matrix), the recording is kept there under ``key``, which must name everything
     ``product`` depends on besides that matrix. ``step(d, f)``, where given instead of
     ``product``, is the round itself (say :func:`gbla.ops.relax`, the product and its
-    improve in one op): it writes d and returns what changed."""
+    improve in one op): it writes d and returns what changed. ``fuse`` as
+    :func:`gbla.iterate` takes it."""
     if step is None:
 
         def step(d, f):
@@ -53,6 +56,7 @@ def relax_all(
         cache=cache,
         key=(key, better.name),
         stats=run,
+        fuse=fuse,
     )
     if stats is not None:
         stats.update(run)

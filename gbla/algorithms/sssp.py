@@ -357,6 +357,15 @@ def _check_weights(A):
     return facts.lowest, facts.infinite
 
 
+# Whether one block runs the small rounds of the algebra's Bellman-Ford and delta-stepping
+# (gbla.iterate's fuse): no. On an H200 the block lost at every bound tried, road networks,
+# weights 1..255 (benchmarks/results/ab/fused_block_bounds_h200.log): Bellman-Ford NE 48.4 ms
+# without it against 50.1-51.0, FLA 56.1 against 57.1-59.9; delta-stepping NE 51.2 against
+# 51.7-70.5, FLA 70.3 against 69.4-114.6. (A BFS level, which writes no relaxation, gains:
+# NE 21.7 against 23.9, FLA 25.0 against 37.6.) The tests run the rounds both ways.
+FUSE_ROUNDS = False
+
+
 def _bellman_ford(A, source, dtype, direction, stats):
     n = A.nrows
     first = _at_source(source, n, dtype, A.device)
@@ -371,6 +380,7 @@ def _bellman_ford(A, source, dtype, direction, stats):
         cache=A,
         key=("gbla.bellman_ford", policy_of(direction)),
         stats=stats,
+        fuse=FUSE_ROUNDS,
     )
     if rounds == n and frontier.nvals:  # sync: a change in round n
         raise V.negative_cycle(n)
@@ -403,16 +413,18 @@ def _delta_stepping(A, source, dtype, direction, stats, delta):
     # the default width anyway (benchmarks/results/ab/sssp_algebra_near_far.log).
     n = A.nrows
     width = dtype.type(delta)
-    end = Scalar.new(dtype, device=A.device)
+    low = Scalar.new(dtype, device=A.device)
 
     def round_(s, _):
-        ops.reduce(ops.apply(s.pending, binary.plus, right=width), monoid.min, out=end)
-        # end >= the lowest pending distance (a rounded d + width never falls below d, and no
-        # pending distance is +inf), so the front always holds that vertex, and the loop
-        # moves on
-        front, s.pending = ops.split(s.pending, "<=", end)  # one pass, the rest still pending
-        fell = relax(s.dist, front, A, min_plus, binary.lt, direction)
-        s.pending = ops.ewise_add(s.pending, fell, binary.second)
+        ops.reduce(s.pending, monoid.min, out=low)
+        # the window's end, low + width, added in dtype by the split's kernel: the same value
+        # as the lowest of the rounded d + width (rounding is monotone), and no lower than the
+        # lowest pending distance (no pending distance is +inf), so the front always holds
+        # that vertex, and the loop moves on
+        front, rest = ops.split(s.pending, "<=", low + width)  # the rest still pending
+        # the rest, and the vertices whose distance fell (the lower where both: a fallen
+        # distance is below the one a vertex was listed with), the product writing both
+        s.pending = relax(s.dist, front, A, min_plus, binary.lt, direction, also=rest)
 
     state = {
         "dist": _unreached_but(source, n, dtype, A.device),
@@ -425,6 +437,7 @@ def _delta_stepping(A, source, dtype, direction, stats, delta):
         cache=A,
         key=("gbla.delta_stepping", policy_of(direction), delta),
         stats=stats,
+        fuse=FUSE_ROUNDS,
     )
     return out["dist"]
 

@@ -229,11 +229,13 @@ def map_entries(keep, types, a, b=None, *, scalar=None, mask=None):
     return _launch_into(_map_kernel("gbla_entries_map", types), n, args, out)
 
 
-def select(keep, types, a, thunk=None, *, vector=None, rest=False):
+def select(keep, types, a, thunk=None, *, vector=None, rest=False, shift=None):
     """(values, present, list) of a's entries where f(a, thunk) holds (``thunk`` a host value
     or a 0-d device array, None where f reads none); with ``vector`` (an Operand: the thunk a
     vector of ``types.b_dtype``), a's entries where it has one too and f(a_i, vector_i)
-    holds. With ``rest``, a pair: those, and a's other entries, made in the same pass."""
+    holds. With ``rest``, a pair: those, and a's other entries, made in the same pass. With
+    ``shift`` (a host value), the thunk is thunk + shift, added in ``types.dtype`` by the
+    kernel (a Scalar plus a number)."""
     n = a.values.size
     out = _output(keep, n, a.values.dtype)
     other = _output(keep, n, a.values.dtype, "rest_") if rest else None
@@ -243,11 +245,14 @@ def select(keep, types, a, thunk=None, *, vector=None, rest=False):
         t = None if thunk is None else _bound(keep, thunk, types.dtype)
         tp, step = np.uint64(0), 0
     args = (*_list(a.entries), a.values, ptr(a.present), ptr(t), tp, np.int32(step))
+    added = None if shift is None else keep("shift", 1, types.dtype, shift)
     kernel = _map_kernel("gbla_entries_select", types)
     if other is None:
-        return _launch_into(kernel, n, args, out, np.uint64(0), np.uint64(0), *_list(None))
+        return _launch_into(
+            kernel, n, args, out, np.uint64(0), np.uint64(0), *_list(None), ptr(added)
+        )
     values, present, entries = other
-    _launch_into(kernel, n, args, out, values, present, *_list(entries))
+    _launch_into(kernel, n, args, out, values, present, *_list(entries), ptr(added))
     return out, other
 
 

@@ -63,6 +63,9 @@ FUSIBLE = {
 # input is the size test's, and a walk of none is left out.
 _WALKS = {
     "gbla_gather_decide": "gbla_fw_known(A(2) ? C(3) : -1, (long long)A(0))",
+    # its push is its gather's walk. A relax's `also` list (gbla.relax), which the block walks
+    # beside it, is not counted: right at any length, and in delta-stepping it is the rest of
+    # the pending set its split walked
     "gbla_spmv_device": "0",
     "gbla_entries_map": "gbla_fw_shortest((long long)A(0), C(3), C(6), C(9))",
     "gbla_entries_select": "gbla_fw_known(C(3), (long long)A(0))",

@@ -236,6 +236,7 @@ def device_product(
     u_entries=None,
     examined=None,
     improve=None,
+    also=None,
 ):
     """(values, present, entries) of a product whose sizes and direction never reach the host.
 
@@ -253,7 +254,9 @@ def device_product(
     test after each iteration, ``keep.clear_later``), nothing read back. ``improve``: a
     relaxation (:func:`gbla.relax`): out's values (the product's dtype) and presence (None:
     every entry), which the product writes in place where it improves them (its add
-    idempotent); the output then holds only those entries."""
+    idempotent); the output then holds only those entries. ``also``: a vector's (values,
+    present, entries) of the output's dtype, whose entries join the output, combined by the
+    add (gbla.relax's ``also``)."""
     cp = _cupy()
     sr = types.semiring
     z = sr.output_dtype(types.dtype)
@@ -336,6 +339,9 @@ def device_product(
                 ptr(examined),
                 ptr(None if improve is None else improve[0]),
                 ptr(None if improve is None else improve[1]),
+                ptr(None if also is None else also[0]),
+                ptr(None if also is None else also[1]),
+                *_entries._list(None if also is None else also[2]),
             ),
         )
     return w, present[:n_out].view(bool), (ids, count)

@@ -199,7 +199,8 @@ __global__ void gbla_entries_map(long long n, const void* a_ids, int a_wide, con
 // z = a where f(a, thunk) holds (select; thunk null where f reads none, as for "nonzero"). With
 // t_step 1 the thunk is a vector (values thunk, presence tp, null: all present): entry i of a is
 // kept where the thunk has entry i and f(a_i, thunk_i) holds; with t_step 0, thunk[0] for all.
-// With rv (split), every other entry of a goes to the second output r in the same pass.
+// With rv (split), every other entry of a goes to the second output r in the same pass. With
+// t_shift (a Scalar plus a number, s + c), the thunk is thunk[0] + *t_shift in its own type.
 template <class F>
 __global__ void gbla_entries_select(long long n, const void* a_ids, int a_wide,
                                     const u64* a_count, const typename F::A* __restrict__ av,
@@ -209,10 +210,13 @@ __global__ void gbla_entries_select(long long n, const void* a_ids, int a_wide,
                                     typename F::A* __restrict__ zv, bool* __restrict__ zp,
                                     void* z_ids, int z_wide, u64* z_count,
                                     typename F::A* __restrict__ rv, bool* __restrict__ rp,
-                                    void* r_ids, int r_wide, u64* r_count)
+                                    void* r_ids, int r_wide, u64* r_count,
+                                    const typename F::B* __restrict__ t_shift)
 {
     typedef typename F::T T;
+    typedef typename F::B B;
     const gbla_list walk = gbla_list_of(a_ids, a_wide, a_count);
+    const B shifted = F::USES_B && t_shift != nullptr ? (B)(thunk[0] + *t_shift) : B();
     const long long end = walk.known() ? walk.count : n;
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < end; j += stride) {
@@ -221,7 +225,7 @@ __global__ void gbla_entries_select(long long n, const void* a_ids, int a_wide,
         const typename F::A x = av[i];
         bool keep = !t_step || gbla_has(tp, i);
         if (keep) {
-            const T y = F::USES_B ? (T)thunk[t_step ? i : 0] : T();
+            const T y = !F::USES_B ? T() : t_shift ? (T)shifted : (T)thunk[t_step ? i : 0];
             keep = F::f(F::USES_A ? (T)x : T(), y, i);
         }
         if (keep) gbla_emit(zv, zp, z_ids, z_wide, z_count, i, x);

@@ -199,7 +199,8 @@ __device__ void gbla_fused_push(
     long long n_long, const long long* huge_rows, long long n_huge, const bool* mask,
     int mask_mode, typename S::Z* w, unsigned char* wpresent, I* w_ids, u64* w_count,
     long long pull_edges, u64* examined, typename S::Z* ov,
-    bool* op)
+    bool* op, const typename S::Z* also_v, const bool* also_p, const void* also_ids,
+    int also_wide, const u64* also_count)
 {
     const u64 c = (ids == nullptr || count == nullptr) ? GBLA_UNKNOWN : *count;
     // a product given a pulling policy (no choice made here) pulls, as in the graph
@@ -210,9 +211,12 @@ __device__ void gbla_fused_push(
         gbla_spmv_device<S, I>(d_bins, d_n_in, d_info, uvals, d_upresent, p_indptr, p_indices,
                                p_avals, n_out, q_indptr, q_indices, q_avals, long_row,
                                long_rows, n_long, huge_rows, n_huge, mask, mask_mode, w,
-                               wpresent, w_ids, w_count, pull_edges, examined, ov, op);
+                               wpresent, w_ids, w_count, pull_edges, examined, ov, op, also_v,
+                               also_p, also_ids, also_wide, also_count);
         return;
     }
+    gbla_push_also<S, I>(threadIdx.x, blockDim.x, n_out, also_v, also_p, also_ids, also_wide,
+                         also_count, w, wpresent, w_ids, w_count);
     long long all = 0;  // the input's out-edges
     if (laid_out && gbla_s_listed == (long long)c) {
         all = gbla_s_edges;

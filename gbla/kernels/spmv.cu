@@ -89,11 +89,13 @@ __device__ __forceinline__ bool gbla_improves(typename S::Z* ov, bool* op, long 
     if (ov == nullptr) return true;
     // read as a byte: a push leaves 2 there while it writes the value
     if (op != nullptr && reinterpret_cast<const unsigned char*>(op)[i] != 1) {
-        if (!atomic) {
+        if (!atomic) {  // a pull row's whole fold: the product's value, a NaN kept as it is
             ov[i] = z;
             op[i] = true;
             return true;
         }
+        // a push folds into the add's identity, as its own output does (min and max drop a NaN)
+        const typename S::Z first = S::add(S::identity(), z);
         const unsigned long long addr = reinterpret_cast<unsigned long long>(op + i);
         unsigned int* word = reinterpret_cast<unsigned int*>(addr & ~3ull);
         const unsigned int shift = (unsigned int)(addr & 3ull) * 8u;
@@ -101,7 +103,7 @@ __device__ __forceinline__ bool gbla_improves(typename S::Z* ov, bool* op, long 
         while (((cur >> shift) & 0xffu) == 0u) {  // absent: take it, unless another edge does
             const unsigned int seen = atomicCAS(word, cur, cur | (2u << shift));
             if (seen == cur) {
-                ov[i] = z;
+                ov[i] = first;
                 __threadfence();
                 atomicXor(word, 3u << shift);  // 2 -> 1: present, its value written
                 return true;
@@ -113,11 +115,33 @@ __device__ __forceinline__ bool gbla_improves(typename S::Z* ov, bool* op, long 
         __threadfence();
     }
     const typename S::Z old = *reinterpret_cast<volatile typename S::Z*>(ov + i);
+    if (old != old) return false;  // a NaN in out: nothing is better than it (improve's rule)
     const typename S::Z both = S::add(z, old);
     if (both == old) return false;
     if (atomic) S::atomic_combine(ov + i, z);
     else ov[i] = both;
     return true;
+}
+
+// With `also` (gbla.relax(..., also=v): v's values av of the product's type, its presence ap,
+// null: every entry), v's entries join the product's output, combined by the add with what the
+// product writes there. A pull row's owner folds v's entry into its own result
+// (gbla_pull_finish); a push walks v's list (every position where it is unknown) beside its
+// edges, each entry combined by S's atomic and listed by the claim, as an edge's is.
+template <class S, class I>
+__device__ __forceinline__ void gbla_pull_finish(long long i, typename S::Z acc, bool found,
+                                                 typename S::Z* ov, bool* op,
+                                                 const typename S::Z* av, const bool* ap,
+                                                 typename S::Z* __restrict__ w,
+                                                 unsigned char* __restrict__ wpresent,
+                                                 I* __restrict__ ids, u64* count)
+{
+    bool keep = found && gbla_improves<S>(ov, op, i, acc, false);
+    if (av != nullptr && (ap == nullptr || ap[i])) {
+        acc = keep ? S::add(acc, av[i]) : av[i];
+        keep = true;
+    }
+    if (keep) gbla_pull_store(i, acc, w, wpresent, ids, count);
 }
 
 // Read-modify-write of *p = add(*p, v) through compare-and-swap on the value's bits; a 1-byte
@@ -217,7 +241,9 @@ __device__ __forceinline__ void gbla_pull_rows(long long n_out, const P* __restr
                                                long long long_row, typename S::Z* __restrict__ w,
                                                unsigned char* __restrict__ wpresent,
                                                I* __restrict__ ids, u64* count,
-        typename S::Z* ov = nullptr, bool* op = nullptr)
+                                               typename S::Z* ov = nullptr, bool* op = nullptr,
+                                               const typename S::Z* also_v = nullptr,
+                                               const bool* also_p = nullptr)
 {
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n_out; i += stride) {
@@ -251,8 +277,7 @@ __device__ __forceinline__ void gbla_pull_rows(long long n_out, const P* __restr
             gbla_pull_combine<S>(acc, found, avals, uvals, e, k);
             done = S::HAS_TERMINAL && S::is_terminal(acc);
         }
-        if (found && gbla_improves<S>(ov, op, i, acc, false))
-            gbla_pull_store(i, acc, w, wpresent, ids, count);
+        gbla_pull_finish<S, I>(i, acc, found, ov, op, also_v, also_p, w, wpresent, ids, count);
     }
 }
 
@@ -270,7 +295,9 @@ __device__ __forceinline__ void gbla_pull_long_rows(const long long* __restrict_
                                                     typename S::Z* __restrict__ w,
                                                     unsigned char* __restrict__ wpresent,
                                                     I* __restrict__ ids, u64* count,
-        typename S::Z* ov = nullptr, bool* op = nullptr)
+                                                    typename S::Z* ov = nullptr, bool* op = nullptr,
+                                                    const typename S::Z* also_v = nullptr,
+                                                    const bool* also_p = nullptr)
 {
     const int lane = threadIdx.x & 31;
     const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
@@ -292,8 +319,9 @@ __device__ __forceinline__ void gbla_pull_long_rows(const long long* __restrict_
                 __any_sync(GBLA_FULL_WARP, found && S::is_terminal(acc))) break;
         }
         gbla_warp_combine<S>(acc, found);
-        if (lane == 0 && found && gbla_improves<S>(ov, op, i, acc, false))
-            gbla_pull_store(i, acc, w, wpresent, ids, count);
+        if (lane == 0)
+            gbla_pull_finish<S, I>(i, acc, found, ov, op, also_v, also_p, w, wpresent, ids,
+                                   count);
     }
 }
 
@@ -312,7 +340,9 @@ __device__ __forceinline__ void gbla_pull_huge_rows(const long long* __restrict_
                                                     typename S::Z* __restrict__ w,
                                                     unsigned char* __restrict__ wpresent,
                                                     I* __restrict__ ids, u64* count,
-        typename S::Z* ov = nullptr, bool* op = nullptr)
+                                                    typename S::Z* ov = nullptr, bool* op = nullptr,
+                                                    const typename S::Z* also_v = nullptr,
+                                                    const bool* also_p = nullptr)
 {
     __shared__ typename S::Z warp_acc[32];
     __shared__ int warp_found[32];
@@ -343,8 +373,9 @@ __device__ __forceinline__ void gbla_pull_huge_rows(const long long* __restrict_
             found = lane < n_warps && warp_found[lane];
             acc = found ? warp_acc[lane] : S::identity();
             gbla_warp_combine<S>(acc, found);
-            if (lane == 0 && found && gbla_improves<S>(ov, op, i, acc, false))
-            gbla_pull_store(i, acc, w, wpresent, ids, count);
+            if (lane == 0)
+                gbla_pull_finish<S, I>(i, acc, found, ov, op, also_v, also_p, w, wpresent, ids,
+                                       count);
         }
         __syncthreads();  // warp_acc is the next row's
     }
@@ -400,6 +431,37 @@ __global__ void gbla_spmv_pull_block(const long long* __restrict__ rows, long lo
 // direction of a product that only pulls), as a run's start does (their fills), so that the
 // next product finds an empty output without a launch of its own.
 
+// z combined into w(i) by S's atomic, i listed by the one thread whose claim finds it absent
+// (`had`: wpresent[i] as read before, so that a present entry costs no atomic claim).
+template <class S, class I>
+__device__ __forceinline__ void gbla_push_into(long long i, typename S::Z z, bool had,
+                                               typename S::Z* __restrict__ w,
+                                               unsigned char* __restrict__ wpresent,
+                                               I* __restrict__ ids, u64* count)
+{
+    S::atomic_combine(w + i, z);
+    if (!had && gbla_claim_byte(wpresent, i)) gbla_list_append(ids, count, i);
+}
+
+// A push's walk of v's entries, `also` (gbla_pull_finish above says what it is).
+template <class S, class I>
+__device__ __forceinline__ void gbla_push_also(long long first, long long step, long long n,
+                                               const typename S::Z* av, const bool* ap,
+                                               const void* a_ids, int a_wide, const u64* a_count,
+                                               typename S::Z* __restrict__ w,
+                                               unsigned char* __restrict__ wpresent,
+                                               I* __restrict__ ids, u64* count)
+{
+    if (av == nullptr) return;
+    const gbla_list walk = gbla_list_of(a_ids, a_wide, a_count);
+    const long long end = walk.known() ? walk.count : n;
+    for (long long j = first; j < end; j += step) {
+        const long long i = gbla_walk_id(walk, j);
+        if (ap != nullptr && !ap[i]) continue;
+        gbla_push_into<S, I>(i, av[i], wpresent[i], w, wpresent, ids, count);
+    }
+}
+
 // Relaxes edge e of frontier vertex k into w, as gbla_spmv_push does, listing i the first time
 // it gets an entry.
 template <class S, class I>
@@ -422,8 +484,7 @@ __device__ __forceinline__ void gbla_push_edge(long long k, long long e,
     if (S::HAS_TERMINAL && had && S::is_terminal(w[i])) return;
     const typename S::Z z = S::mult(S::load_a(avals, e), S::load_u(uvals, k), k);
     if (!gbla_improves<S>(ov, op, i, z, true)) return;  // a relaxation: only what improves out
-    S::atomic_combine(w + i, z);
-    if (!had && gbla_claim_byte(wpresent, i)) gbla_list_append(ids, count, i);
+    gbla_push_into<S, I>(i, z, had, w, wpresent, ids, count);
 }
 
 // A device product in one launch. info[4] == 0: push from the binned entries of u (bins, n_in
@@ -437,7 +498,8 @@ __device__ __forceinline__ void gbla_push_edge(long long k, long long e,
 // product examines: u's out-edges (info[3], the gather's) when it pushes, Q's stored edges
 // (`pull_edges`) when it pulls, whatever rows a mask or a terminal value then skips.
 // With `ov` and `op` (gbla.relax: out's values and presence), w gets only the entries that
-// improve out, which they write in place (gbla_improves).
+// improve out, which they write in place (gbla_improves); with `also_*`, a vector's entries
+// join w (gbla_pull_finish, gbla_push_also).
 template <class S, class I>
 __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
                                  const u64* __restrict__ info,
@@ -453,7 +515,9 @@ __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
                                  typename S::Z* __restrict__ w,
                                  unsigned char* __restrict__ wpresent, I* __restrict__ ids,
                                  u64* count, long long pull_edges, u64* examined,
-                                 typename S::Z* ov, bool* op)
+                                 typename S::Z* ov, bool* op, const typename S::Z* also_v,
+                                 const bool* also_p, const void* also_ids, int also_wide,
+                                 const u64* also_count)
 {
     // an atomic, not a store: nothing orders this product against another one's count but the
     // stream, and one add a product costs nothing beside its edges
@@ -461,17 +525,22 @@ __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
         atomicAdd(examined, info[GBLA_INFO_PULL] ? (u64)pull_edges : info[GBLA_INFO_EDGES]);
     if (info[GBLA_INFO_PULL]) {
         gbla_pull_huge_rows<S, I>(huge_rows, n_huge, q_indptr, q_indices, q_avals, uvals,
-                                  upresent, mask, mask_mode, w, wpresent, ids, count, ov, op);
+                                  upresent, mask, mask_mode, w, wpresent, ids, count, ov, op,
+                                  also_v, also_p);
         gbla_pull_rows<S, I>(n_out, q_indptr, q_indices, q_avals, uvals, upresent, mask,
-                             mask_mode, long_row, w, wpresent, ids, count, ov, op);
+                             mask_mode, long_row, w, wpresent, ids, count, ov, op, also_v,
+                             also_p);
         gbla_pull_long_rows<S, I>(long_rows, n_long, q_indptr, q_indices, q_avals, uvals,
-                                  upresent, mask, mask_mode, w, wpresent, ids, count, ov, op);
+                                  upresent, mask, mask_mode, w, wpresent, ids, count, ov, op,
+                                  also_v, also_p);
         return;
     }
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long threads = (long long)gridDim.x * blockDim.x;
     const long long n_small = (long long)info[0], n_mid = (long long)info[1];
     const long long n_large = (long long)info[2];
+    gbla_push_also<S, I>(tid, threads, n_out, also_v, also_p, also_ids, also_wide, also_count, w,
+                         wpresent, ids, count);
     // 8 lanes an entry of the small bin: its edges side by side, so that a level waits for one
     // edge's chain of dependent loads (index, mask, output, atomics), not for a degree of them
     const int sub = threadIdx.x & 7;

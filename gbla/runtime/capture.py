@@ -50,9 +50,10 @@ class Recording(_graphs.GraphOwner):
     """One loop body recorded on the device, with the :class:`~.workspace.Workspace` it owns.
 
     ``keep``: what the body reads besides its state (closure values), held as long as the
-    recording, so that no address the graph holds is ever freed before it."""
+    recording, so that no address the graph holds is ever freed before it. ``fuse``: whether
+    one block may run its small iterations (None: :data:`FUSE`)."""
 
-    def __init__(self, body, workspace, condition, keep):
+    def __init__(self, body, workspace, condition, keep, fuse=None):
         cp = B._cupy()
         self.body = body
         self.workspace = workspace
@@ -64,9 +65,10 @@ class Recording(_graphs.GraphOwner):
         self._cupy_graph = None
         self._body_recorded = False
         self.body_nodes = None  # {node kind: count} of one recorded iteration
-        self.fuse = FUSE
+        self.fuse = FUSE if fuse is None else fuse
         self.fused = None  # the Program one block runs, where the iteration fuses
-        self.not_fused = None  # else why not (a diagnostic)
+        # else why not (a diagnostic)
+        self.not_fused = None if self.fuse else "recorded with fuse=False"
         self._fused_args = None
 
     # ------------------------------------------------------------------ running

@@ -31,6 +31,7 @@ def iterate(
     stats=None,
     dense=None,
     keep=None,
+    fuse=None,
 ):
     """Run ``body(s, iteration)`` while the vector ``s[while_nonempty]`` has an entry.
 
@@ -105,6 +106,12 @@ def iterate(
     keep : iterable of str, or None
         The state names to return (None: all); on the device, the others' buffers are not
         copied.
+    fuse : bool or None
+        Device mode: whether one block may run the loop's small iterations in one kernel (the
+        fused block, ``stats["fused"]``); None: ``gbla.runtime.capture.FUSE`` (True). The
+        block saves a BFS level's launches but lost to the graph's iteration for the
+        relaxation rounds of :func:`~gbla.sssp` on an H200, which pass False
+        (``benchmarks/results/ab/fused_block_bounds_h200.log``).
 
     Returns
     -------
@@ -117,9 +124,10 @@ def iterate(
     DomainMismatch
         ``body`` not callable, ``state`` not a dict of Vectors, ``cache`` not a Matrix.
     InvalidValue
-        An empty ``state``, ``while_nonempty`` not one of its names, a bad ``max_iterations``
-        or ``mode``, 'device' with the state on the CPU, an unhashable ``key``, a ``dense`` or
-        ``keep`` naming something other than a state name, a fill value that is not a number.
+        An empty ``state``, ``while_nonempty`` not one of its names, a bad ``max_iterations``,
+        ``mode`` or ``fuse``, 'device' with the state on the CPU, an unhashable ``key``, a
+        ``dense`` or ``keep`` naming something other than a state name, a fill value that is
+        not a number.
     DeviceMismatch
         The state's vectors on different devices.
     CaptureError
@@ -159,6 +167,8 @@ def iterate(
     if max_iterations is not None:
         max_iterations = V.size(max_iterations, "max_iterations")
     V.one_of(mode, MODES, "mode")
+    if fuse is not None and not isinstance(fuse, (bool, np.bool_)):
+        raise V.invalid_value("fuse", "be True, False or None", fuse)
     if stats is not None and not isinstance(stats, dict):
         raise V.domain("stats", "be a dict or None", type(stats).__name__)
     V.same_device({name: v.device for name, v in state.items()})
@@ -189,7 +199,16 @@ def iterate(
     with meter.metering() if stats is not None else contextlib.nullcontext() as counted:
         if device == "gpu" and mode != "eager" and not partitioned:
             result = _device(
-                body, state, while_nonempty, max_iterations, cache, key, run_stats, dense, keep
+                body,
+                state,
+                while_nonempty,
+                max_iterations,
+                cache,
+                key,
+                run_stats,
+                dense,
+                keep,
+                capture.FUSE if fuse is None else bool(fuse),
             )
         else:
             result = _eager(body, state, while_nonempty, max_iterations, run_stats)
@@ -277,7 +296,7 @@ def _signature(state):
     return tuple((name, v.size, np.dtype(v.dtype)) for name, v in sorted(state.items()))
 
 
-def _device(body, state, condition, max_iterations, cache, key, stats, dense, keep):
+def _device(body, state, condition, max_iterations, cache, key, stats, dense, keep, fuse):
     if B.device_loop() is not None:
         raise CaptureError(
             "gbla.iterate inside a loop body recorded on the device: a loop "
@@ -286,12 +305,12 @@ def _device(body, state, condition, max_iterations, cache, key, stats, dense, ke
         )
     signature = _signature(state)
     recording = None
-    slot = ("gbla.iterate", key, signature, condition, capture.FUSE)
+    slot = ("gbla.iterate", key, signature, condition, fuse)
     if cache is not None:
         recording = cache._cache.get(slot)
     if recording is None:
         alive = tuple(_contents(c) for c in (getattr(body, "__closure__", None) or ()))
-        recording = Recording(body, Workspace(signature), condition, alive)
+        recording = Recording(body, Workspace(signature), condition, alive, fuse)
     result, done = recording.run(state, max_iterations, dense, keep)
     if cache is not None and recording.recorded:
         cache._cache[slot] = recording
