@@ -13,7 +13,7 @@ result is a new Vector. What affects the output is keyword-only.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -480,12 +480,10 @@ def _matvec(
     replace,
     out,
     direction,
-    relax_into=None,
-    relax_also=None,
+    relaxation=None,
 ):
-    """The mat-vec of mxv and vxm. ``relax_into``: relax's out (its values and presence),
-    which the device loop's product writes itself (``relax`` decided it may); the product's
-    entries are then only those it improved, with ``relax_also``'s (a Vector) where given."""
+    """The mat-vec of mxv and vxm. ``relaxation`` (a :class:`_Relaxation`): relax's, which
+    the device loop's product runs itself (``relax`` decided it may)."""
     semiring = _semiring(semiring)
     mask = _mask(mask, n_out)
     out = _out(out, n_out)
@@ -527,8 +525,7 @@ def _matvec(
             m,
             mode,
             n_out,
-            relax_into,
-            relax_also,
+            relaxation,
         )
         result = _write(
             out, (w, present), mask=mask, accum=accum, replace=replace, device=device, masked=True
@@ -661,13 +658,12 @@ def _device_matvec(
     m,
     mode,
     n_out,
-    improve=None,
-    also=None,
+    relaxation=None,
 ):
     """The product inside a loop recorded on the device: nothing read back. With a policy, the
     device chooses push or pull from the frontier it gathers; the state of a caller's tracker
     (last choice, GAP's unexplored edges) is kept in the loop's scratch, reset before every
-    run."""
+    run. With ``relaxation``, the product writes relax's out, also and window."""
     u_values, u_present = u._dense()
     push, pull = direction != "pull", direction != "push"
     P = push_of() if push else None
@@ -679,6 +675,15 @@ def _device_matvec(
             state = loop.workspace.scratch(("direction", direction), np.array([0, -1], np.int64))
         early_exit = semiring.add.terminal_for(semiring.output_dtype(dtype)) is not None
         choice = _loop.Choice(direction.policy, state, n_out, Q.nvals, early_exit)
+    keep = _op_site("product")
+    improve = also = window = None
+    if relaxation is not None:
+        improve, also = relaxation.into, relaxation.also
+        if relaxation.window is not None:
+            t, shift, kind = relaxation.window
+            if shift is not None:  # added to t by the kernels, kept with the op site
+                shift = keep("window_shift", 1, t.dtype, shift)
+            window = (t, shift, kind)
     return _spmv.device_product(
         P,
         Q,
@@ -689,12 +694,13 @@ def _device_matvec(
         mode,
         push=push,
         pull=pull,
-        keep=_op_site("product"),
+        keep=keep,
         choice=choice,
         u_entries=u._entries,
         examined=loop.workspace.examined,  # counted on the device, read at the loop's end
         improve=improve,
         also=None if also is None else (*also._dense(), also._entries),
+        window=window,
     )
 
 
@@ -838,9 +844,8 @@ def vxm(
     )
 
 
-def _vxm(u, A, semiring, *, mask, accum, replace, out, direction, relax_into=None, relax_also=None):
-    """vxm of a checked u and A (``relax_into``, ``relax_also`` as :func:`_matvec` takes
-    them)."""
+def _vxm(u, A, semiring, *, mask, accum, replace, out, direction, relaxation=None):
+    """vxm of a checked u and A (``relaxation`` as :func:`_matvec` takes it)."""
     return _matvec(
         A,
         lambda: A,
@@ -854,8 +859,7 @@ def _vxm(u, A, semiring, *, mask, accum, replace, out, direction, relax_into=Non
         replace=replace,
         out=out,
         direction=direction,
-        relax_into=relax_into,
-        relax_also=relax_also,
+        relaxation=relaxation,
     )
 
 
@@ -2126,6 +2130,19 @@ def improve(out: Vector, t: Vector, better: str | BinaryOp = "<") -> Vector:
 # A relaxation's comparison that its product's add monoid decides alone: add(t, o) != o is
 # better(t, o) exactly, so that the product may test and lower out itself (gbla.relax).
 _RELAXES = {"min": "lt", "max": "gt"}
+# A window's comparison by the add's op: the entries of u it expands (gbla.relax's window)
+_WITHIN = {"min": "<=", "max": ">="}
+
+
+class _Relaxation(NamedTuple):
+    """What a device loop's product runs of :func:`relax`: out's (values, present), which it
+    writes; ``also`` (a Vector or None), whose entries join its output; ``window`` (t, shift,
+    kind: t a 0-d device array, shift a host value or None, kind _spmv.window_kind's) or
+    None."""
+
+    into: tuple
+    also: Any = None
+    window: Any = None
 
 
 def relax(
@@ -2137,6 +2154,7 @@ def relax(
     *,
     direction: _Direction = "auto",
     also: Vector | None = None,
+    window: Scalar | Any = None,
 ) -> Vector:
     """out = the better of out and u (+).(x) A, in place; returns the entries of out that
     changed, with their new values (a gbla extension).
@@ -2148,7 +2166,8 @@ def relax(
     writes out as it runs: one kernel where the composition takes two, and a value that does
     not improve is never listed. NaN is treated as improve treats it: a NaN in out is never
     beaten, and t is the product's own fold (min and max drop NaN). Bellman-Ford's round is
-    ``f = relax(d, f, A)``.
+    ``f = relax(d, f, A)``, delta-stepping's ``reduce(p, "min", out=low)``, then
+    ``p = relax(d, p, A, window=low + width)``.
 
     Parameters
     ----------
@@ -2164,18 +2183,28 @@ def relax(
     also : Vector or None
         Of size A.ncols: its entries join the result, combined by the semiring's add where
         the result has one too, ``ewise_add(also, relax(out, u, A, ...), add)``; in a loop on
-        the device the product writes them beside its own (delta-stepping's pending set: the
-        ones it left waiting and the ones that fell, one kernel).
+        the device the product writes them beside its own.
+    window : Scalar, number or None
+        A bucket of u (the semiring's add a min or max): only u's entries within it, u(i) <= t
+        (``>=`` for max), are expanded, and the others join the result unchanged, as ``also``'s
+        would: ``front, rest = split(u, "<=", window)``, then ``relax(out, front, A,
+        also=rest)`` (with ``also``: ``ewise_add(also, rest)``). A Scalar may be ``s + c``
+        (:class:`Scalar`). In a loop on the device, with u of the product's dtype and a
+        Scalar window of that dtype, the product's own gather picks the entries within (the
+        split costs no kernel, and a direction policy is told the bucket's size).
 
     Returns
     -------
     Vector
-        The entries of out that changed, with the values written there (and ``also``'s).
+        The entries of out that changed, with the values written there (and ``also``'s, and
+        the entries of u the window left).
 
     Raises
     ------
     DomainMismatch, DimensionMismatch
         As :func:`vxm` and :func:`improve` raise them.
+    InvalidValue
+        A ``window`` with an add other than min or max.
 
     Examples
     --------
@@ -2196,6 +2225,14 @@ def relax(
         also = _vector(also, "also")
         V.dimension(also.size, A.ncols, "also.size", "A.ncols")
         V.same_device({"out": out.device, "also": also.device})
+    within = None
+    if window is not None:
+        within = _WITHIN.get(semiring.add.op.name)
+        if within is None:
+            raise V.invalid_value(
+                "window", f"go with a min or max add, not {semiring.add.op.name}", window
+            )
+        V.dimension(u.size, A.ncols, "u.size", "A.ncols")  # u's entries join the result
     partitioned = getattr(A, "partitioned", False)  # its products run in its own engine
     V.same_device({"out": out.device, "u": u.device, **({} if partitioned else {"A": A.device})})
     loop = B.device_loop()
@@ -2212,31 +2249,60 @@ def relax(
             and _RELAXES.get(semiring.add.op.name) == op.name
             and u._dense()[0].data.ptr != o_values.data.ptr  # u is read while out is written
         ):
-            # also's entries written by the product beside its own: of its dtype, and not
-            # out's values, which the product writes
-            joined = (
-                also
-                if also is not None
-                and also.dtype == t_dtype
-                and also._dense()[0].data.ptr != o_values.data.ptr
-                else None
+            relaxation = _relaxation(
+                (o_values, o_present), u, also, window, within, t_dtype, semiring
             )
-            t = _vxm(
-                u,
-                A,
-                semiring,
-                mask=None,
-                accum=None,
-                replace=False,
-                out=None,
-                direction=direction,
-                relax_into=(o_values, o_present),
-                relax_also=joined,
-            )
-            out._written_in_place()
-            return t if also is None or joined is not None else ewise_add(also, t, semiring.add.op)
+            if relaxation is not None:
+                t = _vxm(
+                    u,
+                    A,
+                    semiring,
+                    mask=None,
+                    accum=None,
+                    replace=False,
+                    out=None,
+                    direction=direction,
+                    relaxation=relaxation,
+                )
+                out._written_in_place()
+                if also is None or relaxation.also is not None:
+                    return t
+                return ewise_add(also, t, semiring.add.op)
+    if window is not None:  # the bucket split off, the rest joining the result
+        front, rest = split(u, within, window)
+        also = rest if also is None else ewise_add(also, rest, semiring.add.op)
+        return relax(out, front, A, semiring, better, direction=direction, also=also)
     changed = improve(out, vxm(u, A, semiring, direction=direction), better)
     return changed if also is None else ewise_add(also, changed, semiring.add.op)
+
+
+def _relaxation(into, u, also, window, within, t_dtype, semiring):
+    """The :class:`_Relaxation` a device loop's product runs for :func:`relax`, or None where
+    a window asks for what the product's own gather cannot do (then relax composes it)."""
+    o_values = into[0]
+    # also's entries written by the product beside its own: of its dtype, and not out's
+    # values, which the product writes
+    joined = None
+    if also is not None and also.dtype == t_dtype:
+        joined = also if also._dense()[0].data.ptr != o_values.data.ptr else None
+    if window is None:
+        return _Relaxation(into, joined)
+    # the window in the gather: u's entries carried as they are (of the product's dtype), no
+    # other vector joining, and a Scalar of that dtype (s or s + c) the kernels read
+    base = getattr(window, "_base", None) or window
+    kind = _spmv.window_kind(t_dtype, above=within == ">=")
+    if (
+        also is not None
+        or kind is None
+        or u.dtype != t_dtype
+        or not isinstance(window, Scalar)
+        or window.dtype != t_dtype
+        or base._base is not None
+        or window.device != "gpu"
+    ):
+        return None
+    shift = window._shift if window._base is not None else None
+    return _Relaxation(into, None, (base._array, shift, kind))
 
 
 def scale(A: Matrix, v: Vector, op: _Op, *, side: str = "left") -> Matrix:

@@ -16,6 +16,7 @@ import itertools
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -992,6 +993,104 @@ def test_delta_stepping_s_round_on_a_loops_state_equals_it_eagerly(device, dtype
         s.pending = gbla.relax(s.d, front, A, direction=direction, also=rest)
 
     low = gbla.Scalar.new(dtype, device=device)
+
+    def start():
+        values = np.full(n, far, dtype)
+        values[[0, 7]] = 0
+        d = gbla.Vector.from_dense(values, device=device)
+        if not full:
+            d = gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)
+        sources = gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)
+        return {"d": d, "pending": sources}
+
+    _, rounds = _auto_equals_eager(
+        body, start, ("d", "pending"), while_nonempty="pending", max_iterations=3 * n
+    )
+    assert rounds > 3
+
+
+@pytest.mark.parametrize(
+    "semiring, dtype, window, also",
+    [
+        ("min_plus", np.float64, "scalar", False),
+        ("min_plus", np.float64, "shifted", True),
+        ("min_plus", np.int32, 12, False),
+        ("max_plus", np.int64, "shifted", False),
+        ("min_plus", np.float32, "nan", False),
+    ],
+)
+def test_relax_with_a_window_equals_a_split_then_relax(device, semiring, dtype, window, also):
+    # only u's entries within the window (<= t for min, >= t for max) are expanded; the others
+    # join the result as also's do
+    A, rng = _relax_graph(device, dtype, 11)
+    n = A.nrows
+    ui = np.sort(rng.choice(n, 30, replace=False))
+    uv = rng.integers(0, 30, len(ui)).astype(dtype)
+    if window == "nan":
+        uv[::4] = np.nan  # never within, so carried
+    u = gbla.Vector.from_coo(ui, uv, n, device=device)
+    oi = np.sort(rng.choice(n, 40, replace=False))
+    ov = rng.integers(0, 40, len(oi)).astype(dtype)
+    out, want = (gbla.Vector.from_coo(oi, ov, n, device=device) for _ in range(2))
+    low = gbla.Scalar.from_value(dtype(14), device=device)
+    t = {"scalar": low, "shifted": low + 3, "nan": low}.get(window, window)
+    extra = None
+    if also:
+        extra = gbla.Vector.from_coo([1, 2, 3], np.array([5, 6, 7], dtype), n, device=device)
+    better = "<" if semiring == "min_plus" else ">"
+    got = gbla.relax(out, u, A, semiring, better, also=extra, window=t)
+    front, rest = gbla.split(u, "<=" if semiring == "min_plus" else ">=", t)
+    add = "min" if semiring == "min_plus" else "max"
+    joined = rest if extra is None else gbla.ewise_add(extra, rest, add)
+    expect = gbla.ewise_add(joined, gbla.improve(want, gbla.vxm(front, A, semiring), better), add)
+    for a, b in zip(got.to_coo() + out.to_coo(), expect.to_coo() + want.to_coo()):
+        np.testing.assert_array_equal(host(a), host(b))
+    assert 0 < front.nvals < u.nvals  # the window took some of u and left some
+    np.testing.assert_array_equal(host(u.to_coo()[1]), uv)  # u left as it was
+
+
+def test_relax_refuses_a_window_without_a_min_or_max_add(device):
+    A = gbla.Matrix.from_edges([0], [1], [1.0], 4, device=device)
+    d = gbla.Vector.from_coo([0], [0.0], 4, device=device)
+    with pytest.raises(gbla.InvalidValue, match="window"):
+        gbla.relax(d, d, A, "plus_times", window=1.0)
+    rect = gbla.Matrix.from_scipy(sp.csr_matrix(([1.0], ([0], [1])), shape=(4, 5)), device=device)
+    with pytest.raises(gbla.DimensionMismatch, match="u.size"):
+        gbla.relax(gbla.Vector.new(5, device=device), d, rect, window=1.0)
+
+
+@pytest.mark.parametrize(
+    "semiring, dtype, direction, full",
+    [
+        ("min_plus", np.float64, "push", True),
+        ("min_plus", np.float32, "pull", True),
+        ("min_plus", np.int32, "auto", False),
+        ("min_plus", np.int64, "push", False),
+        ("max_plus", np.float64, "auto", True),
+        ("min_plus", np.float64, "nan", True),
+    ],
+)
+def test_a_windowed_relax_on_a_loops_state_equals_it_eagerly(
+    device, semiring, dtype, direction, full
+):
+    # delta-stepping's round in two ops: the window's end a Scalar plus a number, the window
+    # picked by the product's gather on the GPU (a push, a pull, a policy choosing)
+    A, _ = _relax_graph(device, dtype, 12, n=300, nan=direction == "nan")
+    direction = "auto" if direction == "nan" else direction
+    n = A.nrows
+    if semiring == "max_plus":
+        A = gbla.apply(A, unary.ainv)
+    far = np.iinfo(dtype).max // 4 if np.dtype(dtype).kind == "i" else np.inf
+    far = -far if semiring == "max_plus" else far
+    reduce, width = ("min", dtype(3)) if semiring == "min_plus" else ("max", dtype(-3))
+    better = "<" if semiring == "min_plus" else ">"
+    low = gbla.Scalar.new(dtype, device=device)
+
+    def body(s, _):
+        gbla.reduce(s.pending, reduce, out=low)
+        s.pending = gbla.relax(
+            s.d, s.pending, A, semiring, better, direction=direction, window=low + width
+        )
 
     def start():
         values = np.full(n, far, dtype)

@@ -69,10 +69,14 @@ def bfs_like(
                     np.int64(5),
                     np.int64(9),
                     np.int32(1),
+                    Z,  # no window (gbla.relax's): its values, t, shift and kind
+                    Z,
+                    Z,
+                    np.int32(0),
                 ),
             )
         )
-    push = [Z] * 32
+    push = [Z] * 35  # the window's t, shift and kind last (0: none)
     if one_product:
         push[0], push[2], push[5] = np.uint64(88), np.uint64(96), np.uint64(80)
         if gather:

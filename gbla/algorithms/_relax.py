@@ -12,10 +12,12 @@ from .. import ops, runtime
 from ..semirings import binary
 
 
-def relax(dist, frontier, A, semiring, better, direction, also=None):
+def relax(dist, frontier, A, semiring, better, direction, also=None, window=None):
     """d = better-of(d, frontier (+).(x) A): :func:`gbla.ops.relax` (with ``also``'s entries
-    joining what changed)."""
-    return ops.relax(dist, frontier, A, semiring, better, direction=direction, also=also)
+    joining what changed, and only the frontier's entries within ``window`` expanded)."""
+    return ops.relax(
+        dist, frontier, A, semiring, better, direction=direction, also=also, window=window
+    )
 
 
 def relax_all(

@@ -417,14 +417,13 @@ def _delta_stepping(A, source, dtype, direction, stats, delta):
 
     def round_(s, _):
         ops.reduce(s.pending, monoid.min, out=low)
-        # the window's end, low + width, added in dtype by the split's kernel: the same value
-        # as the lowest of the rounded d + width (rounding is monotone), and no lower than the
-        # lowest pending distance (no pending distance is +inf), so the front always holds
-        # that vertex, and the loop moves on
-        front, rest = ops.split(s.pending, "<=", low + width)  # the rest still pending
-        # the rest, and the vertices whose distance fell (the lower where both: a fallen
-        # distance is below the one a vertex was listed with), the product writing both
-        s.pending = relax(s.dist, front, A, min_plus, binary.lt, direction, also=rest)
+        # the window, d <= low + width (low + width added in dtype by the kernels: the same
+        # value as the lowest of the rounded d + width, since rounding is monotone, and no
+        # lower than the lowest pending distance, which is never +inf: the window always holds
+        # that vertex, and the loop moves on). Its vertices are expanded; the others stay
+        # pending beside the vertices whose distance fell (the lower where both), the
+        # product's gather picking the window and the product writing both
+        s.pending = relax(s.dist, s.pending, A, min_plus, binary.lt, direction, window=low + width)
 
     state = {
         "dist": _unreached_but(source, n, dtype, A.device),

@@ -237,6 +237,7 @@ def device_product(
     examined=None,
     improve=None,
     also=None,
+    window=None,
 ):
     """(values, present, entries) of a product whose sizes and direction never reach the host.
 
@@ -256,7 +257,10 @@ def device_product(
     every entry), which the product writes in place where it improves them (its add
     idempotent); the output then holds only those entries. ``also``: a vector's (values,
     present, entries) of the output's dtype, whose entries join the output, combined by the
-    add (gbla.relax's ``also``)."""
+    add (gbla.relax's ``also``). ``window``: (t, shift, kind) of gbla.relax's window (t a 0-d
+    device array of u's dtype, which is the product's, shift an op site's one-element array or
+    None, kind :func:`window_kind`'s): the gather bins only the entries of u the window
+    expands, and the others join the output as ``also``'s would (``also`` then None)."""
     cp = _cupy()
     sr = types.semiring
     z = sr.output_dtype(types.dtype)
@@ -300,11 +304,14 @@ def device_product(
             (sm_count() * 2,),
             choice if pull else None,
             u_entries,
+            None if window is None else (u_values, *window),
         )
     q_indptr = q_indices = q_values = long = huge = None
     if pull:
         q_indptr, q_indices, q_values = Q._indptr, Q._indices, Q._values
         long, huge = pull_rows(Q)
+    if window is not None:  # u's entries the window carries join the output
+        also = (u_values, u_present, u_entries)
     a_push = P._values if push and types.uses_a else None
     a_pull = q_values if types.uses_a else None
     if n_out:
@@ -315,7 +322,7 @@ def device_product(
                 ptr(bins),
                 np.int64(n_in),
                 info,
-                ptr(u_values if types.uses_u else None),
+                ptr(u_values if types.uses_u or window is not None else None),
                 ptr(u_present),
                 ptr(P._indptr if push else None),
                 ptr(P._indices if push else None),
@@ -342,12 +349,29 @@ def device_product(
                 ptr(None if also is None else also[0]),
                 ptr(None if also is None else also[1]),
                 *_entries._list(None if also is None else also[2]),
+                ptr(None if window is None else window[0]),
+                ptr(None if window is None else window[1]),
+                np.int32(0 if window is None else window[2]),
             ),
         )
     return w, present[:n_out].view(bool), (ids, count)
 
 
+# The dtype codes of a window's kind (frontier.cuh's gbla_window_expands_at)
+_WINDOW_DTYPES = {np.dtype(np.float64): 1, np.dtype(np.float32): 2}
+_WINDOW_DTYPES.update({np.dtype(np.int64): 3, np.dtype(np.int32): 4})
+
+
+def window_kind(dtype, above):
+    """The kind word of gbla.relax's window over values of ``dtype`` (frontier.cuh): on, with
+    ``above`` for a max monoid's (u >= t), and the dtype's code; None where the kernels read no
+    such dtype."""
+    code = _WINDOW_DTYPES.get(np.dtype(dtype))
+    return None if code is None else 1 | (2 if above else 0) | (code << 4)
+
+
 __all__ = [
+    "window_kind",
     "SpmvTypes",
     "push",
     "pull",

@@ -196,3 +196,53 @@ __device__ inline long long gbla_block_exclusive_scan(long long x, long long* s_
     return before;
 }
 
+
+// ------------------------------------------------------------------ a relaxation's window
+// gbla.relax(..., window=t): only the input's entries no worse than t (u <= t under a min
+// monoid, u >= t under a max one) are expanded; the others are carried into the product's
+// output as they are. `kind` (_spmv.window_kind): 0 none; bit 0 on, bit 1 the max monoid's
+// (u >= t), bits 4-6 u's dtype for a reader that has only its bytes (1 float64, 2 float32,
+// 3 int64, 4 int32). t is t[0] plus shift[0] where shift is given (a Scalar plus a number),
+// added in u's type as the select kernel adds its thunk's. A NaN u is never within (as the
+// comparison of gbla.split, which the window stands for, has it).
+#define GBLA_WINDOW_ON 1
+#define GBLA_WINDOW_ABOVE 2
+template <class U>
+struct gbla_window {
+    U t;
+    bool on, above;
+    __device__ __forceinline__ bool within(U u) const { return above ? u >= t : u <= t; }
+    // expanded: every entry without a window
+    __device__ __forceinline__ bool expands(U u) const { return !on || within(u); }
+    __device__ __forceinline__ bool carries(U u) const { return on && !within(u); }
+};
+
+template <class U>
+__device__ __forceinline__ gbla_window<U> gbla_window_of(const void* t, const void* shift,
+                                                         int kind)
+{
+    gbla_window<U> w;
+    w.on = (kind & GBLA_WINDOW_ON) != 0;
+    w.above = (kind & GBLA_WINDOW_ABOVE) != 0;
+    w.t = U();
+    if (w.on) {
+        w.t = *static_cast<const U*>(t);
+        if (shift != nullptr) w.t = (U)(w.t + *static_cast<const U*>(shift));
+    }
+    return w;
+}
+
+// Whether entry k of values `v` (of the dtype `kind` names) is expanded.
+__device__ __forceinline__ bool gbla_window_expands_at(const void* v, long long k, const void* t,
+                                                      const void* shift, int kind)
+{
+    if (!(kind & GBLA_WINDOW_ON)) return true;
+    switch ((kind >> 4) & 7) {
+    case 1: return gbla_window_of<double>(t, shift, kind).within(((const double*)v)[k]);
+    case 2: return gbla_window_of<float>(t, shift, kind).within(((const float*)v)[k]);
+    case 3:
+        return gbla_window_of<long long>(t, shift, kind).within(((const long long*)v)[k]);
+    case 4: return gbla_window_of<int>(t, shift, kind).within(((const int*)v)[k]);
+    }
+    return true;
+}

@@ -143,22 +143,29 @@ __device__ void gbla_decide(u64* info, long long* state, long long n, long long 
 // in ids[0..*count) when u has a list (entries.cu) and its count is known, else every k < n_in where upresent
 // (null: all). With `decide`, the last block to finish then chooses the product's direction
 // (gbla_decide) from the n-row matrix of `edges` entries: one launch instead of two.
+// With a window (gbla.relax's: u's values `wvals`, its t, shift and kind, frontier.cuh), only
+// the entries it expands are binned, counted and chosen for; the product carries the others.
 template <class I>
 __global__ void gbla_gather_decide(long long n_in, const bool* __restrict__ upresent,
                                    const I* __restrict__ ids, const u64* __restrict__ count,
                                    const I* __restrict__ indptr, I* __restrict__ bins, u64* info,
                                    int decide, long long* state, long long n, long long edges,
-                                   int early_exit)
+                                   int early_exit, const void* wvals, const void* wt,
+                                   const void* wshift, int wkind)
 {
     const long long stride = (long long)gridDim.x * blockDim.x;
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (ids != nullptr && *count != GBLA_UNKNOWN) {
         const long long c = (long long)*count;
-        for (long long j = tid; j < c; j += stride)
-            gbla_append_binned(ids[j], n_in, indptr, bins, info);
+        for (long long j = tid; j < c; j += stride) {
+            const I k = ids[j];
+            if (gbla_window_expands_at(wvals, k, wt, wshift, wkind))
+                gbla_append_binned(k, n_in, indptr, bins, info);
+        }
     } else {
         for (long long k = tid; k < n_in; k += stride)
-            if (upresent == nullptr || upresent[k])
+            if ((upresent == nullptr || upresent[k]) &&
+                gbla_window_expands_at(wvals, k, wt, wshift, wkind))
                 gbla_append_binned((I)k, n_in, indptr, bins, info);
     }
     if (!decide) return;

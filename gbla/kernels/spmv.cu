@@ -128,16 +128,20 @@ __device__ __forceinline__ bool gbla_improves(typename S::Z* ov, bool* op, long 
 // product writes there. A pull row's owner folds v's entry into its own result
 // (gbla_pull_finish); a push walks v's list (every position where it is unknown) beside its
 // edges, each entry combined by S's atomic and listed by the claim, as an edge's is.
+// With a window (gbla.relax's window=t, frontier.cuh), v is the input u itself and only the
+// entries the window carries join.
 template <class S, class I>
 __device__ __forceinline__ void gbla_pull_finish(long long i, typename S::Z acc, bool found,
                                                  typename S::Z* ov, bool* op,
                                                  const typename S::Z* av, const bool* ap,
                                                  typename S::Z* __restrict__ w,
                                                  unsigned char* __restrict__ wpresent,
-                                                 I* __restrict__ ids, u64* count)
+                                                 I* __restrict__ ids, u64* count,
+                                                 gbla_window<typename S::U> win)
 {
     bool keep = found && gbla_improves<S>(ov, op, i, acc, false);
-    if (av != nullptr && (ap == nullptr || ap[i])) {
+    if (av != nullptr && (ap == nullptr || ap[i]) &&
+        (!win.on || win.carries((typename S::U)av[i]))) {
         acc = keep ? S::add(acc, av[i]) : av[i];
         keep = true;
     }
@@ -243,7 +247,8 @@ __device__ __forceinline__ void gbla_pull_rows(long long n_out, const P* __restr
                                                I* __restrict__ ids, u64* count,
                                                typename S::Z* ov = nullptr, bool* op = nullptr,
                                                const typename S::Z* also_v = nullptr,
-                                               const bool* also_p = nullptr)
+                                               const bool* also_p = nullptr,
+                                               gbla_window<typename S::U> win = {})
 {
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n_out; i += stride) {
@@ -263,7 +268,9 @@ __device__ __forceinline__ void gbla_pull_rows(long long n_out, const P* __restr
 #pragma unroll
             for (int j = 0; j < 4; ++j) k[j] = (long long)indices[e + j];
 #pragma unroll
-            for (int j = 0; j < 4; ++j) hit[j] = upresent == nullptr || upresent[k[j]];
+            for (int j = 0; j < 4; ++j)
+                hit[j] = (upresent == nullptr || upresent[k[j]]) &&
+                         (!win.on || win.expands(uvals[k[j]]));
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
                 if (!hit[j] || done) continue;
@@ -274,10 +281,12 @@ __device__ __forceinline__ void gbla_pull_rows(long long n_out, const P* __restr
         for (; e < end && !done; ++e) {
             const long long k = (long long)indices[e];
             if (upresent != nullptr && !upresent[k]) continue;
+            if (win.on && !win.expands(uvals[k])) continue;
             gbla_pull_combine<S>(acc, found, avals, uvals, e, k);
             done = S::HAS_TERMINAL && S::is_terminal(acc);
         }
-        gbla_pull_finish<S, I>(i, acc, found, ov, op, also_v, also_p, w, wpresent, ids, count);
+        gbla_pull_finish<S, I>(i, acc, found, ov, op, also_v, also_p, w, wpresent, ids, count,
+                               win);
     }
 }
 
@@ -297,7 +306,8 @@ __device__ __forceinline__ void gbla_pull_long_rows(const long long* __restrict_
                                                     I* __restrict__ ids, u64* count,
                                                     typename S::Z* ov = nullptr, bool* op = nullptr,
                                                     const typename S::Z* also_v = nullptr,
-                                                    const bool* also_p = nullptr)
+                                                    const bool* also_p = nullptr,
+                                                    gbla_window<typename S::U> win = {})
 {
     const int lane = threadIdx.x & 31;
     const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
@@ -312,7 +322,7 @@ __device__ __forceinline__ void gbla_pull_long_rows(const long long* __restrict_
             const long long e = base + lane;
             if (e < end) {
                 const long long k = (long long)indices[e];
-                if (upresent == nullptr || upresent[k])
+                if ((upresent == nullptr || upresent[k]) && (!win.on || win.expands(uvals[k])))
                     gbla_pull_combine<S>(acc, found, avals, uvals, e, k);
             }
             if (S::HAS_TERMINAL &&
@@ -321,7 +331,7 @@ __device__ __forceinline__ void gbla_pull_long_rows(const long long* __restrict_
         gbla_warp_combine<S>(acc, found);
         if (lane == 0)
             gbla_pull_finish<S, I>(i, acc, found, ov, op, also_v, also_p, w, wpresent, ids,
-                                   count);
+                                   count, win);
     }
 }
 
@@ -342,7 +352,8 @@ __device__ __forceinline__ void gbla_pull_huge_rows(const long long* __restrict_
                                                     I* __restrict__ ids, u64* count,
                                                     typename S::Z* ov = nullptr, bool* op = nullptr,
                                                     const typename S::Z* also_v = nullptr,
-                                                    const bool* also_p = nullptr)
+                                                    const bool* also_p = nullptr,
+                                                    gbla_window<typename S::U> win = {})
 {
     __shared__ typename S::Z warp_acc[32];
     __shared__ int warp_found[32];
@@ -358,7 +369,7 @@ __device__ __forceinline__ void gbla_pull_huge_rows(const long long* __restrict_
             const long long e = base + threadIdx.x;
             if (e < end) {
                 const long long k = (long long)indices[e];
-                if (upresent == nullptr || upresent[k])
+                if ((upresent == nullptr || upresent[k]) && (!win.on || win.expands(uvals[k])))
                     gbla_pull_combine<S>(acc, found, avals, uvals, e, k);
             }
             if (S::HAS_TERMINAL && __syncthreads_or(found && S::is_terminal(acc))) break;
@@ -375,7 +386,7 @@ __device__ __forceinline__ void gbla_pull_huge_rows(const long long* __restrict_
             gbla_warp_combine<S>(acc, found);
             if (lane == 0)
                 gbla_pull_finish<S, I>(i, acc, found, ov, op, also_v, also_p, w, wpresent, ids,
-                                       count);
+                                       count, win);
         }
         __syncthreads();  // warp_acc is the next row's
     }
@@ -444,13 +455,15 @@ __device__ __forceinline__ void gbla_push_into(long long i, typename S::Z z, boo
 }
 
 // A push's walk of v's entries, `also` (gbla_pull_finish above says what it is).
+// With a window, v is the input u and only the entries the window carries join.
 template <class S, class I>
 __device__ __forceinline__ void gbla_push_also(long long first, long long step, long long n,
                                                const typename S::Z* av, const bool* ap,
                                                const void* a_ids, int a_wide, const u64* a_count,
                                                typename S::Z* __restrict__ w,
                                                unsigned char* __restrict__ wpresent,
-                                               I* __restrict__ ids, u64* count)
+                                               I* __restrict__ ids, u64* count,
+                                               gbla_window<typename S::U> win)
 {
     if (av == nullptr) return;
     const gbla_list walk = gbla_list_of(a_ids, a_wide, a_count);
@@ -458,6 +471,7 @@ __device__ __forceinline__ void gbla_push_also(long long first, long long step, 
     for (long long j = first; j < end; j += step) {
         const long long i = gbla_walk_id(walk, j);
         if (ap != nullptr && !ap[i]) continue;
+        if (win.on && !win.carries((typename S::U)av[i])) continue;
         gbla_push_into<S, I>(i, av[i], wpresent[i], w, wpresent, ids, count);
     }
 }
@@ -499,7 +513,9 @@ __device__ __forceinline__ void gbla_push_edge(long long k, long long e,
 // (`pull_edges`) when it pulls, whatever rows a mask or a terminal value then skips.
 // With `ov` and `op` (gbla.relax: out's values and presence), w gets only the entries that
 // improve out, which they write in place (gbla_improves); with `also_*`, a vector's entries
-// join w (gbla_pull_finish, gbla_push_also).
+// join w (gbla_pull_finish, gbla_push_also). With a window (`win_*`, frontier.cuh), the gather
+// binned only the entries of u it expands, a pull reads only those, and `also_*` is u itself,
+// of which the entries the window carries join w.
 template <class S, class I>
 __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
                                  const u64* __restrict__ info,
@@ -517,8 +533,11 @@ __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
                                  u64* count, long long pull_edges, u64* examined,
                                  typename S::Z* ov, bool* op, const typename S::Z* also_v,
                                  const bool* also_p, const void* also_ids, int also_wide,
-                                 const u64* also_count)
+                                 const u64* also_count, const void* win_t,
+                                 const void* win_shift, int win_kind)
 {
+    const gbla_window<typename S::U> win =
+        gbla_window_of<typename S::U>(win_t, win_shift, win_kind);
     // an atomic, not a store: nothing orders this product against another one's count but the
     // stream, and one add a product costs nothing beside its edges
     if (examined != nullptr && blockIdx.x == 0 && threadIdx.x == 0)
@@ -526,13 +545,13 @@ __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
     if (info[GBLA_INFO_PULL]) {
         gbla_pull_huge_rows<S, I>(huge_rows, n_huge, q_indptr, q_indices, q_avals, uvals,
                                   upresent, mask, mask_mode, w, wpresent, ids, count, ov, op,
-                                  also_v, also_p);
+                                  also_v, also_p, win);
         gbla_pull_rows<S, I>(n_out, q_indptr, q_indices, q_avals, uvals, upresent, mask,
                              mask_mode, long_row, w, wpresent, ids, count, ov, op, also_v,
-                             also_p);
+                             also_p, win);
         gbla_pull_long_rows<S, I>(long_rows, n_long, q_indptr, q_indices, q_avals, uvals,
                                   upresent, mask, mask_mode, w, wpresent, ids, count, ov, op,
-                                  also_v, also_p);
+                                  also_v, also_p, win);
         return;
     }
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -540,7 +559,7 @@ __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
     const long long n_small = (long long)info[0], n_mid = (long long)info[1];
     const long long n_large = (long long)info[2];
     gbla_push_also<S, I>(tid, threads, n_out, also_v, also_p, also_ids, also_wide, also_count, w,
-                         wpresent, ids, count);
+                         wpresent, ids, count, win);
     // 8 lanes an entry of the small bin: its edges side by side, so that a level waits for one
     // edge's chain of dependent loads (index, mask, output, atomics), not for a degree of them
     const int sub = threadIdx.x & 7;
