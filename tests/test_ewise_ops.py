@@ -918,10 +918,13 @@ def test_relax_on_a_loops_state_equals_it_eagerly(device, semiring, better, dtyp
     semiring=st.sampled_from(["min_plus", "max_plus"]),
     better=st.sampled_from(["<", ">", "<="]),
     kept=st.lists(st.integers(0, 9), max_size=10, unique=True),
+    window=st.one_of(st.none(), st.integers(-2, 12)),
 )
-def test_relax_against_its_oracle_entry_by_entry(case, semiring, better, kept, device):
+def test_relax_against_its_oracle_entry_by_entry(case, semiring, better, kept, window, device):
     # t(i) = add over the edges k -> i with u(k) of u(k) + w(k, i); then out(i) = t(i) where
-    # out has no entry i or better(t(i), out(i)), and those entries returned
+    # out has no entry i or better(t(i), out(i)), and those entries returned; with a window,
+    # only the u(k) within it (<= window for min, >= for max) count, and the others are
+    # returned too (add-combined with what was written)
     n, edges, frontier = case
     if n == 0:
         return
@@ -931,19 +934,26 @@ def test_relax_against_its_oracle_entry_by_entry(case, semiring, better, kept, d
     oi = np.array(sorted(k for k in kept if k < n), np.int64)
     ov = (oi * 3 - 4).astype(np.int64)
     add = min if semiring == "min_plus" else max
+    within = {
+        k: window is None or (x <= window if add is min else x >= window) for k, x in u.items()
+    }
     t = {}
     for k, i, x in zip(src.tolist(), dst.tolist(), w.tolist()):
-        if k in u:
+        if k in u and within[k]:
             t[i] = add(t[i], u[k] + x) if i in t else u[k] + x
     compare = {"<": np.less, ">": np.greater, "<=": np.less_equal}[better]
     ti = np.array(sorted(t), np.int64)
     tv = np.array([t[i] for i in ti.tolist()], np.int64)
     want, written = _improve_oracle(oi, ov, ti, tv, n, compare, np.dtype(np.int64))
+    returned = dict(written)
+    for k, x in u.items():
+        if not within[k]:  # carried as it is
+            returned[k] = add(returned[k], x) if k in returned else x
     out = gbla.Vector.from_coo(oi, ov, n, device=device)
     uv = gbla.Vector.from_coo(list(u), np.array(list(u.values()), np.int64), n, device=device)
-    got = gbla.relax(out, uv, A, semiring, better)
+    got = gbla.relax(out, uv, A, semiring, better, window=window)
     i, v = (host(a).tolist() for a in got.to_coo())
-    assert list(zip(i, v)) == written
+    assert list(zip(i, v)) == sorted(returned.items())
     i, v = (host(a).tolist() for a in out.to_coo())
     assert dict(zip(i, v)) == want
 
