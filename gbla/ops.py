@@ -2215,6 +2215,14 @@ def relax(
     (array([1, 2]), array([4., 9.]))
     >>> d.to_coo()
     (array([0, 1, 2]), array([0., 4., 9.]))
+
+    A window: vertex 0 (0 <= 5) is expanded, vertex 1 (10 > 5) waits, carried into the result:
+
+    >>> B = gbla.Matrix.from_edges([0, 1], [2, 2], [9., 2.], device="cpu")
+    >>> p = gbla.Vector.from_coo([0, 1], [0., 10.], 3, device="cpu")
+    >>> d = gbla.Vector.from_coo([0, 1], [0., 10.], 3, device="cpu")
+    >>> gbla.relax(d, p, B, window=5.0).to_coo()
+    (array([1, 2]), array([10.,  9.]))
     """
     out, u = _vector(out, "out"), _vector(u, "u")
     A = _matrix(A, "A", partitioned=True)
