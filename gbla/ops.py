@@ -1964,11 +1964,11 @@ def _select(x, op, thunk, rest):
         return _select_by_vector(x, op, thunk, rest)
     site = _listed_site(x.device)
     if site is not None:  # over x's list, the comparison made in the kernel
-        shift, base = None, getattr(thunk, "_base", None)
-        if isinstance(thunk, Scalar) and base is not None and base._base is None:
+        shift, parts = None, thunk._split_shift() if isinstance(thunk, Scalar) else None
+        if parts is not None and parts[1] is not None:
             # s + c: where the comparison is in s's dtype, the kernel adds c to s (no launch)
-            cond, dt, t = _select_condition(op, base, x.dtype, x.device)
-            shift = thunk._shift if dt == thunk.dtype else None
+            cond, dt, t = _select_condition(op, parts[0], x.dtype, x.device)
+            shift = parts[1] if dt == thunk.dtype else None
         if shift is None:
             cond, dt, t = _select_condition(op, thunk, x.dtype, x.device)
         types = _entries.MapTypes(
@@ -2297,19 +2297,18 @@ def _relaxation(into, u, also, window, within, t_dtype, semiring):
         return _Relaxation(into, joined)
     # the window in the gather: u's entries carried as they are (of the product's dtype), no
     # other vector joining, and a Scalar of that dtype (s or s + c) the kernels read
-    base = getattr(window, "_base", None) or window
+    parts = window._split_shift() if isinstance(window, Scalar) else None
     kind = _spmv.window_kind(t_dtype, above=within == ">=")
     if (
         also is not None
         or kind is None
         or u.dtype != t_dtype
-        or not isinstance(window, Scalar)
+        or parts is None
         or window.dtype != t_dtype
-        or base._base is not None
         or window.device != "gpu"
     ):
         return None
-    shift = window._shift if window._base is not None else None
+    base, shift = parts
     return _Relaxation(into, None, (base._array, shift, kind))
 
 

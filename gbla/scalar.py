@@ -93,6 +93,16 @@ class Scalar:
         out._base, out._shift = self, np.asarray(c, self.dtype)[()]
         return out
 
+    def _split_shift(self):
+        """(s, c) of this Scalar as s + c, s a Scalar that holds its value (c None where this
+        is one): what a kernel reads and adds, without a launch of its own (a select's thunk,
+        gbla.relax's window); None for a shift of a shift, read through _value_array."""
+        if self._base is None:
+            return self, None
+        if self._base._base is None:
+            return self._base, self._shift
+        return None
+
     def _value_array(self):
         """The value as a 0-d array on the device: s + c's computed there (one launch on the
         GPU)."""

@@ -833,6 +833,25 @@ def _relax_graph(device, dtype, seed, n=70, nan=False):
     return gbla.Matrix.from_edges(src, dst, w, n, device=device), rng
 
 
+def _from_0_and_7(n, dtype, full, device, frontier, semiring="min_plus"):
+    """A relaxation loop's start: distances d, 0 at the sources 0 and 7 and at every other
+    entry the far end of dtype (full=True), no other entry (False), or only the even entries,
+    with NaNs among them ("nan"); and ``frontier``, the two sources at 0."""
+    far = np.iinfo(dtype).max // 4 if np.dtype(dtype).kind == "i" else np.inf
+    values = np.full(n, -far if semiring == "max_plus" else far, dtype)
+    values[[0, 7]] = 0
+    if full == "nan":  # NaN distances (never beaten)
+        values[5:40:3] = np.nan
+        keep = np.arange(0, n, 2)
+        d = gbla.Vector.from_coo(keep, values[keep], n, device=device)
+    elif full:
+        d = gbla.Vector.from_dense(values, device=device)
+    else:  # only the two sources: every other entry is made by the rounds
+        d = gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)
+    sources = gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)
+    return {"d": d, frontier: sources}
+
+
 @pytest.mark.parametrize(
     "semiring, better, dtype, out_full",
     [
@@ -885,27 +904,17 @@ def test_relax_on_a_loops_state_equals_it_eagerly(device, semiring, better, dtyp
     n = A.nrows
     if semiring == "max_plus":  # weights of no more than 0: the longest paths are finite
         A = gbla.apply(A, unary.ainv)
-    far = np.iinfo(dtype).max // 4 if np.dtype(dtype).kind == "i" else np.inf
-    if semiring == "max_plus":
-        far = -far
 
     def body(s, _):
         s.f = gbla.relax(s.d, s.f, A, semiring, better, direction=direction)
 
-    def start():
-        values = np.full(n, far, dtype)
-        values[[0, 7]] = 0
-        d = gbla.Vector.from_dense(values, device=device)
-        if not full:  # only the two sources: every other entry is made by the rounds
-            d = gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)
-        if full == "nan":  # NaN distances (never beaten) and NaN weights (never better)
-            values[5:40:3] = np.nan
-            keep = np.arange(0, n, 2)
-            d = gbla.Vector.from_coo(keep, values[keep], n, device=device)
-        return {"d": d, "f": gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)}
-
+    # with "nan", NaN distances (never beaten) and NaN weights (never better)
     arrays, rounds = _auto_equals_eager(
-        body, start, ("d", "f"), while_nonempty="f", max_iterations=3 * n
+        body,
+        lambda: _from_0_and_7(n, dtype, full, device, "f", semiring),
+        ("d", "f"),
+        while_nonempty="f",
+        max_iterations=3 * n,
     )
     assert rounds > 2 and len(arrays[2]) == 0  # the rounds ran until nothing improved
     if full == "nan":
@@ -995,7 +1004,6 @@ def test_delta_stepping_s_round_on_a_loops_state_equals_it_eagerly(device, dtype
     # product (recorded on the GPU: one kernel for the relaxation and the join)
     A, _ = _relax_graph(device, dtype, 10, n=300)
     n = A.nrows
-    far = np.iinfo(dtype).max // 4 if np.dtype(dtype).kind == "i" else np.inf
 
     def body(s, _):
         gbla.reduce(s.pending, "min", out=low)
@@ -1003,18 +1011,12 @@ def test_delta_stepping_s_round_on_a_loops_state_equals_it_eagerly(device, dtype
         s.pending = gbla.relax(s.d, front, A, direction=direction, also=rest)
 
     low = gbla.Scalar.new(dtype, device=device)
-
-    def start():
-        values = np.full(n, far, dtype)
-        values[[0, 7]] = 0
-        d = gbla.Vector.from_dense(values, device=device)
-        if not full:
-            d = gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)
-        sources = gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)
-        return {"d": d, "pending": sources}
-
     _, rounds = _auto_equals_eager(
-        body, start, ("d", "pending"), while_nonempty="pending", max_iterations=3 * n
+        body,
+        lambda: _from_0_and_7(n, dtype, full, device, "pending"),
+        ("d", "pending"),
+        while_nonempty="pending",
+        max_iterations=3 * n,
     )
     assert rounds > 3
 
@@ -1090,8 +1092,6 @@ def test_a_windowed_relax_on_a_loops_state_equals_it_eagerly(
     n = A.nrows
     if semiring == "max_plus":
         A = gbla.apply(A, unary.ainv)
-    far = np.iinfo(dtype).max // 4 if np.dtype(dtype).kind == "i" else np.inf
-    far = -far if semiring == "max_plus" else far
     reduce, width = ("min", dtype(3)) if semiring == "min_plus" else ("max", dtype(-3))
     better = "<" if semiring == "min_plus" else ">"
     low = gbla.Scalar.new(dtype, device=device)
@@ -1102,17 +1102,12 @@ def test_a_windowed_relax_on_a_loops_state_equals_it_eagerly(
             s.d, s.pending, A, semiring, better, direction=direction, window=low + width
         )
 
-    def start():
-        values = np.full(n, far, dtype)
-        values[[0, 7]] = 0
-        d = gbla.Vector.from_dense(values, device=device)
-        if not full:
-            d = gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)
-        sources = gbla.Vector.from_coo([0, 7], np.zeros(2, dtype), n, device=device)
-        return {"d": d, "pending": sources}
-
     _, rounds = _auto_equals_eager(
-        body, start, ("d", "pending"), while_nonempty="pending", max_iterations=3 * n
+        body,
+        lambda: _from_0_and_7(n, dtype, full, device, "pending", semiring),
+        ("d", "pending"),
+        while_nonempty="pending",
+        max_iterations=3 * n,
     )
     assert rounds > 3
 

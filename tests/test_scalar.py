@@ -98,6 +98,12 @@ def test_a_scalar_plus_a_number_is_its_value_plus_that_number_in_its_dtype(devic
         gbla.reduce(vector(device), "min", out=gbla.Scalar.new(device=device) + 1.0)
     with pytest.raises(TypeError):
         s + vector(device)
+    # what a kernel reads and adds: s itself, s and c, none for a shift of a shift
+    assert s._split_shift() == (s, None)
+    base, c = (s + 1.0)._split_shift()
+    assert base is s and c == np.float32(1.0) and c.dtype == np.float32
+    assert ((s + 1.0) + 2.0)._split_shift() is None
+    assert ((s + 1.0) + 2.0).value == s.value + np.float32(1.0) + np.float32(2.0)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -120,6 +126,17 @@ def test_ops_read_a_scalar_plus_a_number_as_its_value(device, dtype):
     )
 
 
+def _device_and_eager(body, state):
+    """{mode: (iterations, the round each entry left in)} of body's loop over ``state``
+    (its "left" the condition), recorded on the device and run from Python."""
+    results = {}
+    for mode in ("device", "eager"):
+        run = {}
+        out = gbla.iterate(body, state, while_nonempty="left", mode=mode, stats=run)
+        results[mode] = (run["iterations"], coo(out["round"]))
+    return results
+
+
 @pytest.mark.gpu
 @SKIP_NO_GPU
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
@@ -137,11 +154,7 @@ def test_a_window_of_a_reduction_plus_a_number_on_the_device_equals_it_eagerly(d
         gbla.assign(s.round, i, mask=front.S)
 
     state = {"left": start, "round": gbla.Vector.new(300, np.int64, device="gpu")}
-    results = {}
-    for mode in ("device", "eager"):
-        run = {}
-        out = gbla.iterate(body, state, while_nonempty="left", mode=mode, stats=run)
-        results[mode] = (run["iterations"], coo(out["round"]))
+    results = _device_and_eager(body, state)
     assert results["device"] == results["eager"]
     assert results["device"][0] > 5
 
@@ -159,11 +172,7 @@ def test_a_scalar_carries_a_reduction_between_ops_on_the_device():
         gbla.assign(s.round, i, mask=gbla.select(s.left, "<=", 2.0).S)
 
     state = {"left": start, "round": gbla.Vector.new(5, np.int64, device="gpu")}
-    results = {}
-    for mode in ("device", "eager"):
-        run = {}
-        out = gbla.iterate(body, state, while_nonempty="left", mode=mode, stats=run)
-        results[mode] = (run["iterations"], coo(out["round"]))
+    results = _device_and_eager(body, state)
     assert results["device"] == results["eager"] == (3, ([2], [1]))
 
 
