@@ -18,7 +18,8 @@ call the chosen method's ``run`` with the keywords its algorithm's contract name
   positive; ``memory_budget`` (bfs and sssp) only to the methods that list it, which need it.
 
 ``direction`` is 'push', 'pull' or a :class:`~gbla.DirectionPolicy` ('auto' arrives as the
-default policy), and anything but the default policy only for methods with ``directions``.
+method's ``auto_policy``, else the default policy), and anything but 'auto' only for methods
+with ``directions``.
 ``stats`` is a dict the method may fill (e.g. ``stats["iterations"]``).
 
 >>> import gbla
@@ -84,6 +85,10 @@ class Method:
         ``memory_budget``). True: on every kind (an algebraic method written with vxm, mxm,
         select, scale and element-wise operations only); a tuple: on the kinds it names
         (class names, e.g. ``("DistMatrix",)`` for a kernel written for ranks).
+    auto_policy : DirectionPolicy or None
+        What direction='auto' means for it (a method with ``directions``); None: the default
+        policy. The algebra's SSSP methods take a rule without memory
+        (:data:`gbla.algorithms.sssp.RELAXATION_POLICY`).
     """
 
     name: str
@@ -97,11 +102,20 @@ class Method:
     negative_weights: bool = False
     options: tuple = ()
     partitioned: bool | tuple = False
+    auto_policy: _direction.DirectionPolicy | None = None
 
     def __post_init__(self):
         V.identifier(self.name, "name")
         V.one_of(self.algorithm, ALGORITHMS, "algorithm")
         V.is_callable(self.run, "run")
+        if self.auto_policy is not None and not (
+            self.directions and isinstance(self.auto_policy, _direction.DirectionPolicy)
+        ):
+            raise V.invalid_value(
+                "auto_policy",
+                "be None or, with directions=True, a DirectionPolicy",
+                self.auto_policy,
+            )
         if not self.devices or any(d not in ("cpu", "gpu") for d in self.devices):
             raise V.invalid_value("devices", "name 'cpu', 'gpu' or both", self.devices)
 
@@ -192,7 +206,8 @@ def get(name: str, algorithm: str | None = None) -> Method:
 
 def resolve(name: str, algorithm: str, A: Any, direction: Any) -> tuple[Method, Any]:
     """The registered method ``name`` of ``algorithm``, checked to run on the Matrix ``A`` with
-    ``direction``, and that direction resolved ('auto' -> the default policy).
+    ``direction``, and that direction resolved ('auto' -> the method's ``auto_policy``, else
+    the default policy).
 
     Raises
     ------
@@ -205,7 +220,10 @@ def resolve(name: str, algorithm: str, A: Any, direction: Any) -> tuple[Method, 
     """
     method = get(name, algorithm)
     resolved = _direction.resolve(direction)
-    if not method.directions and not (isinstance(direction, str) and direction == "auto"):
+    auto = isinstance(direction, str) and direction == "auto"
+    if auto and method.auto_policy is not None:
+        resolved = method.auto_policy
+    if not method.directions and not auto:
         raise V.invalid_value(
             "direction", f"be 'auto' with method={name!r} (it does not switch direction)", direction
         )

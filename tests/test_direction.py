@@ -133,11 +133,15 @@ def _python_rule(policy, case):
         early_exit=bool(early),
     )
     pulling = choice == "pull"
-    after = mu if (was or pulling) else mu - mf
+    after = mu if (was or pulling or not policy.memory) else mu - mf
     return int(pulling), after
 
 
-POLICIES = [DEFAULT_POLICY, DirectionPolicy(alpha=3.7, alpha_no_exit=0.3, beta=101.25)]
+POLICIES = [
+    DEFAULT_POLICY,
+    DirectionPolicy(alpha=3.7, alpha_no_exit=0.3, beta=101.25),
+    DirectionPolicy(alpha_no_exit=64.0, memory=False),
+]
 
 _HARNESS = r"""
 #include <cstdio>
@@ -200,6 +204,26 @@ extern "C" __global__ void rule(const long long* c, int m, long long* out) {
     got = out.get().reshape(-1, 2)
     for case, row in zip(cases, got):
         assert tuple(int(x) for x in row) == _python_rule(policy, case), case
+
+
+def test_a_policy_without_memory_decides_each_step_alone():
+    policy = DirectionPolicy(alpha_no_exit=10.0, memory=False)
+    tracker = policy.tracker()
+    steps = [(5, 20), (5000, 200), (5000, 200), (3, 9), (400, 100), (10, 100)]
+    got = [
+        tracker.choose(
+            frontier_vertices=nf, frontier_edges=mf, edges=1000, n=10**6, early_exit=False
+        )
+        for nf, mf in steps
+    ]
+    # pull exactly where m_f * 10 >= 1000, every edge: no hysteresis (a pulled step's small
+    # frontier does not keep pulling) and nothing spent (the pushes' edges never add up)
+    assert got == ["push", "pull", "pull", "push", "pull", "pull"]
+    assert tracker.unexplored == 1000
+    assert "memory=False" in repr(policy) and "memory" not in repr(DEFAULT_POLICY)
+    assert "unexplored_edges - frontier_edges" not in policy.cuda_source()
+    with pytest.raises(gbla.InvalidValue, match="memory"):
+        DirectionPolicy(memory=1)
 
 
 def test_policy_is_frozen_and_validates_its_constants():

@@ -99,6 +99,34 @@ def test_a_registered_sssp_method_runs_through_gbla_sssp_with_checked_weights(re
     assert host(gbla.sssp(inf, 0, method="scipy_dijkstra")).tolist() == [0, 1, 2, np.inf, np.inf]
 
 
+def test_auto_is_the_methods_own_policy_when_it_names_one(registered):
+    own = gbla.DirectionPolicy(alpha=7.0, memory=False)
+    registered(
+        Method(
+            "own_auto",
+            "sssp",
+            "test: an auto policy of its own",
+            _scipy_dijkstra,
+            devices=("cpu",),
+            directions=True,
+            auto_policy=own,
+        )
+    )
+    A = gbla.Matrix.from_edges(SRC, DST, W, n=5, device="cpu")
+    stats = {}
+    gbla.sssp(A, 0, method="own_auto", stats=stats)
+    assert stats["direction"] is own
+    # a policy asked for is the one given, the default one included
+    gbla.sssp(A, 0, method="own_auto", direction=gbla.DEFAULT_POLICY, stats=stats)
+    assert stats["direction"] is gbla.DEFAULT_POLICY
+    gbla.sssp(A, 0, method="own_auto", direction="pull", stats=stats)
+    assert stats["direction"] == "pull"
+    with pytest.raises(gbla.InvalidValue, match="auto_policy must be None or, with directions"):
+        Method("x", "sssp", "no directions", _scipy_dijkstra, auto_policy=own)
+    with pytest.raises(gbla.InvalidValue, match="auto_policy must be"):
+        Method("x", "sssp", "not a policy", _scipy_dijkstra, directions=True, auto_policy="push")
+
+
 def test_the_dispatcher_refuses_what_a_method_does_not_declare(registered):
     registered(Method("plain_sssp", "sssp", "test: no options", _scipy_dijkstra, devices=("cpu",)))
     A = gbla.Matrix.from_edges(SRC, DST, W, n=5, device="cpu")

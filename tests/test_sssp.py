@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from scipy.sparse import csgraph
 
 import gbla
+from gbla import methods
 from gbla.semirings import binary
 
 from . import graphs as G
@@ -727,3 +728,25 @@ def test_auto_picks_a_kernel_by_size_weights_and_degrees_on_the_gpu(shape, expec
     dist = gbla.sssp(G, 0, stats=stats)
     assert stats["method"] == expected
     np.testing.assert_array_equal(host(dist), host(gbla.sssp(A, 0)))
+
+
+@pytest.mark.parametrize("method", ["bellman_ford", "delta_stepping"])
+def test_auto_relaxes_under_the_rule_without_memory(method):
+    """direction='auto' is RELAXATION_POLICY for the algebra's methods: the same choices (the
+    same edges examined) as that policy given, others than GAP's rule on a grid, and the
+    same distances as SciPy's."""
+    sssp_module = importlib.import_module("gbla.algorithms.sssp")  # the module, not the function
+    A = gbla.generators.with_weights(gbla.generators.grid2d(40, 40, device="cpu"), 1, 255)
+    edges = {}
+    for name, direction in [
+        ("auto", "auto"),
+        ("relaxation", sssp_module.RELAXATION_POLICY),
+        ("gap", gbla.DEFAULT_POLICY),
+    ]:
+        stats = {}
+        dist = gbla.sssp(A, 0, method=method, direction=direction, stats=stats)
+        np.testing.assert_array_equal(host(dist), dijkstra(A.to_scipy(), 0))
+        edges[name] = stats["edges_relaxed"]
+    assert edges["auto"] == edges["relaxation"] != edges["gap"]
+    assert methods.get(method).auto_policy is sssp_module.RELAXATION_POLICY
+    assert not sssp_module.RELAXATION_POLICY.memory

@@ -140,8 +140,8 @@ __device__ void gbla_decide(u64* info, long long* state, long long n, long long 
 
 // The entries of u into three bins by out-degree in indptr, with their count and out-edges in
 // info[0..3] (zeroed before the launch, by the last iteration's test: lists.cuh): those listed
-// in ids[0..*count) when u has a list (entries.cu) and its count is known, else every k < n_in where upresent
-// (null: all). With `decide`, the last block to finish then chooses the product's direction
+// in ids[0..*count) when u has a list (entries.cu) and its count is known, else every k < n_in
+// where upresent (null: all). With `decide`, the last block to finish then chooses the product's direction
 // (gbla_decide) from the n-row matrix of `edges` entries: one launch instead of two.
 // With a window (gbla.relax's: u's values `wvals`, its t, shift and kind, frontier.cuh), only
 // the entries it expands are binned, counted and chosen for; the product carries the others.
