@@ -109,14 +109,7 @@ def _binary_op(op, arg):
 
 
 def _monoid(monoid, arg):
-    if isinstance(monoid, str):
-        monoids = vars(_sr.monoid)
-        if monoid not in monoids:
-            raise _sr.UnknownName(V.message(arg, f"be one of {sorted(monoids)}", monoid))
-        return monoids[monoid]
-    if not isinstance(monoid, Monoid):
-        raise V.domain(arg, "be a gbla Monoid or monoid name", monoid)
-    return monoid
+    return _sr.monoid_of(monoid, arg)
 
 
 def _mask(mask, size):
@@ -1334,30 +1327,14 @@ def reduce(u: Vector | Matrix, monoid: Monoid | str, *, out: Scalar | None = Non
             )
     elif u.device == "gpu":
         B.refuse_host_read("gbla.reduce")
-    values, present = (None, None) if u.device == "cpu" and u._is_sparse else u._dense()
-    if u.device == "gpu":
-        if monoid.is_any:
-            idx, vals = u._sparse()
-            result = vals[0] if len(idx) else monoid.identity_for(u.dtype)
-        elif u._entries is not None:
-            loop = B.device_loop()  # its launches share the loop's word of finished blocks
-            arrived = None if loop is None else loop.workspace.arrived()
-            result = _entries.reduce(u._entries, values, present, monoid, arrived)
-        else:
-            result = _elementwise.reduce(monoid, values, present)
-        if out is not None:
-            out._set(result)
-            return out
-        return np.asarray(B.to_host(result), dtype=u.dtype)[()]  # sync: the scalar
-    vals = u._values if u._is_sparse else values if present is None else values[present]
-    if len(vals) == 0:
-        result = monoid.identity_for(u.dtype)
-    else:
-        result = monoid.reduceat(vals, np.zeros(1, np.int64))[0]
-    result = np.asarray(result, dtype=u.dtype)
+    loop = B.device_loop() if u.device == "gpu" else None
+    # a loop's launches share its word of finished blocks
+    result = u._reduce(monoid, None if loop is None else loop.workspace.arrived())
     if out is not None:
         out._set(result)
         return out
+    if u.device == "gpu":
+        return np.asarray(B.to_host(result), dtype=u.dtype)[()]  # sync: the scalar
     return result[()]
 
 

@@ -89,7 +89,8 @@ def bfs_like(
         Launch("entries.cu", f"gbla_entries_map<{f[0]}>", "", "\n" + f[1], (Z,) * 24),
     ]
     # a state's store: the new value's list 216, count 224, values 232, presence 240, the
-    # buffer's values 248, presence 256, list 200 and its count 208, the word of blocks 264
+    # buffer's values 248, presence 256, list 200 and its count 208, the word of blocks 264;
+    # no fold (test_reduce's): its code, identity, output and partials
     u = np.uint64
     launches.append(
         Launch(
@@ -97,7 +98,8 @@ def bfs_like(
             "gbla_store<bool, int>",
             "",
             "",
-            (np.int64(5), u(216), u(224), u(232), u(240), u(248), u(256), u(200), u(208), u(264)),
+            (np.int64(5), u(216), u(224), u(232), u(240), u(248), u(256), u(200), u(208), u(264))
+            + (np.int32(0), np.bool_(False), Z, Z),
         )
     )
     # the test, emptying two op sites (table 272, the word of blocks 264)
@@ -176,10 +178,10 @@ def test_a_store_is_one_step_with_the_arguments_of_its_launch():
     call = body[body.index("gbla_store<bool, int>(") :]
     call = call[: call.index(";")]
     at = sum(len(launch.args) for launch in launches[:-2])
-    assert call.count("gbla_arg{") == len(store.args) == 10
-    assert f"gbla_arg{{a[{at}]}}" in call and f"gbla_arg{{a[{at + 9}]}}" in call
+    assert call.count("gbla_arg{") == len(store.args) == 14
+    assert f"gbla_arg{{a[{at}]}}" in call and f"gbla_arg{{a[{at + 13}]}}" in call
     packed = program.pack()
-    assert [int(x) for x in packed[at : at + 10]] == [int(a) for a in store.args]
+    assert [int(x) for x in packed[at : at + 14]] == [int(a) for a in store.args]
 
 
 def test_a_short_program_takes_larger_iterations_into_the_block():

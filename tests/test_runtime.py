@@ -905,3 +905,181 @@ def test_a_runs_copies_go_the_way_their_kind_says(monkeypatch):
     assert calls == [(10, 20, 8, 1, 77), (10, 20, 8, 3, 77), (10, 20, 8, 2, 77)]
     with pytest.raises(KeyError):
         workspace._memcpy(10, 20, 8, "HtoH")
+
+
+# ============================================================================== test_reduce
+def _peeling(values, name, mode, *, max_iterations=None, fuse=None):
+    """A loop that drops its least entries each round (the body's own reduction), with
+    test_reduce's value of ``name`` over the entries left written where they drop: (trace,
+    rounds, iterations, the Scalar after the loop)."""
+    device = device_of(mode)
+    dtype = values.dtype
+    n = len(values)
+    left = gbla.Vector.from_coo(np.arange(n), values, n, device=device)
+    t = gbla.Scalar.new(dtype, device=device)
+    least = gbla.Scalar.new(dtype, device=device)
+
+    def body(s, i):
+        gbla.reduce(s.left, "min", out=least)
+        front, s.left = gbla.split(s.left, "<=", least)
+        gbla.assign(s.trace, t, mask=front.S)
+        gbla.assign(s.round, i, mask=front.S)
+
+    state = {
+        "left": left,
+        "trace": gbla.Vector.new(n, dtype, device=device),
+        "round": gbla.Vector.new(n, np.int64, device=device),
+    }
+    stats = {}
+    out = gbla.iterate(
+        body,
+        state,
+        while_nonempty="left",
+        mode=mode,
+        stats=stats,
+        max_iterations=max_iterations,
+        fuse=fuse,
+        test_reduce=(name, t),
+    )
+    return host(out["trace"].to_dense(0)), host(out["round"].to_dense(0)), stats, t.value
+
+
+def _peeling_reference(values, name, max_iterations=None):
+    """_peeling's trace, rounds and final Scalar, entry by entry in Python."""
+    monoid = vars(semirings.monoid)[name]
+    trace, rounds = np.zeros_like(values), np.zeros(len(values), np.int64)
+    left = np.ones(len(values), bool)
+
+    def reduced():
+        if not left.any():
+            return np.asarray(monoid.identity_for(values.dtype), values.dtype)[()]
+        return monoid.reduceat(values[left], np.zeros(1, np.int64))[0]
+
+    i = 0
+    while left.any() and (max_iterations is None or i < max_iterations):
+        i += 1
+        t = reduced()
+        front = left & (values <= values[left].min())
+        trace[front], rounds[front] = t, i
+        left &= ~front
+    return trace, rounds, reduced()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32])
+@pytest.mark.parametrize("name", ["min", "max", "plus"])
+def test_test_reduce_gives_each_iteration_the_conditions_reduction(mode, dtype, name):
+    rng = np.random.default_rng(5)
+    values = rng.integers(-20, 40, 200).astype(dtype)  # ties: several entries drop a round
+    trace, rounds, stats, last = _peeling(values, name, mode)
+    want_trace, want_rounds, want_last = _peeling_reference(values, name)
+    np.testing.assert_array_equal(rounds, want_rounds)
+    np.testing.assert_array_equal(trace, want_trace)
+    # after the loop: the empty state's reduction, the monoid's identity
+    assert last == want_last == semirings.monoid.__dict__[name].identity_for(dtype)
+    assert stats["iterations"] == rounds.max() > 20
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("limit", [0, 1, 3])
+def test_test_reduce_after_max_iterations_holds_the_last_states(mode, limit):
+    values = np.array([5.0, 1.0, 3.0, 1.0, 9.0, 2.0])
+    trace, rounds, stats, last = _peeling(values, "min", mode, max_iterations=limit)
+    want_trace, want_rounds, want_last = _peeling_reference(values, "min", limit)
+    np.testing.assert_array_equal(trace, want_trace)
+    np.testing.assert_array_equal(rounds, want_rounds)
+    assert last == want_last and stats["iterations"] == limit
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+@pytest.mark.parametrize("fuse", [True, False])
+def test_test_reduce_on_the_device_equals_it_eagerly_with_a_product_in_the_loop(fuse):
+    # delta-stepping written with test_reduce: a product in the loop (so that the fused block
+    # may run it), the pending set stored with its list, the reduction folded into its store
+    g = gbla.generators.with_weights(gbla.generators.rmat(8, device="cpu"), 1, 9)
+    results = {}
+    for mode in ("eager", "device"):
+        A = g.to_device(device_of(mode))
+        n = A.nrows
+        low = gbla.Scalar.new(np.float64, device=A.device)
+
+        def body(s, i, A=A, low=low):
+            s.pending = gbla.relax(s.dist, s.pending, A, "min_plus", window=low + 20.0)
+
+        dist = gbla.Vector.from_coo(np.arange(n), np.full(n, np.inf), n, device=A.device)
+        gbla.assign(dist, 0.0, mask=gbla.Vector.from_coo([0], True, n, device=A.device).S)
+        stats = {}
+        out = gbla.iterate(
+            body,
+            {"dist": dist, "pending": gbla.Vector.from_coo([0], 0.0, n, device=A.device)},
+            while_nonempty="pending",
+            mode=mode,
+            stats=stats,
+            fuse=fuse,
+            test_reduce=("min", low),
+        )
+        results[mode] = (host(out["dist"].to_dense(np.inf)), stats["iterations"], low.value)
+    np.testing.assert_array_equal(results["device"][0], results["eager"][0])
+    np.testing.assert_array_equal(results["eager"][0], csgraph.dijkstra(g.to_scipy(), indices=0))
+    assert results["device"][1:] == results["eager"][1:]
+    assert results["device"][2] == np.inf and results["device"][1] > 3
+
+
+@pytest.mark.gpu
+@SKIP_NO_GPU
+def test_a_cached_recording_with_test_reduce_writes_each_calls_scalar():
+    A = gbla.Matrix.from_scipy(PATH, device="gpu")
+    seen = []
+    for start in ([0], [2]):
+        t = gbla.Scalar.new(np.float64, device="gpu")
+        q = gbla.Vector.from_coo(start, [float(start[0])], 5, device="gpu")
+
+        def body(s, i):
+            s.q = gbla.vxm(s.q, A, "min_first")
+
+        stats = {}
+        gbla.iterate(
+            body,
+            {"q": q},
+            while_nonempty="q",
+            cache=A,
+            key="peel",
+            stats=stats,
+            max_iterations=1,
+            test_reduce=("min", t),
+        )
+        seen.append(t.value)
+    # after one step from 0 the frontier is {1: 0.0}; from 2 it is {3: 2.0}
+    assert seen == [0.0, 2.0]
+
+
+def test_test_reduce_is_checked():
+    v = gbla.Vector.from_coo([0], [1.0], 3, device="cpu")
+    s = gbla.Scalar.new(np.float64, device="cpu")
+
+    def run(test_reduce):
+        return gbla.iterate(
+            lambda s_, i: None,
+            {"q": v},
+            while_nonempty="q",
+            max_iterations=1,
+            test_reduce=test_reduce,
+        )
+
+    with pytest.raises(gbla.InvalidValue, match="test_reduce must be a .monoid, Scalar. pair"):
+        run("min")
+    with pytest.raises(gbla.InvalidValue, match="test_reduce\\[0\\] must not be 'any'"):
+        run(("any", s))
+    with pytest.raises(gbla.UnknownName, match="test_reduce\\[0\\]"):
+        run(("smallest", s))
+    with pytest.raises(gbla.DomainMismatch, match="test_reduce\\[0\\] must take"):
+        run(("lor", s))
+    with pytest.raises(gbla.DomainMismatch, match="test_reduce\\[1\\] must be a gbla.Scalar"):
+        run(("min", 0.0))
+    with pytest.raises(gbla.DomainMismatch, match="holds its own value"):
+        run(("min", s + 1.0))
+    with pytest.raises(gbla.InvalidValue, match="test_reduce\\[1\\].dtype must be"):
+        run(("min", gbla.Scalar.new(np.float32, device="cpu")))
+    run(("min", s))
+    assert s.value == 1.0  # the state after the one iteration, q unchanged: its least

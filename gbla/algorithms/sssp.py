@@ -423,22 +423,23 @@ def _delta_stepping(A, source, dtype, direction, stats, delta):
     # the lowest of fixed buckets floor(d / delta) to empty: a vertex near a bucket's top no
     # longer waits a round for the bucket's last ones, which took 10-20% more rounds on the
     # road networks (benchmarks/results/ab/sssp_algebra_sliding_window.log).
-    # The window's end is a reduction into a Scalar that never leaves the device. One product
-    # an iteration, none split into light and heavy edges: on a GPU an iteration costs its
-    # launches, which a heavy pass would double, and a road network's edges are all light at
-    # the default width anyway (benchmarks/results/ab/sssp_algebra_near_far.log).
+    # The window's start, the least pending distance, is the loop's test_reduce: a Scalar that
+    # never leaves the device, written by the store of the pending set at the end of each
+    # iteration (no launch of its own). One product an iteration, none split into light and
+    # heavy edges: on a GPU an iteration costs its launches, which a heavy pass would double,
+    # and a road network's edges are all light at the default width anyway
+    # (benchmarks/results/ab/sssp_algebra_near_far.log).
     n = A.nrows
     width = dtype.type(delta)
     low = Scalar.new(dtype, device=A.device)
 
     def round_(s, _):
-        ops.reduce(s.pending, monoid.min, out=low)
-        # the window, d <= low + width (low + width added in dtype by the kernels: the same
-        # value as the lowest of the rounded d + width, since rounding is monotone, and no
-        # lower than the lowest pending distance, which is never +inf: the window always holds
-        # that vertex, and the loop moves on). Its vertices are expanded; the others stay
-        # pending beside the vertices whose distance fell (the lower where both), the
-        # product's gather picking the window and the product writing both
+        # low: the least pending distance (test_reduce). The window, d <= low + width (added
+        # in dtype by the kernels: the same value as the lowest of the rounded d + width, since
+        # rounding is monotone, and no lower than the lowest pending distance, which is never
+        # +inf: the window always holds that vertex, and the loop moves on). Its vertices are
+        # expanded; the others stay pending beside the vertices whose distance fell (the lower
+        # where both), the product's gather picking the window and the product writing both
         s.pending = relax(s.dist, s.pending, A, min_plus, binary.lt, direction, window=low + width)
 
     state = {
@@ -453,6 +454,7 @@ def _delta_stepping(A, source, dtype, direction, stats, delta):
         key=("gbla.delta_stepping", policy_of(direction), delta),
         stats=stats,
         fuse=FUSE_ROUNDS,
+        test_reduce=(monoid.min, low),
     )
     return out["dist"]
 

@@ -375,20 +375,21 @@ def assign_bits(keep, bits, t_value, out_values, out_present):
 _REDUCE = "gbla_entries_reduce"
 
 
-def reduce(entries, values, present, monoid, arrived=None):
+def reduce(entries, values, present, monoid, arrived=None, out=None):
     """The monoid's reduction of a vector's entries (those listed, or where ``present``, None
     for all, where the count is unknown) as a 0-d device array of values.dtype, the monoid's
     identity when there are none: one launch, a partial per block that the last block folds in
     block order, nothing read back. ``arrived``: one uint64 word on the device, zero, that the
-    launch leaves zero (a new one where None). Not for ``any``, whose identity is only a
-    placeholder."""
+    launch leaves zero (a new one where None). ``out``: the 0-d array of values.dtype to write
+    (a new one where None). Not for ``any``, whose identity is only a placeholder."""
     cp = _cupy()
     dtype = values.dtype
     types = MapTypes(monoid.op, dtype, dtype, dtype, dtype, identity=monoid.identity_for(dtype))
     n = values.size
     blocks = _blocks(n)
     partial = cp.empty(blocks[0], dtype)
-    out = cp.empty((), dtype)
+    if out is None:
+        out = cp.empty((), dtype)
     if arrived is None:
         arrived = cp.zeros(1, np.uint64)
     _map_kernel(_REDUCE, types)(
@@ -399,16 +400,27 @@ def reduce(entries, values, present, monoid, arrived=None):
     return out
 
 
-def store(values, present, entries, buffer_values, buffer_present, buffer_entries, arrived):
+def store_partials():
+    """How many partials a store's fold writes at the most: a slot a block of :func:`_blocks`."""
+    return sm_count() * 2
+
+
+def store(
+    values, present, entries, buffer_values, buffer_present, buffer_entries, arrived, fold=None
+):
     """Enqueue buffer := (values, present), a vector whose ``entries`` list its entries, into a
     state's buffers whose own list is ``buffer_entries``, in one launch: the old entries the new
     value lacks cleared, the new ones written, the list copied (or, where either list is
     unknown, the whole value copied). ``arrived``: one uint64 word on the device, zero, that the
-    launch leaves zero."""
+    launch leaves zero. ``fold``: (code, identity, out, partial): the launch also writes the
+    new value's min (code 1) or max (2), gbla's min and max monoids of that ``identity``, into
+    the 0-d ``out`` (``partial``: at least :func:`store_partials` slots); all of values.dtype,
+    not bool. None: no reduction."""
     n = buffer_values.size
     ids_w, count_w = entries
     ids_b, count_b = buffer_entries
     t, i = _ctype(values.dtype), _ctype(ids_w.dtype)
+    code, identity, out, partial = (0, 0, None, None) if fold is None else fold
     _kernel("gbla_store", t, i)(
         _blocks(n),
         (THREADS,),
@@ -423,6 +435,10 @@ def store(values, present, entries, buffer_values, buffer_present, buffer_entrie
             ids_b,
             count_b,
             arrived,
+            np.int32(code),
+            values.dtype.type(identity),
+            ptr(out),
+            ptr(partial),
         ),
     )
 

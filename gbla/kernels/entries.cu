@@ -62,6 +62,43 @@ __device__ __forceinline__ void gbla_emit(Z* __restrict__ zv, bool* __restrict__
     else gbla_list_append((int*)z_ids, z_count, i);
 }
 
+// min (fold 1) or max (fold 2) of two values as gbla's min and max monoids take them (a NaN
+// ignored: semirings/_builtin.py's _MIN_CUDA and _MAX_CUDA).
+template <class T>
+__device__ __forceinline__ T gbla_min_max(int fold, T x, T y)
+{
+    if (x != x) return y;
+    if (y != y) return x;
+    return fold == 1 ? (y < x ? y : x) : (y > x ? y : x);
+}
+
+// gbla_min_max over the block's values (blockDim.x a multiple of 32, at most 1024), as
+// gbla_block_fold: each warp's by shuffles, then the warps' by warp 0. The result in every
+// thread; every thread of the block calls it.
+template <class T>
+__device__ __forceinline__ T gbla_block_min_max(int fold, T acc, T identity)
+{
+    __shared__ T part[32];
+    __shared__ T all;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        const T other = gbla_shfl_down(acc, offset);
+        if (lane + offset < 32) acc = gbla_min_max(fold, acc, other);
+    }
+    if (lane == 0) part[warp] = acc;
+    __syncthreads();
+    if (warp == 0) {
+        acc = lane < (int)(blockDim.x >> 5) ? part[lane] : identity;
+        for (int offset = 16; offset > 0; offset >>= 1) {
+            const T other = gbla_shfl_down(acc, offset);
+            if (lane + offset < 32) acc = gbla_min_max(fold, acc, other);
+        }
+        if (lane == 0) all = acc;
+    }
+    __syncthreads();
+    return all;
+}
+
 // A state's store at the end of an iteration: buffer (bv, bp; its list ids_b, count_b) := the
 // new value w (wv, wp; its list ids_w, count_w), in one launch. Thread j takes old entry j and
 // new entry j: it drops the old one where w lacks it and writes the new one, value, presence and
@@ -70,19 +107,28 @@ __device__ __forceinline__ void gbla_emit(Z* __restrict__ zv, bool* __restrict__
 // either list unknown, the whole value is copied (and the new list, where known). Every thread
 // reads the buffer's count first; the last block to finish writes the new one, and sets its
 // count of finished blocks (`arrived`, zero) back to 0.
+// With `fold` (1 min, 2 max; 0 none: gbla.iterate's test_reduce), the new value's min or max
+// (`identity` where it has no entry) goes to *fold_out as well: a partial a block in
+// fold_partial (at least a slot a block), folded by the last block. The reduction the loop's
+// next iteration starts with, at no launch of its own.
 template <class T, class I>
 __global__ void gbla_store(long long n, const I* __restrict__ ids_w,
                            const u64* __restrict__ count_w, const T* __restrict__ wv,
                            const bool* __restrict__ wp, T* __restrict__ bv, bool* __restrict__ bp,
-                           I* ids_b, u64* count_b, u64* arrived)
+                           I* ids_b, u64* count_b, u64* arrived, int fold, T identity,
+                           T* fold_out, T* fold_partial)
 {
     const u64 old_count = *count_b, new_count = *count_w;
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long stride = (long long)gridDim.x * blockDim.x;
+    T acc = identity;
     if (old_count == GBLA_UNKNOWN || new_count == GBLA_UNKNOWN) {
         for (long long i = tid; i < n; i += stride) {
-            bv[i] = wv[i];
-            bp[i] = wp[i];
+            const T v = wv[i];
+            const bool p = wp[i];
+            bv[i] = v;
+            bp[i] = p;
+            if (fold && p) acc = gbla_min_max(fold, acc, v);
         }
         if (new_count != GBLA_UNKNOWN)
             for (long long j = tid; j < (long long)new_count; j += stride) ids_b[j] = ids_w[j];
@@ -93,13 +139,27 @@ __global__ void gbla_store(long long n, const I* __restrict__ ids_w,
             const long long fresh = j < (long long)new_count ? (long long)ids_w[j] : -1;
             if (gone >= 0 && !wp[gone]) bp[gone] = false;
             if (fresh >= 0) {
-                bv[fresh] = wv[fresh];
+                const T v = wv[fresh];
+                bv[fresh] = v;
                 bp[fresh] = true;
                 ids_b[j] = (I)fresh;
+                if (fold) acc = gbla_min_max(fold, acc, v);
             }
         }
     }
-    if (gbla_last_block(arrived) && threadIdx.x == 0) {
+    if (fold) {  // the same for every thread of the grid: each block's partial, then the last's
+        acc = gbla_block_min_max(fold, acc, identity);
+        if (threadIdx.x == 0) fold_partial[blockIdx.x] = acc;
+    }
+    if (!gbla_last_block(arrived)) return;
+    if (fold) {
+        acc = identity;
+        for (unsigned k = threadIdx.x; k < gridDim.x; k += blockDim.x)
+            acc = gbla_min_max(fold, acc, fold_partial[k]);
+        acc = gbla_block_min_max(fold, acc, identity);
+    }
+    if (threadIdx.x == 0) {
+        if (fold) *fold_out = acc;
         *count_b = new_count;
         *arrived = 0;
     }

@@ -91,7 +91,7 @@ class Recording(_graphs.GraphOwner):
                 self._record()
                 if self._exec is not None:  # its graph runs the loop from the start
                     return self._replay(start, max_iterations, dense, keep)
-            _loop.test(self._present(), self._n(), ws.control, counts=0, count=self._count())
+            self._start_test()
             while int(ws.control[_loop.GO].get()):  # sync: no conditional nodes here
                 self._cupy_graph.launch(self.stream)
         return self._finish(caller, dense, keep)
@@ -151,10 +151,20 @@ class Recording(_graphs.GraphOwner):
             sites=self.workspace.sites(),
         )
 
+    def _start_test(self, handle=None):
+        """The test before the first iteration (with ``handle``, setting the WHILE node's
+        condition), and test_reduce's reduction of the start state (Workspace.reduced)."""
+        ws = self.workspace
+        _loop.test(
+            self._present(), self._n(), ws.control, counts=0, handle=handle, count=self._count()
+        )
+        if ws.reduced is not None:
+            ws.reduce_state()
+
     def _first_iteration(self):
         """Iteration 1, device-resident but unrecorded; False when the loop does not start."""
         ws = self.workspace
-        _loop.test(self._present(), self._n(), ws.control, counts=0, count=self._count())
+        self._start_test()
         if not int(ws.control[_loop.GO].get()):  # sync: does the loop start at all
             return False
         with _device_mode(self, "run on the device"):
@@ -192,17 +202,11 @@ class Recording(_graphs.GraphOwner):
 
             def start():  # the run's start, then the test whether to enter at all
                 self.workspace.prologue()
-                _loop.test(
-                    self._present(),
-                    self._n(),
-                    self.workspace.control,
-                    counts=0,
-                    handle=handle,
-                    count=self._count(),
-                )
+                self._start_test(handle)
 
             rt.capture(s, graph, start)
-            # the WHILE node follows every node of the start (the test is the last of them)
+            # the WHILE node follows every node of the start (the test, or test_reduce's
+            # reduction, is the last of them)
             nodes = rt.nodes(graph)
             loop, body_graph = rt.add_while(graph, nodes, handle)
             self._body_recorded = True  # from here on a failure is the body's

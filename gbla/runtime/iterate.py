@@ -9,6 +9,8 @@ from .. import _backend as B
 from .. import _validation as V
 from ..exceptions import CaptureError
 from ..matrix import Matrix
+from ..scalar import Scalar
+from ..semirings import monoid_of
 from ..vector import Vector
 from . import capture, meter
 from .capture import Recording
@@ -32,6 +34,7 @@ def iterate(
     dense=None,
     keep=None,
     fuse=None,
+    test_reduce=None,
 ):
     """Run ``body(s, iteration)`` while the vector ``s[while_nonempty]`` has an entry.
 
@@ -112,6 +115,16 @@ def iterate(
         block saves a BFS level's launches but lost to the graph's iteration for the
         relaxation rounds of :func:`~gbla.sssp` on an H200, which pass False
         (``benchmarks/results/ab/fused_block_bounds_h200.log``).
+    test_reduce : (monoid, Scalar) or None
+        The reduction of ``s[while_nonempty]`` with the monoid (a name or a Monoid, not
+        'any') written into the Scalar (of that vector's dtype) before the first iteration and
+        after each: the body starts with it, as if it began with ``gbla.reduce(s[...],
+        monoid, out=scalar)``, and after the loop the Scalar holds the last state's. In device
+        mode 'min' and 'max' cost no launch of their own: the store of the state at the end
+        of an iteration writes it (another monoid, or a state the body wrote in place, takes
+        a reduction's launch there). Delta-stepping's window, for instance, starts at the
+        least pending distance. With ``cache``, the Scalar of the recording's first call is
+        the one its body reads; a later call's is written too.
 
     Returns
     -------
@@ -127,7 +140,8 @@ def iterate(
         An empty ``state``, ``while_nonempty`` not one of its names, a bad ``max_iterations``,
         ``mode`` or ``fuse``, 'device' with the state on the CPU, an unhashable ``key``, a
         ``dense`` or ``keep`` naming something other than a state name, a fill value that is
-        not a number.
+        not a number, a ``test_reduce`` that is not a (monoid, Scalar) pair, names 'any' or a
+        monoid that does not take the vector's dtype, or a Scalar of another dtype or device.
     DeviceMismatch
         The state's vectors on different devices.
     CaptureError
@@ -185,6 +199,7 @@ def iterate(
             raise V.invalid_value("key", "be hashable", key) from None
     dense = _dense_fills(dense, state)
     keep = _kept(keep, state)
+    test_reduce = _test_reduce(test_reduce, state[while_nonempty], device)
     run_stats = {}
     if partitioned and mode == "device":
         raise V.invalid_value(
@@ -209,9 +224,10 @@ def iterate(
                 dense,
                 keep,
                 capture.FUSE if fuse is None else bool(fuse),
+                test_reduce,
             )
         else:
-            result = _eager(body, state, while_nonempty, max_iterations, run_stats)
+            result = _eager(body, state, while_nonempty, max_iterations, run_stats, test_reduce)
             if keep is not None:
                 result = {name: v for name, v in result.items() if name in keep}
             for name, fill in dense.items():
@@ -240,6 +256,34 @@ def _dense_fills(dense, state):
     return dict(dense)
 
 
+def _test_reduce(test_reduce, v, device):
+    """``test_reduce`` checked: (Monoid, Scalar) or None."""
+    if test_reduce is None:
+        return None
+    if not isinstance(test_reduce, tuple) or len(test_reduce) != 2:
+        raise V.invalid_value("test_reduce", "be a (monoid, Scalar) pair or None", test_reduce)
+    monoid, scalar = test_reduce
+    monoid = monoid_of(monoid, "test_reduce[0]")
+    if monoid.is_any:
+        raise V.invalid_value("test_reduce[0]", "not be 'any' (its value is not defined)", "any")
+    if v.dtype not in monoid.dtypes:
+        raise V.domain(
+            "test_reduce[0]",
+            f"take the vector's dtype {v.dtype.name} (it takes {[d.name for d in monoid.dtypes]})",
+            monoid.name,
+        )
+    if not isinstance(scalar, Scalar) or scalar._base is not None:
+        raise V.domain(
+            "test_reduce[1]", "be a gbla.Scalar that holds its own value", type(scalar).__name__
+        )
+    if scalar.dtype != v.dtype:
+        raise V.invalid_value(
+            "test_reduce[1].dtype", f"be the vector's dtype {v.dtype.name}", scalar.dtype.name
+        )
+    V.same_device({"state": device, "test_reduce[1]": scalar.device})
+    return monoid, scalar
+
+
 def _kept(keep, state):
     """``keep`` checked: a frozenset of state names, or None."""
     if keep is None:
@@ -253,12 +297,19 @@ def _kept(keep, state):
     return keep
 
 
-def _eager(body, state, condition, max_iterations, stats):
+def _eager(body, state, condition, max_iterations, stats, test_reduce=None):
     # The state gets arrays of its own, which ops may then write in place (a level of a
     # traversal costs its frontier, not a copy of every vector); the caller's stay untouched.
     s = LoopState({name: _own(v) for name, v in state.items()})
     signature = _signature(state)
+
+    def reduced():  # test_reduce's value, before the first iteration and after each
+        if test_reduce is not None:
+            monoid, scalar = test_reduce
+            scalar._set(s[condition]._reduce(monoid))
+
     done = 0
+    reduced()
     while (max_iterations is None or done < max_iterations) and s[condition].nvals:  # sync
         done += 1
         body(s, done)
@@ -268,6 +319,7 @@ def _eager(body, state, condition, max_iterations, stats):
             )
         except ValueError as e:
             raise CaptureError(str(e)) from None
+        reduced()
     stats.update(iterations=done, mode="eager")
     out = {name: s[name] for name in s.keys()}
     for v in out.values():
@@ -296,7 +348,9 @@ def _signature(state):
     return tuple((name, v.size, np.dtype(v.dtype)) for name, v in sorted(state.items()))
 
 
-def _device(body, state, condition, max_iterations, cache, key, stats, dense, keep, fuse):
+def _device(
+    body, state, condition, max_iterations, cache, key, stats, dense, keep, fuse, test_reduce
+):
     if B.device_loop() is not None:
         raise CaptureError(
             "gbla.iterate inside a loop body recorded on the device: a loop "
@@ -305,12 +359,15 @@ def _device(body, state, condition, max_iterations, cache, key, stats, dense, ke
         )
     signature = _signature(state)
     recording = None
-    slot = ("gbla.iterate", key, signature, condition, fuse)
+    reduced = None if test_reduce is None else (condition, test_reduce[0])
+    slot = ("gbla.iterate", key, signature, condition, fuse, reduced)
     if cache is not None:
         recording = cache._cache.get(slot)
     if recording is None:
         alive = tuple(_contents(c) for c in (getattr(body, "__closure__", None) or ()))
-        recording = Recording(body, Workspace(signature), condition, alive, fuse)
+        recording = Recording(body, Workspace(signature, reduced), condition, alive, fuse)
+    if test_reduce is not None:  # the Scalar reads the workspace's value, which runs write
+        test_reduce[1]._set(recording.workspace.reduced_out)
     result, done = recording.run(state, max_iterations, dense, keep)
     if cache is not None and recording.recorded:
         cache._cache[slot] = recording

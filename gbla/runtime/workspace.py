@@ -20,6 +20,7 @@ from .. import _dtypes
 from .. import _validation as V
 from .._backend import _cupy
 from ..kernels import _entries, _loop
+from ..semirings import binary
 from ..vector import STAGED_MAX, Vector
 
 __all__ = ["Workspace", "LoopState"]
@@ -144,8 +145,21 @@ def _slab(cp, parts):
     ]
 
 
+def store_fold(monoid, dtype):
+    """The code of gbla_store's fold for ``monoid`` over ``dtype`` (1 min, 2 max: gbla's min
+    and max operators, whatever the monoid's identity), or 0 where a store cannot fold it."""
+    if np.dtype(dtype) == _dtypes.BOOL:
+        return 0
+    return 1 if monoid.op is binary.min else 2 if monoid.op is binary.max else 0
+
+
 class Workspace:
-    def __init__(self, signature):
+    """``reduced``: gbla.iterate's test_reduce, (state name, monoid), or None: that state's
+    reduction is written into :attr:`reduced_out` before the first iteration
+    (:meth:`reduce_state`, from the run's start) and after each (by the store, or a launch
+    after it)."""
+
+    def __init__(self, signature, reduced=None):
         cp = _cupy()
         self.signature = signature
         parts = [p for _, size, dtype in signature for p in ((size, dtype), (size, bool))]
@@ -187,6 +201,17 @@ class Workspace:
         self._clears = {}  # the op sites' outputs written this iteration, by their ids' address
         self._site_table = None  # (their addresses, the gbla_site table on the device, n)
         self._arrived = None  # arrived(): a launch's count of finished blocks
+        self.reduced = reduced
+        self.reduced_out = self._fold = None
+        if reduced is not None:
+            name, monoid = reduced
+            dtype = self.buffers[name][0].dtype
+            self.reduced_out = cp.empty((), dtype)
+            code = store_fold(monoid, dtype)
+            if code:  # the store's arguments: its code, the identity, the output, partials
+                partials = cp.empty(_entries.store_partials(), dtype)
+                identity = np.asarray(monoid.identity_for(dtype), dtype)[()]
+                self._fold = (code, identity, self.reduced_out, partials)
 
     def stage(self, vectors, max_iterations):
         """A run's start, the host's part: the control words and the entries of staged start
@@ -351,6 +376,7 @@ class Workspace:
         wrote them in place, cast to its dtype where an op made another) and point the state
         back at them. Raises ValueError when a state vector changed size or is no Vector."""
         cp = _cupy()
+        folded = False
         for name, size, dtype in self.signature:
             v = conform(name, state[name], size, dtype)
             values, present = v._dense()
@@ -363,7 +389,12 @@ class Workspace:
             if listed is not None:  # its entries only, and its list kept with the buffers
                 if name not in self.lists or self.lists[name][0].dtype != listed[0].dtype:
                     self.lists[name] = _entries.new_list(size, listed[0].dtype)
-                _entries.store(values, present, listed, bv, bp, self.lists[name], self.arrived())
+                fold = None
+                if self.reduced is not None and name == self.reduced[0] and self._fold:
+                    fold, folded = self._fold, True
+                _entries.store(
+                    values, present, listed, bv, bp, self.lists[name], self.arrived(), fold
+                )
                 continue
             if name in self.lists and (values is not bv or present is not bp):
                 _entries.forget(self.lists[name])  # written whole: its list no longer holds
@@ -376,7 +407,16 @@ class Workspace:
                 bp.fill(True)
             elif present is not bp:
                 cp.copyto(bp, present)
+        if self.reduced is not None and not folded:
+            self.reduce_state()
         state._replace(self.vectors())
+
+    def reduce_state(self):
+        """Enqueue the reduction of test_reduce's state, as its buffers hold it, into
+        :attr:`reduced_out` (a launch of its own)."""
+        name, monoid = self.reduced
+        bv, bp = self.buffers[name]
+        _entries.reduce(self.lists.get(name), bv, bp, monoid, self.arrived(), out=self.reduced_out)
 
     def results(self, dense=None, keep=None):
         """New arrays holding copies of the entry buffers (the workspace is reused): Vectors

@@ -27,6 +27,7 @@ __all__ = [
     "unary",
     "monoid",
     "get",
+    "monoid_of",
     "names",
     "register",
 ] + sorted(SEMIRINGS)
@@ -62,6 +63,26 @@ def get(name: Semiring | str) -> Semiring:
         return _REGISTRY[name]
     except (KeyError, TypeError):
         raise UnknownName(V.message("semiring", f"be one of {names()}", name)) from None
+
+
+def monoid_of(monoid: Monoid | str, arg: str = "monoid") -> Monoid:
+    """A Monoid as given, or the builtin one called ``monoid``; ``arg`` names the argument in
+    the error.
+
+    Raises
+    ------
+    UnknownName (a KeyError)
+        No builtin monoid has that name; the message lists them.
+    DomainMismatch
+        Neither a Monoid nor a name.
+    """
+    if isinstance(monoid, str):
+        if monoid not in MONOIDS:
+            raise UnknownName(V.message(arg, f"be one of {sorted(MONOIDS)}", monoid))
+        return MONOIDS[monoid]
+    if not isinstance(monoid, Monoid):
+        raise V.domain(arg, "be a gbla Monoid or monoid name", monoid)
+    return monoid
 
 
 def register(semiring: Semiring, *, replace: bool = False) -> Semiring:
