@@ -28,6 +28,7 @@ from .kernels import _elementwise, _entries, _loop, _spmv
 from .mask import MODE_NONE, Mask, MatrixMask
 from .matrix import Matrix
 from .runtime import meter
+from .runtime.reduce import reduce_vector
 from .scalar import Scalar
 from .semirings import BinaryOp, Monoid, Semiring, UnaryOp
 from .vector import Vector
@@ -1329,7 +1330,7 @@ def reduce(u: Vector | Matrix, monoid: Monoid | str, *, out: Scalar | None = Non
         B.refuse_host_read("gbla.reduce")
     loop = B.device_loop() if u.device == "gpu" else None
     # a loop's launches share its word of finished blocks
-    result = u._reduce(monoid, None if loop is None else loop.workspace.arrived())
+    result = reduce_vector(u, monoid, None if loop is None else loop.workspace.arrived())
     if out is not None:
         out._set(result)
         return out

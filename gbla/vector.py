@@ -26,7 +26,6 @@ import numpy as np
 from . import _backend as B
 from . import _storage
 from . import _validation as V
-from .kernels import _elementwise, _entries
 from .mask import Mask
 
 __all__ = ["Vector"]
@@ -394,25 +393,6 @@ class Vector:
                 self._sparse_cache = (idx, self._values[idx])
             self._nvals = len(self._sparse_cache[0])
         return self._sparse_cache
-
-    def _reduce(self, monoid, arrived=None):
-        """The monoid's reduction of the entries (its identity where there are none): a 0-d
-        array of this dtype where the vector is (gbla.reduce's work; nothing read back on the
-        GPU). ``arrived``: the word of finished blocks a GPU launch takes (a loop's shared one;
-        None: a new one). 'any' on the GPU reads the lowest present index's value."""
-        sparse_cpu = self._device == "cpu" and self._is_sparse
-        values, present = (None, None) if sparse_cpu else self._dense()
-        if self._device == "gpu":
-            if monoid.is_any:
-                idx, vals = self._sparse()
-                return vals[0] if len(idx) else np.asarray(monoid.identity_for(self._dtype))
-            if self._entries is not None:
-                return _entries.reduce(self._entries, values, present, monoid, arrived)
-            return _elementwise.reduce(monoid, values, present)
-        vals = self._values if self._is_sparse else values if present is None else values[present]
-        if len(vals) == 0:
-            return np.asarray(monoid.identity_for(self._dtype), dtype=self._dtype)
-        return np.asarray(monoid.reduceat(vals, np.zeros(1, np.int64))[0], dtype=self._dtype)
 
     # ------------------------------------------------------------------ public properties
     @property

@@ -14,6 +14,7 @@ from ..semirings import monoid_of
 from ..vector import Vector
 from . import capture, meter
 from .capture import Recording
+from .reduce import reduce_vector
 from .workspace import LoopState, Workspace, conform
 
 __all__ = ["iterate", "LoopState"]
@@ -306,7 +307,7 @@ def _eager(body, state, condition, max_iterations, stats, test_reduce=None):
     def reduced():  # test_reduce's value, before the first iteration and after each
         if test_reduce is not None:
             monoid, scalar = test_reduce
-            scalar._set(s[condition]._reduce(monoid))
+            scalar._set(reduce_vector(s[condition], monoid))
 
     done = 0
     reduced()
