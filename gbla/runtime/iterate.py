@@ -136,15 +136,19 @@ def iterate(
     Raises
     ------
     DomainMismatch
-        ``body`` not callable, ``state`` not a dict of Vectors, ``cache`` not a Matrix.
+        ``body`` not callable, ``state`` not a dict of Vectors, ``cache`` not a Matrix,
+        ``test_reduce`` naming a monoid that does not take the vector's dtype or something
+        other than a Scalar that holds its own value.
     InvalidValue
         An empty ``state``, ``while_nonempty`` not one of its names, a bad ``max_iterations``,
         ``mode`` or ``fuse``, 'device' with the state on the CPU, an unhashable ``key``, a
         ``dense`` or ``keep`` naming something other than a state name, a fill value that is
-        not a number, a ``test_reduce`` that is not a (monoid, Scalar) pair, names 'any' or a
-        monoid that does not take the vector's dtype, or a Scalar of another dtype or device.
+        not a number, a ``test_reduce`` that is not a (monoid, Scalar) pair, names 'any', or
+        names a Scalar of another dtype than the vector's.
     DeviceMismatch
-        The state's vectors on different devices.
+        The state's vectors on different devices, or test_reduce's Scalar on another.
+    UnknownName
+        ``test_reduce`` naming no builtin monoid.
     CaptureError
         The body did what a recorded body cannot (above), or left a state name bound to
         something other than a Vector of its size (in either mode, so that a body which runs
