@@ -661,6 +661,19 @@ def _auto_equals_eager(body, start, names, **iterate):
     return runs["auto"][:-1], runs["auto"][-1]
 
 
+def _three_rounds_over_x_equal_eagerly(body, n, xi, xv, device):
+    """_auto_equals_eager for three rounds of body over the state x (the entries xi, xv),
+    asserting something is left to compare."""
+    arrays, _ = _auto_equals_eager(
+        body,
+        lambda: {"x": gbla.Vector.from_coo(xi, xv, n, device=device)},
+        ("x",),
+        while_nonempty="x",
+        max_iterations=3,
+    )
+    assert len(arrays[0]) > 0
+
+
 def test_select_against_a_vector_in_a_loop_equals_it_eagerly(device):
     # the recorded op (over x's entry list, the thunk's value read at each entry) against the
     # same body run from Python
@@ -671,14 +684,7 @@ def test_select_against_a_vector_in_a_loop_equals_it_eagerly(device):
         s.x = gbla.select(s.x, "<", t)
         s.x = gbla.apply(s.x, binary.minus, right=1.0)
 
-    arrays, _ = _auto_equals_eager(
-        body,
-        lambda: {"x": gbla.Vector.from_coo(xi, xv, n, device=device)},
-        ("x",),
-        while_nonempty="x",
-        max_iterations=3,
-    )
-    assert len(arrays[0]) > 0  # something is left to compare
+    _three_rounds_over_x_equal_eagerly(body, n, xi, xv, device)
 
 
 def test_select_against_a_vector_refuses_a_wrong_size_a_nonzero_and_a_non_comparison(device):
@@ -737,14 +743,7 @@ def test_split_in_a_loop_equals_it_eagerly(device):
         front, s.x = gbla.split(s.x, "<=", 0.0)
         s.x = gbla.ewise_add(s.x, gbla.apply(front, binary.plus, right=2.0), binary.min)
 
-    arrays, _ = _auto_equals_eager(
-        body,
-        lambda: {"x": gbla.Vector.from_coo(xi, xv, n, device=device)},
-        ("x",),
-        while_nonempty="x",
-        max_iterations=3,
-    )
-    assert len(arrays[0]) > 0
+    _three_rounds_over_x_equal_eagerly(body, n, xi, xv, device)
 
 
 # ============================================================================== improve

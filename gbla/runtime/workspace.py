@@ -390,7 +390,7 @@ class Workspace:
                 if name not in self.lists or self.lists[name][0].dtype != listed[0].dtype:
                     self.lists[name] = _entries.new_list(size, listed[0].dtype)
                 fold = None
-                if self.reduced is not None and name == self.reduced[0] and self._fold:
+                if self._fold is not None and name == self.reduced[0]:  # test_reduce's
                     fold, folded = self._fold, True
                 _entries.store(
                     values, present, listed, bv, bp, self.lists[name], self.arrived(), fold
