@@ -865,6 +865,14 @@ class Matrix:
             self._cache["degrees"] = self._indptr[1:] - self._indptr[:-1]
         return self._cache["degrees"]
 
+    def _largest_degree(self):
+        """The largest out-degree (0 without rows), found once (a reduction and a sync) and
+        kept."""
+        if "largest_degree" not in self._cache:
+            degrees = self._degrees()
+            self._cache["largest_degree"] = int(degrees.max()) if len(degrees) else 0
+        return self._cache["largest_degree"]
+
     def _entry_rows(self):
         """The row of every stored entry (COO rows, in the index dtype), cached."""
         if "rows" not in self._cache:

@@ -73,10 +73,11 @@ def bfs_like(
                     Z,
                     Z,
                     np.int32(0),
+                    np.int64(0),  # no direct push
                 ),
             )
         )
-    push = [Z] * 35  # the window's t, shift and kind last (0: none)
+    push = [Z] * 38  # the window's t, shift and kind (0: none), then the direct push's list
     if one_product:
         push[0], push[2], push[5] = np.uint64(88), np.uint64(96), np.uint64(80)
         if gather:

@@ -688,10 +688,10 @@ def test_auto_reads_equal_weights_and_the_largest_degree_once():
     assert rule._equal_weights(unweighted) and rule._equal_weights(ones)
     assert not rule._equal_weights(mixed)
     assert not rule._equal_weights(zero)  # equal, but not positive: a search of ties
-    assert rule._largest_degree(ones) == 3
+    assert ones._largest_degree() == 3
     ones._cache["largest_degree"] = 7  # kept with the matrix: read once
-    assert rule._largest_degree(ones) == 7
-    assert rule._largest_degree(gbla.Matrix.from_edges([], [], [], n=0, device="cpu")) == 0
+    assert ones._largest_degree() == 7
+    assert gbla.Matrix.from_edges([], [], [], n=0, device="cpu")._largest_degree() == 0
 
 
 @pytest.mark.parametrize(

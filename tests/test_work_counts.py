@@ -398,3 +398,56 @@ def test_a_search_the_block_hands_over_and_takes_back_counts_every_level():
     assert 0 < device["fused_iterations"] < device["iterations"]
     reached = levels >= 0
     assert device["edges"] == eager["edges"] == int(np.diff(S.indptr)[reached].sum())
+
+
+@on_gpu
+@pytest.mark.parametrize("graph", ["grid", "path", "random"])
+def test_a_direct_push_examines_and_chooses_what_a_binned_one_does(monkeypatch, graph):
+    # Out-degrees of at most _spmv.DIRECT_DEGREE: where a product can only push, its gather
+    # bins nothing and the product walks its listed input itself (loop.cu's direct push); at 0,
+    # every product bins. Both recordings give the same levels and distances, rounds and edges
+    # examined, so the same choice of direction at every step: the edges a direct push examines
+    # are spent off GAP's unexplored edges (the BFS's rule) as the binned push's choice spends
+    # them. The BFS runs every level in the graph's iteration (no fused block, which pushes in
+    # its own way), so that its thin levels take the direct push.
+    import importlib
+
+    from gbla.kernels import _loop, _spmv
+
+    monkeypatch.setattr(importlib.import_module("gbla.runtime.capture"), "FUSE", False)
+    direct = []  # the direct degree of each gather enqueued (0 where its input has no list)
+    gather = _loop.gather
+
+    def watched(n_in, present, indptr, bins, info, blocks, choice, entries, window, degree):
+        direct.append(degree if entries is not None and entries[0].dtype == bins.dtype else 0)
+        gather(n_in, present, indptr, bins, info, blocks, choice, entries, window, degree)
+
+    monkeypatch.setattr(_loop, "gather", watched)
+    S = GPU_GRAPHS[graph]()
+    assert np.diff(S.indptr).max() <= _spmv.DIRECT_DEGREE
+    found = {}
+    for degree in (_spmv.DIRECT_DEGREE, 0):
+        monkeypatch.setattr(_spmv, "DIRECT_DEGREE", degree)
+        W = gbla.Matrix.from_scipy(S, device="gpu")  # a matrix of its own: its own recordings
+        A = W.pattern()
+        searches = {
+            "bfs": lambda st: gbla.bfs(A, 0, method="algebraic", stats=st),
+            "bellman_ford": lambda st: gbla.sssp(W, 0, method="bellman_ford", stats=st),
+            "delta_stepping": lambda st: gbla.sssp(
+                W, 0, method="delta_stepping", delta=2.0, stats=st
+            ),
+        }
+        for name, search in searches.items():
+            direct.clear()
+            search({})  # the first call records
+            assert direct and any(direct) == (degree > 0), name
+            for _ in range(2):  # the recording replayed
+                stats = {}
+                out = host(search(stats))
+                found.setdefault(name, []).append(
+                    (out.tolist(), stats["iterations"], stats["edges"])
+                )
+    for name, runs in found.items():
+        assert all(run == runs[0] for run in runs), name
+    if graph == "random":  # some level of the BFS pulled, examining every stored edge
+        assert found["bfs"][0][2] > S.nnz

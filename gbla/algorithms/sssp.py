@@ -219,7 +219,7 @@ def auto_method(A, lowest, direction="auto"):
     if n <= AUTO_TINY and stored <= AUTO_SMALL and _equal_weights(A):
         return "single_block_bellman_ford"
     average = stored / n
-    if average >= AUTO_DENSE or _largest_degree(A) >= AUTO_SPREAD * average:
+    if average >= AUTO_DENSE or A._largest_degree() >= AUTO_SPREAD * average:
         return "edge_bellman_ford"
     return "async_delta_stepping_fixed"
 
@@ -232,14 +232,6 @@ def _equal_weights(A):
     return facts.positive_count == A.nvals and facts.positive_mean <= facts.positive_min * (
         1 + 1e-9
     )
-
-
-def _largest_degree(A):
-    """A's largest out-degree, found once and kept with it (a reduction and a sync)."""
-    if "largest_degree" not in A._cache:
-        degrees = A._degrees()
-        A._cache["largest_degree"] = int(degrees.max()) if len(degrees) else 0
-    return A._cache["largest_degree"]
 
 
 def _weights(A):

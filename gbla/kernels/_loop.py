@@ -147,12 +147,16 @@ class Choice:
     early_exit: bool
 
 
-def gather(n_in, present, indptr, bins, info, blocks, choice=None, entries=None, window=None):
+def gather(
+    n_in, present, indptr, bins, info, blocks, choice=None, entries=None, window=None, direct=0
+):
     """Enqueue the binning of u's entries (``present``: n_in bytes, None for all; ``entries``:
     u's entry list, read instead where its count is known) by out-degree in ``indptr`` into
     ``bins`` and ``info`` (zeroed), and with ``choice`` the direction's choice into info[4],
     made by the last block to finish. ``window``: (u's values, t, shift, kind) of gbla.relax's
-    window (_spmv.device_product): only the entries it expands are binned."""
+    window (_spmv.device_product): only the entries it expands are binned. ``direct``: the
+    matrix's largest out-degree where the product may walk a listed u itself (loop.cu's direct
+    push: nothing binned where it can only push), 0 where it may not."""
     index = {4: "int", 8: "long long"}[np.dtype(bins.dtype).itemsize]
     names = tuple(f"gbla_gather_decide<{c}>" for c in ("int", "long long"))
     policy = None if choice is None else choice.policy
@@ -183,6 +187,7 @@ def gather(n_in, present, indptr, bins, info, blocks, choice=None, entries=None,
             ptr(None if window is None else window[1]),
             ptr(None if window is None else window[2]),
             np.int32(0 if window is None else window[3]),
+            np.int64(direct if ids is not None else 0),
         ),
     )
 

@@ -218,6 +218,24 @@ def pull_into(Q, rows, u_values, u_present, types, mask, mask_mode, w, present):
 # memory and strides over it, so the grid is sized for the GPU, not the frontier.
 # tools/profile_loop.py --blocks-per-sm changes it to measure what a level costs.
 BLOCKS_PER_SM = 8
+# The gather's grid (gbla_gather_decide), in blocks an SM: smaller, since the frontier is usually
+# listed, and fewer blocks end in its last-block count before the choice. Sweeping it (1-2), the
+# ops' grids (0.5-2 blocks an SM) and the product's (2-8) moved the algebra's rounds on the road
+# networks by at most 5%, one search's way or another's (benchmarks/results/ab/
+# algebra_loop_grids_and_direct_push_h200.log).
+GATHER_BLOCKS_PER_SM = 2
+# The largest out-degree of a matrix whose products walk a listed input themselves, 8 lanes an
+# entry, where they can only push (loop.cu's direct push: no binning, the gather one load): a
+# road network's (at most 9 or so); 0 turns it off.
+DIRECT_DEGREE = 32
+
+
+def _largest_degree(P):
+    """P's largest out-degree, or None while a stream captures and it is not known yet (finding
+    it syncs). A loop's first iteration runs unrecorded and finds it, its list or not."""
+    if "largest_degree" not in P._cache and _cupy().cuda.get_current_stream().is_capturing():
+        return None
+    return P._largest_degree()
 
 
 def device_product(
@@ -291,20 +309,25 @@ def device_product(
     blocks = (sm_count() * BLOCKS_PER_SM,)
     n_in = P.nrows if push else 0
     bins = None
+    listed = u_entries if u_entries is not None and u_entries[0].dtype == index_dtype else None
+    direct = 0
+    if push and DIRECT_DEGREE > 0:
+        degree = _largest_degree(P)
+        if listed is not None and degree is not None and degree <= DIRECT_DEGREE:
+            direct = degree
     if push:
         bins = cp.empty(3 * max(n_in, 1), index_dtype)
-        # a smaller grid: the frontier is usually listed, and fewer blocks end in its last-block
-        # count before the choice
         _loop.gather(
             n_in,
             u_present,
             P._indptr,
             bins,
             info,
-            (sm_count() * 2,),
+            (sm_count() * GATHER_BLOCKS_PER_SM,),
             choice if pull else None,
             u_entries,
             None if window is None else (u_values, *window),
+            direct,
         )
     q_indptr = q_indices = q_values = long = huge = None
     if pull:
@@ -352,6 +375,9 @@ def device_product(
                 ptr(None if window is None else window[0]),
                 ptr(None if window is None else window[1]),
                 np.int32(0 if window is None else window[2]),
+                ptr(None if not direct else listed[0]),
+                ptr(None if not direct else listed[1]),
+                ptr(None if choice is None else choice.state),
             ),
         )
     return w, present[:n_out].view(bool), (ids, count)

@@ -72,31 +72,46 @@ __device__ __forceinline__ T gbla_min_max(int fold, T x, T y)
     return fold == 1 ? (y < x ? y : x) : (y > x ? y : x);
 }
 
-// gbla_min_max over the block's values (blockDim.x a multiple of 32, at most 1024), as
-// gbla_block_fold: each warp's by shuffles, then the warps' by warp 0. The result in every
-// thread; every thread of the block calls it.
-template <class T>
-__device__ __forceinline__ T gbla_block_min_max(int fold, T acc, T identity)
+// op over the block's values (blockDim.x a multiple of 32, at most 1024), in a fixed order:
+// each warp's by shuffles, then the warps' by warp 0 (two barriers, where a tree through
+// shared memory took one a halving: a reduction's launch was the slowest of delta-stepping's
+// window, benchmarks/results/ab/algebra_round_kernels_h200.log); `identity` where a warp has
+// none. The result in every thread; every thread of the block calls it, and the caller's
+// barrier separates two calls. op(a, b): the fold (a monoid's F::f, gbla_min_max's).
+// gbla_warp_reduce: the warp's values into lane 0's, in a fixed order (lane l takes lane l +
+// offset's); every lane of the warp calls it.
+template <class T, class Op>
+__device__ __forceinline__ T gbla_warp_reduce(T acc, Op op)
+{
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        const T other = gbla_shfl_down(acc, offset);
+        if ((threadIdx.x & 31) + offset < 32) acc = op(acc, other);
+    }
+    return acc;
+}
+
+template <class T, class Op>
+__device__ __forceinline__ T gbla_block_reduce(T acc, T identity, Op op)
 {
     __shared__ T part[32];
     __shared__ T all;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    for (int offset = 16; offset > 0; offset >>= 1) {
-        const T other = gbla_shfl_down(acc, offset);
-        if (lane + offset < 32) acc = gbla_min_max(fold, acc, other);
-    }
+    acc = gbla_warp_reduce(acc, op);
     if (lane == 0) part[warp] = acc;
     __syncthreads();
     if (warp == 0) {
-        acc = lane < (int)(blockDim.x >> 5) ? part[lane] : identity;
-        for (int offset = 16; offset > 0; offset >>= 1) {
-            const T other = gbla_shfl_down(acc, offset);
-            if (lane + offset < 32) acc = gbla_min_max(fold, acc, other);
-        }
+        acc = gbla_warp_reduce(lane < (int)(blockDim.x >> 5) ? part[lane] : identity, op);
         if (lane == 0) all = acc;
     }
     __syncthreads();
     return all;
+}
+
+// gbla_min_max over the block's values (gbla_block_reduce).
+template <class T>
+__device__ __forceinline__ T gbla_block_min_max(int fold, T acc, T identity)
+{
+    return gbla_block_reduce(acc, identity, [fold](T x, T y) { return gbla_min_max(fold, x, y); });
 }
 
 // A state's store at the end of an iteration: buffer (bv, bp; its list ids_b, count_b) := the
@@ -399,39 +414,12 @@ __global__ void gbla_entries_merge(long long n, const void* o_ids, int o_wide,
 }
 
 // ------------------------------------------------------------------ reductions
-// F::f over the warp's accumulators into lane 0's, in a fixed order (lane l takes lane l +
-// offset's). Every lane of the warp calls it.
-template <class F>
-__device__ __forceinline__ typename F::Z gbla_warp_fold(typename F::Z acc)
-{
-    for (int offset = 16; offset > 0; offset >>= 1) {
-        const typename F::Z other = gbla_shfl_down(acc, offset);
-        if ((threadIdx.x & 31) + offset < 32) acc = F::f(acc, other, 0);
-    }
-    return acc;
-}
-
-// F::f over the block's accumulators (blockDim.x a multiple of 32, at most 1024), in a fixed
-// order: each warp's by shuffles, then the warps' by warp 0 (two barriers, where a tree
-// through shared memory took one a halving: a reduction's launch was the slowest of
-// delta-stepping's window, benchmarks/results/ab/algebra_round_kernels_h200.log). The result
-// in every thread; the caller's barrier separates two calls.
+// F::f over the block's accumulators (gbla_block_reduce).
 template <class F>
 __device__ __forceinline__ typename F::Z gbla_block_fold(typename F::Z acc)
 {
-    __shared__ typename F::Z part[32];
-    __shared__ typename F::Z all;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    acc = gbla_warp_fold<F>(acc);
-    if (lane == 0) part[warp] = acc;
-    __syncthreads();
-    if (warp == 0) {
-        acc = lane < (int)(blockDim.x >> 5) ? part[lane] : F::identity();
-        acc = gbla_warp_fold<F>(acc);
-        if (lane == 0) all = acc;
-    }
-    __syncthreads();
-    return all;
+    typedef typename F::Z Z;
+    return gbla_block_reduce(acc, F::identity(), [](Z x, Z y) { return F::f(x, y, 0); });
 }
 
 // The monoid F's reduction of a vector's listed entries (the present ones where the list is

@@ -191,6 +191,7 @@ __device__ void gbla_fused_push(
     long long n_in, const bool* upresent, const I* ids, const u64* count, const I* indptr,
     I* bins, u64* info, int decide, long long* state, long long n, long long edges,
     int early_exit, const void* wvals, const void* wt, const void* wshift, int wkind,
+    long long direct,
     // gbla_spmv_device's
     const I* d_bins, long long d_n_in, const u64* d_info, const typename S::U* uvals,
     const bool* d_upresent, const I* p_indptr, const I* p_indices,
@@ -201,7 +202,7 @@ __device__ void gbla_fused_push(
     long long pull_edges, u64* examined, typename S::Z* ov,
     bool* op, const typename S::Z* also_v, const bool* also_p, const void* also_ids,
     int also_wide, const u64* also_count, const void* win_t, const void* win_shift,
-    int win_kind)
+    int win_kind, const I* u_ids, const u64* u_count, long long* d_state)
 {
     const u64 c = (ids == nullptr || count == nullptr) ? GBLA_UNKNOWN : *count;
     // a product given a pulling policy (no choice made here) pulls, as in the graph, and a
@@ -209,14 +210,14 @@ __device__ void gbla_fused_push(
     // entries the window expands
     if (c == GBLA_UNKNOWN || (!decide && info[GBLA_INFO_PULL]) || wkind) {
         gbla_gather_decide<I>(n_in, upresent, ids, count, indptr, bins, info, decide, state, n,
-                              edges, early_exit, wvals, wt, wshift, wkind);
+                              edges, early_exit, wvals, wt, wshift, wkind, direct);
         __syncthreads();
         gbla_spmv_device<S, I>(d_bins, d_n_in, d_info, uvals, d_upresent, p_indptr, p_indices,
                                p_avals, n_out, q_indptr, q_indices, q_avals, long_row,
                                long_rows, n_long, huge_rows, n_huge, mask, mask_mode, w,
                                wpresent, w_ids, w_count, pull_edges, examined, ov, op, also_v,
                                also_p, also_ids, also_wide, also_count, win_t, win_shift,
-                               win_kind);
+                               win_kind, u_ids, u_count, d_state);
         return;
     }
     gbla_push_also<S, I>(threadIdx.x, blockDim.x, n_out, also_v, also_p, also_ids, also_wide,

@@ -6,8 +6,11 @@
 
 typedef unsigned long long u64;
 #define GBLA_UNKNOWN 0xffffffffffffffffull
-// a device product's info slot (spmv.cu, loop.cu): the word that says it pulls (1) or pushes
+// a device product's info slot (spmv.cu, loop.cu): the word that says it pulls (1) or pushes,
+// and the word that says its push walks its input's list itself (loop.cu's direct push: 1, or 2
+// where the direction rule spends the edges it pushes)
 #define GBLA_INFO_PULL 4
+#define GBLA_INFO_DIRECT 5
 
 // Lane + offset's value of the warp (a 1-byte value through an int: the shuffles take 4- and
 // 8-byte values). Every lane of the warp calls it.

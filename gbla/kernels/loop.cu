@@ -100,7 +100,8 @@ extern "C" __global__ void gbla_loop_test(const bool* __restrict__ present, long
 }
 
 // info: a device product's slot (spmv.cu): [0..2] entries of u by degree bin, [3] their
-// out-edges, [4] out: 1 for pull, [6] scratch: blocks finished. state: [0] the last choice (0
+// out-edges, [4] out: 1 for pull, [5] out: the direct push (gbla_gather_decide), [6] scratch:
+// blocks finished. state: [0] the last choice (0
 // none yet, 1 push, 2 pull), [1] GAP's unexplored edges (-1 until the first step, which starts
 // it at `edges`); a null state is a traversal of one step (a product given a policy, not a
 // tracker). GBLA_INFO_PULL (lists.cuh) is [4].
@@ -138,6 +139,22 @@ __device__ void gbla_decide(u64* info, long long* state, long long n, long long 
                     (long long)gbla_read(&info[3]));
 }
 
+// Whether a product of the c listed entries of u, whose out-degrees are at most `degree`, can
+// only push: it makes no choice and is told to push (info[4] 0), or the rule would push even
+// if every entry had that degree (its test, frontier edges x alpha against the unexplored
+// ones, grows with the edges), and it is not pulling already (whose hysteresis the rule keeps
+// by the vertices). `unexplored` gets GAP's count as the rule reads it.
+__device__ __forceinline__ bool gbla_pushes_surely(const u64* info, int decide,
+                                                   const long long* state, long long n,
+                                                   long long edges, int early_exit, long long c,
+                                                   long long degree, long long* unexplored)
+{
+    *unexplored = (state == nullptr || state[1] < 0) ? edges : state[1];
+    if (!decide) return info[GBLA_INFO_PULL] == 0;
+    if (state != nullptr && state[0] == 2) return false;
+    return !gbla_direction::pull(false, c, c * degree, *unexplored, n, early_exit != 0);
+}
+
 // The entries of u into three bins by out-degree in indptr, with their count and out-edges in
 // info[0..3] (zeroed before the launch, by the last iteration's test: lists.cuh): those listed
 // in ids[0..*count) when u has a list (entries.cu) and its count is known, else every k < n_in
@@ -145,18 +162,43 @@ __device__ void gbla_decide(u64* info, long long* state, long long n, long long 
 // (gbla_decide) from the n-row matrix of `edges` entries: one launch instead of two.
 // With a window (gbla.relax's: u's values `wvals`, its t, shift and kind, frontier.cuh), only
 // the entries it expands are binned, counted and chosen for; the product carries the others.
+// With `direct` (> 0: the matrix's largest out-degree, at most _spmv.DIRECT_DEGREE), a listed
+// u whose product can only push (gbla_pushes_surely) is not binned at all: every block reads
+// the count and returns, block 0 having set info[GBLA_INFO_DIRECT] (2 where the rule spends
+// the pushed edges, which the product then takes off state[1]) and the choice (push), and the
+// product walks the list itself (spmv.cu's gbla_push_direct). A thin frontier then costs the
+// gather one load, not its chain of them (the entries, their degrees, the bins' atomics, the
+// last block's count).
 template <class I>
 __global__ void gbla_gather_decide(long long n_in, const bool* __restrict__ upresent,
                                    const I* __restrict__ ids, const u64* __restrict__ count,
                                    const I* __restrict__ indptr, I* __restrict__ bins, u64* info,
                                    int decide, long long* state, long long n, long long edges,
                                    int early_exit, const void* wvals, const void* wt,
-                                   const void* wshift, int wkind)
+                                   const void* wshift, int wkind, long long direct)
 {
     const long long stride = (long long)gridDim.x * blockDim.x;
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (ids != nullptr && *count != GBLA_UNKNOWN) {
         const long long c = (long long)*count;
+        long long unexplored;
+        // every block answers alike: block 0's writes below change no answer (state[1] gets
+        // the value the others read it as, state[0] stays short of 2)
+        if (direct > 0 &&
+            gbla_pushes_surely(info, decide, state, n, edges, early_exit, c, direct,
+                               &unexplored)) {
+            if (tid == 0) {
+                const bool spends = decide && state != nullptr &&
+                                    gbla_direction::unexplored_after(false, false, unexplored,
+                                                                     1) != unexplored;
+                info[GBLA_INFO_DIRECT] = spends ? 2 : 1;
+                if (decide && state != nullptr) {
+                    state[1] = unexplored;
+                    state[0] = 1;
+                }
+            }
+            return;
+        }
         for (long long j = tid; j < c; j += stride) {
             const I k = ids[j];
             if (gbla_window_expands_at(wvals, k, wt, wshift, wkind))

@@ -12,6 +12,8 @@
 //   launch (push: a thread, a warp or a block per binned entry; pull: a block per huge row, a
 //   thread per row, a warp per long row), reading its extent and the choice from the slot: no
 //   size or choice ever goes to the host, and one kernel a product, whichever direction it takes.
+//   A listed input of a matrix of small out-degrees that can only push is not binned: the
+//   product walks its list (the direct push, gbla_push_direct).
 // Launch contract: push needs w filled with S::identity() and wpresent zeroed; pull needs wpresent
 //   zeroed. Pointers S never reads (A values of a pair product, an absent mask or presence) may
 //   be null.
@@ -501,6 +503,50 @@ __device__ __forceinline__ void gbla_push_edge(long long k, long long e,
     gbla_push_into<S, I>(i, z, had, w, wpresent, ids, count);
 }
 
+// The push of a product whose gather left u's list unbinned (info[GBLA_INFO_DIRECT], loop.cu's
+// gbla_gather_decide: every out-degree at most _spmv.DIRECT_DEGREE): 8 lanes an entry of the
+// list ids[0..*count), as the small bin's, the entries a window does not expand skipped (the
+// gather's test). The edges it expands go to `examined` and, where the rule spends them
+// (info[5] == 2), off GAP's unexplored edges in state[1]: one add a block of each.
+template <class S, class I>
+__device__ __forceinline__ void gbla_push_direct(
+    const I* __restrict__ u_ids, const u64* u_count, const typename S::U* __restrict__ uvals,
+    const I* __restrict__ p_indptr, const I* __restrict__ p_indices,
+    const typename S::A* __restrict__ p_avals, const bool* __restrict__ mask, int mask_mode,
+    typename S::Z* __restrict__ w, unsigned char* __restrict__ wpresent, I* __restrict__ ids,
+    u64* count, typename S::Z* ov, bool* op, const void* win_t, const void* win_shift,
+    int win_kind, bool spends, long long* state, u64* examined)
+{
+    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long threads = (long long)gridDim.x * blockDim.x;
+    const long long c = (long long)*u_count;
+    const int sub = threadIdx.x & 7;
+    u64 expanded = 0;  // the out-edges of this thread's entries (its group's lane 0 counts)
+    for (long long f = tid >> 3; f < c; f += threads >> 3) {
+        const long long k = (long long)u_ids[f];
+        // the row's extent read beside the window's value: one wait, not two
+        const long long first = (long long)p_indptr[k], last = (long long)p_indptr[k + 1];
+        if (!gbla_window_expands_at(uvals, k, win_t, win_shift, win_kind)) continue;
+        if (sub == 0) expanded += (u64)(last - first);
+        for (long long e = first + sub; e < last; e += 8)
+            gbla_push_edge<S, I>(k, e, uvals, p_indices, p_avals, mask, mask_mode, w, wpresent,
+                                 ids, count, ov, op);
+    }
+    if (examined == nullptr && !spends) return;
+    __shared__ unsigned long long block_edges;
+    if (threadIdx.x == 0) block_edges = 0;
+    __syncthreads();
+    for (int offset = 16; offset > 0; offset >>= 1)
+        expanded += __shfl_down_sync(0xffffffffu, expanded, offset);
+    if ((threadIdx.x & 31) == 0 && expanded) atomicAdd(&block_edges, expanded);
+    __syncthreads();
+    if (threadIdx.x != 0 || block_edges == 0) return;
+    if (examined != nullptr) atomicAdd(examined, block_edges);
+    if (spends)
+        atomicAdd(reinterpret_cast<unsigned long long*>(&state[1]),
+                  (unsigned long long)(-(long long)block_edges));
+}
+
 // A device product in one launch. info[4] == 0: push from the binned entries of u (bins, n_in
 // apart, sizes in info[0..2]): 8 lanes per entry of the small bin, a warp per entry of the
 // medium one, a block per entry of the large one, grid-stride over each. Else pull: a block per
@@ -515,7 +561,9 @@ __device__ __forceinline__ void gbla_push_edge(long long k, long long e,
 // improve out, which they write in place (gbla_improves); with `also_*`, a vector's entries
 // join w (gbla_pull_finish, gbla_push_also). With a window (`win_*`, frontier.cuh), the gather
 // binned only the entries of u it expands, a pull reads only those, and `also_*` is u itself,
-// of which the entries the window carries join w.
+// of which the entries the window carries join w. Where the gather binned nothing
+// (info[GBLA_INFO_DIRECT]), the push walks u's list (`u_ids`, `u_count`) itself
+// (gbla_push_direct, `state` the direction's, loop.cu).
 template <class S, class I>
 __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
                                  const u64* __restrict__ info,
@@ -534,13 +582,16 @@ __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
                                  typename S::Z* ov, bool* op, const typename S::Z* also_v,
                                  const bool* also_p, const void* also_ids, int also_wide,
                                  const u64* also_count, const void* win_t,
-                                 const void* win_shift, int win_kind)
+                                 const void* win_shift, int win_kind,
+                                 const I* __restrict__ u_ids, const u64* u_count,
+                                 long long* state)
 {
     const gbla_window<typename S::U> win =
         gbla_window_of<typename S::U>(win_t, win_shift, win_kind);
+    const u64 direct = info[GBLA_INFO_DIRECT];
     // an atomic, not a store: nothing orders this product against another one's count but the
-    // stream, and one add a product costs nothing beside its edges
-    if (examined != nullptr && blockIdx.x == 0 && threadIdx.x == 0)
+    // stream, and one add a product costs nothing beside its edges (a direct push adds its own)
+    if (examined != nullptr && blockIdx.x == 0 && threadIdx.x == 0 && !direct)
         atomicAdd(examined, info[GBLA_INFO_PULL] ? (u64)pull_edges : info[GBLA_INFO_EDGES]);
     if (info[GBLA_INFO_PULL]) {
         gbla_pull_huge_rows<S, I>(huge_rows, n_huge, q_indptr, q_indices, q_avals, uvals,
@@ -560,6 +611,12 @@ __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
     const long long n_large = (long long)info[2];
     gbla_push_also<S, I>(tid, threads, n_out, also_v, also_p, also_ids, also_wide, also_count, w,
                          wpresent, ids, count, win);
+    if (direct) {
+        gbla_push_direct<S, I>(u_ids, u_count, uvals, p_indptr, p_indices, p_avals, mask,
+                               mask_mode, w, wpresent, ids, count, ov, op, win_t, win_shift,
+                               win_kind, direct == 2, state, examined);
+        return;
+    }
     // 8 lanes an entry of the small bin: its edges side by side, so that a level waits for one
     // edge's chain of dependent loads (index, mask, output, atomics), not for a degree of them
     const int sub = threadIdx.x & 7;
