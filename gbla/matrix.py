@@ -867,10 +867,15 @@ class Matrix:
 
     def _largest_degree(self):
         """The largest out-degree (0 without rows), found once (a reduction and a sync) and
-        kept."""
+        kept: the number, not the degrees it was found from (n of them, unless cached)."""
         if "largest_degree" not in self._cache:
-            degrees = self._degrees()
-            self._cache["largest_degree"] = int(degrees.max()) if len(degrees) else 0
+            if self.nrows == 0:
+                largest = 0
+            elif "degrees" in self._cache:
+                largest = int(self._cache["degrees"].max())
+            else:
+                largest = int((self._indptr[1:] - self._indptr[:-1]).max())
+            self._cache["largest_degree"] = largest
         return self._cache["largest_degree"]
 
     def _entry_rows(self):

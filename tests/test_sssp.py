@@ -689,6 +689,7 @@ def test_auto_reads_equal_weights_and_the_largest_degree_once():
     assert not rule._equal_weights(mixed)
     assert not rule._equal_weights(zero)  # equal, but not positive: a search of ties
     assert ones._largest_degree() == 3
+    assert "degrees" not in ones._cache  # the number is kept, not the n degrees
     ones._cache["largest_degree"] = 7  # kept with the matrix: read once
     assert ones._largest_degree() == 7
     assert gbla.Matrix.from_edges([], [], [], n=0, device="cpu")._largest_degree() == 0
