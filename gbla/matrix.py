@@ -867,15 +867,10 @@ class Matrix:
 
     def _largest_degree(self):
         """The largest out-degree (0 without rows), found once (a reduction and a sync) and
-        kept: the number, not the degrees it was found from (n of them, unless cached)."""
+        kept: the number, not the n degrees it is found from."""
         if "largest_degree" not in self._cache:
-            if self.nrows == 0:
-                largest = 0
-            elif "degrees" in self._cache:
-                largest = int(self._cache["degrees"].max())
-            else:
-                largest = int((self._indptr[1:] - self._indptr[:-1]).max())
-            self._cache["largest_degree"] = largest
+            degrees = self._indptr[1:] - self._indptr[:-1]
+            self._cache["largest_degree"] = int(degrees.max()) if len(degrees) else 0
         return self._cache["largest_degree"]
 
     def _entry_rows(self):

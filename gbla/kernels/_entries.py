@@ -112,7 +112,12 @@ def _ctype(dtype):
 def _blocks(n):
     """Grid-stride launches: two blocks an SM cover a listed frontier, and the pass over n
     where a list is unknown (once a run)."""
-    return (max(1, min(-(-n // THREADS), sm_count() * 2)),)
+    return (max(1, min(-(-n // THREADS), _most_blocks())),)
+
+
+def _most_blocks():
+    """The largest grid :func:`_blocks` makes."""
+    return sm_count() * 2
 
 
 def _list(entries):
@@ -402,7 +407,7 @@ def reduce(entries, values, present, monoid, arrived=None, out=None):
 
 def store_partials():
     """How many partials a store's fold writes at the most: a slot a block of :func:`_blocks`."""
-    return sm_count() * 2
+    return _most_blocks()
 
 
 def store(

@@ -156,7 +156,8 @@ def gather(
     made by the last block to finish. ``window``: (u's values, t, shift, kind) of gbla.relax's
     window (_spmv.device_product): only the entries it expands are binned. ``direct``: the
     matrix's largest out-degree where the product may walk a listed u itself (loop.cu's direct
-    push: nothing binned where it can only push), 0 where it may not."""
+    push: nothing binned where it can only push; read only where u's list is), 0 where it may
+    not."""
     index = {4: "int", 8: "long long"}[np.dtype(bins.dtype).itemsize]
     names = tuple(f"gbla_gather_decide<{c}>" for c in ("int", "long long"))
     policy = None if choice is None else choice.policy
@@ -187,7 +188,7 @@ def gather(
             ptr(None if window is None else window[1]),
             ptr(None if window is None else window[2]),
             np.int32(0 if window is None else window[3]),
-            np.int64(direct if ids is not None else 0),
+            np.int64(direct),
         ),
     )
 
