@@ -90,6 +90,29 @@ def csr(src, dst, w, n):
     return sp.coo_array((w, (key // max(n, 1), key % max(n, 1))), shape=(n, n)).tocsr()
 
 
+# frontier.cuh's GBLA_HUGE: a push spreads the edges of a vertex of at least this many
+# out-edges over the whole grid (the device product's and the persistent BFS's spread bin)
+HUGE = 4096
+
+
+def hubs(count, seed=0):
+    """0 -> hubs 1..count, each hub -> about HUGE leaves of a shared pool (so that the hubs'
+    edges race for the same leaves), weights 1..5: a frontier of hubs, more than a batch of the
+    spread bin (256) where count is, the first at HUGE itself, the second just under it."""
+    rng = np.random.default_rng(seed)
+    first = 1 + count
+    pool = 40 * count
+    degrees = rng.integers(HUGE - 200, HUGE + 2000, count)
+    degrees[:2] = HUGE, HUGE - 1
+    src = [np.zeros(count, np.int64)]
+    dst = [np.arange(1, first)]
+    for hub, degree in enumerate(degrees, start=1):
+        src.append(np.full(degree, hub))
+        dst.append(first + rng.choice(pool, degree, replace=False))
+    src, dst = np.concatenate(src), np.concatenate(dst)
+    return csr(src, dst, rng.integers(1, 6, len(src)).astype(np.float64), first + pool)
+
+
 @st.composite
 def graphs(draw, *, max_n=24, weights=st.integers(0, 20), directed=None, min_n=1):
     """A random graph: n vertices, up to 3n edges (self-loops included) with drawn weights;

@@ -260,6 +260,9 @@ SHAPES = {
     "complete_64": (sp.csr_array(np.ones((64, 64)) - np.eye(64)), 3),
     # a warp's lanes cover 4 vertices of 8 edges: warp 0 alone, then the block, then warp 0
     "layers": (_layers([1] + [4] * 300 + [6] * 20 + [2, 1] * 200 + [4] * 100), 0),
+    # a level of 260 hubs of about GBLA_HUGE edges: a push spreads their edges over the grid,
+    # in two batches (persistent's spread bin)
+    "hubs": (undirected(G.hubs(260)), 0),
 }
 
 
@@ -326,7 +329,7 @@ def test_the_single_block_either_side_of_its_thin_levels(degree, n):
 
 @pytest.mark.parametrize("method", SWITCHING)
 @pytest.mark.parametrize("direction", ["push", "pull", FLIPPING], ids=["push", "pull", "flipping"])
-@pytest.mark.parametrize("shape", ["rmat_12", "broom", "path_10000"])
+@pytest.mark.parametrize("shape", ["rmat_12", "broom", "path_10000", "hubs"])
 @pytest.mark.gpu
 @SKIP_NO_GPU
 def test_every_direction_of_a_switching_kernel(method, direction, shape):

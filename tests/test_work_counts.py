@@ -451,3 +451,29 @@ def test_a_direct_push_examines_and_chooses_what_a_binned_one_does(monkeypatch, 
         assert all(run == runs[0] for run in runs), name
     if graph == "random":  # some level of the BFS pulled, examining every stored edge
         assert found["bfs"][0][2] > S.nnz
+
+
+@on_gpu
+@pytest.mark.parametrize("direction", ["push", "auto"])
+def test_a_push_spreads_the_largest_entries_edges_over_the_grid(direction):
+    # A frontier of 300 hubs of about GBLA_HUGE out-edges each (two batches of the product's
+    # spread bin, gbla_push_spread, beside the large bin's block an entry): levels, distances
+    # and the edges examined as SciPy and eager mode give them.
+    S = G.hubs(300)
+    A = gbla.Matrix.from_scipy(S, device="gpu")
+    P = A.pattern()
+    levels, device = _levels_loop(P, 0, direction=direction, mode="device")
+    expected = csgraph.shortest_path(S, unweighted=True, indices=0)
+    np.testing.assert_array_equal(levels, np.where(np.isinf(expected), -1, expected))
+    _, eager = _levels_loop(
+        gbla.Matrix.from_scipy(S, device="cpu").pattern(), 0, direction=direction, mode="eager"
+    )
+    assert device["edges"] == eager["edges"]
+    if direction == "push":  # every reached vertex's out-edges, once
+        assert device["edges"] == int(np.diff(S.indptr).sum())
+    bfs_levels = host(gbla.bfs(P, 0, method="algebraic", direction=direction))
+    np.testing.assert_array_equal(bfs_levels, levels)
+    reference = csgraph.dijkstra(S, indices=0)
+    for method in ("bellman_ford", "delta_stepping"):
+        dist = host(gbla.sssp(A, 0, method=method, direction=direction))
+        np.testing.assert_array_equal(dist, reference, err_msg=method)

@@ -46,6 +46,17 @@ def graphs():
     )
     yield "out_star", out, 0
     yield "rmat_9", gbla.generators.rmat(9, device="cpu").to_scipy(), 1
+    # a level of 3 hubs of 4,200 out-edges, pushed with their edges spread over the grid
+    # (frontier.cuh's spread bin), and an unreached ring of 300,000 edges that keeps GAP's
+    # rule pushing
+    hubs, degree, ring = 3, 4200, 300_000
+    first = 1 + hubs + hubs * degree
+    src = np.r_[np.zeros(hubs, int), np.repeat(np.arange(1, hubs + 1), degree)]
+    dst = np.r_[np.arange(1, hubs + 1), 1 + hubs + np.arange(hubs * degree)]
+    src = np.r_[src, first + np.arange(ring)]
+    dst = np.r_[dst, first + (np.arange(ring) + 1) % ring]
+    n = first + ring
+    yield "hubs", sp.csr_array((np.ones(len(src)), (src, dst)), shape=(n, n)), 0
 
 
 def weighted(S, seed):

@@ -79,30 +79,41 @@ struct gbla_grid {
 // (a block each). A counter slot (8 x u64) describes the frontier a launch builds:
 //   [0..2] bin sizes (the frontier's size after a pull level)  [3] its out-edges  [4] unused
 //   [5] depth of the frontier  [6] done flag  [7] levels expanded
+// A device product's gather (loop.cu) and the persistent BFS (bfs.cu) spread the largest
+// (SPREAD below): the vertices of at least GBLA_HUGE out-edges go to a fourth bin, from the
+// top of the large bin's room down, bins[3n - c .. 3n), their count c in slot[GBLA_SLOT_HUGE]
+// (its [7]), and their edges are spread over the whole grid (gbla_grid_for_each_spread_edge).
+// A block each left one block walking a hub's edges while the others idled: on rmat(22) the
+// algebra's push level of a few hundred entries took 400 us, nearly all of it one hub's.
 #define GBLA_SMALL 32
 #define GBLA_LARGE 1024
+#define GBLA_HUGE 4096
 #define GBLA_SLOT 8
+#define GBLA_SLOT_HUGE 7
 
 // Appends v to its degree bin and adds its out-degree to slot[3] (the next frontier's edges);
 // the counters are aggregated over the coalesced threads (one atomic per bin per warp),
 // because millions of claims in one level would serialize on a few addresses.
 // I is the vertex and offset type: int for the kernels of bfs.cu, int or long long for spmv.cu.
-template <class I>
+template <class I, bool SPREAD = false>
 __device__ __forceinline__ void gbla_append_binned(I v, long long n, const I* indptr, I* bins,
                                                    u64* slot) {
     long long deg = (long long)indptr[v + 1] - (long long)indptr[v];
-    int bin = deg < GBLA_SMALL ? 0 : (deg < GBLA_LARGE ? 1 : 2);
+    int bin = deg < GBLA_SMALL ? 0 : deg < GBLA_LARGE ? 1 : SPREAD && deg >= GBLA_HUGE ? 3 : 2;
     const unsigned active = __activemask(), lane = gbla_lane_id();
     u64 edges = gbla_lanes_sum(active, (u64)deg);
     if (lane == (unsigned)(__ffs(active) - 1)) atomicAdd(&slot[3], edges);
     unsigned m0 = __ballot_sync(active, bin == 0), m1 = __ballot_sync(active, bin == 1),
              m2 = __ballot_sync(active, bin == 2);
-    unsigned mine = bin == 0 ? m0 : bin == 1 ? m1 : m2;
+    unsigned m3 = SPREAD ? __ballot_sync(active, bin == 3) : 0u;
+    unsigned mine = bin == 0 ? m0 : bin == 1 ? m1 : bin == 2 ? m2 : m3;
     int leader = __ffs(mine) - 1, rank = __popc(mine & gbla_lanes_below());
     u64 base = 0;
-    if ((int)lane == leader) base = atomicAdd(&slot[bin], (u64)__popc(mine));
+    if ((int)lane == leader)
+        base = atomicAdd(&slot[bin == 3 ? GBLA_SLOT_HUGE : bin], (u64)__popc(mine));
     base = __shfl_sync(active, base, leader);
-    bins[(long long)bin * n + (long long)(base + rank)] = v;
+    if (bin == 3) bins[3 * n - 1 - (long long)(base + rank)] = v;
+    else bins[(long long)bin * n + (long long)(base + rank)] = v;
 }
 
 // Adds the claims a warp's lanes counted (k each) to slot[0] with one atomic a warp, after the
@@ -196,6 +207,46 @@ __device__ inline long long gbla_block_exclusive_scan(long long x, long long* s_
     return before;
 }
 
+// The out-edges of entries[0..count) (frontier.cuh's spread bin: vertices of at least GBLA_HUGE
+// out-edges in indptr) spread over the whole grid, a thread an edge: visit(u, e) for edge e of
+// entry u. A batch of GBLA_SPREAD_BATCH entries at a time: each block reads the batch's degrees
+// and scans them into shared memory (its barriers), then takes every (grid size)-th edge of the
+// batch, a binary search finding its entry. count is the same for every thread of the block.
+#define GBLA_SPREAD_BATCH 256
+template <class I, class Visit>
+__device__ __forceinline__ void gbla_grid_for_each_spread_edge(const I* entries, long long count,
+                                                               const I* indptr, Visit visit)
+{
+    __shared__ long long s_entry[GBLA_SPREAD_BATCH], s_first[GBLA_SPREAD_BATCH],
+        s_at[GBLA_SPREAD_BATCH], s_warp[32];
+    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long threads = (long long)gridDim.x * blockDim.x;
+    for (long long base = 0; base < count; base += GBLA_SPREAD_BATCH) {
+        const int m = (int)min((long long)GBLA_SPREAD_BATCH, count - base);
+        long long degree = 0;
+        if ((int)threadIdx.x < m) {
+            const long long u = (long long)entries[base + threadIdx.x];
+            const long long first = (long long)indptr[u];
+            degree = (long long)indptr[u + 1] - first;
+            s_entry[threadIdx.x] = u;
+            s_first[threadIdx.x] = first;
+        }
+        long long total;
+        const long long at = gbla_block_exclusive_scan(degree, s_warp, &total);
+        if ((int)threadIdx.x < m) s_at[threadIdx.x] = at;
+        __syncthreads();
+        for (long long e = tid; e < total; e += threads) {
+            int lo = 0, hi = m - 1;  // the last entry whose edges start at or before e
+            while (lo < hi) {
+                const int mid = (lo + hi + 1) >> 1;
+                if (s_at[mid] <= e) lo = mid;
+                else hi = mid - 1;
+            }
+            visit(s_entry[lo], s_first[lo] + (e - s_at[lo]));
+        }
+        __syncthreads();  // the batch read by every thread before the next is laid out
+    }
+}
 
 // ------------------------------------------------------------------ a relaxation's window
 // gbla.relax(..., window=t): only the input's entries no worse than t (u <= t under a min
@@ -211,10 +262,9 @@ template <class U>
 struct gbla_window {
     U t;
     bool on, above;
+    // u expanded (else carried, where the window is on: callers test `on` first, so that
+    // without a window u's values are never loaded)
     __device__ __forceinline__ bool within(U u) const { return above ? u >= t : u <= t; }
-    // expanded: every entry without a window
-    __device__ __forceinline__ bool expands(U u) const { return !on || within(u); }
-    __device__ __forceinline__ bool carries(U u) const { return on && !within(u); }
 };
 
 template <class U>

@@ -134,7 +134,7 @@ __device__ void gbla_decide(u64* info, long long* state, long long n, long long 
                             int early_exit)
 {
     const long long frontier = (long long)(gbla_read(&info[0]) + gbla_read(&info[1]) +
-                                           gbla_read(&info[2]));
+                                           gbla_read(&info[2]) + gbla_read(&info[GBLA_SLOT_HUGE]));
     gbla_decide_for(info, state, n, edges, early_exit, frontier,
                     (long long)gbla_read(&info[3]));
 }
@@ -155,11 +155,33 @@ __device__ __forceinline__ bool gbla_pushes_surely(const u64* info, int decide,
     return !gbla_direction::pull(false, c, c * degree, *unexplored, n, early_exit != 0);
 }
 
-// The entries of u into three bins by out-degree in indptr, with their count and out-edges in
-// info[0..3] (zeroed before the launch, by the last iteration's test: lists.cuh): those listed
-// in ids[0..*count) when u has a list (entries.cu) and its count is known, else every k < n_in
-// where upresent (null: all). With `decide`, the last block to finish then chooses the product's direction
-// (gbla_decide) from the n-row matrix of `edges` entries: one launch instead of two.
+// Whether a product of the c listed entries of u that makes its choice (decide) and pulled
+// last time can only pull again: the rule pulls even for a frontier without out-edges (its
+// hysteresis keeps the pull by the vertices alone, GAP's n_f x beta against n), and GAP's
+// count after the step does not depend on the edges. `unexplored` gets that count.
+__device__ __forceinline__ bool gbla_pulls_surely(int decide, const long long* state,
+                                                  long long n, long long edges, int early_exit,
+                                                  long long c, long long* unexplored)
+{
+#ifdef GBLA_FUSED  // one block (fused.cu) pushes
+    return false;
+#endif
+    if (!decide || state == nullptr || state[0] != 2) return false;
+    *unexplored = state[1] < 0 ? edges : state[1];
+    return gbla_direction::pull(true, c, 0, *unexplored, n, early_exit != 0) &&
+           gbla_direction::unexplored_after(true, true, *unexplored, 0) ==
+               gbla_direction::unexplored_after(true, true, *unexplored, edges);
+}
+
+// The entries of u into bins by out-degree in indptr (frontier.cuh's, the largest spread:
+// info[GBLA_SLOT_HUGE]), with their count and out-edges in info[0..3] (zeroed before the
+// launch, by the last iteration's test: lists.cuh): those listed in ids[0..*count) when u has
+// a list (entries.cu) and its count is known, else every k < n_in where upresent (null: all).
+// With `decide`, the last block to finish then chooses the product's direction (gbla_decide)
+// from the n-row matrix of `edges` entries: one launch instead of two. A listed u without a
+// window whose product pulled last time and can only pull again (gbla_pulls_surely) is not
+// binned: block 0 sets the choice, and every block returns (a pull reads no bins, and counts
+// the transpose's edges, not u's out-edges).
 // With a window (gbla.relax's: u's values `wvals`, its t, shift and kind, frontier.cuh), only
 // the entries it expands are binned, counted and chosen for; the product carries the others.
 // With `direct` (> 0: the matrix's largest out-degree, at most _spmv.DIRECT_DEGREE), a listed
@@ -199,16 +221,24 @@ __global__ void gbla_gather_decide(long long n_in, const bool* __restrict__ upre
             }
             return;
         }
+        if (!(wkind & GBLA_WINDOW_ON) &&
+            gbla_pulls_surely(decide, state, n, edges, early_exit, c, &unexplored)) {
+            if (tid == 0) {
+                state[1] = gbla_direction::unexplored_after(true, true, unexplored, 0);
+                info[GBLA_INFO_PULL] = 1;
+            }
+            return;
+        }
         for (long long j = tid; j < c; j += stride) {
             const I k = ids[j];
             if (gbla_window_expands_at(wvals, k, wt, wshift, wkind))
-                gbla_append_binned(k, n_in, indptr, bins, info);
+                gbla_append_binned<I, true>(k, n_in, indptr, bins, info);
         }
     } else {
         for (long long k = tid; k < n_in; k += stride)
             if ((upresent == nullptr || upresent[k]) &&
                 gbla_window_expands_at(wvals, k, wt, wshift, wkind))
-                gbla_append_binned((I)k, n_in, indptr, bins, info);
+                gbla_append_binned<I, true>((I)k, n_in, indptr, bins, info);
     }
     if (!decide) return;
     // every append of every block done

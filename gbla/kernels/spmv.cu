@@ -143,7 +143,7 @@ __device__ __forceinline__ void gbla_pull_finish(long long i, typename S::Z acc,
 {
     bool keep = found && gbla_improves<S>(ov, op, i, acc, false);
     if (av != nullptr && (ap == nullptr || ap[i]) &&
-        (!win.on || win.carries((typename S::U)av[i]))) {
+        (!win.on || !win.within((typename S::U)av[i]))) {
         acc = keep ? S::add(acc, av[i]) : av[i];
         keep = true;
     }
@@ -272,7 +272,7 @@ __device__ __forceinline__ void gbla_pull_rows(long long n_out, const P* __restr
 #pragma unroll
             for (int j = 0; j < 4; ++j)
                 hit[j] = (upresent == nullptr || upresent[k[j]]) &&
-                         (!win.on || win.expands(uvals[k[j]]));
+                         (!win.on || win.within(uvals[k[j]]));
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
                 if (!hit[j] || done) continue;
@@ -283,7 +283,7 @@ __device__ __forceinline__ void gbla_pull_rows(long long n_out, const P* __restr
         for (; e < end && !done; ++e) {
             const long long k = (long long)indices[e];
             if (upresent != nullptr && !upresent[k]) continue;
-            if (win.on && !win.expands(uvals[k])) continue;
+            if (win.on && !win.within(uvals[k])) continue;
             gbla_pull_combine<S>(acc, found, avals, uvals, e, k);
             done = S::HAS_TERMINAL && S::is_terminal(acc);
         }
@@ -324,7 +324,7 @@ __device__ __forceinline__ void gbla_pull_long_rows(const long long* __restrict_
             const long long e = base + lane;
             if (e < end) {
                 const long long k = (long long)indices[e];
-                if ((upresent == nullptr || upresent[k]) && (!win.on || win.expands(uvals[k])))
+                if ((upresent == nullptr || upresent[k]) && (!win.on || win.within(uvals[k])))
                     gbla_pull_combine<S>(acc, found, avals, uvals, e, k);
             }
             if (S::HAS_TERMINAL &&
@@ -371,7 +371,7 @@ __device__ __forceinline__ void gbla_pull_huge_rows(const long long* __restrict_
             const long long e = base + threadIdx.x;
             if (e < end) {
                 const long long k = (long long)indices[e];
-                if ((upresent == nullptr || upresent[k]) && (!win.on || win.expands(uvals[k])))
+                if ((upresent == nullptr || upresent[k]) && (!win.on || win.within(uvals[k])))
                     gbla_pull_combine<S>(acc, found, avals, uvals, e, k);
             }
             if (S::HAS_TERMINAL && __syncthreads_or(found && S::is_terminal(acc))) break;
@@ -473,7 +473,7 @@ __device__ __forceinline__ void gbla_push_also(long long first, long long step, 
     for (long long j = first; j < end; j += step) {
         const long long i = gbla_walk_id(walk, j);
         if (ap != nullptr && !ap[i]) continue;
-        if (win.on && !win.carries((typename S::U)av[i])) continue;
+        if (win.on && win.within((typename S::U)av[i])) continue;
         gbla_push_into<S, I>(i, av[i], wpresent[i], w, wpresent, ids, count);
     }
 }
@@ -514,8 +514,8 @@ __device__ __forceinline__ void gbla_push_direct(
     const I* __restrict__ p_indptr, const I* __restrict__ p_indices,
     const typename S::A* __restrict__ p_avals, const bool* __restrict__ mask, int mask_mode,
     typename S::Z* __restrict__ w, unsigned char* __restrict__ wpresent, I* __restrict__ ids,
-    u64* count, typename S::Z* ov, bool* op, const void* win_t, const void* win_shift,
-    int win_kind, bool spends, long long* state, u64* examined)
+    u64* count, typename S::Z* ov, bool* op, gbla_window<typename S::U> win, bool spends,
+    long long* state, u64* examined)
 {
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long threads = (long long)gridDim.x * blockDim.x;
@@ -526,7 +526,7 @@ __device__ __forceinline__ void gbla_push_direct(
         const long long k = (long long)u_ids[f];
         // the row's extent read beside the window's value: one wait, not two
         const long long first = (long long)p_indptr[k], last = (long long)p_indptr[k + 1];
-        if (!gbla_window_expands_at(uvals, k, win_t, win_shift, win_kind)) continue;
+        if (win.on && !win.within(uvals[k])) continue;
         if (sub == 0) expanded += (u64)(last - first);
         for (long long e = first + sub; e < last; e += 8)
             gbla_push_edge<S, I>(k, e, uvals, p_indices, p_avals, mask, mask_mode, w, wpresent,
@@ -549,7 +549,9 @@ __device__ __forceinline__ void gbla_push_direct(
 
 // A device product in one launch. info[4] == 0: push from the binned entries of u (bins, n_in
 // apart, sizes in info[0..2]): 8 lanes per entry of the small bin, a warp per entry of the
-// medium one, a block per entry of the large one, grid-stride over each. Else pull: a block per
+// medium one, a block per entry of the large one, grid-stride over each, then the spread bin's
+// edges over the whole grid (frontier.cuh's gbla_grid_for_each_spread_edge; its entries at the
+// top of the bins, their count in info[GBLA_SLOT_HUGE]). Else pull: a block per
 // huge row of the transpose Q (the longest work first), then a thread per row, then a warp per
 // long row. The branch is uniform over the grid, and a
 // direction that cannot run here gets null arrays (its branch is never taken). Either way each
@@ -613,8 +615,8 @@ __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
                          wpresent, ids, count, win);
     if (direct) {
         gbla_push_direct<S, I>(u_ids, u_count, uvals, p_indptr, p_indices, p_avals, mask,
-                               mask_mode, w, wpresent, ids, count, ov, op, win_t, win_shift,
-                               win_kind, direct == 2, state, examined);
+                               mask_mode, w, wpresent, ids, count, ov, op, win, direct == 2,
+                               state, examined);
         return;
     }
     // 8 lanes an entry of the small bin: its edges side by side, so that a level waits for one
@@ -640,4 +642,12 @@ __global__ void gbla_spmv_device(const I* __restrict__ bins, long long n_in,
             gbla_push_edge<S, I>(k, e, uvals, p_indices, p_avals, mask, mask_mode, w, wpresent,
                                  ids, count, ov, op);
     }
+    const long long n_spread = (long long)info[GBLA_SLOT_HUGE];
+    if (n_spread)
+        gbla_grid_for_each_spread_edge(bins + 3 * n_in - n_spread, n_spread, p_indptr,
+                                       [&](long long k, long long e) {
+                                           gbla_push_edge<S, I>(k, e, uvals, p_indices, p_avals,
+                                                                mask, mask_mode, w, wpresent,
+                                                                ids, count, ov, op);
+                                       });
 }
