@@ -558,8 +558,8 @@ _KERNELS = (
         _persistent,
         True,
         "one cooperative launch runs every level, grid-wide barrier between levels, push/pull "
-        "chosen on the device by the DirectionPolicy rule; a pull reads its frontier as a "
-        "bitmap",
+        "chosen on the device by the DirectionPolicy rule; a push spreads a hub's edges over "
+        "the whole grid, a pull reads its frontier as a bitmap",
     ),
     (
         "load_balanced",
