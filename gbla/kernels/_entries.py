@@ -416,10 +416,7 @@ def store(
     """Enqueue buffer := (values, present), a vector whose ``entries`` list its entries, into a
     state's buffers whose own list is ``buffer_entries``, in one launch: the old entries the new
     value lacks cleared, the new ones written, the list copied (or, where either list is
-    unknown or the two hold at least 2^20 entries and n / 16, the whole value copied: lists.cuh's
-    ``gbla_dense_walk``, which assign's masked write and the loop test's clearing follow too, a
-    pass in order being cheaper there than a 32-byte sector of each array at random an entry).
-    ``arrived``: one uint64 word on the device, zero, that the
+    unknown, the whole value copied). ``arrived``: one uint64 word on the device, zero, that the
     launch leaves zero. ``fold``: (code, identity, out, partial): the launch also writes the
     new value's min (code 1) or max (2), gbla's min and max monoids of that ``identity``, into
     the 0-d ``out`` (``partial``: at least :func:`store_partials` slots); all of values.dtype,

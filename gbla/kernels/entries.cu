@@ -137,8 +137,7 @@ __global__ void gbla_store(long long n, const I* __restrict__ ids_w,
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long stride = (long long)gridDim.x * blockDim.x;
     T acc = identity;
-    if (old_count == GBLA_UNKNOWN || new_count == GBLA_UNKNOWN ||
-        gbla_dense_walk((long long)(old_count + new_count), n)) {
+    if (old_count == GBLA_UNKNOWN || new_count == GBLA_UNKNOWN) {
         for (long long i = tid; i < n; i += stride) {
             const T v = wv[i];
             const bool p = wp[i];
@@ -192,7 +191,7 @@ __global__ void gbla_assign_entries(long long n, const void* m_ids, int m_wide,
                                     int tv_scalar, const bool* __restrict__ tp,
                                     O* __restrict__ ov, bool* __restrict__ op)
 {
-    const gbla_list walk = gbla_walk_of(gbla_list_of(m_ids, m_wide, m_count), n);
+    const gbla_list walk = gbla_list_of(m_ids, m_wide, m_count);
     const long long end = walk.known() ? walk.count : n;
     const long long stride = (long long)gridDim.x * blockDim.x;
     const O scalar = tv_scalar ? (O)tv[0] : O();  // read once, beside the list's count

@@ -80,18 +80,6 @@ __device__ __forceinline__ gbla_list gbla_list_of(const void* ids, int wide, con
     return {ids, wide, c == GBLA_UNKNOWN ? -1ll : (long long)c};
 }
 
-#define GBLA_DENSE_WALK 16
-#define GBLA_DENSE_LEAST (1ll << 20)
-__device__ __forceinline__ bool gbla_dense_walk(long long c, long long n)
-{
-    return c >= GBLA_DENSE_LEAST && c * GBLA_DENSE_WALK >= n;
-}
-__device__ __forceinline__ gbla_list gbla_walk_of(gbla_list list, long long n)
-{
-    if (list.known() && gbla_dense_walk(list.count, n)) list.count = -1;
-    return list;
-}
-
 // Position j of a walk: the list's j-th id, or j itself in the pass over n.
 __device__ __forceinline__ long long gbla_walk_id(const gbla_list& walk, long long j)
 {
@@ -140,8 +128,7 @@ __device__ __forceinline__ void gbla_clear_sites(const gbla_site* sites, int k, 
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     for (int s = 0; s < k; ++s) {
         const gbla_site site = sites[s];
-        const gbla_list old =
-            gbla_walk_of(gbla_list_of(site.ids, (int)site.wide, site.count), site.n);
+        const gbla_list old = gbla_list_of(site.ids, (int)site.wide, site.count);
         const long long end = old.known() ? old.count : site.n;
         for (long long j = tid; j < end; j += stride) {
             const long long i = gbla_walk_id(old, j);
