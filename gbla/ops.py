@@ -109,10 +109,6 @@ def _binary_op(op, arg):
     return op
 
 
-def _monoid(monoid, arg):
-    return _sr.monoid_of(monoid, arg)
-
-
 def _mask(mask, size):
     if mask is None:
         return None
@@ -1308,7 +1304,7 @@ def reduce(u: Vector | Matrix, monoid: Monoid | str, *, out: Scalar | None = Non
         A, name = _matrix(u, "u"), "A"
         u = Vector._from_dense_arrays(A._values_or_ones(), None, A.device)
     u = _vector(u, "u")
-    monoid = _monoid(monoid, "monoid")
+    monoid = _sr.monoid_of(monoid)
     if u.dtype not in monoid.dtypes:
         raise V.domain(
             f"{name}.dtype",
@@ -1474,7 +1470,7 @@ def reduce_columnwise(
 
 def _reduce_lines(A, monoid, columns, mask, accum, replace, out):
     A = _matrix(A, "A")
-    monoid = _monoid(monoid, "monoid")
+    monoid = _sr.monoid_of(monoid)
     if A.dtype not in monoid.dtypes:
         raise V.domain(
             "A.dtype", f"be one {monoid.name} takes {[d.name for d in monoid.dtypes]}", A.dtype.name
