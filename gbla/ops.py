@@ -2129,6 +2129,7 @@ def relax(
     direction: _Direction = "auto",
     also: Vector | None = None,
     window: Scalar | Any = None,
+    hops: int = 1,
 ) -> Vector:
     """out = the better of out and u (+).(x) A, in place; returns the entries of out that
     changed, with their new values (a gbla extension).
@@ -2166,6 +2167,16 @@ def relax(
         (:class:`Scalar`). In a loop on the device, with u of the product's dtype and a
         Scalar window of that dtype, the product's own gather picks the entries within (the
         split costs no kernel, and a direction policy is told the bucket's size).
+    hops : int, default 1
+        With a window: how many edges deep one call may relax from u's entries (1 to 255).
+        Where the product walks u's list itself (in a loop on the device, a matrix of small
+        out-degrees, a push), a vertex whose value falls inside the window is expanded in
+        the same launch, up to ``hops`` edges from u, instead of joining the result for the
+        next call. Out then holds values no worse than one hop's, and the result every
+        vertex whose value fell and whose out-edges were not relaxed from that value: a loop
+        to the fixed point ends with the same out in fewer rounds (delta-stepping's, by the
+        hops). Elsewhere one hop, as ``hops=1``; which vertices the result holds then depends
+        on the threads' order, not on the device alone.
 
     Returns
     -------
@@ -2178,7 +2189,8 @@ def relax(
     DomainMismatch, DimensionMismatch
         As :func:`vxm` and :func:`improve` raise them.
     InvalidValue
-        A ``window`` with an add other than min or max.
+        A ``window`` with an add other than min or max; ``hops`` not an integer from 1 to
+        255, or above 1 without a window.
 
     Examples
     --------
@@ -2207,6 +2219,10 @@ def relax(
         also = _vector(also, "also")
         V.dimension(also.size, A.ncols, "also.size", "A.ncols")
         V.same_device({"out": out.device, "also": also.device})
+    if isinstance(hops, bool) or not isinstance(hops, (int, np.integer)) or not 1 <= hops <= 255:
+        raise V.invalid_value("hops", "be an integer from 1 to 255", hops)
+    if hops > 1 and window is None:
+        raise V.invalid_value("hops", "be 1 without a window", hops)
     within = None
     if window is not None:
         within = _WITHIN.get(semiring.add.op.name)
@@ -2232,7 +2248,7 @@ def relax(
             and u._dense()[0].data.ptr != o_values.data.ptr  # u is read while out is written
         ):
             relaxation = _relaxation(
-                (o_values, o_present), u, also, window, within, t_dtype, semiring
+                (o_values, o_present), u, also, window, within, t_dtype, int(hops)
             )
             if relaxation is not None:
                 t = _vxm(
@@ -2258,7 +2274,7 @@ def relax(
     return changed if also is None else ewise_add(also, changed, semiring.add.op)
 
 
-def _relaxation(into, u, also, window, within, t_dtype, semiring):
+def _relaxation(into, u, also, window, within, t_dtype, hops):
     """The :class:`_Relaxation` a device loop's product runs for :func:`relax`, or None where
     a window asks for what the product's own gather cannot do (then relax composes it)."""
     o_values = into[0]
@@ -2283,7 +2299,7 @@ def _relaxation(into, u, also, window, within, t_dtype, semiring):
     ):
         return None
     base, shift = parts
-    return _Relaxation(into, None, (base._array, shift, kind))
+    return _Relaxation(into, None, (base._array, shift, kind | (hops << 8 if hops > 1 else 0)))
 
 
 def scale(A: Matrix, v: Vector, op: _Op, *, side: str = "left") -> Matrix:

@@ -1070,45 +1070,183 @@ def test_relax_refuses_a_window_without_a_min_or_max_add(device):
         gbla.relax(gbla.Vector.new(5, device=device), d, rect, window=1.0)
 
 
-@pytest.mark.parametrize(
-    "semiring, dtype, direction, full",
-    [
-        ("min_plus", np.float64, "push", True),
-        ("min_plus", np.float32, "pull", True),
-        ("min_plus", np.int32, "auto", False),
-        ("min_plus", np.int64, "push", False),
-        ("max_plus", np.float64, "auto", True),
-        ("min_plus", np.float64, "nan", True),
-    ],
-)
-def test_a_windowed_relax_on_a_loops_state_equals_it_eagerly(
-    device, semiring, dtype, direction, full
-):
-    # delta-stepping's round in two ops: the window's end a Scalar plus a number, the window
-    # picked by the product's gather on the GPU (a push, a pull, a policy choosing)
-    A, _ = _relax_graph(device, dtype, 12, n=300, nan=direction == "nan")
+def _windowed_rounds(device, semiring, dtype, direction, seed):
+    """Delta-stepping's round in two ops over a random graph of 300 vertices (direction "nan":
+    NaN weights too, and 'auto'): (n, body_of), body_of(hops) the loop's body, which relaxes
+    the pending set's entries within 3 of its best one (the window's end a Scalar plus a
+    number, picked by the product's gather on the GPU)."""
+    A, _ = _relax_graph(device, dtype, seed, n=300, nan=direction == "nan")
     direction = "auto" if direction == "nan" else direction
-    n = A.nrows
     if semiring == "max_plus":
         A = gbla.apply(A, unary.ainv)
     reduce, width = ("min", dtype(3)) if semiring == "min_plus" else ("max", dtype(-3))
     better = "<" if semiring == "min_plus" else ">"
     low = gbla.Scalar.new(dtype, device=device)
 
-    def body(s, _):
-        gbla.reduce(s.pending, reduce, out=low)
-        s.pending = gbla.relax(
-            s.d, s.pending, A, semiring, better, direction=direction, window=low + width
-        )
+    def body_of(hops):
+        def body(s, _):
+            gbla.reduce(s.pending, reduce, out=low)
+            s.pending = gbla.relax(
+                s.d,
+                s.pending,
+                A,
+                semiring,
+                better,
+                direction=direction,
+                window=low + width,
+                hops=hops,
+            )
 
+        return body
+
+    return A.nrows, body_of
+
+
+# (semiring, dtype, direction, full) of a windowed relaxation's loop: a push, a pull, a policy
+# choosing; distances full, or made by the rounds; NaN distances and weights ("nan")
+_WINDOWED = [
+    ("min_plus", np.float64, "push", True),
+    ("min_plus", np.float32, "pull", True),
+    ("min_plus", np.int32, "auto", False),
+    ("min_plus", np.int64, "push", False),
+    ("max_plus", np.float64, "auto", True),
+    ("min_plus", np.float64, "nan", True),
+    ("min_plus", np.float32, "push", True),
+]
+
+
+@pytest.mark.parametrize("semiring, dtype, direction, full", _WINDOWED)
+def test_a_windowed_relax_on_a_loops_state_equals_it_eagerly(
+    device, semiring, dtype, direction, full
+):
+    n, body_of = _windowed_rounds(device, semiring, dtype, direction, 12)
     _, rounds = _auto_equals_eager(
-        body,
+        body_of(1),
         lambda: _from_0_and_7(n, dtype, full, device, "pending", semiring),
         ("d", "pending"),
         while_nonempty="pending",
         max_iterations=3 * n,
     )
     assert rounds > 3
+
+
+@pytest.mark.parametrize("semiring, dtype, direction, full", _WINDOWED)
+@pytest.mark.parametrize("hops", [2, 8])
+def test_a_windowed_relax_of_several_hops_ends_where_single_hops_do(
+    device, semiring, dtype, direction, full, hops
+):
+    # on the GPU the direct push (out-degrees of at most _spmv.DIRECT_DEGREE, a listed input)
+    # relaxes up to `hops` edges deep inside the window in one launch: the loop ends with the
+    # distances of one hop a round (eager mode, any device: the composed ops), nothing pending
+    n, rounds_of = _windowed_rounds(device, semiring, dtype, direction, 13)
+    runs = {}
+    for h, mode in ((hops, "auto"), (1, "eager")):
+        stats = {}
+        start = _from_0_and_7(n, dtype, full, device, "pending", semiring)
+        out = gbla.iterate(
+            rounds_of(h),
+            start,
+            mode=mode,
+            stats=stats,
+            while_nonempty="pending",
+            max_iterations=3 * n,
+        )
+        runs[h] = [host(a) for a in out["d"].to_coo()], out["pending"].nvals, stats
+    for a, b in zip(runs[hops][0], runs[1][0]):
+        np.testing.assert_array_equal(a, b)
+    assert runs[hops][1] == runs[1][1] == 0
+    assert runs[1][2]["iterations"] > 3
+    assert runs[hops][2]["mode"] == ("device" if device == "gpu" else "eager")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("hops", [2, 8])
+def test_a_path_is_relaxed_hops_edges_a_round(hops):
+    # a path 0 - 1 - ... - n-1 of unit weights pushed from 0 under a window that holds every
+    # distance: one hop a round takes n rounds; `hops` take one round each `hops` edges, the
+    # last vertex of each reached pending for the next. The algebra's delta-stepping (sssp.HOPS)
+    # gives SciPy's distances in fewer rounds than eager mode's one hop a round.
+    if not gbla.gpu_available():
+        pytest.skip("needs a CUDA device")
+    from scipy.sparse import csgraph
+
+    n = 301
+    S = sp.diags([np.ones(n - 1), np.ones(n - 1)], [-1, 1], format="csr")
+    A = gbla.Matrix.from_scipy(S, device="gpu")
+    low = gbla.Scalar.new(np.float64, device="gpu")
+
+    def body(s, _):
+        gbla.reduce(s.pending, "min", out=low)
+        s.pending = gbla.relax(s.d, s.pending, A, direction="push", window=low + 1e6, hops=hops)
+
+    start = {
+        "d": gbla.Vector.from_coo([0], [0.0], n, device="gpu"),
+        "pending": gbla.Vector.from_coo([0], [0.0], n, device="gpu"),
+    }
+    stats = {}
+    out = gbla.iterate(body, start, stats=stats, while_nonempty="pending", fuse=False)
+    assert stats["mode"] == "device"
+    np.testing.assert_array_equal(host(out["d"].to_dense()), np.arange(n, dtype=np.float64))
+    # a round takes the path `hops` edges on (the first, run before the loop is recorded, one
+    # or `hops`), and the last vertex, where reached at a round's last hop, takes one more
+    rounds = -(-(n - 1) // hops)
+    assert rounds <= stats["iterations"] <= rounds + 2
+    assert stats["edges"] == S.nnz  # each vertex's edges relaxed once, at whatever hop
+    eager, device = {}, {}
+    dist = gbla.sssp(A, 0, method="delta_stepping", stats=device)
+    gbla.sssp(gbla.Matrix.from_scipy(S, device="cpu"), 0, method="delta_stepping", stats=eager)
+    np.testing.assert_array_equal(host(dist), csgraph.dijkstra(S, indices=0))
+    assert device["iterations"] < eager["iterations"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("room", [0, 3, 1024])
+def test_a_full_queue_leaves_the_rest_pending_and_none_relaxes_one_hop(monkeypatch, room):
+    # the direct push's queue a block (_spmv.CHASE_ROOM vertices): 3 fill at once on a grid,
+    # and what finds them full waits pending for the next round; without a queue the rounds
+    # are one hop's, as eager mode's
+    if not gbla.gpu_available():
+        pytest.skip("needs a CUDA device")
+    from scipy.sparse import csgraph
+
+    from gbla.kernels import _spmv
+
+    monkeypatch.setattr(_spmv, "CHASE_ROOM", room)
+    side = 40
+    line = sp.diags([np.ones(side - 1), np.ones(side - 1)], [-1, 1])
+    S = sp.csr_array(sp.kron(line, sp.identity(side)) + sp.kron(sp.identity(side), line))
+    S.data = np.random.default_rng(3).integers(1, 10, S.nnz).astype(np.float64)
+    S = sp.csr_array(S.maximum(S.T))
+    runs = {}
+    for mode, device in (("auto", "gpu"), ("eager", "cpu")):
+        A = gbla.Matrix.from_scipy(S, device=device)  # a recording of its own
+        low = gbla.Scalar.new(np.float64, device=device)
+
+        def body(s, _):
+            gbla.reduce(s.pending, "min", out=low)
+            s.pending = gbla.relax(s.d, s.pending, A, direction="push", window=low + 20, hops=8)
+
+        start = {k: gbla.Vector.from_coo([0], [0.0], S.shape[0], device=device) for k in "dp"}
+        start["pending"] = start.pop("p")
+        stats = {}
+        out = gbla.iterate(body, start, mode=mode, stats=stats, while_nonempty="pending")
+        runs[mode] = host(out["d"].to_dense()), stats["iterations"]
+    np.testing.assert_array_equal(runs["auto"][0], csgraph.dijkstra(S, indices=0))
+    np.testing.assert_array_equal(runs["eager"][0], runs["auto"][0])
+    if room == 0:
+        assert runs["auto"][1] == runs["eager"][1]
+
+
+def test_relax_refuses_hops_that_are_not_a_count_or_lack_a_window(device):
+    A = gbla.Matrix.from_edges([0], [1], [1.0], 4, device=device)
+    d = gbla.Vector.from_coo([0], [0.0], 4, device=device)
+    for bad in (0, 256, 2.5, True, "3", -1):
+        with pytest.raises(gbla.InvalidValue, match="hops"):
+            gbla.relax(d, d, A, window=1.0, hops=bad)
+    with pytest.raises(gbla.InvalidValue, match="hops.*window"):
+        gbla.relax(d, d, A, hops=2)
+    got = gbla.relax(d, gbla.Vector.from_coo([0], [0.0], 4, device=device), A, window=1.0, hops=3)
+    assert host(got.to_coo()[0]).tolist() == [1]  # off the device loop: one hop
 
 
 def test_relax_refuses_wrong_sizes_and_a_non_comparison(device):

@@ -371,6 +371,8 @@ def test_sssp_on_the_gpu_relaxes_what_the_cpu_relaxes(monkeypatch, graph, method
     # the algorithms' own choice (no block: sssp.FUSE_ROUNDS) overridden both ways, before the
     # recording, made with the matrix
     monkeypatch.setattr(importlib.import_module("gbla.algorithms.sssp"), "FUSE_ROUNDS", fuse)
+    # one hop a round: deeper ones are the GPU's direct push's alone (gbla.relax's hops)
+    monkeypatch.setattr(importlib.import_module("gbla.algorithms.sssp"), "HOPS", 1)
     S = GPU_GRAPHS[graph]()
     options = {"delta": 4.0} if method == "delta_stepping" else {}
     for source in (0, 7):
@@ -415,6 +417,8 @@ def test_a_direct_push_examines_and_chooses_what_a_binned_one_does(monkeypatch, 
     from gbla.kernels import _loop, _spmv
 
     monkeypatch.setattr(importlib.import_module("gbla.runtime.capture"), "FUSE", False)
+    # one hop a round: deeper ones are the direct push's alone (gbla.relax's hops)
+    monkeypatch.setattr(importlib.import_module("gbla.algorithms.sssp"), "HOPS", 1)
     direct = []  # the direct degree of each gather enqueued (0 where its input has no list)
     gather = _loop.gather
 

@@ -57,6 +57,15 @@ def graphs():
     dst = np.r_[dst, first + (np.arange(ring) + 1) % ring]
     n = first + ring
     yield "hubs", sp.csr_array((np.ones(len(src)), (src, dst)), shape=(n, n)), 0
+    # a grid (a road network's degrees): the algebra's delta-stepping relaxes several hops a
+    # round from each block's queue in shared memory (spmv.cu's gbla_push_direct)
+    side = 150
+    line = sp.diags([np.ones(side - 1), np.ones(side - 1)], [-1, 1])
+    yield (
+        "grid",
+        sp.csr_array(sp.kron(line, sp.identity(side)) + sp.kron(sp.identity(side), line)),
+        0,
+    )
 
 
 def weighted(S, seed):

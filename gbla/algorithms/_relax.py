@@ -12,11 +12,20 @@ from .. import ops, runtime
 from ..semirings import binary
 
 
-def relax(dist, frontier, A, semiring, better, direction, also=None, window=None):
+def relax(dist, frontier, A, semiring, better, direction, also=None, window=None, hops=1):
     """d = better-of(d, frontier (+).(x) A): :func:`gbla.ops.relax` (with ``also``'s entries
-    joining what changed, and only the frontier's entries within ``window`` expanded)."""
+    joining what changed, and only the frontier's entries within ``window`` expanded, up to
+    ``hops`` edges deep)."""
     return ops.relax(
-        dist, frontier, A, semiring, better, direction=direction, also=also, window=window
+        dist,
+        frontier,
+        A,
+        semiring,
+        better,
+        direction=direction,
+        also=also,
+        window=window,
+        hops=hops,
     )
 
 

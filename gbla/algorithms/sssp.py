@@ -6,7 +6,8 @@ its rounds are iterations of :func:`gbla.iterate`, run on the device when A is t
 Delta-stepping (Meyer & Sanders, in Davidson et al.'s near-far form, its bucket a window that
 slides) does the same from the pending vertices within delta of the nearest pending one only,
 each of its rounds one iteration of :func:`gbla.iterate` too, the window's end a reduction
-into a Scalar that never leaves the device. Predecessors are a BFS tree over the tight edges,
+into a Scalar that never leaves the device; on the GPU a round goes up to HOPS edges deep
+inside its window (gbla.relax's hops). Predecessors are a BFS tree over the tight edges,
 those with d(u) + w(u, v) == d(v), found with two diagonal scalings and a select.
 """
 
@@ -69,7 +70,7 @@ def sssp(
         When a dict is given, ``stats["method"]`` is set to the method that ran and
         ``stats["iterations"]`` to the relaxation rounds (Bellman-Ford: one min-plus product
         each; delta-stepping: one product from the pending vertices within delta of the
-        nearest pending one each);
+        nearest pending one each, on the GPU up to :data:`HOPS` edges deep inside that window);
         ``stats["edges_relaxed"]`` to the edges the rounds relaxed (summed over the sources
         with several; the kernels count theirs, the algebra's methods take their loop's
         ``edges``: a pushing round its frontier's out-edges, a pulling one every stored edge;
@@ -338,7 +339,9 @@ def _run(solve):
 # 4 sources, median ms at 0.5x / 1x / 2x / 3x the width, against the lowest bucket at 4x that
 # it replaced (benchmarks/results/ab/sssp_algebra_sliding_window.log): USA-road-NE 127 / 118 /
 # 109 / 107 (bucket 131), USA-road-FLA 101 / 95.1 / 97.6 / 94.2 (103), ego-Twitter 2.69 /
-# 2.44 / 2.26 / 2.25 (2.26), rmat(22) 25.7 / 24.2 / 21.7 / 22.0 (22.6).
+# 2.44 / 2.26 / 2.25 (2.26), rmat(22) 25.7 / 24.2 / 21.7 / 22.0 (22.6). With HOPS (below) 3x
+# still wins: 2x is about 10% slower on NE and FLA, 6x collapses on NY, BAY and COL
+# (benchmarks/results/ab/algebra_delta_stepping_hops_h200.log).
 ALGEBRA_WIDTH = 3.0
 
 
@@ -407,6 +410,16 @@ def _at_source(source, n, dtype, device, elsewhere=None):
     return Vector._from_host_entries([source], np.zeros(1, dtype), n, elsewhere, device)
 
 
+# How many edges deep the algebra's delta-stepping relaxes in one round from the vertices it
+# expands (gbla.relax's hops): a vertex whose distance falls inside the window has its edges
+# relaxed in the same launch where the product walks the pending list itself (a road
+# network's), instead of waiting for the next round. Swept on one H200 (8-64, widths 2-6x;
+# benchmarks/results/ab/algebra_delta_stepping_hops_h200.log): at 32 and the 3x width, NE's
+# rounds 1,300-2,200 -> 67-117, 51 -> 12.3 ms, at or ahead of async_delta_stepping_fixed on
+# six road networks; a wider window lost (its fronts pass the direct push's bound).
+HOPS = 32
+
+
 def _delta_stepping(A, source, dtype, direction, stats, delta):
     # Delta-stepping in Davidson et al.'s near-far form (IPDPS 2014): an iteration of
     # gbla.iterate relaxes every out-edge of the pending vertices (those whose distance fell
@@ -424,6 +437,7 @@ def _delta_stepping(A, source, dtype, direction, stats, delta):
     n = A.nrows
     width = dtype.type(delta)
     low = Scalar.new(dtype, device=A.device)
+    hops = HOPS
 
     def round_(s, _):
         # low: the least pending distance (test_reduce). The window, d <= low + width (added
@@ -432,7 +446,9 @@ def _delta_stepping(A, source, dtype, direction, stats, delta):
         # +inf: the window always holds that vertex, and the loop moves on). Its vertices are
         # expanded; the others stay pending beside the vertices whose distance fell (the lower
         # where both), the product's gather picking the window and the product writing both
-        s.pending = relax(s.dist, s.pending, A, min_plus, binary.lt, direction, window=low + width)
+        s.pending = relax(
+            s.dist, s.pending, A, min_plus, binary.lt, direction, window=low + width, hops=hops
+        )
 
     state = {
         "dist": _unreached_but(source, n, dtype, A.device),
@@ -443,7 +459,7 @@ def _delta_stepping(A, source, dtype, direction, stats, delta):
         state,
         while_nonempty="pending",
         cache=A,
-        key=("gbla.delta_stepping", policy_of(direction), delta),
+        key=("gbla.delta_stepping", policy_of(direction), delta, hops),
         stats=stats,
         fuse=FUSE_ROUNDS,
         test_reduce=(monoid.min, low),
@@ -484,7 +500,8 @@ methods.register(
         "delta_stepping",
         "sssp",
         "delta-stepping in min.plus products (near-far form): each "
-        "round relaxes the pending vertices within delta of the nearest one; on the CPU a "
+        "round relaxes the pending vertices within delta of the nearest one (on the GPU up to "
+        "HOPS edges deep inside that window, where the product walks them itself); on the CPU a "
         "product over a dense frontier gathers its edges' int64 columns, weights and "
         "products at once (about 6x the graph on R-MAT)",
         _run(_delta_stepping),

@@ -228,6 +228,10 @@ GATHER_BLOCKS_PER_SM = 2
 # entry, where they can only push (loop.cu's direct push: no binning, the gather one load): a
 # road network's (at most 9 or so); 0 turns it off.
 DIRECT_DEGREE = 32
+# The queue of a block of a direct push that relaxes more than one hop deep (gbla.relax's hops,
+# spmv.cu's gbla_push_direct), in vertices: the launch's dynamic shared memory, a value and an
+# id each. A vertex that finds it full waits for the next round.
+CHASE_ROOM = 1024
 
 
 def _largest_degree(P):
@@ -337,8 +341,14 @@ def device_product(
         also = (u_values, u_present, u_entries)
     a_push = P._values if push and types.uses_a else None
     a_pull = q_values if types.uses_a else None
+    shared = 0  # the chase's queue (a window's hops past 1, frontier.cuh), for a direct push
+    if direct and improve is not None and window is not None and window[2] >> 8 > 1:
+        shared = CHASE_ROOM * (z.itemsize + np.dtype(index_dtype).itemsize)
     if n_out:
-        ks["gbla_spmv_device"](
+        product = ks["gbla_spmv_device"]
+        if product.max_dynamic_shared_size_bytes < shared:  # past 48 KiB with the static
+            product.max_dynamic_shared_size_bytes = shared
+        product(
             blocks,
             (THREADS,),
             (
@@ -379,6 +389,7 @@ def device_product(
                 ptr(None if not direct else listed[1]),
                 ptr(None if choice is None else choice.state),
             ),
+            shared_mem=shared,
         )
     return w, present[:n_out].view(bool), (ids, count)
 
@@ -391,7 +402,7 @@ _WINDOW_DTYPES.update({np.dtype(np.int64): 3, np.dtype(np.int32): 4})
 def window_kind(dtype, above):
     """The kind word of gbla.relax's window over values of ``dtype`` (frontier.cuh): on, with
     ``above`` for a max monoid's (u >= t), and the dtype's code; None where the kernels read no
-    such dtype."""
+    such dtype. gbla.relax adds its hops past 1 in bits 8-15."""
     code = _WINDOW_DTYPES.get(np.dtype(dtype))
     return None if code is None else 1 | (2 if above else 0) | (code << 4)
 

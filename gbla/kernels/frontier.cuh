@@ -255,13 +255,16 @@ __device__ __forceinline__ void gbla_grid_for_each_spread_edge(const I* entries,
 // (u >= t), bits 4-6 u's dtype for a reader that has only its bytes (1 float64, 2 float32,
 // 3 int64, 4 int32). t is t[0] plus shift[0] where shift is given (a Scalar plus a number),
 // added in u's type as the select kernel adds its thunk's. A NaN u is never within (as the
-// comparison of gbla.split, which the window stands for, has it).
+// comparison of gbla.split, which the window stands for, has it). Bits 8-15: gbla.relax's
+// `hops`, how many edges deep a direct push may relax from u's entries inside the window (0 or
+// 1: one, the product's own; spmv.cu's gbla_push_direct).
 #define GBLA_WINDOW_ON 1
 #define GBLA_WINDOW_ABOVE 2
 template <class U>
 struct gbla_window {
     U t;
     bool on, above;
+    int hops;
     // u expanded (else carried, where the window is on: callers test `on` first, so that
     // without a window u's values are never loaded)
     __device__ __forceinline__ bool within(U u) const { return above ? u >= t : u <= t; }
@@ -274,6 +277,7 @@ __device__ __forceinline__ gbla_window<U> gbla_window_of(const void* t, const vo
     gbla_window<U> w;
     w.on = (kind & GBLA_WINDOW_ON) != 0;
     w.above = (kind & GBLA_WINDOW_ABOVE) != 0;
+    w.hops = (kind >> 8) & 0xff;
     w.t = U();
     if (w.on) {
         w.t = *static_cast<const U*>(t);

@@ -478,6 +478,28 @@ __device__ __forceinline__ void gbla_push_also(long long first, long long step, 
     }
 }
 
+// Edge e of frontier vertex k, u's value from value() (loaded only where needed): -1 where
+// the mask refuses its target i, a terminal value in w beats it or (a relaxation) it improves
+// nothing; else i, with z the product and had whether w held i when read (the mask and the
+// output's presence read side by side: one wait, not two; the claim decides who lists i,
+// whatever another thread did since).
+template <class S, class I, class Value>
+__device__ __forceinline__ long long gbla_edge_product(
+    long long k, long long e, Value value, const I* __restrict__ indices,
+    const typename S::A* __restrict__ avals, const bool* __restrict__ mask, int mask_mode,
+    const typename S::Z* __restrict__ w, const unsigned char* __restrict__ wpresent,
+    typename S::Z* ov, bool* op, typename S::Z* z, bool* had)
+{
+    const long long i = (long long)indices[e];
+    const bool allowed = gbla_allowed(mask, mask_mode, i);
+    *had = wpresent[i];
+    if (!allowed) return -1;
+    if (S::HAS_TERMINAL && *had && S::is_terminal(w[i])) return -1;
+    *z = S::mult(S::load_a(avals, e), value(), k);
+    if (!gbla_improves<S>(ov, op, i, *z, true)) return -1;  // a relaxation: what improves out
+    return i;
+}
+
 // Relaxes edge e of frontier vertex k into w, as gbla_spmv_push does, listing i the first time
 // it gets an entry.
 template <class S, class I>
@@ -491,15 +513,41 @@ __device__ __forceinline__ void gbla_push_edge(long long k, long long e,
                                                I* __restrict__ ids, u64* count,
                                                typename S::Z* ov = nullptr, bool* op = nullptr)
 {
-    const long long i = (long long)indices[e];
-    // the mask and the output's presence read side by side: one wait, not two (the claim
-    // decides who lists i, whatever another thread did since)
-    const bool allowed = gbla_allowed(mask, mask_mode, i);
-    const bool had = wpresent[i];
-    if (!allowed) return;
-    if (S::HAS_TERMINAL && had && S::is_terminal(w[i])) return;
-    const typename S::Z z = S::mult(S::load_a(avals, e), S::load_u(uvals, k), k);
-    if (!gbla_improves<S>(ov, op, i, z, true)) return;  // a relaxation: only what improves out
+    typename S::Z z;
+    bool had;
+    const long long i = gbla_edge_product<S, I>(
+        k, e, [&] { return S::load_u(uvals, k); }, indices, avals, mask, mask_mode, w, wpresent,
+        ov, op, &z, &had);
+    if (i >= 0) gbla_push_into<S, I>(i, z, had, w, wpresent, ids, count);
+}
+
+// Edge e of entry k (u's value uv) of a direct push, as gbla_push_edge; `deeper`: where it
+// improves out(i), i inside the window and not in w yet, i joins the block's queue (q_id,
+// q_val, q_end, of `room` entries) instead of w, for the push to relax its edges itself.
+// GBLA_CHASE_LANES lanes take a queued vertex's edges (a road network's 2-3): of 8, 4 and 2,
+// 4 were the fastest (benchmarks/results/ab/algebra_delta_stepping_hops_h200.log).
+#define GBLA_CHASE_LANES 4
+template <class S, class I>
+__device__ __forceinline__ void gbla_chase_edge(
+    long long k, typename S::T uv, long long e, const I* __restrict__ indices,
+    const typename S::A* __restrict__ avals, const bool* __restrict__ mask, int mask_mode,
+    typename S::Z* __restrict__ w, unsigned char* __restrict__ wpresent, I* __restrict__ ids,
+    u64* count, typename S::Z* ov, bool* op, const gbla_window<typename S::U>& win, bool deeper,
+    I* q_id, typename S::Z* q_val, int* q_end, int room)
+{
+    typename S::Z z;
+    bool had;
+    const long long i = gbla_edge_product<S, I>(
+        k, e, [&] { return uv; }, indices, avals, mask, mask_mode, w, wpresent, ov, op, &z, &had);
+    if (i < 0) return;
+    if (deeper && !had && win.within((typename S::U)z)) {
+        const int slot = atomicAdd(q_end, 1);
+        if (slot < room) {
+            q_id[slot] = (I)i;
+            q_val[slot] = z;
+            return;
+        }
+    }
     gbla_push_into<S, I>(i, z, had, w, wpresent, ids, count);
 }
 
@@ -508,6 +556,16 @@ __device__ __forceinline__ void gbla_push_edge(long long k, long long e,
 // list ids[0..*count), as the small bin's, the entries a window does not expand skipped (the
 // gather's test). The edges it expands go to `examined` and, where the rule spends them
 // (info[5] == 2), off GAP's unexplored edges in state[1]: one add a block of each.
+// A relaxation (ov) whose window allows hops > 1 (gbla.relax's `hops`) goes on from what it
+// improves: a vertex whose value falls inside the window, and which w does not hold yet, joins
+// the block's queue instead of w, and the block relaxes the queued vertices' edges itself, a
+// barrier between two hops, up to `hops` edges from u's entries; what falls at the last hop,
+// or finds the queue full, joins w as before. A queued vertex whose value fell again since is
+// skipped (whoever lowered it queued it or listed it). Out then holds values no worse than one
+// hop's, and w every vertex whose value fell and whose edges were not relaxed from that value:
+// a loop to the fixed point ends where one of single hops does, in fewer rounds. The queue is
+// the launch's dynamic shared memory (_spmv.CHASE_ROOM entries, the values then the ids);
+// without any, one hop.
 template <class S, class I>
 __device__ __forceinline__ void gbla_push_direct(
     const I* __restrict__ u_ids, const u64* u_count, const typename S::U* __restrict__ uvals,
@@ -517,10 +575,22 @@ __device__ __forceinline__ void gbla_push_direct(
     u64* count, typename S::Z* ov, bool* op, gbla_window<typename S::U> win, bool spends,
     long long* state, u64* examined)
 {
+    typedef typename S::Z Z;
+    extern __shared__ __align__(16) unsigned char gbla_chase_queue[];
+    unsigned int bytes;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
+    const int room = (int)(bytes / (sizeof(Z) + sizeof(I)));
+    Z* q_val = reinterpret_cast<Z*>(gbla_chase_queue);
+    I* q_id = reinterpret_cast<I*>(gbla_chase_queue + (size_t)room * sizeof(Z));
+    __shared__ int q_end;
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long threads = (long long)gridDim.x * blockDim.x;
     const long long c = (long long)*u_count;
     const int sub = threadIdx.x & 7;
+    // the same for every thread of the grid: the barriers below are the whole block's
+    const bool chase = ov != nullptr && win.on && win.hops > 1 && room > 0;
+    if (chase && threadIdx.x == 0) q_end = 0;
+    if (chase) __syncthreads();
     u64 expanded = 0;  // the out-edges of this thread's entries (its group's lane 0 counts)
     for (long long f = tid >> 3; f < c; f += threads >> 3) {
         const long long k = (long long)u_ids[f];
@@ -528,9 +598,42 @@ __device__ __forceinline__ void gbla_push_direct(
         const long long first = (long long)p_indptr[k], last = (long long)p_indptr[k + 1];
         if (win.on && !win.within(uvals[k])) continue;
         if (sub == 0) expanded += (u64)(last - first);
-        for (long long e = first + sub; e < last; e += 8)
-            gbla_push_edge<S, I>(k, e, uvals, p_indices, p_avals, mask, mask_mode, w, wpresent,
-                                 ids, count, ov, op);
+        if (chase) {
+            const typename S::T uv = S::load_u(uvals, k);
+            for (long long e = first + sub; e < last; e += 8)
+                gbla_chase_edge<S, I>(k, uv, e, p_indices, p_avals, mask, mask_mode, w,
+                                      wpresent, ids, count, ov, op, win, true, q_id, q_val,
+                                      &q_end, room);
+        } else {
+            for (long long e = first + sub; e < last; e += 8)
+                gbla_push_edge<S, I>(k, e, uvals, p_indices, p_avals, mask, mask_mode, w,
+                                     wpresent, ids, count, ov, op);
+        }
+    }
+    if (chase) {
+        int from = 0;
+        for (int hop = 1; hop < win.hops; ++hop) {
+            __syncthreads();  // the last hop's queue written
+            const int to = min(q_end, room);
+            __syncthreads();  // read by every thread before this hop queues more
+            if (from >= to) break;
+            const bool deeper = hop + 1 < win.hops;
+            const int lane = threadIdx.x % GBLA_CHASE_LANES;
+            for (int f = from + threadIdx.x / GBLA_CHASE_LANES; f < to;
+                 f += blockDim.x / GBLA_CHASE_LANES) {
+                const long long x = (long long)q_id[f];
+                const Z z = q_val[f];
+                const Z now = *reinterpret_cast<volatile Z*>(ov + x);
+                const long long first = (long long)p_indptr[x], last = (long long)p_indptr[x + 1];
+                if (now != z && S::add(z, now) == now) continue;  // fell again: not ours
+                if (lane == 0) expanded += (u64)(last - first);
+                for (long long e = first + lane; e < last; e += GBLA_CHASE_LANES)
+                    gbla_chase_edge<S, I>(x, (typename S::T)z, e, p_indices, p_avals, mask,
+                                          mask_mode, w, wpresent, ids, count, ov, op, win,
+                                          deeper, q_id, q_val, &q_end, room);
+            }
+            from = to;
+        }
     }
     if (examined == nullptr && !spends) return;
     __shared__ unsigned long long block_edges;
