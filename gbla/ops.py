@@ -2175,8 +2175,9 @@ def relax(
         next call. Out then holds values no worse than one hop's, and the result every
         vertex whose value fell and whose out-edges were not relaxed from that value: a loop
         to the fixed point ends with the same out in fewer rounds (delta-stepping's, by the
-        hops). Elsewhere one hop, as ``hops=1``; which vertices the result holds then depends
-        on the threads' order, not on the device alone.
+        hops). Elsewhere (the CPU, eager mode, a binned push, a pull) one hop, as
+        ``hops=1``. Where a call goes deeper, which vertices its result holds depends on the
+        threads' order; the loop's final out does not.
 
     Returns
     -------
