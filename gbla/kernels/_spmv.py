@@ -346,7 +346,8 @@ def device_product(
         shared = CHASE_ROOM * (z.itemsize + np.dtype(index_dtype).itemsize)
     if n_out:
         product = ks["gbla_spmv_device"]
-        if product.max_dynamic_shared_size_bytes < shared:  # past 48 KiB with the static
+        # past 48 KiB with the static; the attribute asked only of a launch that takes any
+        if shared and product.max_dynamic_shared_size_bytes < shared:
             product.max_dynamic_shared_size_bytes = shared
         product(
             blocks,
