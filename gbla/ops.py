@@ -667,8 +667,9 @@ def _device_matvec(
         choice = _loop.Choice(direction.policy, state, n_out, Q.nvals, early_exit)
     keep = _op_site("product")
     improve = also = window = None
+    hops = 1
     if relaxation is not None:
-        improve, also = relaxation.into, relaxation.also
+        improve, also, hops = relaxation.into, relaxation.also, relaxation.hops
         if relaxation.window is not None:
             t, shift, kind = relaxation.window
             if shift is not None:  # added to t by the kernels, kept with the op site
@@ -691,6 +692,7 @@ def _device_matvec(
         improve=improve,
         also=None if also is None else (*also._dense(), also._entries),
         window=window,
+        hops=hops,
     )
 
 
@@ -2112,11 +2114,12 @@ class _Relaxation(NamedTuple):
     """What a device loop's product runs of :func:`relax`: out's (values, present), which it
     writes; ``also`` (a Vector or None), whose entries join its output; ``window`` (t, shift,
     kind: t a 0-d device array, shift a host value or None, kind _spmv.window_kind's) or
-    None."""
+    None; ``hops``, relax's."""
 
     into: tuple
     also: Any = None
     window: Any = None
+    hops: int = 1
 
 
 def relax(
@@ -2168,16 +2171,16 @@ def relax(
         Scalar window of that dtype, the product's own gather picks the entries within (the
         split costs no kernel, and a direction policy is told the bucket's size).
     hops : int, default 1
-        With a window: how many edges deep one call may relax from u's entries (1 to 255).
-        Where the product walks u's list itself (in a loop on the device, a matrix of small
-        out-degrees, a push), a vertex whose value falls inside the window is expanded in
-        the same launch, up to ``hops`` edges from u, instead of joining the result for the
-        next call. Out then holds values no worse than one hop's, and the result every
-        vertex whose value fell and whose out-edges were not relaxed from that value: a loop
-        to the fixed point ends with the same out in fewer rounds (delta-stepping's, by the
-        hops). Elsewhere (the CPU, eager mode, a binned push, a pull) one hop, as
-        ``hops=1``. Where a call goes deeper, which vertices its result holds depends on the
-        threads' order; the loop's final out does not.
+        How many edges deep one call may relax from u's entries (1 to 255). Where the
+        product walks u's list itself (in a loop on the device, u of out's dtype, a matrix
+        of small out-degrees, a push), a vertex whose value falls (inside the window, with one) is
+        expanded in the same launch, up to ``hops`` edges from u, instead of joining the
+        result for the next call. Out then holds values no worse than one hop's, and the
+        result every vertex whose value fell and whose out-edges were not relaxed from that
+        value: a loop to the fixed point ends with the same out in fewer rounds
+        (Bellman-Ford's and delta-stepping's, by the hops). Elsewhere (the CPU, eager mode, a
+        binned push, a pull) one hop, as ``hops=1``. Where a call goes deeper, which vertices
+        its result holds depends on the threads' order; the loop's final out does not.
 
     Returns
     -------
@@ -2191,7 +2194,7 @@ def relax(
         As :func:`vxm` and :func:`improve` raise them.
     InvalidValue
         A ``window`` with an add other than min or max; ``hops`` not an integer from 1 to
-        255, or above 1 without a window.
+        255.
 
     Examples
     --------
@@ -2222,8 +2225,6 @@ def relax(
         V.same_device({"out": out.device, "also": also.device})
     if isinstance(hops, bool) or not isinstance(hops, (int, np.integer)) or not 1 <= hops <= 255:
         raise V.invalid_value("hops", "be an integer from 1 to 255", hops)
-    if hops > 1 and window is None:
-        raise V.invalid_value("hops", "be 1 without a window", hops)
     within = None
     if window is not None:
         within = _WITHIN.get(semiring.add.op.name)
@@ -2284,8 +2285,10 @@ def _relaxation(into, u, also, window, within, t_dtype, hops):
     joined = None
     if also is not None and also.dtype == t_dtype:
         joined = also if also._dense()[0].data.ptr != o_values.data.ptr else None
+    if u.dtype != t_dtype:  # what a deeper hop expands are out's values, read as u's
+        hops = 1
     if window is None:
-        return _Relaxation(into, joined)
+        return _Relaxation(into, joined, None, hops)
     # the window in the gather: u's entries carried as they are (of the product's dtype), no
     # other vector joining, and a Scalar of that dtype (s or s + c) the kernels read
     parts = window._split_shift() if isinstance(window, Scalar) else None
@@ -2300,7 +2303,7 @@ def _relaxation(into, u, also, window, within, t_dtype, hops):
     ):
         return None
     base, shift = parts
-    return _Relaxation(into, None, (base._array, shift, kind | (hops << 8 if hops > 1 else 0)))
+    return _Relaxation(into, None, (base._array, shift, kind), hops)
 
 
 def scale(A: Matrix, v: Vector, op: _Op, *, side: str = "left") -> Matrix:

@@ -1072,9 +1072,10 @@ def test_relax_refuses_a_window_without_a_min_or_max_add(device):
 
 def _windowed_rounds(device, semiring, dtype, direction, seed):
     """Delta-stepping's round in two ops over a random graph of 300 vertices (direction "nan":
-    NaN weights too, and 'auto'): (n, body_of), body_of(hops) the loop's body, which relaxes
-    the pending set's entries within 3 of its best one (the window's end a Scalar plus a
-    number, picked by the product's gather on the GPU)."""
+    NaN weights too, and 'auto'): (n, body_of), body_of(hops, window=True) the loop's body,
+    which relaxes the pending set's entries within 3 of its best one (the window's end a
+    Scalar plus a number, picked by the product's gather on the GPU); without the window,
+    Bellman-Ford's round (every pending entry)."""
     A, _ = _relax_graph(device, dtype, seed, n=300, nan=direction == "nan")
     direction = "auto" if direction == "nan" else direction
     if semiring == "max_plus":
@@ -1083,9 +1084,10 @@ def _windowed_rounds(device, semiring, dtype, direction, seed):
     better = "<" if semiring == "min_plus" else ">"
     low = gbla.Scalar.new(dtype, device=device)
 
-    def body_of(hops):
+    def body_of(hops, window=True):
         def body(s, _):
-            gbla.reduce(s.pending, reduce, out=low)
+            if window:
+                gbla.reduce(s.pending, reduce, out=low)
             s.pending = gbla.relax(
                 s.d,
                 s.pending,
@@ -1093,7 +1095,7 @@ def _windowed_rounds(device, semiring, dtype, direction, seed):
                 semiring,
                 better,
                 direction=direction,
-                window=low + width,
+                window=low + width if window else None,
                 hops=hops,
             )
 
@@ -1132,19 +1134,21 @@ def test_a_windowed_relax_on_a_loops_state_equals_it_eagerly(
 
 @pytest.mark.parametrize("semiring, dtype, direction, full", _WINDOWED)
 @pytest.mark.parametrize("hops", [2, 8])
-def test_a_windowed_relax_of_several_hops_ends_where_single_hops_do(
-    device, semiring, dtype, direction, full, hops
+@pytest.mark.parametrize("window", [True, False], ids=["window", "no_window"])
+def test_a_relax_of_several_hops_ends_where_single_hops_do(
+    device, semiring, dtype, direction, full, hops, window
 ):
     # on the GPU the direct push (out-degrees of at most _spmv.DIRECT_DEGREE, a listed input)
-    # relaxes up to `hops` edges deep inside the window in one launch: the loop ends with the
-    # distances of one hop a round (eager mode, any device: the composed ops), nothing pending
+    # relaxes up to `hops` edges deep (inside the window, with one) in one launch: the loop
+    # ends with the distances of one hop a round (eager mode, any device: the composed ops),
+    # nothing pending
     n, rounds_of = _windowed_rounds(device, semiring, dtype, direction, 13)
     runs = {}
     for h, mode in ((hops, "auto"), (1, "eager")):
         stats = {}
         start = _from_0_and_7(n, dtype, full, device, "pending", semiring)
         out = gbla.iterate(
-            rounds_of(h),
+            rounds_of(h, window),
             start,
             mode=mode,
             stats=stats,
@@ -1161,11 +1165,13 @@ def test_a_windowed_relax_of_several_hops_ends_where_single_hops_do(
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("hops", [2, 8])
-def test_a_path_is_relaxed_hops_edges_a_round(hops):
-    # a path 0 - 1 - ... - n-1 of unit weights pushed from 0 under a window that holds every
-    # distance: one hop a round takes n rounds; `hops` take one round each `hops` edges, the
-    # last vertex of each reached pending for the next. The algebra's delta-stepping (sssp.HOPS)
-    # gives SciPy's distances in fewer rounds than eager mode's one hop a round.
+@pytest.mark.parametrize("window", [True, False], ids=["window", "no_window"])
+def test_a_path_is_relaxed_hops_edges_a_round(hops, window):
+    # a path 0 - 1 - ... - n-1 of unit weights pushed from 0, under a window that holds every
+    # distance or none: one hop a round takes n rounds; `hops` take one round each `hops`
+    # edges, the last vertex of each reached pending for the next. The algebra's
+    # delta-stepping and Bellman-Ford (sssp.HOPS, sssp.BELLMAN_FORD_HOPS) give SciPy's
+    # distances in fewer rounds than eager mode's one hop a round.
     if not gbla.gpu_available():
         pytest.skip("needs a CUDA device")
     from scipy.sparse import csgraph
@@ -1177,7 +1183,8 @@ def test_a_path_is_relaxed_hops_edges_a_round(hops):
 
     def body(s, _):
         gbla.reduce(s.pending, "min", out=low)
-        s.pending = gbla.relax(s.d, s.pending, A, direction="push", window=low + 1e6, hops=hops)
+        t = low + 1e6 if window else None
+        s.pending = gbla.relax(s.d, s.pending, A, direction="push", window=t, hops=hops)
 
     start = {
         "d": gbla.Vector.from_coo([0], [0.0], n, device="gpu"),
@@ -1192,9 +1199,10 @@ def test_a_path_is_relaxed_hops_edges_a_round(hops):
     rounds = -(-(n - 1) // hops)
     assert rounds <= stats["iterations"] <= rounds + 2
     assert stats["edges"] == S.nnz  # each vertex's edges relaxed once, at whatever hop
+    method = "delta_stepping" if window else "bellman_ford"
     eager, device = {}, {}
-    dist = gbla.sssp(A, 0, method="delta_stepping", stats=device)
-    gbla.sssp(gbla.Matrix.from_scipy(S, device="cpu"), 0, method="delta_stepping", stats=eager)
+    dist = gbla.sssp(A, 0, method=method, stats=device)
+    gbla.sssp(gbla.Matrix.from_scipy(S, device="cpu"), 0, method=method, stats=eager)
     np.testing.assert_array_equal(host(dist), csgraph.dijkstra(S, indices=0))
     assert device["iterations"] < eager["iterations"]
 
@@ -1237,16 +1245,33 @@ def test_a_full_queue_leaves_the_rest_pending_and_none_relaxes_one_hop(monkeypat
         assert runs["auto"][1] == runs["eager"][1]
 
 
-def test_relax_refuses_hops_that_are_not_a_count_or_lack_a_window(device):
-    A = gbla.Matrix.from_edges([0], [1], [1.0], 4, device=device)
+def test_relax_refuses_hops_that_are_not_a_count(device):
+    A = gbla.Matrix.from_edges([0, 1], [1, 2], [1.0, 1.0], 4, device=device)
     d = gbla.Vector.from_coo([0], [0.0], 4, device=device)
     for bad in (0, 256, 2.5, True, "3", -1):
         with pytest.raises(gbla.InvalidValue, match="hops"):
             gbla.relax(d, d, A, window=1.0, hops=bad)
-    with pytest.raises(gbla.InvalidValue, match="hops.*window"):
-        gbla.relax(d, d, A, hops=2)
-    got = gbla.relax(d, gbla.Vector.from_coo([0], [0.0], 4, device=device), A, window=1.0, hops=3)
-    assert host(got.to_coo()[0]).tolist() == [1]  # off the device loop: one hop
+        with pytest.raises(gbla.InvalidValue, match="hops"):
+            gbla.relax(d, d, A, hops=bad)
+    for window in (1.0, None):  # off the device loop: one hop
+        d = gbla.Vector.from_coo([0], [0.0], 4, device=device)
+        got = gbla.relax(
+            d, gbla.Vector.from_coo([0], [0.0], 4, device=device), A, window=window, hops=3
+        )
+        assert host(got.to_coo()[0]).tolist() == [1]
+        assert host(d.to_coo()[0]).tolist() == [0, 1]
+
+
+def test_a_relax_from_u_of_another_dtype_goes_one_hop():
+    # a deeper hop expands out's values as u's: where u is of another dtype (an int32 u into
+    # float64 distances would read 0.5 as 0), the product relaxes one hop
+    from gbla import ops
+
+    into = (np.zeros(3), None)
+    for u_dtype, hops in ((np.int32, 1), (np.float64, 8)):
+        u = gbla.Vector.from_coo([0], np.zeros(1, u_dtype), 3, device="cpu")
+        relaxation = ops._relaxation(into, u, None, None, None, np.dtype(np.float64), 8)
+        assert relaxation.hops == hops and relaxation.window is None
 
 
 def test_relax_refuses_wrong_sizes_and_a_non_comparison(device):

@@ -271,17 +271,22 @@ def test_bellman_ford_and_delta_stepping_on_the_device_equal_scipy_and_eager_mod
     S = g.scipy()
     A = gbla.Matrix.from_scipy(S, device="gpu")
     expected = csgraph.shortest_path(S, indices=0)
-    runs = [("bellman_ford", {}, 1), ("delta_stepping", {"delta": delta}, sssp.HOPS)]
-    runs.append(("delta_stepping", {"delta": delta}, 1))
+    runs = [("bellman_ford", {}, sssp.BELLMAN_FORD_HOPS), ("bellman_ford", {}, 1)]
+    runs += [
+        ("delta_stepping", {"delta": delta}, sssp.HOPS),
+        ("delta_stepping", {"delta": delta}, 1),
+    ]
     for method, options, hops in runs:
         stats = {}
-        sssp.HOPS, kept = hops, sssp.HOPS
+        name = "HOPS" if method == "delta_stepping" else "BELLMAN_FORD_HOPS"
+        kept = getattr(sssp, name)
+        setattr(sssp, name, hops)
         try:
             dist, pred = gbla.sssp(
                 A, 0, method=method, return_predecessors=True, stats=stats, **options
             )
         finally:
-            sssp.HOPS = kept
+            setattr(sssp, name, kept)
         np.testing.assert_allclose(host(dist), expected)
         gbla.verify.sssp(A, 0, dist, pred)
         eager = {}  # the CPU runs the same body eagerly: the same distances, and at one hop
@@ -834,10 +839,12 @@ def test_the_listed_ops_ask_only_for_structs_the_compile_test_instantiates(monke
 @SKIP_NO_GPU
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
-def test_bellman_ford_rounds_over_lists_give_scipys_distances(seed, index_dtype):
+def test_bellman_ford_rounds_over_lists_give_scipys_distances(monkeypatch, seed, index_dtype):
     # improve(): ewise_mult, a complemented apply, a value-masked assign into a result, a
     # structural one into the state, each over lists. Weights w(u, v) + p(u) - p(v) for
-    # potentials p: negative ones, and no negative cycle (a cycle's weight is w's)
+    # potentials p: negative ones, and no negative cycle (a cycle's weight is w's). At one hop
+    # a round the rounds are eager mode's (deeper ones are the direct push's alone)
+    sssp = importlib.import_module("gbla.algorithms.sssp")
     rng = np.random.default_rng(seed)
     n, m = 60 + 40 * seed, 4 * (60 + 40 * seed)
     src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
@@ -847,10 +854,12 @@ def test_bellman_ford_rounds_over_lists_give_scipys_distances(seed, index_dtype)
     S = G.csr(src, dst, w, n)
     expected = csgraph.shortest_path(S, indices=0)
     A = gbla.Matrix.from_scipy(S, device="gpu", index_dtype=index_dtype)
-    for _ in range(2):  # the second replays the cached recording
-        stats = {}
-        dist = gbla.sssp(A, 0, method="bellman_ford", stats=stats)
-        np.testing.assert_allclose(host(dist), expected)
+    for hops in (sssp.BELLMAN_FORD_HOPS, 1):
+        monkeypatch.setattr(sssp, "BELLMAN_FORD_HOPS", hops)
+        for _ in range(2):  # the second replays the cached recording
+            stats = {}
+            dist = gbla.sssp(A, 0, method="bellman_ford", stats=stats)
+            np.testing.assert_allclose(host(dist), expected)
     eager = {}
     gbla.sssp(gbla.Matrix.from_scipy(S, device="cpu"), 0, method="bellman_ford", stats=eager)
     assert eager["iterations"] == stats["iterations"]

@@ -550,10 +550,10 @@ def test_a_negative_weight_is_rejected_by_delta_stepping(device):
 
 
 def test_auto_runs_the_rule_or_delta_stepping_when_a_delta_is_given(device):
-    # 0 -1-> 1 -2-> 2: a small graph whose weights differ, the asynchronous kernel on the GPU
+    # 0 -1-> 1 -2-> 2: a small graph whose weights differ, of a road network's degrees: the
+    # algebra's Bellman-Ford on either device (on the GPU by the rule)
     A = gbla.Matrix.from_edges([0, 1], [1, 2], [1.0, 2.0], device=device)
-    first = "bellman_ford" if device == "cpu" else "async_delta_stepping_fixed"
-    for delta, method in ((None, first), (0.5, "delta_stepping")):
+    for delta, method in ((None, "bellman_ford"), (0.5, "delta_stepping")):
         stats = {}
         dist = gbla.sssp(A, 0, delta=delta, stats=stats)
         np.testing.assert_array_equal(host(dist), [0.0, 1.0, 3.0])
@@ -678,6 +678,13 @@ def test_gapbs_weighted_multigraph(device):
         check_sssp(A, source, dijkstra(S, source), directions=("push", "pull"))
 
 
+def test_auto_knows_the_degree_up_to_which_the_algebras_rounds_go_deeper():
+    from gbla.kernels import _spmv
+
+    rule = importlib.import_module("gbla.algorithms.sssp")
+    assert rule.AUTO_CHASE_DEGREE == _spmv.DIRECT_DEGREE > 0
+
+
 def test_auto_reads_equal_weights_and_the_largest_degree_once():
     rule = importlib.import_module("gbla.algorithms.sssp")
     src, dst = [0, 0, 0, 1, 2], [1, 2, 3, 2, 3]
@@ -699,21 +706,23 @@ def test_auto_reads_equal_weights_and_the_largest_degree_once():
     "shape, expected",
     [
         ("small", "single_block_bellman_ford"),  # unweighted, at most AUTO_TINY vertices
-        ("small_weighted", "async_delta_stepping_fixed"),  # weights that differ: deep
-        ("sparse", "async_delta_stepping_fixed"),  # past AUTO_TINY, no hub, few edges a vertex
+        ("small_weighted", "bellman_ford"),  # weights that differ, a road network's degrees
+        ("sparse", "bellman_ford"),  # past AUTO_TINY, at most 3 out-edges a vertex
+        ("mesh", "async_delta_stepping_fixed"),  # 6 out-edges a vertex: past AUTO_SPARSE
+        ("spread", "async_delta_stepping_fixed"),  # one of 43: past AUTO_CHASE_DEGREE, no hub
         ("dense", "edge_bellman_ford"),  # average out-degree at least AUTO_DENSE
         ("hubs", "edge_bellman_ford"),  # a vertex of AUTO_SPREAD times the average out-degree
     ],
 )
-def test_auto_picks_a_kernel_by_size_weights_and_degrees_on_the_gpu(shape, expected):
+def test_auto_picks_a_method_by_size_weights_and_degrees_on_the_gpu(shape, expected):
     rule = importlib.import_module("gbla.algorithms.sssp")  # the module, not the function
-    n = {"small": 100, "small_weighted": 100, "sparse": 60_000, "dense": 20_000, "hubs": 20_000}
-    n = n[shape]
-    degree = 24 if shape == "dense" else 3
+    n = {"small": 100, "small_weighted": 100, "dense": 20_000, "hubs": 20_000}.get(shape, 60_000)
+    degree = {"dense": 24, "mesh": 6}.get(shape, 3)
     rng = np.random.default_rng(2)
     src = np.repeat(np.arange(n), degree)
-    if shape == "hubs":  # vertex 0: 1,000 more out-edges, over 300 times the average 3.05
-        src = np.r_[src, np.zeros(1000, np.int64)]
+    if shape in ("hubs", "spread"):  # vertex 0: 1,000 more out-edges (over 300 times the
+        # average 3.05), or 40
+        src = np.r_[src, np.zeros(1000 if shape == "hubs" else 40, np.int64)]
     w = rng.integers(1, 10, len(src)) if shape == "small_weighted" else np.ones(len(src))
     A = gbla.Matrix.from_edges(
         src, rng.integers(0, n, len(src)), w.astype(np.float64), n, device="cpu"

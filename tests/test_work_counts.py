@@ -373,6 +373,7 @@ def test_sssp_on_the_gpu_relaxes_what_the_cpu_relaxes(monkeypatch, graph, method
     monkeypatch.setattr(importlib.import_module("gbla.algorithms.sssp"), "FUSE_ROUNDS", fuse)
     # one hop a round: deeper ones are the GPU's direct push's alone (gbla.relax's hops)
     monkeypatch.setattr(importlib.import_module("gbla.algorithms.sssp"), "HOPS", 1)
+    monkeypatch.setattr(importlib.import_module("gbla.algorithms.sssp"), "BELLMAN_FORD_HOPS", 1)
     S = GPU_GRAPHS[graph]()
     options = {"delta": 4.0} if method == "delta_stepping" else {}
     for source in (0, 7):
@@ -419,6 +420,7 @@ def test_a_direct_push_examines_and_chooses_what_a_binned_one_does(monkeypatch, 
     monkeypatch.setattr(importlib.import_module("gbla.runtime.capture"), "FUSE", False)
     # one hop a round: deeper ones are the direct push's alone (gbla.relax's hops)
     monkeypatch.setattr(importlib.import_module("gbla.algorithms.sssp"), "HOPS", 1)
+    monkeypatch.setattr(importlib.import_module("gbla.algorithms.sssp"), "BELLMAN_FORD_HOPS", 1)
     direct = []  # the direct degree of each gather enqueued (0 where its input has no list)
     gather = _loop.gather
 

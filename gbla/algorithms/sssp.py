@@ -53,10 +53,11 @@ def sssp(
     return_predecessors : bool
         Also return a shortest-path tree: pred[v] is v's predecessor on a shortest path.
     method : 'auto' or a name from ``gbla.methods.names("sssp")``
-        'auto': on one GPU, the kernel :func:`auto_method` picks from the graph's size,
-        weights and degrees (``single_block_bellman_ford``, ``async_delta_stepping_fixed`` or
-        ``edge_bellman_ford``, as measured: README); elsewhere (the CPU, a negative weight, a
-        direction other than 'auto', a partitioned matrix) Bellman-Ford in the algebra;
+        'auto': on one GPU, the method :func:`auto_method` picks from the graph's size,
+        weights and degrees (``single_block_bellman_ford``, ``bellman_ford``,
+        ``async_delta_stepping_fixed`` or ``edge_bellman_ford``, as measured: README);
+        elsewhere (the CPU, a negative weight, a direction other than 'auto', a partitioned
+        matrix) Bellman-Ford in the algebra;
         delta-stepping in the algebra when a ``delta`` is given; ``"out_of_core_sssp"`` when a
         ``memory_budget`` is given. ``stats["method"]`` names the one that ran.
     delta : float or None
@@ -170,10 +171,10 @@ def sssp(
 
 
 # method='auto' on one GPU (README), fitted to the data set's corpus runs (every real graph, 8
-# sources: benchmarks/results/sssp_corpus_h100.json, benchmarks/results/ab/
-# sssp_auto_rule_corpus.log, where the method it picks is within 1.14x of the fastest on
-# every graph) and the README's graphs: what decides is a search's depth in hops, which the
-# degrees tell apart.
+# sources: benchmarks/results/sssp_corpus_h100.json and sssp_corpus_h200.json, benchmarks/
+# results/ab/sssp_auto_rule_corpus.log, where the method it picks is the fastest row on 25 of
+# 28 graphs on the H200) and the README's graphs: what decides is a search's depth in hops,
+# which the degrees tell apart.
 # - A small unweighted graph (at most AUTO_TINY vertices and AUTO_SMALL stored edges, every
 #   weight equal) runs in one block: a mesh of a thousand vertices, a power grid, small social
 #   graphs; 0.10-0.28 ms, where a whole-GPU launch costs more than the search.
@@ -181,12 +182,24 @@ def sssp(
 #   (average out-degree at least AUTO_DENSE) is shallow (5-14 hops: social and web graphs,
 #   R-MAT): a few rounds of every edge, edge_bellman_ford.
 # - The rest are deep (20 to 1,900 hops: road networks, meshes, citation and peer-to-peer
-#   graphs, weighted small road graphs), where the asynchronous kernel needs no round per hop.
+#   graphs, weighted small road graphs). Where every out-degree is at most AUTO_CHASE_DEGREE
+#   and the average at most AUTO_SPARSE (road networks, large or small, weighted or not), the
+#   algebra's Bellman-Ford, whose rounds follow what they improve BELLMAN_FORD_HOPS edges
+#   deep, is the fastest: on one H200 (benchmarks/results/sssp_corpus_h200.json, unit
+#   weights) 0.60-8.5 ms against the asynchronous kernel's 0.68-11.0 on the six USA roads,
+#   luxembourg_osm, rome99, OL and TG. Elsewhere (meshes, of average out-degree 6-10, citation
+#   and peer-to-peer graphs, whose out-degrees pass the direct push's bound) the asynchronous
+#   kernel, which needs no round per hop: the algebra took 1.2-2.7x its time there.
 # single_block_bellman_ford itself runs persistent_bellman_ford past its own limits.
 AUTO_SMALL = 1 << 17
 AUTO_TINY = 10_000
 AUTO_SPREAD = 100.0
 AUTO_DENSE = 20.0
+AUTO_SPARSE = 4.0
+# the largest out-degree whose products walk their frontier themselves and so follow what they
+# improve hops deep (gbla.relax's hops; the kernels' _spmv.DIRECT_DEGREE, which a test holds
+# equal)
+AUTO_CHASE_DEGREE = 32
 
 
 def auto_method(A, lowest, direction="auto"):
@@ -195,9 +208,10 @@ def auto_method(A, lowest, direction="auto"):
     int32 ids, ``single_block_bellman_ford`` for a small graph of equal weights (at most
     AUTO_TINY vertices and AUTO_SMALL stored edges), ``edge_bellman_ford`` for one with hubs
     or many edges a vertex (its largest out-degree at least AUTO_SPREAD times the average, or
-    the average at least AUTO_DENSE), else ``async_delta_stepping_fixed``; the algebra's
-    ``bellman_ford`` everywhere else (the CPU, a partitioned matrix, a negative weight, a
-    direction asked for).
+    the average at least AUTO_DENSE), the algebra's ``bellman_ford`` for a road network's
+    degrees (every out-degree at most AUTO_CHASE_DEGREE, the average at most AUTO_SPARSE),
+    else ``async_delta_stepping_fixed``; the algebra's ``bellman_ford`` everywhere else (the
+    CPU, a partitioned matrix, a negative weight, a direction asked for).
 
     Examples
     --------
@@ -219,9 +233,11 @@ def auto_method(A, lowest, direction="auto"):
     n, stored = max(A.nrows, 1), A.nvals
     if n <= AUTO_TINY and stored <= AUTO_SMALL and _equal_weights(A):
         return "single_block_bellman_ford"
-    average = stored / n
-    if average >= AUTO_DENSE or A._largest_degree() >= AUTO_SPREAD * average:
+    average, largest = stored / n, A._largest_degree()
+    if average >= AUTO_DENSE or largest >= AUTO_SPREAD * average:
         return "edge_bellman_ford"
+    if largest <= AUTO_CHASE_DEGREE and average <= AUTO_SPARSE:
+        return "bellman_ford"
     return "async_delta_stepping_fixed"
 
 
@@ -377,19 +393,31 @@ def _check_weights(A):
 FUSE_ROUNDS = False
 
 
+# How many edges deep the algebra's Bellman-Ford relaxes in one round from the vertices whose
+# distance fell (gbla.relax's hops, with no window: every improvement is followed where the
+# product walks the frontier's list itself, a road network's, which then always pushes).
+# Swept on one H200, weights 1..255, 6 sources (benchmarks/results/ab/
+# algebra_bellman_ford_hops_h200.log): USA-road-NE 76 ms at one hop, 10.5 / 9.0 / 10.3 at
+# 16 / 24 / 32 (88 rounds, 10 relaxations a stored edge at 24), FLA 53 -> 8.5 / 7.4 / 7.8;
+# at 24 it is ahead of delta-stepping's 32 hops on six road networks.
+BELLMAN_FORD_HOPS = 24
+
+
 def _bellman_ford(A, source, dtype, direction, stats):
     n = A.nrows
+    hops = BELLMAN_FORD_HOPS
     first = _at_source(source, n, dtype, A.device)
     dist = _unreached_but(source, n, dtype, A.device)
-    # Without a negative cycle, n - 1 rounds settle every shortest path; a change in round n
-    # proves a reachable negative cycle. The loop is bounded either way.
+    # Without a negative cycle, n - 1 rounds settle every shortest path (a round relaxes at
+    # least one hop); a change in round n proves a reachable negative cycle. The loop is
+    # bounded either way.
     dist, frontier, rounds = relax_all(
         dist,
-        step=lambda d, f: ops.relax(d, f, A, min_plus, direction=direction),
+        step=lambda d, f: ops.relax(d, f, A, min_plus, direction=direction, hops=hops),
         frontier=first,
         max_iterations=n,
         cache=A,
-        key=("gbla.bellman_ford", policy_of(direction)),
+        key=("gbla.bellman_ford", policy_of(direction), hops),
         stats=stats,
         fuse=FUSE_ROUNDS,
     )

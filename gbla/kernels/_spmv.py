@@ -242,6 +242,18 @@ def _largest_degree(P):
     return P._largest_degree()
 
 
+def _direct_degree(P, u_entries):
+    """P's largest out-degree where a product pushing u through P walks u's list itself (the
+    direct push: u listed with P's index dtype, that degree at most DIRECT_DEGREE), else 0."""
+    if DIRECT_DEGREE <= 0:
+        return 0
+    # found first, listed or not: a loop's unrecorded first iteration finds it for the capture
+    degree = _largest_degree(P)
+    if u_entries is None or u_entries[0].dtype != P._indices.dtype or degree is None:
+        return 0
+    return degree if degree <= DIRECT_DEGREE else 0
+
+
 def device_product(
     P,
     Q,
@@ -260,6 +272,7 @@ def device_product(
     improve=None,
     also=None,
     window=None,
+    hops=1,
 ):
     """(values, present, entries) of a product whose sizes and direction never reach the host.
 
@@ -282,10 +295,18 @@ def device_product(
     add (gbla.relax's ``also``). ``window``: (t, shift, kind) of gbla.relax's window (t a 0-d
     device array of u's dtype, which is the product's, shift an op site's one-element array or
     None, kind :func:`window_kind`'s): the gather bins only the entries of u the window
-    expands, and the others join the output as ``also``'s would (``also`` then None)."""
+    expands, and the others join the output as ``also``'s would (``also`` then None).
+    ``hops``: gbla.relax's, for ``improve`` (a direct push past 1 relaxes what it improves up
+    to that many edges deep, in bits 8-15 of the kernel's window kind)."""
     cp = _cupy()
     sr = types.semiring
     z = sr.output_dtype(types.dtype)
+    direct = _direct_degree(P, u_entries) if push else 0
+    # hops past 1 go deeper only in a direct push, a pull relaxing one: such a relaxation
+    # pushes whatever its policy would say. Bellman-Ford on USA-road-NE, 24 hops: 9.0 ms
+    # pushing, 39 letting the policy pull (benchmarks/results/ab/algebra_bellman_ford_hops_h200.log)
+    if direct and pull and improve is not None and hops > 1 and CHASE_ROOM > 0:
+        pull, choice = False, None
     n_out = Q.nrows if pull else P.ncols
     index_dtype = (P if push else Q)._indices.dtype
     if push and pull and Q._indices.dtype != index_dtype:
@@ -313,12 +334,7 @@ def device_product(
     blocks = (sm_count() * BLOCKS_PER_SM,)
     n_in = P.nrows if push else 0
     bins = None
-    listed = u_entries if u_entries is not None and u_entries[0].dtype == index_dtype else None
-    direct = 0
-    if push and DIRECT_DEGREE > 0:
-        degree = _largest_degree(P)
-        if listed is not None and degree is not None and degree <= DIRECT_DEGREE:
-            direct = degree
+    listed = u_entries if direct else None
     if push:
         bins = cp.empty(3 * max(n_in, 1), index_dtype)
         _loop.gather(
@@ -341,8 +357,10 @@ def device_product(
         also = (u_values, u_present, u_entries)
     a_push = P._values if push and types.uses_a else None
     a_pull = q_values if types.uses_a else None
-    shared = 0  # the chase's queue (a window's hops past 1, frontier.cuh), for a direct push
-    if direct and improve is not None and window is not None and window[2] >> 8 > 1:
+    kind = 0 if window is None else window[2]
+    shared = 0  # the chase's queue (relax's hops past 1, spmv.cu), for a direct push
+    if direct and improve is not None and hops > 1:
+        kind |= hops << 8
         shared = CHASE_ROOM * (z.itemsize + np.dtype(index_dtype).itemsize)
     if n_out:
         product = ks["gbla_spmv_device"]
@@ -385,7 +403,7 @@ def device_product(
                 *_entries._list(None if also is None else also[2]),
                 ptr(None if window is None else window[0]),
                 ptr(None if window is None else window[1]),
-                np.int32(0 if window is None else window[2]),
+                np.int32(kind),
                 ptr(None if not direct else listed[0]),
                 ptr(None if not direct else listed[1]),
                 ptr(None if choice is None else choice.state),
@@ -403,7 +421,7 @@ _WINDOW_DTYPES.update({np.dtype(np.int64): 3, np.dtype(np.int32): 4})
 def window_kind(dtype, above):
     """The kind word of gbla.relax's window over values of ``dtype`` (frontier.cuh): on, with
     ``above`` for a max monoid's (u >= t), and the dtype's code; None where the kernels read no
-    such dtype. gbla.relax adds its hops past 1 in bits 8-15."""
+    such dtype. device_product adds relax's hops past 1 in bits 8-15."""
     code = _WINDOW_DTYPES.get(np.dtype(dtype))
     return None if code is None else 1 | (2 if above else 0) | (code << 4)
 

@@ -521,15 +521,16 @@ __device__ __forceinline__ void gbla_push_edge(long long k, long long e,
     if (i >= 0) gbla_push_into<S, I>(i, z, had, w, wpresent, ids, count);
 }
 
-// Edge e of entry k (u's value uv) of a direct push, as gbla_push_edge; `deeper`: where it
-// improves out(i), i inside the window and not in w yet, i joins the block's queue (q_id,
-// q_val, q_end, of `room` entries) instead of w, for the push to relax its edges itself.
+// Edge e of entry k of a direct push (`load_u()` its value in u, read where the product needs
+// it), as gbla_push_edge; `deeper`: where it improves out(i), i inside the window (if any) and
+// not in w yet, i joins the block's queue (q_id, q_val, q_end, of `room` entries) instead of
+// w, for the push to relax its edges itself.
 // GBLA_CHASE_LANES lanes take a queued vertex's edges (a road network's 2-3): of 8, 4 and 2,
 // 4 were the fastest (benchmarks/results/ab/algebra_delta_stepping_hops_h200.log).
 #define GBLA_CHASE_LANES 4
-template <class S, class I>
+template <class S, class I, class LoadU>
 __device__ __forceinline__ void gbla_chase_edge(
-    long long k, typename S::T uv, long long e, const I* __restrict__ indices,
+    long long k, LoadU load_u, long long e, const I* __restrict__ indices,
     const typename S::A* __restrict__ avals, const bool* __restrict__ mask, int mask_mode,
     typename S::Z* __restrict__ w, unsigned char* __restrict__ wpresent, I* __restrict__ ids,
     u64* count, typename S::Z* ov, bool* op, const gbla_window<typename S::U>& win, bool deeper,
@@ -538,9 +539,9 @@ __device__ __forceinline__ void gbla_chase_edge(
     typename S::Z z;
     bool had;
     const long long i = gbla_edge_product<S, I>(
-        k, e, [&] { return uv; }, indices, avals, mask, mask_mode, w, wpresent, ov, op, &z, &had);
+        k, e, load_u, indices, avals, mask, mask_mode, w, wpresent, ov, op, &z, &had);
     if (i < 0) return;
-    if (deeper && !had && win.within((typename S::U)z)) {
+    if (deeper && !had && (!win.on || win.within((typename S::U)z))) {
         const int slot = atomicAdd(q_end, 1);
         if (slot < room) {
             q_id[slot] = (I)i;
@@ -556,16 +557,16 @@ __device__ __forceinline__ void gbla_chase_edge(
 // list ids[0..*count), as the small bin's, the entries a window does not expand skipped (the
 // gather's test). The edges it expands go to `examined` and, where the rule spends them
 // (info[5] == 2), off GAP's unexplored edges in state[1]: one add a block of each.
-// A relaxation (ov) whose window allows hops > 1 (gbla.relax's `hops`) goes on from what it
-// improves: a vertex whose value falls inside the window, and which w does not hold yet, joins
-// the block's queue instead of w, and the block relaxes the queued vertices' edges itself, a
-// barrier between two hops, up to `hops` edges from u's entries; what falls at the last hop,
-// or finds the queue full, joins w as before. A queued vertex whose value fell again since is
-// skipped (whoever lowered it queued it or listed it). Out then holds values no worse than one
-// hop's, and w every vertex whose value fell and whose edges were not relaxed from that value:
-// a loop to the fixed point ends where one of single hops does, in fewer rounds. The queue is
-// the launch's dynamic shared memory (_spmv.CHASE_ROOM entries, the values then the ids);
-// without any, one hop.
+// A relaxation (ov) of hops > 1 (gbla.relax's `hops`, in the window's kind) goes on from what
+// it improves: a vertex whose value falls (inside the window, with one), and which w does not
+// hold yet, joins the block's queue instead of w, and the block relaxes the queued vertices'
+// edges itself, a barrier between two hops, up to `hops` edges from u's entries; what falls
+// at the last hop, or finds the queue full, joins w as before. A queued vertex whose value
+// fell again since is skipped (whoever lowered it queued it or listed it). Out then holds
+// values no worse than one hop's, and w every vertex whose value fell and whose edges were
+// not relaxed from that value: a loop to the fixed point ends where one of single hops does,
+// in fewer rounds. The queue is the launch's dynamic shared memory (_spmv.CHASE_ROOM entries,
+// the values then the ids); without any, one hop.
 template <class S, class I>
 __device__ __forceinline__ void gbla_push_direct(
     const I* __restrict__ u_ids, const u64* u_count, const typename S::U* __restrict__ uvals,
@@ -588,7 +589,7 @@ __device__ __forceinline__ void gbla_push_direct(
     const long long c = (long long)*u_count;
     const int sub = threadIdx.x & 7;
     // the same for every thread of the grid: the barriers below are the whole block's
-    const bool chase = ov != nullptr && win.on && win.hops > 1 && room > 0;
+    const bool chase = ov != nullptr && win.hops > 1 && room > 0;
     if (chase && threadIdx.x == 0) q_end = 0;
     if (chase) __syncthreads();
     u64 expanded = 0;  // the out-edges of this thread's entries (its group's lane 0 counts)
@@ -598,17 +599,10 @@ __device__ __forceinline__ void gbla_push_direct(
         const long long first = (long long)p_indptr[k], last = (long long)p_indptr[k + 1];
         if (win.on && !win.within(uvals[k])) continue;
         if (sub == 0) expanded += (u64)(last - first);
-        if (chase) {
-            const typename S::T uv = S::load_u(uvals, k);
-            for (long long e = first + sub; e < last; e += 8)
-                gbla_chase_edge<S, I>(k, uv, e, p_indices, p_avals, mask, mask_mode, w,
-                                      wpresent, ids, count, ov, op, win, true, q_id, q_val,
-                                      &q_end, room);
-        } else {
-            for (long long e = first + sub; e < last; e += 8)
-                gbla_push_edge<S, I>(k, e, uvals, p_indices, p_avals, mask, mask_mode, w,
-                                     wpresent, ids, count, ov, op);
-        }
+        for (long long e = first + sub; e < last; e += 8)
+            gbla_chase_edge<S, I>(
+                k, [&] { return S::load_u(uvals, k); }, e, p_indices, p_avals, mask, mask_mode,
+                w, wpresent, ids, count, ov, op, win, chase, q_id, q_val, &q_end, room);
     }
     if (chase) {
         int from = 0;
@@ -628,9 +622,10 @@ __device__ __forceinline__ void gbla_push_direct(
                 if (now != z && S::add(z, now) == now) continue;  // fell again: not ours
                 if (lane == 0) expanded += (u64)(last - first);
                 for (long long e = first + lane; e < last; e += GBLA_CHASE_LANES)
-                    gbla_chase_edge<S, I>(x, (typename S::T)z, e, p_indices, p_avals, mask,
-                                          mask_mode, w, wpresent, ids, count, ov, op, win,
-                                          deeper, q_id, q_val, &q_end, room);
+                    gbla_chase_edge<S, I>(
+                        x, [&] { return (typename S::T)z; }, e, p_indices, p_avals, mask,
+                        mask_mode, w, wpresent, ids, count, ov, op, win, deeper, q_id, q_val,
+                        &q_end, room);
             }
             from = to;
         }
