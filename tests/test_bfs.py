@@ -406,3 +406,71 @@ def test_bfs_and_sssp_take_one_name_for_the_tree_and_the_old_one_warns(device):
     np.testing.assert_array_equal(host(old[1]), host(parents))
     with pytest.warns(DeprecationWarning), pytest.raises(gbla.InvalidValue, match="return_parents"):
         gbla.bfs(A, 0, return_predecessors=True, return_parents=False)
+
+
+# ============================================================================== algebraic_relax
+RELAX = "algebraic_relax"
+
+
+@settings(G.FIXTURE_OK, max_examples=30)
+@given(g=G.graphs(), data=st.data())
+def test_levels_by_relaxation_match_scipy_with_a_valid_tree_and_a_cut(device, g, data):
+    # the levels as min.+ distances over unit weights, relaxed hops deep a round on the GPU:
+    # SciPy's hop distances in every direction, a valid BFS tree read off them, and a
+    # depth_limit cutting them after the search
+    source = data.draw(st.integers(0, g.n - 1), label="source")
+    A = g.matrix(device, index_dtype=data.draw(st.sampled_from([None, np.int64])))
+    expected = expected_levels(g.scipy(), source)
+    for direction in DIRECTIONS:
+        levels, parents = gbla.bfs(
+            A, source, method=RELAX, return_predecessors=True, direction=direction
+        )
+        assert host(levels).dtype == host(parents).dtype == np.int32
+        np.testing.assert_array_equal(host(levels), expected, err_msg=direction_id(direction))
+        gbla.verify.bfs(A, source, levels, parents)
+    limit = data.draw(st.integers(0, 4), label="depth_limit")
+    cut, tree = gbla.bfs(A, source, method=RELAX, depth_limit=limit, return_predecessors=True)
+    np.testing.assert_array_equal(host(cut), np.where(expected <= limit, expected, -1))
+    p, lv = host(tree), host(cut)
+    assert p[source] == source and (p[lv < 0] == -1).all()
+    S = g.scipy()
+    for v in np.flatnonzero(lv > 0):  # one level below an in-neighbour
+        assert lv[p[v]] == lv[v] - 1 and v in S.indices[S.indptr[p[v]] : S.indptr[p[v] + 1]]
+
+
+def test_levels_by_relaxation_on_a_road_network(device):
+    S = G.read_mtx("road/luxembourg_osm.mtx.gz")
+    A = gbla.Matrix.from_scipy(S, device=device)
+    for source in (0, S.shape[0] // 2):
+        levels, parents = gbla.bfs(A, source, method=RELAX, return_predecessors=True)
+        np.testing.assert_array_equal(host(levels), expected_levels(S, source))
+        gbla.verify.bfs(A, source, levels, parents)
+
+
+@pytest.mark.gpu
+def test_levels_by_relaxation_take_a_round_per_hops_levels_and_give_memory_back():
+    # a path 0 - 1 - ... - n-1: a level-synchronous search takes n rounds, the relaxation one
+    # per RELAX_HOPS levels or so (the direct push's queue); 1,000 calls keep the pool as it was
+    if not gbla.gpu_available():
+        pytest.skip("needs a CUDA device")
+    import importlib
+
+    import cupy as cp
+
+    hops = importlib.import_module("gbla.algorithms.bfs").RELAX_HOPS
+    n = 301
+    S = sp.diags([np.ones(n - 1), np.ones(n - 1)], [-1, 1], format="csr")
+    A = gbla.Matrix.from_scipy(S, device="gpu")
+    stats = {}
+    levels = gbla.bfs(A, 0, method=RELAX, stats=stats)
+    np.testing.assert_array_equal(host(levels), np.arange(n))
+    assert stats["levels"] == n and stats["iterations"] <= -(-(n - 1) // hops) + 2
+    assert stats["mode"] == "device"
+    pool = cp.get_default_memory_pool()
+    gbla.bfs(A, 5, method=RELAX, return_predecessors=True)
+    cp.cuda.Device().synchronize()
+    start = pool.used_bytes()
+    for source in range(1000):
+        gbla.bfs(A, source % n, method=RELAX, return_predecessors=source % 2 == 0)
+    cp.cuda.Device().synchronize()
+    assert pool.used_bytes() <= start

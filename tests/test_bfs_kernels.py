@@ -87,7 +87,12 @@ def test_algebraic_comes_first_and_every_kernel_is_registered_once():
         "load_balanced",
         "direction_optimized",
     }
-    assert set(names) == {"algebraic", "out_of_core_bfs", "distributed_bitmap"} | set(KERNELS)
+    assert set(names) == {
+        "algebraic",
+        "algebraic_relax",
+        "out_of_core_bfs",
+        "distributed_bitmap",
+    } | set(KERNELS)
     assert len(set(names)) == len(names)
     assert set(gbla.methods.names()) == set(names) | set(gbla.methods.names("sssp"))
 

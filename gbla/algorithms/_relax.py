@@ -11,6 +11,20 @@ from .. import direction as _direction
 from .. import ops, runtime
 from ..semirings import binary
 
+# The rule direction='auto' means for the algebra's relaxation rounds (Bellman-Ford,
+# delta-stepping, the BFS levels of 'algebraic_relax': gbla.algorithms.sssp and bfs take it
+# from here): each round decided alone, pull when its frontier's out-edges reach 1 /
+# RELAXATION_ALPHA of every stored edge ((min, +) has a terminal, -inf, so the rule reads
+# alpha, and alpha_no_exit is set alike). GAP's rule (DEFAULT_POLICY) spends its count of unexplored
+# edges on a relaxation's rounds, which reach a vertex again and again, and then pulls every
+# other round. 32 was the fastest of 2, 8, 32 and 128 on an H200, against GAP's rule: Bellman-
+# Ford 0.97x (USA-road-NE) and 0.96x (FLA), delta-stepping 0.85x and 0.88x, R-MAT 20 and 22
+# within noise (benchmarks/results/ab/sssp_algebra_relaxation_policy_alpha_h200.log).
+RELAXATION_ALPHA = 32.0
+RELAXATION_POLICY = _direction.DirectionPolicy(
+    alpha=RELAXATION_ALPHA, alpha_no_exit=RELAXATION_ALPHA, memory=False
+)
+
 
 def relax(dist, frontier, A, semiring, better, direction, also=None, window=None, hops=1):
     """d = better-of(d, frontier (+).(x) A): :func:`gbla.ops.relax` (with ``also``'s entries
@@ -79,4 +93,4 @@ def policy_of(tracker):
     return tracker.policy if isinstance(tracker, _direction.DirectionTracker) else tracker
 
 
-__all__ = ["relax", "relax_all", "policy_of"]
+__all__ = ["relax", "relax_all", "policy_of", "RELAXATION_ALPHA", "RELAXATION_POLICY"]

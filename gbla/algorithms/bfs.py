@@ -10,6 +10,10 @@ Several sources search at once, 64 a batch, bit-parallel (MS-BFS): a vertex's fr
 seen sets are one int64 word, bit b for the b-th source, and a level is one product over
 ``bor.first`` for every source (:func:`_bit_levels`); parents, when asked for, are read off the
 levels afterwards (:func:`_parents_from_levels`).
+
+Method 'algebraic_relax' finds the same levels as min.+ distances over unit weights, with
+:func:`gbla.relax` rounds that go up to :data:`RELAX_HOPS` edges deep where the product walks
+the frontier itself (:func:`_bfs_relax`).
 """
 
 from __future__ import annotations
@@ -24,9 +28,9 @@ from .. import _validation as V
 from .. import direction as _direction
 from .. import methods, ops, runtime
 from ..matrix import as_graph
-from ..semirings import any_pair, any_secondi, binary, bor_first, min_first, unary
+from ..semirings import any_pair, any_secondi, binary, bor_first, min_first, min_plus, unary
 from ..vector import Vector
-from ._relax import policy_of
+from ._relax import RELAXATION_POLICY, policy_of
 
 
 def bfs(
@@ -55,10 +59,11 @@ def bfs(
         Also return a BFS tree: parents[v] is the vertex v was reached from (the same name as
         :func:`gbla.sssp`'s).
     method : str or None
-        A name from ``gbla.methods.names("bfs")``: ``"algebraic"``, a hand-written CUDA kernel
-        (GPU only) or ``"out_of_core_bfs"``. None (the default): ``"algebraic"``, or
-        ``"out_of_core_bfs"`` when a ``memory_budget`` is given. Every method gives the same
-        levels.
+        A name from ``gbla.methods.names("bfs")``: ``"algebraic"``, ``"algebraic_relax"``
+        (the levels as a relaxation whose rounds go up to :data:`RELAX_HOPS` levels deep on
+        the GPU: the faster on road networks), a hand-written CUDA kernel (GPU only) or
+        ``"out_of_core_bfs"``. None (the default): ``"algebraic"``, or ``"out_of_core_bfs"``
+        when a ``memory_budget`` is given. Every method gives the same levels.
     direction : 'auto', 'push', 'pull' or DirectionPolicy
         'auto' lets the default policy choose per level, with hysteresis. Only methods that
         switch direction (``gbla.methods.get(method).directions``) take anything but 'auto'.
@@ -191,6 +196,61 @@ def _bfs_algebraic(A, source, *, return_parents, depth_limit, direction, stats):
     if return_parents:
         return out["levels"], out["parents"]
     return out["levels"]
+
+
+# How many edges deep a round of 'algebraic_relax' relaxes from the vertices whose level fell
+# (gbla.relax's hops, where the product walks the frontier itself: a road network's). One
+# H200, 6 sources (benchmarks/results/ab/algebra_bfs_relax_h200.log): USA-road-NE 7.8 / 7.1 /
+# 7.5 ms at 16 / 24 / 32 (1,700 levels in 88 rounds at 24), FLA 6.1 / 5.6 / 5.9, against
+# single_block's 10.6 and 5.6 and 'algebraic''s 33.5 and 23.4.
+RELAX_HOPS = 24
+
+
+def _bfs_relax(A, source, *, return_parents, depth_limit, direction, stats):
+    """levels (and parents) by the algebra as a relaxation: the levels are min.+ distances over
+    unit weights, each round ``f = relax(levels, f, A, hops=RELAX_HOPS)``, which on the GPU
+    follows what it improves up to RELAX_HOPS edges deep in one launch where the product walks
+    the frontier itself (out-degrees of at most 32): a deep search (a road network's 1,700
+    levels) takes a round per RELAX_HOPS levels or so, where a level-synchronous search takes
+    one per level. A vertex's level may fall more than once (its work is a label-correcting
+    search's, not a BFS's); parents are read off the levels by one product afterwards
+    (:func:`_parents_from_levels`). A ``depth_limit`` cuts the levels after the search."""
+    n = A.nrows
+    if return_parents and n >= 2**32:  # _parents_from_levels packs an id in 32 bits
+        raise V.invalid_value(
+            "return_predecessors",
+            "be False for method 'algebraic_relax' on a graph of 2**32 vertices or more",
+            return_parents,
+        )
+    level_dtype = np.dtype(np.int32 if n < 2**31 else np.int64)
+    far = level_dtype.type(np.iinfo(level_dtype).max - 1)  # far + 1 does not overflow
+    P = A.pattern()
+    tracker = _direction.start(direction)
+    hops = RELAX_HOPS
+
+    def at_source(fill):  # on the host until used: a recorded loop loads it in its launch
+        return Vector._from_host_entries([source], np.zeros(1, level_dtype), n, fill, A.device)
+
+    def round_(s, _):
+        s.frontier = ops.relax(
+            s.levels, s.frontier, P, min_plus, binary.lt, direction=tracker, hops=hops
+        )
+
+    out = runtime.iterate(
+        round_,
+        {"levels": at_source(far), "frontier": at_source(None)},
+        while_nonempty="frontier",
+        cache=P,
+        key=("gbla.bfs_relax", policy_of(tracker), hops),
+        stats=stats,
+        fuse=False,
+    )
+    cut = far if depth_limit is None else min(int(far), depth_limit + 1)
+    levels = ops.select(out["levels"], "<", level_dtype.type(cut)).to_dense(-1)
+    levels = levels.astype(level_dtype, copy=False)
+    if not return_parents:
+        return levels
+    return levels, _parents_from_levels(P, levels, source, direction, level_dtype)
 
 
 def _predecessors_flag(return_predecessors, return_parents):
@@ -374,5 +434,18 @@ methods.register(
         algebraic=True,
         directions=True,
         partitioned=True,
+    )
+)
+methods.register(
+    methods.Method(
+        "algebraic_relax",
+        "bfs",
+        "levels as min.+ distances over unit weights, relax's rounds going up to RELAX_HOPS "
+        "edges deep where the product walks the frontier itself (road networks); parents read "
+        "off the levels by one min.first product",
+        _bfs_relax,
+        algebraic=True,
+        directions=True,
+        auto_policy=RELAXATION_POLICY,
     )
 )

@@ -25,7 +25,7 @@ from ..matrix import as_graph
 from ..scalar import Scalar
 from ..semirings import any_secondi, binary, min_plus, monoid
 from ..vector import Vector
-from ._relax import policy_of, relax, relax_all
+from ._relax import RELAXATION_POLICY, policy_of, relax, relax_all
 from .bfs import _no_budget_with_several, _several, _sources, bfs
 
 
@@ -313,20 +313,6 @@ def _sssp_many(A, sources, *, return_predecessors, method, delta, direction, sta
     if not return_predecessors:
         return dense
     return dense, (xp.stack(preds) if preds else xp.zeros((0, n), index))
-
-
-# The rule direction='auto' means for the algebra's relaxation rounds (Bellman-Ford,
-# delta-stepping): each round decided alone, pull when its frontier's out-edges reach 1 /
-# RELAXATION_ALPHA of every stored edge ((min, +) has a terminal, -inf, so the rule reads alpha,
-# and alpha_no_exit is set alike). GAP's rule (DEFAULT_POLICY) spends its count of unexplored
-# edges on a relaxation's rounds, which reach a vertex again and again, and then pulls every
-# other round. 32 was the fastest of 2, 8, 32 and 128 on an H200, against GAP's rule: Bellman-
-# Ford 0.97x (USA-road-NE) and 0.96x (FLA), delta-stepping 0.85x and 0.88x, R-MAT 20 and 22
-# within noise (benchmarks/results/ab/sssp_algebra_relaxation_policy_alpha_h200.log).
-RELAXATION_ALPHA = 32.0
-RELAXATION_POLICY = _direction.DirectionPolicy(
-    alpha=RELAXATION_ALPHA, alpha_no_exit=RELAXATION_ALPHA, memory=False
-)
 
 
 def _run(solve):
