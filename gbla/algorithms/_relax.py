@@ -15,11 +15,13 @@ from ..semirings import binary
 # delta-stepping, the BFS levels of 'algebraic_relax': gbla.algorithms.sssp and bfs take it
 # from here): each round decided alone, pull when its frontier's out-edges reach 1 /
 # RELAXATION_ALPHA of every stored edge ((min, +) has a terminal, -inf, so the rule reads
-# alpha, and alpha_no_exit is set alike). GAP's rule (DEFAULT_POLICY) spends its count of unexplored
-# edges on a relaxation's rounds, which reach a vertex again and again, and then pulls every
-# other round. 32 was the fastest of 2, 8, 32 and 128 on an H200, against GAP's rule: Bellman-
-# Ford 0.97x (USA-road-NE) and 0.96x (FLA), delta-stepping 0.85x and 0.88x, R-MAT 20 and 22
-# within noise (benchmarks/results/ab/sssp_algebra_relaxation_policy_alpha_h200.log).
+# alpha, and alpha_no_exit is set alike). GAP's rule (DEFAULT_POLICY) spends its count of
+# unexplored edges on a relaxation's rounds, which reach a vertex again and again, and then
+# pulls every other round. 32 was the fastest of 2, 8, 32 and 128 on an H200, against GAP's
+# rule: Bellman-Ford 0.97x (USA-road-NE) and 0.96x (FLA), delta-stepping 0.85x and 0.88x, R-MAT
+# 20 and 22 within noise (benchmarks/results/ab/sssp_algebra_relaxation_policy_alpha_h200.log).
+# A round that relaxes more than one hop pushes wherever its product walks the frontier itself
+# (kernels/_spmv.py's device_product), whatever this rule says.
 RELAXATION_ALPHA = 32.0
 RELAXATION_POLICY = _direction.DirectionPolicy(
     alpha=RELAXATION_ALPHA, alpha_no_exit=RELAXATION_ALPHA, memory=False
