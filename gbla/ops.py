@@ -2223,7 +2223,8 @@ def relax(
         also = _vector(also, "also")
         V.dimension(also.size, A.ncols, "also.size", "A.ncols")
         V.same_device({"out": out.device, "also": also.device})
-    if isinstance(hops, bool) or not isinstance(hops, (int, np.integer)) or not 1 <= hops <= 255:
+    hops = V.integer(hops, "hops")
+    if not 1 <= hops <= 255:
         raise V.invalid_value("hops", "be an integer from 1 to 255", hops)
     within = None
     if window is not None:
@@ -2249,9 +2250,7 @@ def relax(
             and _RELAXES.get(semiring.add.op.name) == op.name
             and u._dense()[0].data.ptr != o_values.data.ptr  # u is read while out is written
         ):
-            relaxation = _relaxation(
-                (o_values, o_present), u, also, window, within, t_dtype, int(hops)
-            )
+            relaxation = _relaxation((o_values, o_present), u, also, window, within, t_dtype, hops)
             if relaxation is not None:
                 t = _vxm(
                     u,

@@ -216,12 +216,7 @@ def _bfs_relax(A, source, *, return_parents, depth_limit, direction, stats):
     search's, not a BFS's); parents are read off the levels by one product afterwards
     (:func:`_parents_from_levels`). A ``depth_limit`` cuts the levels after the search."""
     n = A.nrows
-    if return_parents and n >= 2**32:  # _parents_from_levels packs an id in 32 bits
-        raise V.invalid_value(
-            "return_predecessors",
-            "be False for method 'algebraic_relax' on a graph of 2**32 vertices or more",
-            return_parents,
-        )
+    _parents_fit(return_parents, n, "for method 'algebraic_relax'")
     level_dtype = np.dtype(np.int32 if n < 2**31 else np.int64)
     far = level_dtype.type(np.iinfo(level_dtype).max - 1)  # far + 1 does not overflow
     P = A.pattern()
@@ -247,7 +242,6 @@ def _bfs_relax(A, source, *, return_parents, depth_limit, direction, stats):
     )
     cut = far if depth_limit is None else min(int(far), depth_limit + 1)
     levels = ops.select(out["levels"], "<", level_dtype.type(cut)).to_dense(-1)
-    levels = levels.astype(level_dtype, copy=False)
     if not return_parents:
         return levels
     return levels, _parents_from_levels(P, levels, source, direction, level_dtype)
@@ -308,12 +302,7 @@ def _bfs_many(A, sources, *, return_parents, method, direction, depth_limit, sta
         depth_limit = V.size(depth_limit, "depth_limit")
     if stats is not None and not isinstance(stats, dict):
         raise V.domain("stats", "be a dict or None", type(stats).__name__)
-    if return_parents and n >= 2**32:  # _parents_from_levels packs an id in 32 bits
-        raise V.invalid_value(
-            "return_predecessors",
-            "be False with several sources on a graph of 2**32 vertices or more",
-            return_parents,
-        )
+    _parents_fit(return_parents, n, "with several sources")
     level_dtype = np.int32 if n < 2**31 else np.int64
     xp = B.xp_of(A.device)
     P = A.pattern()
@@ -402,6 +391,15 @@ def _bit_levels(P, batch, direction, depth_limit, level_dtype):
         dense={"levels": -1},
     )
     return out["levels"].reshape(width, n)[:k], run_stats["iterations"]
+
+
+def _parents_fit(return_parents, n, where):
+    """Parents read off the levels (:func:`_parents_from_levels`) pack an id in 32 bits: asked
+    for on a graph of 2**32 vertices or more, InvalidValue naming ``return_predecessors``."""
+    if return_parents and n >= 2**32:
+        raise V.invalid_value(
+            "return_predecessors", f"be False {where} on a graph of 2**32 vertices or more", True
+        )
 
 
 def _parents_from_levels(P, levels, source, direction, level_dtype):

@@ -302,10 +302,12 @@ def device_product(
     sr = types.semiring
     z = sr.output_dtype(types.dtype)
     direct = _direct_degree(P, u_entries) if push else 0
-    # hops past 1 go deeper only in a direct push, a pull relaxing one: such a relaxation
-    # pushes whatever its policy would say. Bellman-Ford on USA-road-NE, 24 hops: 9.0 ms
-    # pushing, 39 letting the policy pull (benchmarks/results/ab/algebra_bellman_ford_hops_h200.log)
-    if direct and pull and improve is not None and hops > 1 and CHASE_ROOM > 0:
+    # hops past 1 go deeper only in a direct push (from a queue of CHASE_ROOM vertices a
+    # block), a pull relaxing one: such a relaxation pushes whatever its policy would say.
+    # Bellman-Ford on USA-road-NE, 24 hops: 9.0 ms pushing, 39 letting the policy pull
+    # (benchmarks/results/ab/algebra_bellman_ford_hops_h200.log)
+    chases = bool(direct) and improve is not None and hops > 1 and CHASE_ROOM > 0
+    if chases:
         pull, choice = False, None
     n_out = Q.nrows if pull else P.ncols
     index_dtype = (P if push else Q)._indices.dtype
@@ -358,8 +360,8 @@ def device_product(
     a_push = P._values if push and types.uses_a else None
     a_pull = q_values if types.uses_a else None
     kind = 0 if window is None else window[2]
-    shared = 0  # the chase's queue (relax's hops past 1, spmv.cu), for a direct push
-    if direct and improve is not None and hops > 1:
+    shared = 0  # the chase's queue (spmv.cu's gbla_push_direct)
+    if chases:
         kind |= hops << 8
         shared = CHASE_ROOM * (z.itemsize + np.dtype(index_dtype).itemsize)
     if n_out:
